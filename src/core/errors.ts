@@ -1,0 +1,66 @@
+// Errors are classified by type, never by message. A PermanentError is
+// dropped and counted; anything else that reaches a receiver is retryable.
+
+export class SluiceError extends Error {
+  readonly code: string;
+
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** The data itself is wrong: retrying the same bytes can never succeed. */
+export class PermanentError extends SluiceError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('SLUICE_ERR_PERMANENT', message, options);
+  }
+}
+
+/** A transient failure: the sender should try again later. */
+export class RetryableError extends SluiceError {
+  readonly retryAfterMs: number | undefined;
+
+  constructor(message: string, options?: { cause?: unknown; retryAfterMs?: number; code?: string }) {
+    super(options?.code ?? 'SLUICE_ERR_RETRYABLE', message, options);
+    this.retryAfterMs = options?.retryAfterMs;
+  }
+}
+
+/**
+ * Backpressure: a queue configured to refuse is full, or the process is over
+ * its memory limit. Receivers answer HTTP 429 / gRPC RESOURCE_EXHAUSTED.
+ */
+export class ResourceExhaustedError extends RetryableError {
+  constructor(message: string, options?: { retryAfterMs?: number }) {
+    super(message, { ...options, code: 'SLUICE_ERR_RESOURCE_EXHAUSTED' });
+  }
+}
+
+/** A malformed request body (bad protobuf, bad JSON, wrong shape). */
+export class MalformedDataError extends PermanentError {
+  override readonly code = 'SLUICE_ERR_MALFORMED';
+}
+
+/** The configuration is invalid; `problems` each name a YAML path. */
+export class ConfigError extends SluiceError {
+  readonly problems: readonly string[];
+
+  constructor(problems: readonly string[]) {
+    super('SLUICE_ERR_CONFIG', problems.join('\n'));
+    this.problems = problems;
+  }
+}
+
+export function isPermanent(err: unknown): err is PermanentError {
+  return err instanceof PermanentError;
+}
+
+export function isResourceExhausted(err: unknown): err is ResourceExhaustedError {
+  return err instanceof ResourceExhaustedError;
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

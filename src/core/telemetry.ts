@@ -1,0 +1,51 @@
+// Self-observability shared by every component. Metrics are memoized by name
+// so that a component (re)created on config reload finds the series it had
+// before instead of registering a duplicate.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Telemetry {
+  readonly registry = new Registry();
+  readonly #metrics = new Map<string, Counter | Gauge | Histogram>();
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_process_' });
+  }
+
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+    return this.#memo(name, () => new Counter({ name, help, labelNames, registers: [this.registry] })) as Counter<L>;
+  }
+
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[]): Gauge<L> {
+    return this.#memo(name, () => new Gauge({ name, help, labelNames, registers: [this.registry] })) as Gauge<L>;
+  }
+
+  histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
+    return this.#memo(name, () => new Histogram({ name, help, labelNames, buckets, registers: [this.registry] })) as Histogram<L>;
+  }
+
+  #memo(name: string, make: () => Counter | Gauge | Histogram): Counter | Gauge | Histogram {
+    let metric = this.#metrics.get(name);
+    if (metric === undefined) {
+      metric = make();
+      this.#metrics.set(name, metric);
+    }
+    return metric;
+  }
+}
+
+/** The metrics every pipeline component reports, with their label sets. */
+export function receiverMetrics(telemetry: Telemetry) {
+  return {
+    accepted: telemetry.counter('sluice_receiver_accepted_spans_total', 'Spans accepted by a receiver and acknowledged to the sender.', ['receiver', 'transport']),
+    refused: telemetry.counter('sluice_receiver_refused_spans_total', 'Spans a receiver refused (bad data or backpressure).', ['receiver', 'transport', 'reason']),
+  };
+}
+
+export function exporterMetrics(telemetry: Telemetry) {
+  return {
+    sent: telemetry.counter('sluice_exporter_sent_spans_total', 'Spans delivered to the destination.', ['exporter']),
+    failed: telemetry.counter('sluice_exporter_send_failed_spans_total', 'Spans in delivery attempts that failed (retryable or not).', ['exporter']),
+    dropped: telemetry.counter('sluice_exporter_dropped_spans_total', 'Spans given up on, by reason.', ['exporter', 'reason']),
+    retries: telemetry.counter('sluice_exporter_retries_total', 'Delivery attempts that were retried.', ['exporter']),
+  };
+}

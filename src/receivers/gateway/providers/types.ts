@@ -1,0 +1,92 @@
+// The provider adapter interface. An adapter is a pure translator between the
+// OpenAI Chat Completions shapes and one provider's wire format; the gateway
+// core owns HTTP (a keep-alive undici pool per provider), timeouts, fallback,
+// cancellation and spans. So a new provider type is four mappings: request,
+// response, stream and error classification.
+import type { z } from 'zod';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../openai-types.js';
+
+/** Provider settings every type shares (`receivers.gateway.providers.<slug>`). */
+export interface BaseProviderConfig {
+  type: string;
+  base_url: string;
+  api_key?: string | undefined;
+  /** Extra headers sent upstream with every request. */
+  headers?: Record<string, string> | undefined;
+  /** ms; overrides the receiver's first_byte_timeout */
+  first_byte_timeout?: number | undefined;
+  /** ms; overrides the receiver's stream_idle_timeout */
+  stream_idle_timeout?: number | undefined;
+}
+
+/** Everything an adapter needs to map one attempt. */
+export interface AttemptContext<C extends BaseProviderConfig = BaseProviderConfig> {
+  /** The provider slug from the config (`anthropic`, `local`, ...). */
+  readonly slug: string;
+  readonly provider: C;
+  /** The model name sent upstream (the endpoint's `model`). */
+  readonly model: string;
+  /** The catalog entry's max_tokens, when the model is in the catalog. */
+  readonly maxTokens: number | undefined;
+  /** Aborted when the client disconnects or the attempt times out. */
+  readonly signal: AbortSignal;
+}
+
+export interface UpstreamRequest {
+  /** Absolute URL. */
+  url: string;
+  method: 'POST' | 'GET';
+  headers: Record<string, string>;
+  body: string | Uint8Array;
+}
+
+/** How an upstream failure is surfaced and whether the next endpoint may be tried. */
+export interface UpstreamErrorInfo {
+  /** The HTTP status the gateway answers with if this is the last attempt. */
+  status: number;
+  message: string;
+  /** OpenAI error type: invalid_request_error, authentication_error, rate_limit_error, api_error, ... */
+  type: string;
+  code: string | null;
+  param: string | null;
+  /** True for network errors, timeouts, 429, 5xx (incl. Anthropic 529) and upstream 401/403. */
+  fallback: boolean;
+}
+
+export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConfig> {
+  /** The `type` in the provider config: openai | anthropic | google | bedrock. */
+  readonly type: string;
+  /** gen_ai.provider.name per the OpenTelemetry GenAI semantic conventions. */
+  readonly genAiProviderName: string;
+  /** Validates one `providers.<slug>` entry of this type (snake_case keys, durations already in ms). */
+  readonly configSchema: z.ZodType<C>;
+
+  /** Maps the request; may be async (for example to fetch and inline an image). */
+  buildRequest(request: ChatCompletionRequest, ctx: AttemptContext<C>): Promise<UpstreamRequest> | UpstreamRequest;
+
+  /** Maps a 2xx non-streaming response body. */
+  parseResponse(body: Uint8Array, ctx: AttemptContext<C>): ChatCompletion;
+
+  /**
+   * Maps a 2xx streaming response body (raw bytes as they arrive) to OpenAI
+   * chunks. Chunks carry `usage` on the last one when the upstream reports it;
+   * the gateway decides whether the client asked for it. An in-band upstream
+   * error is thrown as UpstreamStreamError.
+   */
+  parseStream(body: AsyncIterable<Uint8Array>, ctx: AttemptContext<C>): AsyncIterable<ChatCompletionChunk>;
+
+  /** Classifies a non-2xx upstream response. */
+  classifyError(status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): UpstreamErrorInfo;
+}
+
+/** An error event inside an upstream stream (Anthropic `error`, Bedrock exception frames, ...). */
+export class UpstreamStreamError extends Error {
+  readonly code = 'SLUICE_ERR_UPSTREAM_STREAM';
+  readonly errorType: string;
+
+  constructor(message: string, errorType = 'api_error') {
+    super(message);
+    this.name = 'UpstreamStreamError';
+    this.errorType = errorType;
+  }
+}
