@@ -60,6 +60,12 @@ export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConf
   readonly genAiProviderName: string;
   /** Validates one `providers.<slug>` entry of this type (snake_case keys, durations already in ms). */
   readonly configSchema: z.ZodType<C>;
+  /**
+   * True when the upstream already speaks the OpenAI wire format: the gateway
+   * then answers non-streaming requests with the upstream body bytes as they
+   * are (parseResponse still runs, for the spans) instead of re-serializing.
+   */
+  readonly passthrough?: boolean;
 
   /** Maps the request; may be async (for example to fetch and inline an image). */
   buildRequest(request: ChatCompletionRequest, ctx: AttemptContext<C>): Promise<UpstreamRequest> | UpstreamRequest;

@@ -1,0 +1,18 @@
+// Type `openai`: any OpenAI-compatible upstream (OpenAI, Groq, Together,
+// DeepSeek, xAI, Mistral, vLLM, Ollama, llama.cpp's server).
+import type { ProviderAdapter } from '../types.js';
+import { openaiConfigSchema, type OpenAIProviderConfig } from './config.js';
+import { buildOpenAIRequest } from './request.js';
+import { classifyOpenAIError, parseOpenAIResponse } from './response.js';
+import { parseOpenAIStream } from './stream.js';
+
+export const openaiAdapter: ProviderAdapter<OpenAIProviderConfig> = {
+  type: 'openai',
+  genAiProviderName: 'openai',
+  configSchema: openaiConfigSchema,
+  passthrough: true,
+  buildRequest: buildOpenAIRequest,
+  parseResponse: parseOpenAIResponse,
+  parseStream: parseOpenAIStream,
+  classifyError: classifyOpenAIError,
+};

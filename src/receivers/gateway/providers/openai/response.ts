@@ -1,0 +1,70 @@
+import type { ChatCompletion } from '../../openai-types.js';
+import { UpstreamStreamError, type UpstreamErrorInfo } from '../types.js';
+
+const decoder = new TextDecoder();
+
+export function parseOpenAIResponse(body: Uint8Array): ChatCompletion {
+  const parsed: unknown = JSON.parse(decoder.decode(body));
+  if (!isObject(parsed) || !Array.isArray(parsed['choices'])) {
+    throw new UpstreamStreamError('upstream answered with a body that is not a chat completion');
+  }
+  return parsed as unknown as ChatCompletion;
+}
+
+interface WireError {
+  message?: unknown;
+  type?: unknown;
+  code?: unknown;
+  param?: unknown;
+}
+
+const TYPE_BY_STATUS: Readonly<Record<number, string>> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'invalid_request_error',
+  422: 'invalid_request_error',
+  429: 'rate_limit_error',
+};
+
+/** DESIGN 7: fall back on 401/403/408/429/5xx; 400/404/422 and other 4xx are the request's fault. */
+export function isFallbackStatus(status: number): boolean {
+  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+}
+
+export function classifyOpenAIError(status: number, body: Uint8Array): UpstreamErrorInfo {
+  const text = decoder.decode(body);
+  const wire = readWireError(text);
+  const message = typeof wire?.message === 'string' && wire.message !== '' ? wire.message : fallbackMessage(status, text);
+  return {
+    status,
+    message,
+    type: typeof wire?.type === 'string' ? wire.type : (TYPE_BY_STATUS[status] ?? 'api_error'),
+    code: typeof wire?.code === 'string' ? wire.code : typeof wire?.code === 'number' ? String(wire.code) : null,
+    param: typeof wire?.param === 'string' ? wire.param : null,
+    fallback: isFallbackStatus(status),
+  };
+}
+
+function readWireError(text: string): WireError | undefined {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (!isObject(parsed)) return undefined;
+    const error = parsed['error'];
+    if (isObject(error)) return error;
+    if (typeof error === 'string') return { message: error };
+    return typeof parsed['message'] === 'string' ? { message: parsed['message'] } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function fallbackMessage(status: number, text: string): string {
+  const trimmed = text.trim().slice(0, 500);
+  return trimmed === '' ? `upstream answered HTTP ${status}` : `upstream answered HTTP ${status}: ${trimmed}`;
+}
+
+export function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
