@@ -1,0 +1,133 @@
+// The admin endpoint: /healthz, /readyz, /metrics and mounted routes.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { errorMessage } from '../core/errors.js';
+import type { Telemetry } from '../core/telemetry.js';
+import { type AdminGuard, requireAdminKey } from './auth.js';
+import { sendError, sendJson } from './respond.js';
+import type { AdminHandler, AdminRoutes } from './routes.js';
+
+export interface AdminServerOptions {
+  readonly telemetry: Telemetry;
+  readonly logger: Logger;
+  readonly isReady: () => boolean;
+  readonly apiKey: () => string | undefined;
+}
+
+export function splitEndpoint(endpoint: string): { host: string; port: number } {
+  const colon = endpoint.lastIndexOf(':');
+  const host = endpoint.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
+  return { host: host === '' ? '0.0.0.0' : host, port: Number(endpoint.slice(colon + 1)) };
+}
+
+export class AdminServer implements AdminRoutes {
+  readonly requireAdminKey: AdminGuard;
+  readonly #options: AdminServerOptions;
+  readonly #routes = new Map<string, AdminHandler>();
+  #server: Server | undefined;
+  #endpoint: string | undefined;
+
+  constructor(options: AdminServerOptions) {
+    this.#options = options;
+    this.requireAdminKey = requireAdminKey(options.apiKey);
+  }
+
+  addRoute(prefix: string, handler: AdminHandler): () => void {
+    const normalized = prefix.replace(/\/+$/, '');
+    if (this.#routes.has(normalized)) throw new Error(`admin route ${normalized} is already mounted`);
+    this.#routes.set(normalized, handler);
+    const routes = this.#routes;
+    return function removeRoute() {
+      if (routes.get(normalized) === handler) routes.delete(normalized);
+    };
+  }
+
+  /** The configured endpoint this server listens on (undefined when stopped). */
+  get endpoint(): string | undefined {
+    return this.#endpoint;
+  }
+
+  /** The bound address; with port 0 in the endpoint, the port the OS chose. */
+  address(): AddressInfo | undefined {
+    const address = this.#server?.address();
+    return address !== null && typeof address === 'object' ? address : undefined;
+  }
+
+  async listen(endpoint: string): Promise<void> {
+    if (this.#server !== undefined) throw new Error('admin server is already listening');
+    const { host, port } = splitEndpoint(endpoint);
+    const server = createServer((req, res) => void this.#handle(req, res));
+    await new Promise<void>(function bind(resolve, reject) {
+      server.once('error', reject);
+      server.listen(port, host, function listening() {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.#server = server;
+    this.#endpoint = endpoint;
+  }
+
+  async close(): Promise<void> {
+    const server = this.#server;
+    if (server === undefined) return;
+    this.#server = undefined;
+    this.#endpoint = undefined;
+    await new Promise<void>(function stop(resolve) {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://admin.invalid');
+    try {
+      const builtin = this.#builtin(url.pathname);
+      if (builtin !== undefined) {
+        if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, `${req.method ?? ''} is not allowed on ${url.pathname}`, { allow: 'GET, HEAD' });
+        return await builtin(res);
+      }
+      const handler = this.#route(url.pathname);
+      if (handler === undefined) return sendError(res, 404, `not found: ${url.pathname}`);
+      await handler(req, res, url);
+    } catch (err) {
+      this.#options.logger.error({ err: errorMessage(err), path: url.pathname }, 'admin request failed');
+      if (!res.headersSent) sendError(res, 500, 'internal error');
+      else res.destroy();
+    }
+  }
+
+  #builtin(pathname: string): ((res: ServerResponse) => void | Promise<void>) | undefined {
+    const options = this.#options;
+    switch (pathname) {
+      case '/healthz':
+        return function healthz(res) {
+          sendJson(res, 200, { status: 'alive' });
+        };
+      case '/readyz':
+        return function readyz(res) {
+          const ready = options.isReady();
+          sendJson(res, ready ? 200 : 503, { status: ready ? 'ready' : 'not ready' });
+        };
+      case '/metrics':
+        return async function metrics(res) {
+          const text = await options.telemetry.registry.metrics();
+          res.writeHead(200, { 'content-type': options.telemetry.registry.contentType });
+          res.end(text);
+        };
+      default:
+        return undefined;
+    }
+  }
+
+  #route(pathname: string): AdminHandler | undefined {
+    // Longest prefix wins, so `/v1/drains/test` can be mounted beside `/v1/drains`.
+    let best: { prefix: string; handler: AdminHandler } | undefined;
+    for (const [prefix, handler] of this.#routes) {
+      const matches = pathname === prefix || pathname.startsWith(`${prefix}/`);
+      if (matches && (best === undefined || prefix.length > best.prefix.length)) best = { prefix, handler };
+    }
+    return best?.handler;
+  }
+}

@@ -1,0 +1,42 @@
+// Graph checks, as the collector does them: every reference resolves, every
+// configured component is used, every pipeline has a source and a sink.
+import type { ComponentKind } from '../core/component.js';
+import type { PipelineConfig } from './service-schema.js';
+
+const LIST_OF: Readonly<Record<ComponentKind, 'receivers' | 'processors' | 'exporters'>> = {
+  receiver: 'receivers',
+  processor: 'processors',
+  exporter: 'exporters',
+};
+
+export function checkGraph(pipelines: Readonly<Record<string, PipelineConfig>>, configured: Readonly<Record<ComponentKind, ReadonlySet<string>>>): string[] {
+  const problems: string[] = [];
+  const used: Record<ComponentKind, Set<string>> = { receiver: new Set(), processor: new Set(), exporter: new Set() };
+  const pipelineIds = Object.keys(pipelines);
+  if (pipelineIds.length === 0) problems.push('service.pipelines: must define at least one pipeline');
+
+  for (const [pipelineId, pipeline] of Object.entries(pipelines)) {
+    const at = `service.pipelines.${pipelineId}`;
+    if (pipeline.receivers.length === 0) problems.push(`${at}.receivers: must list at least one receiver`);
+    if (pipeline.exporters.length === 0) problems.push(`${at}.exporters: must list at least one exporter`);
+    for (const kind of ['receiver', 'processor', 'exporter'] as const) {
+      const list = LIST_OF[kind];
+      const seen = new Set<string>();
+      pipeline[list].forEach(function checkReference(id, index) {
+        if (seen.has(id)) problems.push(`${at}.${list}[${index}]: "${id}" is listed twice`);
+        seen.add(id);
+        used[kind].add(id);
+        if (!configured[kind].has(id)) problems.push(`${at}.${list}[${index}]: references ${kind} "${id}" which is not configured under ${list}`);
+      });
+    }
+  }
+
+  if (pipelineIds.length > 0) {
+    for (const kind of ['receiver', 'processor', 'exporter'] as const) {
+      for (const id of configured[kind]) {
+        if (!used[kind].has(id)) problems.push(`${LIST_OF[kind]}.${id}: configured but used in no pipeline`);
+      }
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,45 @@
+// Reading a config file: YAML, then ${env:...} substitution, then validation.
+import { readFile } from 'node:fs/promises';
+import { LineCounter, parseDocument } from 'yaml';
+import { ConfigError, errorMessage } from '../core/errors.js';
+import type { ComponentRegistry } from '../core/registry.js';
+import { type Environment, substituteEnv } from './env.js';
+import { type ValidatedConfig, validateConfig } from './validate.js';
+
+export interface LoadOptions {
+  readonly registry: ComponentRegistry;
+  readonly env?: Environment;
+}
+
+/** Parses YAML text; YAML syntax errors and unset variables are reported with the schema problems. */
+export function parseConfigText(text: string, options: LoadOptions, source = 'config'): ValidatedConfig {
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter });
+  if (doc.errors.length > 0) {
+    throw new ConfigError(doc.errors.map(function yamlProblem(error) {
+      const at = lineCounter.linePos(error.pos[0]);
+      return `${source}:${at.line}:${at.col}: ${error.message}`;
+    }));
+  }
+  const envProblems: string[] = [];
+  const tree = substituteEnv(doc.toJS({ maxAliasCount: 1000 }), options.env ?? process.env, envProblems);
+  let config: ValidatedConfig;
+  try {
+    config = validateConfig(tree, options.registry);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new ConfigError([...envProblems, ...err.problems]);
+    throw err;
+  }
+  if (envProblems.length > 0) throw new ConfigError(envProblems);
+  return config;
+}
+
+export async function loadConfigFile(file: string, options: LoadOptions): Promise<ValidatedConfig> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`${file}: cannot read the config file: ${errorMessage(err)}`]);
+  }
+  return parseConfigText(text, options, file);
+}

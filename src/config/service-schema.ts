@@ -1,0 +1,38 @@
+// The `service` section: storage, admin endpoint, logs, pipelines.
+import { z } from 'zod';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+const PIPELINE_ID = /^traces(\/[^\s/]+)?$/;
+
+const idList = z.array(z.string()).default([]);
+
+export const pipelineSchema = z.strictObject({
+  receivers: idList,
+  processors: idList,
+  exporters: idList,
+});
+
+export const serviceSchema = z.strictObject({
+  storage: z.strictObject({ directory: z.string().min(1).default('./data') }).prefault({}),
+  admin: z
+    .strictObject({
+      endpoint: z.string().regex(/^[^\s]*:\d{1,5}$/, { error: 'must be host:port, e.g. 127.0.0.1:13133' }).default('127.0.0.1:13133'),
+      api_key: z.string().optional(),
+    })
+    .prefault({}),
+  telemetry: z
+    .strictObject({
+      logs: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+    })
+    .prefault({}),
+  memory_limit_mib: z.number().int().positive().optional(),
+  pipelines: z.record(
+    z.string().regex(PIPELINE_ID, { error: 'pipeline ids are `traces` or `traces/<name>` (only traces are supported)' }),
+    pipelineSchema,
+  ),
+});
+
+export type ServiceConfig = z.output<typeof serviceSchema>;
+export type PipelineConfig = z.output<typeof pipelineSchema>;

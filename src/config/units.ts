@@ -1,0 +1,77 @@
+// Durations and byte sizes as config values. Components use the zod helpers
+// in their own schemas so every key that takes a duration reads the same way.
+import { z } from 'zod';
+
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/y;
+
+const SIZE_UNITS: Readonly<Record<string, number>> = {
+  b: 1,
+  kb: 1_000,
+  mb: 1_000_000,
+  gb: 1_000_000_000,
+  kib: 1024,
+  mib: 1024 ** 2,
+  gib: 1024 ** 3,
+};
+const SIZE_PATTERN = /^(\d+(?:\.\d+)?)\s*([a-z]+)?$/i;
+
+/** `200ms`, `5s`, `1m30s`, `1h`, or a number of milliseconds; undefined when unreadable. */
+export function parseDuration(value: string | number): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  if (text === '') return undefined;
+  let total = 0;
+  DURATION_PART.lastIndex = 0;
+  while (DURATION_PART.lastIndex < text.length) {
+    const match = DURATION_PART.exec(text);
+    if (match === null) return undefined;
+    total += Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? ''] ?? Number.NaN);
+  }
+  return Number.isFinite(total) ? total : undefined;
+}
+
+/** `4MiB`, `512KiB`, `1GiB`, `10MB`, or a byte count; undefined when unreadable. */
+export function parseByteSize(value: string | number): number | undefined {
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  const match = SIZE_PATTERN.exec(value.trim());
+  if (match === null) return undefined;
+  const factor = match[2] === undefined ? 1 : SIZE_UNITS[match[2].toLowerCase()];
+  if (factor === undefined) return undefined;
+  const bytes = Math.round(Number(match[1]) * factor);
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+const DURATION_HINT = 'must be a duration like 200ms, 5s, 1m or a number of milliseconds';
+const SIZE_HINT = 'must be a size like 4MiB, 512KiB or a byte count';
+
+function requiredOr(hint: string) {
+  return function message(issue: { input?: unknown }): string {
+    return issue.input === undefined ? 'required' : hint;
+  };
+}
+
+/** A duration in the config; parses to milliseconds. */
+export function duration() {
+  return z.union([z.string(), z.number()], { error: requiredOr(DURATION_HINT) }).transform(function toMs(value, ctx) {
+    const ms = parseDuration(value);
+    if (ms === undefined) {
+      ctx.addIssue({ code: 'custom', message: DURATION_HINT });
+      return z.NEVER;
+    }
+    return ms;
+  });
+}
+
+/** A byte size in the config; parses to a whole number of bytes. */
+export function byteSize() {
+  return z.union([z.string(), z.number()], { error: requiredOr(SIZE_HINT) }).transform(function toBytes(value, ctx) {
+    const bytes = parseByteSize(value);
+    if (bytes === undefined) {
+      ctx.addIssue({ code: 'custom', message: SIZE_HINT });
+      return z.NEVER;
+    }
+    return bytes;
+  });
+}

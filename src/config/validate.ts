@@ -1,0 +1,159 @@
+// From the parsed YAML tree to a validated config: every problem at once,
+// each naming its YAML path, or a ConfigError listing them all.
+import type { z } from 'zod';
+import type { ComponentKind, ExporterFactory, ProcessorFactory, ReceiverFactory } from '../core/component.js';
+import { parseComponentId } from '../core/component.js';
+import { ConfigError } from '../core/errors.js';
+import type { ComponentRegistry, TopLevelSection } from '../core/registry.js';
+import { COMPONENT_ID_HINT, isValidComponentId } from './component-id.js';
+import { configErrorMap, formatIssues } from './format-issues.js';
+import { checkGraph } from './graph.js';
+import { deepMerge } from './merge.js';
+import { type ConfigPath, formatPath } from './path.js';
+import { serviceSchema, type ServiceConfig } from './service-schema.js';
+
+export interface ComponentConfig<F> {
+  readonly id: string;
+  readonly factory: F;
+  /** The output of the factory's configSchema. */
+  readonly config: unknown;
+}
+
+export interface ValidatedConfig {
+  readonly receivers: ReadonlyMap<string, ComponentConfig<ReceiverFactory>>;
+  readonly processors: ReadonlyMap<string, ComponentConfig<ProcessorFactory>>;
+  readonly exporters: ReadonlyMap<string, ComponentConfig<ExporterFactory>>;
+  /** Validated top-level sections registered by components (`drains`). */
+  readonly sections: ReadonlyMap<string, unknown>;
+  readonly service: ServiceConfig;
+}
+
+export const KIND_SECTIONS = { receiver: 'receivers', processor: 'processors', exporter: 'exporters' } as const;
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Parses with the config error map; problems are pushed with `prefix` as their path. */
+export function parseAt<S extends z.ZodType>(schema: S, input: unknown, prefix: ConfigPath, problems: string[]): { ok: true; value: z.output<S> } | { ok: false } {
+  const result = schema.safeParse(input, { error: configErrorMap });
+  if (result.success) return { ok: true, value: result.data };
+  problems.push(...formatIssues(result.error.issues, prefix));
+  return { ok: false };
+}
+
+export function validateConfig(raw: unknown, registry: ComponentRegistry): ValidatedConfig {
+  const problems: string[] = [];
+  if (raw === null || raw === undefined) throw new ConfigError(['(root): the config is empty']);
+  if (!isPlainObject(raw)) throw new ConfigError(['(root): must be a mapping of receivers, processors, exporters and service']);
+
+  const sectionsByKey = new Map(registry.sections().map((section) => [section.key, section] as const));
+  for (const key of Object.keys(raw)) {
+    if (!(key in KIND_SECTIONS_BY_NAME) && key !== 'service' && !sectionsByKey.has(key)) problems.push(`${key}: unknown key`);
+  }
+
+  const sections = new Map<string, unknown>();
+  const failedSections = new Set<string>();
+  for (const section of sectionsByKey.values()) {
+    const input = raw[section.key] ?? section.whenAbsent;
+    const parsed = parseAt(section.schema, input, [section.key], problems);
+    if (parsed.ok) sections.set(section.key, parsed.value);
+    else failedSections.add(section.key);
+  }
+
+  const components = {
+    receiver: parseComponents('receiver', raw, registry, sectionsByKey, sections, failedSections, problems),
+    processor: parseComponents('processor', raw, registry, sectionsByKey, sections, failedSections, problems),
+    exporter: parseComponents('exporter', raw, registry, sectionsByKey, sections, failedSections, problems),
+  };
+
+  for (const section of sectionsByKey.values()) {
+    const target = section.inject;
+    const given = raw[section.key];
+    const hasContent = Array.isArray(given) ? given.length > 0 : given !== undefined && given !== null;
+    if (target === undefined || !hasContent) continue;
+    const consumers = [...components[target.kind].configured].filter((id) => parseComponentId(id).type === target.type);
+    if (consumers.length === 0) problems.push(`${section.key}: no ${target.kind} of type ${target.type} is configured to use this section`);
+  }
+
+  const service = parseAt(serviceSchema, raw['service'], ['service'], problems);
+  if (service.ok) {
+    problems.push(...checkGraph(service.value.pipelines, {
+      receiver: components.receiver.configured,
+      processor: components.processor.configured,
+      exporter: components.exporter.configured,
+    }));
+  }
+
+  if (problems.length > 0 || !service.ok) throw new ConfigError(problems);
+  return {
+    receivers: components.receiver.valid as Map<string, ComponentConfig<ReceiverFactory>>,
+    processors: components.processor.valid as Map<string, ComponentConfig<ProcessorFactory>>,
+    exporters: components.exporter.valid as Map<string, ComponentConfig<ExporterFactory>>,
+    sections,
+    service: service.value,
+  };
+}
+
+const KIND_SECTIONS_BY_NAME: Readonly<Record<string, ComponentKind>> = { receivers: 'receiver', processors: 'processor', exporters: 'exporter' };
+
+interface ParsedComponents {
+  /** Every id present in the YAML, valid or not: graph checks refer to these. */
+  readonly configured: Set<string>;
+  readonly valid: Map<string, ComponentConfig<ReceiverFactory | ProcessorFactory | ExporterFactory>>;
+}
+
+function parseComponents(
+  kind: ComponentKind,
+  raw: Record<string, unknown>,
+  registry: ComponentRegistry,
+  sectionsByKey: ReadonlyMap<string, TopLevelSection>,
+  sectionValues: ReadonlyMap<string, unknown>,
+  failedSections: ReadonlySet<string>,
+  problems: string[],
+): ParsedComponents {
+  const sectionName = KIND_SECTIONS[kind];
+  const result: ParsedComponents = { configured: new Set(), valid: new Map() };
+  const given = raw[sectionName];
+  if (given === undefined || given === null) return result;
+  if (!isPlainObject(given)) {
+    problems.push(`${sectionName}: must be a mapping of component ids to their settings`);
+    return result;
+  }
+  for (const [id, settings] of Object.entries(given)) {
+    result.configured.add(id);
+    const path = [sectionName, id];
+    if (!isValidComponentId(id)) {
+      problems.push(`${formatPath(path)}: ${COMPONENT_ID_HINT}`);
+      continue;
+    }
+    const { type } = parseComponentId(id);
+    const factory = registry.factory(kind, type);
+    if (factory === undefined) {
+      const known = registry.types(kind);
+      problems.push(`${formatPath(path)}: unknown ${kind} type "${type}"${known.length > 0 ? ` (known: ${known.join(', ')})` : ''}`);
+      continue;
+    }
+    if (settings !== null && settings !== undefined && !isPlainObject(settings)) {
+      problems.push(`${formatPath(path)}: must be a mapping of settings`);
+      continue;
+    }
+    let merged = deepMerge(factory.createDefaultConfig(), settings);
+    const skipKeys = new Set<PropertyKey>();
+    for (const section of sectionsByKey.values()) {
+      const target = section.inject;
+      if (target === undefined || target.kind !== kind || target.type !== type) continue;
+      if (failedSections.has(section.key)) skipKeys.add(target.configKey);
+      merged = { ...(isPlainObject(merged) ? merged : {}), [target.configKey]: sectionValues.get(section.key) };
+    }
+    const parsed = factory.configSchema.safeParse(merged, { error: configErrorMap });
+    if (parsed.success) {
+      result.valid.set(id, { id, factory, config: parsed.data });
+      continue;
+    }
+    // An injected section that failed is already reported at its own path.
+    const issues = parsed.error.issues.filter((issue) => !skipKeys.has(issue.path[0] ?? ''));
+    problems.push(...formatIssues(issues, path));
+  }
+  return result;
+}
