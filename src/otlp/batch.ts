@@ -1,0 +1,70 @@
+// A batch of trace data as it moves through the pipeline. It is immutable
+// (fan-out hands the same batch to several pipelines) and keeps whichever
+// forms it has been asked for: the encoded protobuf request (the hot path),
+// its wire index, and the decoded model (only when some output needs it).
+import { decodeRequest, encodeRequest } from './proto-codec.js';
+import { stringifyRequest } from './json-codec.js';
+import type { ExportTraceServiceRequest } from './model.js';
+import { concatRequests, scanRequest, type WireIndex } from './wire.js';
+
+export class TraceBatch {
+  #proto: Uint8Array | undefined;
+  #index: WireIndex | undefined;
+  #model: ExportTraceServiceRequest | undefined;
+
+  private constructor(proto: Uint8Array | undefined, index: WireIndex | undefined, model: ExportTraceServiceRequest | undefined) {
+    this.#proto = proto;
+    this.#index = index;
+    this.#model = model;
+  }
+
+  /** Wraps encoded bytes, scanning them now so malformed framing fails at the receiver. */
+  static fromProto(bytes: Uint8Array): TraceBatch {
+    return new TraceBatch(bytes, scanRequest(bytes), undefined);
+  }
+
+  /** Wraps an already scanned request (used by processors that produced new bytes). */
+  static fromIndex(index: WireIndex): TraceBatch {
+    return new TraceBatch(index.buf, index, undefined);
+  }
+
+  static fromModel(model: ExportTraceServiceRequest): TraceBatch {
+    return new TraceBatch(undefined, undefined, model);
+  }
+
+  /** Merges batches by concatenating their encoded requests. */
+  static concat(batches: readonly TraceBatch[]): TraceBatch {
+    if (batches.length === 1 && batches[0] !== undefined) return batches[0];
+    return TraceBatch.fromProto(concatRequests(batches.map((b) => b.toProto())));
+  }
+
+  get spanCount(): number {
+    if (this.#index !== undefined) return this.#index.spanCount;
+    if (this.#model !== undefined) {
+      let count = 0;
+      for (const rs of this.#model.resourceSpans) for (const ss of rs.scopeSpans) count += ss.spans.length;
+      return count;
+    }
+    return this.wire().spanCount;
+  }
+
+  toProto(): Uint8Array {
+    this.#proto ??= encodeRequest(this.#model ?? { resourceSpans: [] });
+    return this.#proto;
+  }
+
+  wire(): WireIndex {
+    this.#index ??= scanRequest(this.toProto());
+    return this.#index;
+  }
+
+  /** The decoded model. Shared: callers must not mutate it. */
+  toModel(): ExportTraceServiceRequest {
+    this.#model ??= decodeRequest(this.toProto());
+    return this.#model;
+  }
+
+  toJson(): string {
+    return stringifyRequest(this.toModel());
+  }
+}

@@ -1,0 +1,23 @@
+import { randomBytes } from 'node:crypto';
+
+const HEX = /^[0-9a-fA-F]*$/;
+
+export function isHex(value: string, length: number): boolean {
+  return value.length === length && HEX.test(value);
+}
+
+export function bytesToHex(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
+}
+
+export function hexToBytes(hex: string): Buffer {
+  return Buffer.from(hex, 'hex');
+}
+
+export function newTraceId(): string {
+  return randomBytes(16).toString('hex');
+}
+
+export function newSpanId(): string {
+  return randomBytes(8).toString('hex');
+}

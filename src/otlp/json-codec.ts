@@ -1,0 +1,279 @@
+// OTLP/JSON exactly as the spec writes it: lowerCamelCase keys, hex ids,
+// enums as integers, 64-bit integers as decimal strings (read from strings
+// or numbers), unknown fields ignored. Reading validates as it normalizes,
+// and a bad field is reported with its JSON path.
+import { MalformedDataError } from '../core/errors.js';
+import { isHex } from './ids.js';
+import type {
+  AnyValue,
+  ExportTraceServiceRequest,
+  ExportTraceServiceResponse,
+  InstrumentationScope,
+  KeyValue,
+  Resource,
+  ResourceSpans,
+  ScopeSpans,
+  Span,
+  SpanEvent,
+  SpanLink,
+  Status,
+} from './model.js';
+
+type Json = Record<string, unknown>;
+
+const SPAN_KINDS: Record<string, number> = {
+  SPAN_KIND_UNSPECIFIED: 0,
+  SPAN_KIND_INTERNAL: 1,
+  SPAN_KIND_SERVER: 2,
+  SPAN_KIND_CLIENT: 3,
+  SPAN_KIND_PRODUCER: 4,
+  SPAN_KIND_CONSUMER: 5,
+};
+const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
+const UINT64 = /^\d{1,20}$/;
+const INT64 = /^-?\d{1,19}$/;
+
+function fail(path: string, message: string): never {
+  throw new MalformedDataError(`${path}: ${message}`);
+}
+
+function object(value: unknown, path: string): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) fail(path, 'must be an object');
+  return value as Json;
+}
+
+function array(value: unknown, path: string): unknown[] {
+  if (value === undefined || value === null) return [];
+  if (!Array.isArray(value)) fail(path, 'must be an array');
+  return value;
+}
+
+function string(value: unknown, path: string): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'string') fail(path, 'must be a string');
+  return value;
+}
+
+function uint32(value: unknown, path: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0xffffffff) fail(path, 'must be an unsigned 32-bit integer');
+  return value;
+}
+
+function int64(value: unknown, path: string, unsigned: boolean): string | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number') {
+    if (!Number.isInteger(value) || (unsigned && value < 0)) fail(path, 'must be an integer');
+    return BigInt(value).toString();
+  }
+  if (typeof value !== 'string' || !(unsigned ? UINT64 : INT64).test(value)) fail(path, 'must be a 64-bit integer or a decimal string');
+  const n = BigInt(value);
+  if (unsigned ? n > 0xffffffffffffffffn : n > 0x7fffffffffffffffn || n < -0x8000000000000000n) fail(path, 'is out of the 64-bit range');
+  return n.toString();
+}
+
+function enumValue(value: unknown, names: Record<string, number>, path: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
+  if (typeof value === 'string' && value in names) return names[value];
+  return fail(path, 'must be an enum integer');
+}
+
+function id(value: unknown, path: string, bytes: number, required: boolean): string | undefined {
+  const text = string(value, path);
+  if (text === undefined || text === '') {
+    if (required) fail(path, `must be ${bytes * 2} hex characters`);
+    return undefined;
+  }
+  if (!isHex(text, bytes * 2)) fail(path, `must be ${bytes * 2} hex characters`);
+  return text.toLowerCase();
+}
+
+function anyValue(value: unknown, path: string): AnyValue {
+  if (value === undefined || value === null) return {};
+  const v = object(value, path);
+  if (v.stringValue !== undefined) return { stringValue: string(v.stringValue, `${path}.stringValue`) ?? '' };
+  if (v.boolValue !== undefined) {
+    if (typeof v.boolValue !== 'boolean') fail(`${path}.boolValue`, 'must be a boolean');
+    return { boolValue: v.boolValue };
+  }
+  if (v.intValue !== undefined) return { intValue: int64(v.intValue, `${path}.intValue`, false) ?? '0' };
+  if (v.doubleValue !== undefined) {
+    // JSON has no NaN/Infinity literals; the proto3 JSON mapping spells them as strings.
+    if (typeof v.doubleValue === 'string' && ['NaN', 'Infinity', '-Infinity'].includes(v.doubleValue)) return { doubleValue: Number(v.doubleValue) };
+    if (typeof v.doubleValue !== 'number') fail(`${path}.doubleValue`, 'must be a number');
+    return { doubleValue: v.doubleValue };
+  }
+  if (v.arrayValue !== undefined) {
+    const values = array(object(v.arrayValue, `${path}.arrayValue`).values, `${path}.arrayValue.values`);
+    return { arrayValue: { values: values.map((x, i) => anyValue(x, `${path}.arrayValue.values[${i}]`)) } };
+  }
+  if (v.kvlistValue !== undefined) {
+    const values = object(v.kvlistValue, `${path}.kvlistValue`).values;
+    return { kvlistValue: { values: attributes(values, `${path}.kvlistValue.values`) ?? [] } };
+  }
+  if (v.bytesValue !== undefined) {
+    const text = string(v.bytesValue, `${path}.bytesValue`) ?? '';
+    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text)) fail(`${path}.bytesValue`, 'must be base64');
+    return { bytesValue: Buffer.from(text, 'base64').toString('base64') };
+  }
+  return {};
+}
+
+function attributes(value: unknown, path: string): KeyValue[] | undefined {
+  const list = array(value, path);
+  if (list.length === 0) return undefined;
+  return list.map(function keyValue(item, i) {
+    const kv = object(item, `${path}[${i}]`);
+    return { key: string(kv.key, `${path}[${i}].key`) ?? '', value: anyValue(kv.value, `${path}[${i}].value`) };
+  });
+}
+
+/** Assigns only the fields that are present, so exactOptionalPropertyTypes holds. */
+function assign<T extends object>(target: T, fields: { [K in keyof T]?: T[K] | undefined }): T {
+  for (const key of Object.keys(fields) as Array<keyof T>) {
+    const value = fields[key];
+    if (value !== undefined) target[key] = value as T[keyof T];
+  }
+  return target;
+}
+
+function resource(value: unknown, path: string): Resource {
+  const r = object(value, path);
+  return assign<Resource>(
+    { attributes: attributes(r.attributes, `${path}.attributes`) ?? [] },
+    { droppedAttributesCount: uint32(r.droppedAttributesCount, `${path}.droppedAttributesCount`) || undefined },
+  );
+}
+
+function scope(value: unknown, path: string): InstrumentationScope {
+  const s = object(value, path);
+  return assign<InstrumentationScope>(
+    {},
+    {
+      name: string(s.name, `${path}.name`) || undefined,
+      version: string(s.version, `${path}.version`) || undefined,
+      attributes: attributes(s.attributes, `${path}.attributes`),
+      droppedAttributesCount: uint32(s.droppedAttributesCount, `${path}.droppedAttributesCount`) || undefined,
+    },
+  );
+}
+
+function spanEvent(value: unknown, path: string): SpanEvent {
+  const e = object(value, path);
+  return assign<SpanEvent>(
+    { timeUnixNano: int64(e.timeUnixNano, `${path}.timeUnixNano`, true) ?? '0', name: string(e.name, `${path}.name`) ?? '' },
+    {
+      attributes: attributes(e.attributes, `${path}.attributes`),
+      droppedAttributesCount: uint32(e.droppedAttributesCount, `${path}.droppedAttributesCount`) || undefined,
+    },
+  );
+}
+
+function spanLink(value: unknown, path: string): SpanLink {
+  const l = object(value, path);
+  return assign<SpanLink>(
+    { traceId: id(l.traceId, `${path}.traceId`, 16, true) ?? '', spanId: id(l.spanId, `${path}.spanId`, 8, true) ?? '' },
+    {
+      traceState: string(l.traceState, `${path}.traceState`) || undefined,
+      attributes: attributes(l.attributes, `${path}.attributes`),
+      droppedAttributesCount: uint32(l.droppedAttributesCount, `${path}.droppedAttributesCount`) || undefined,
+      flags: uint32(l.flags, `${path}.flags`) || undefined,
+    },
+  );
+}
+
+function status(value: unknown, path: string): Status {
+  const s = object(value, path);
+  return assign<Status>(
+    {},
+    { message: string(s.message, `${path}.message`) || undefined, code: enumValue(s.code, STATUS_CODES, `${path}.code`) || undefined },
+  );
+}
+
+function span(value: unknown, path: string): Span {
+  const s = object(value, path);
+  const events = array(s.events, `${path}.events`).map((e, i) => spanEvent(e, `${path}.events[${i}]`));
+  const links = array(s.links, `${path}.links`).map((l, i) => spanLink(l, `${path}.links[${i}]`));
+  return assign<Span>(
+    {
+      traceId: id(s.traceId, `${path}.traceId`, 16, true) ?? '',
+      spanId: id(s.spanId, `${path}.spanId`, 8, true) ?? '',
+      name: string(s.name, `${path}.name`) ?? '',
+      kind: enumValue(s.kind, SPAN_KINDS, `${path}.kind`) ?? 0,
+      startTimeUnixNano: int64(s.startTimeUnixNano, `${path}.startTimeUnixNano`, true) ?? '0',
+      endTimeUnixNano: int64(s.endTimeUnixNano, `${path}.endTimeUnixNano`, true) ?? '0',
+    },
+    {
+      traceState: string(s.traceState, `${path}.traceState`) || undefined,
+      parentSpanId: id(s.parentSpanId, `${path}.parentSpanId`, 8, false),
+      flags: uint32(s.flags, `${path}.flags`) || undefined,
+      attributes: attributes(s.attributes, `${path}.attributes`),
+      droppedAttributesCount: uint32(s.droppedAttributesCount, `${path}.droppedAttributesCount`) || undefined,
+      events: events.length > 0 ? events : undefined,
+      droppedEventsCount: uint32(s.droppedEventsCount, `${path}.droppedEventsCount`) || undefined,
+      links: links.length > 0 ? links : undefined,
+      droppedLinksCount: uint32(s.droppedLinksCount, `${path}.droppedLinksCount`) || undefined,
+      status: s.status === undefined || s.status === null ? undefined : status(s.status, `${path}.status`),
+    },
+  );
+}
+
+function scopeSpans(value: unknown, path: string): ScopeSpans {
+  const ss = object(value, path);
+  return assign<ScopeSpans>(
+    { spans: array(ss.spans, `${path}.spans`).map((s, i) => span(s, `${path}.spans[${i}]`)) },
+    {
+      scope: ss.scope === undefined || ss.scope === null ? undefined : scope(ss.scope, `${path}.scope`),
+      schemaUrl: string(ss.schemaUrl, `${path}.schemaUrl`) || undefined,
+    },
+  );
+}
+
+function resourceSpans(value: unknown, path: string): ResourceSpans {
+  const rs = object(value, path);
+  return assign<ResourceSpans>(
+    { scopeSpans: array(rs.scopeSpans, `${path}.scopeSpans`).map((s, i) => scopeSpans(s, `${path}.scopeSpans[${i}]`)) },
+    {
+      resource: rs.resource === undefined || rs.resource === null ? undefined : resource(rs.resource, `${path}.resource`),
+      schemaUrl: string(rs.schemaUrl, `${path}.schemaUrl`) || undefined,
+    },
+  );
+}
+
+/** Parses and validates an OTLP/JSON ExportTraceServiceRequest. */
+export function parseJsonRequest(body: string | Uint8Array): ExportTraceServiceRequest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  } catch (err) {
+    throw new MalformedDataError(`malformed JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  const root = object(parsed, '$');
+  const list = array(root.resourceSpans, 'resourceSpans');
+  return { resourceSpans: list.map((rs, i) => resourceSpans(rs, `resourceSpans[${i}]`)) };
+}
+
+export function stringifyRequest(request: ExportTraceServiceRequest): string {
+  return JSON.stringify(request, function replaceNonFinite(_key, value: unknown) {
+    // proto3 JSON spells non-finite doubles as strings; JSON.stringify would write null.
+    if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+    return value;
+  });
+}
+
+export function stringifyResponse(response: ExportTraceServiceResponse): string {
+  return JSON.stringify(response);
+}
+
+export function parseJsonResponse(body: string): ExportTraceServiceResponse {
+  const parsed = object(JSON.parse(body) as unknown, '$');
+  if (parsed.partialSuccess === undefined || parsed.partialSuccess === null) return {};
+  const p = object(parsed.partialSuccess, 'partialSuccess');
+  return {
+    partialSuccess: assign<NonNullable<ExportTraceServiceResponse['partialSuccess']>>(
+      {},
+      { rejectedSpans: int64(p.rejectedSpans, 'partialSuccess.rejectedSpans', false), errorMessage: string(p.errorMessage, 'partialSuccess.errorMessage') },
+    ),
+  };
+}

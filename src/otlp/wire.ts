@@ -1,0 +1,305 @@
+// The protobuf hot path. An ExportTraceServiceRequest is scanned, not
+// decoded: the index records where each ResourceSpans, Resource, ScopeSpans
+// and Span lies in the buffer, plus the few span fields routing needs (trace
+// id, parent presence, kind). Stamping a resource rewrites only that field;
+// filtering spans copies the kept spans' bytes verbatim. Repeated fields
+// concatenate on the wire, so requests merge by byte concatenation.
+import protobuf from 'protobufjs';
+import { MalformedDataError } from '../core/errors.js';
+
+// Field numbers from the OTLP trace protos.
+const REQUEST_RESOURCE_SPANS = 1;
+const RS_RESOURCE = 1;
+const RS_SCOPE_SPANS = 2;
+const SS_SPANS = 2;
+const SPAN_TRACE_ID = 1;
+const SPAN_PARENT_SPAN_ID = 4;
+const SPAN_KIND = 6;
+const WIRE_VARINT = 0;
+const WIRE_LEN = 2;
+
+/** A byte range [start, end) of the scanned buffer. */
+export type Range = readonly [start: number, end: number];
+
+export interface WireSpan {
+  /** The whole field (tag, length, content): copied verbatim when kept. */
+  readonly field: Range;
+  /** The Span message content, for decoding when a span's attributes are needed. */
+  readonly content: Range;
+  readonly traceId: Uint8Array;
+  readonly isRoot: boolean;
+  readonly kind: number;
+}
+
+export interface WireScopeSpans {
+  readonly field: Range;
+  /** Fields other than spans (scope, schema_url, unknown), copied verbatim. */
+  readonly otherFields: Range[];
+  readonly spans: WireSpan[];
+}
+
+export interface WireResourceSpans {
+  readonly field: Range;
+  /** The Resource message content, or undefined when the field is absent. */
+  readonly resource: Range | undefined;
+  /** Fields other than resource and scope_spans (schema_url, unknown). */
+  readonly otherFields: Range[];
+  readonly scopeSpans: WireScopeSpans[];
+}
+
+export interface WireIndex {
+  readonly buf: Uint8Array;
+  readonly resourceSpans: WireResourceSpans[];
+  readonly spanCount: number;
+}
+
+function malformed(what: string, err?: unknown): MalformedDataError {
+  const detail = err instanceof Error ? `: ${err.message}` : '';
+  return new MalformedDataError(`malformed protobuf ExportTraceServiceRequest: ${what}${detail}`);
+}
+
+/** Reads the length of a length-delimited field and checks it fits in `end`. */
+function lengthDelimited(reader: protobuf.Reader, end: number, what: string): Range {
+  const length = reader.uint32();
+  const start = reader.pos;
+  if (start + length > end) throw malformed(`${what} overruns its container`);
+  reader.pos = start + length;
+  return [start, start + length];
+}
+
+function skip(reader: protobuf.Reader, wireType: number, end: number): void {
+  reader.skipType(wireType);
+  if (reader.pos > end) throw malformed('a field overruns its container');
+}
+
+function scanSpan(reader: protobuf.Reader, buf: Uint8Array, field: Range, content: Range): WireSpan {
+  let traceId: Uint8Array = EMPTY;
+  let isRoot = true;
+  let kind = 0;
+  reader.pos = content[0];
+  while (reader.pos < content[1]) {
+    const tag = reader.uint32();
+    const fieldNumber = tag >>> 3;
+    const wireType = tag & 7;
+    if (fieldNumber === SPAN_TRACE_ID && wireType === WIRE_LEN) {
+      const [s, e] = lengthDelimited(reader, content[1], 'span.trace_id');
+      traceId = buf.subarray(s, e);
+    } else if (fieldNumber === SPAN_PARENT_SPAN_ID && wireType === WIRE_LEN) {
+      const [s, e] = lengthDelimited(reader, content[1], 'span.parent_span_id');
+      isRoot = e === s;
+    } else if (fieldNumber === SPAN_KIND && wireType === WIRE_VARINT) {
+      kind = reader.uint32();
+    } else {
+      skip(reader, wireType, content[1]);
+    }
+  }
+  reader.pos = content[1];
+  return { field, content, traceId, isRoot, kind };
+}
+
+const EMPTY = new Uint8Array(0);
+
+function scanScopeSpans(reader: protobuf.Reader, buf: Uint8Array, field: Range, content: Range): WireScopeSpans {
+  const otherFields: Range[] = [];
+  const spans: WireSpan[] = [];
+  reader.pos = content[0];
+  while (reader.pos < content[1]) {
+    const fieldStart = reader.pos;
+    const tag = reader.uint32();
+    if (tag >>> 3 === SS_SPANS && (tag & 7) === WIRE_LEN) {
+      const spanContent = lengthDelimited(reader, content[1], 'span');
+      spans.push(scanSpan(reader, buf, [fieldStart, spanContent[1]], spanContent));
+    } else {
+      skip(reader, tag & 7, content[1]);
+      otherFields.push([fieldStart, reader.pos]);
+    }
+  }
+  return { field, otherFields, spans };
+}
+
+function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Range, content: Range): WireResourceSpans {
+  let resource: Range | undefined;
+  const otherFields: Range[] = [];
+  const scopeSpans: WireScopeSpans[] = [];
+  reader.pos = content[0];
+  while (reader.pos < content[1]) {
+    const fieldStart = reader.pos;
+    const tag = reader.uint32();
+    const fieldNumber = tag >>> 3;
+    const wireType = tag & 7;
+    if (fieldNumber === RS_RESOURCE && wireType === WIRE_LEN) {
+      // A repeated occurrence of a singular message merges; keep it simple and exact by
+      // treating the last one as the resource only when there is one (the common case).
+      if (resource !== undefined) throw malformed('resource_spans.resource appears twice');
+      resource = lengthDelimited(reader, content[1], 'resource');
+    } else if (fieldNumber === RS_SCOPE_SPANS && wireType === WIRE_LEN) {
+      const ssContent = lengthDelimited(reader, content[1], 'scope_spans');
+      const end = reader.pos;
+      scopeSpans.push(scanScopeSpans(reader, buf, [fieldStart, ssContent[1]], ssContent));
+      reader.pos = end;
+    } else {
+      skip(reader, wireType, content[1]);
+      otherFields.push([fieldStart, reader.pos]);
+    }
+  }
+  return { field, resource, otherFields, scopeSpans };
+}
+
+/** Scans an encoded ExportTraceServiceRequest; throws MalformedDataError on broken framing. */
+export function scanRequest(buf: Uint8Array): WireIndex {
+  const reader = protobuf.Reader.create(buf);
+  const resourceSpans: WireResourceSpans[] = [];
+  let spanCount = 0;
+  try {
+    while (reader.pos < buf.length) {
+      const fieldStart = reader.pos;
+      const tag = reader.uint32();
+      if (tag === 0) throw malformed('invalid tag 0');
+      if (tag >>> 3 === REQUEST_RESOURCE_SPANS && (tag & 7) === WIRE_LEN) {
+        const content = lengthDelimited(reader, buf.length, 'resource_spans');
+        const rs = scanResourceSpans(reader, buf, [fieldStart, content[1]], content);
+        for (const ss of rs.scopeSpans) spanCount += ss.spans.length;
+        resourceSpans.push(rs);
+        reader.pos = content[1];
+      } else {
+        skip(reader, tag & 7, buf.length);
+      }
+    }
+  } catch (err) {
+    if (err instanceof MalformedDataError) throw err;
+    throw malformed('truncated or invalid data', err);
+  }
+  return { buf, resourceSpans, spanCount };
+}
+
+// ---- writing -----------------------------------------------------------
+
+function varintSize(value: number): number {
+  let size = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 128);
+    size++;
+  }
+  return size;
+}
+
+class ByteWriter {
+  readonly out: Uint8Array;
+  pos = 0;
+
+  constructor(size: number) {
+    this.out = Buffer.allocUnsafe(size);
+  }
+
+  varint(value: number): void {
+    while (value >= 0x80) {
+      this.out[this.pos++] = (value & 0x7f) | 0x80;
+      value = Math.floor(value / 128);
+    }
+    this.out[this.pos++] = value;
+  }
+
+  copy(buf: Uint8Array, range: Range): void {
+    this.out.set(buf.subarray(range[0], range[1]), this.pos);
+    this.pos += range[1] - range[0];
+  }
+
+  raw(bytes: Uint8Array): void {
+    this.out.set(bytes, this.pos);
+    this.pos += bytes.length;
+  }
+}
+
+const rangeLength = (r: Range): number => r[1] - r[0];
+const fieldSize = (tag: number, length: number): number => varintSize(tag) + varintSize(length) + length;
+const TAG_RESOURCE_SPANS = (REQUEST_RESOURCE_SPANS << 3) | WIRE_LEN;
+const TAG_RESOURCE = (RS_RESOURCE << 3) | WIRE_LEN;
+const TAG_SCOPE_SPANS = (RS_SCOPE_SPANS << 3) | WIRE_LEN;
+
+/**
+ * Rewrites the Resource of every ResourceSpans. `stamp` receives the current
+ * Resource content (or undefined) and returns the new content; everything
+ * else is copied verbatim.
+ */
+export function rewriteResources(index: WireIndex, stamp: (resource: Uint8Array | undefined) => Uint8Array): Uint8Array {
+  const { buf } = index;
+  const parts = index.resourceSpans.map(function plan(rs) {
+    const resource = stamp(rs.resource === undefined ? undefined : buf.subarray(rs.resource[0], rs.resource[1]));
+    let contentLength = fieldSize(TAG_RESOURCE, resource.length);
+    for (const ss of rs.scopeSpans) contentLength += rangeLength(ss.field);
+    for (const other of rs.otherFields) contentLength += rangeLength(other);
+    return { rs, resource, contentLength };
+  });
+  let total = 0;
+  for (const p of parts) total += fieldSize(TAG_RESOURCE_SPANS, p.contentLength);
+  const w = new ByteWriter(total);
+  for (const { rs, resource, contentLength } of parts) {
+    w.varint(TAG_RESOURCE_SPANS);
+    w.varint(contentLength);
+    w.varint(TAG_RESOURCE);
+    w.varint(resource.length);
+    w.raw(resource);
+    for (const ss of rs.scopeSpans) w.copy(buf, ss.field);
+    for (const other of rs.otherFields) w.copy(buf, other);
+  }
+  return w.out;
+}
+
+/** Which spans to keep: indexes into resourceSpans / scopeSpans / spans. */
+export type SpanPredicate = (span: WireSpan, resourceIndex: number) => boolean;
+
+/**
+ * Builds a request with only the spans `keep` selects (scopes and resources
+ * left empty are dropped). Returns undefined when nothing is kept, and the
+ * original buffer when everything is.
+ */
+export function filterSpans(index: WireIndex, keep: SpanPredicate): { buf: Uint8Array; spanCount: number } | undefined {
+  const { buf } = index;
+  let kept = 0;
+  const plan = index.resourceSpans.map(function planResource(rs, resourceIndex) {
+    const scopes = rs.scopeSpans.map(function planScope(ss) {
+      const spans = ss.spans.filter((span) => keep(span, resourceIndex));
+      let length = 0;
+      for (const s of spans) length += rangeLength(s.field);
+      for (const o of ss.otherFields) length += rangeLength(o);
+      return { ss, spans, length };
+    });
+    const live = scopes.filter((s) => s.spans.length > 0);
+    let length = rs.resource === undefined ? 0 : fieldSize(TAG_RESOURCE, rangeLength(rs.resource));
+    for (const o of rs.otherFields) length += rangeLength(o);
+    for (const s of live) {
+      length += fieldSize(TAG_SCOPE_SPANS, s.length);
+      kept += s.spans.length;
+    }
+    return { rs, live, length };
+  });
+  if (kept === 0) return undefined;
+  if (kept === index.spanCount) return { buf, spanCount: kept };
+  let total = 0;
+  const liveResources = plan.filter((p) => p.live.length > 0);
+  for (const p of liveResources) total += fieldSize(TAG_RESOURCE_SPANS, p.length);
+  const w = new ByteWriter(total);
+  for (const { rs, live, length } of liveResources) {
+    w.varint(TAG_RESOURCE_SPANS);
+    w.varint(length);
+    if (rs.resource !== undefined) {
+      w.varint(TAG_RESOURCE);
+      w.varint(rangeLength(rs.resource));
+      w.copy(buf, rs.resource);
+    }
+    for (const o of rs.otherFields) w.copy(buf, o);
+    for (const s of live) {
+      w.varint(TAG_SCOPE_SPANS);
+      w.varint(s.length);
+      for (const o of s.ss.otherFields) w.copy(buf, o);
+      for (const span of s.spans) w.copy(buf, span.field);
+    }
+  }
+  return { buf: w.out, spanCount: kept };
+}
+
+/** Concatenates encoded requests into one (repeated fields concatenate on the wire). */
+export function concatRequests(parts: readonly Uint8Array[]): Uint8Array {
+  if (parts.length === 1 && parts[0] !== undefined) return parts[0];
+  return Buffer.concat(parts);
+}

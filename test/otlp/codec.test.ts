@@ -1,0 +1,104 @@
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { describe, expect, it } from 'vitest';
+import { MalformedDataError } from '../../src/core/errors.js';
+import { TraceBatch } from '../../src/otlp/batch.js';
+import { parseJsonRequest, stringifyRequest } from '../../src/otlp/json-codec.js';
+import type { ExportTraceServiceRequest, Span } from '../../src/otlp/model.js';
+import { decodeRequest, encodeRequest } from '../../src/otlp/proto-codec.js';
+import { makeSdkSpans } from '../helpers/sdk-spans.js';
+
+function allSpans(req: ExportTraceServiceRequest): Span[] {
+  return req.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
+}
+
+describe('OTLP codecs', () => {
+  it('decodes what the SDK serializes as protobuf and as JSON to the same model', () => {
+    const spans = makeSdkSpans();
+    const fromProto = decodeRequest(ProtobufTraceSerializer.serializeRequest(spans)!);
+    const fromJson = parseJsonRequest(JsonTraceSerializer.serializeRequest(spans)!);
+    expect(fromJson).toEqual(fromProto);
+    expect(allSpans(fromProto)).toHaveLength(2);
+  });
+
+  it('keeps ids, names, kinds, times, attributes of every type, events, links and status', () => {
+    const spans = makeSdkSpans();
+    const model = decodeRequest(ProtobufTraceSerializer.serializeRequest(spans)!);
+    const sdkRoot = spans.find((s) => s.name === 'GET /api/cart')!;
+    const root = allSpans(model).find((s) => s.name === 'GET /api/cart')!;
+    const child = allSpans(model).find((s) => s.name === 'SELECT cart')!;
+    expect(root.traceId).toBe(sdkRoot.spanContext().traceId);
+    expect(root.spanId).toBe(sdkRoot.spanContext().spanId);
+    expect(root.parentSpanId).toBeUndefined();
+    expect(child.parentSpanId).toBe(root.spanId);
+    expect(root.kind).toBe(2);
+    expect(child.kind).toBe(3);
+    const nanos = BigInt(sdkRoot.startTime[0]) * 1_000_000_000n + BigInt(sdkRoot.startTime[1]);
+    expect(root.startTimeUnixNano).toBe(nanos.toString());
+    const attrs = Object.fromEntries((root.attributes ?? []).map((kv) => [kv.key, kv.value]));
+    expect(attrs['url.path']).toEqual({ stringValue: '/api/cart' });
+    expect(attrs['http.response.status_code']).toEqual({ intValue: '200' });
+    expect(attrs['sample.double']).toEqual({ doubleValue: 3.25 });
+    expect(attrs['sample.bool']).toEqual({ boolValue: true });
+    expect(attrs['sample.strings']).toEqual({ arrayValue: { values: [{ stringValue: 'a' }, { stringValue: 'b' }] } });
+    expect(attrs['sample.big']).toEqual({ intValue: '9007199254740991' });
+    expect(child.events?.[0]?.name).toBe('rows');
+    expect(child.events?.[0]?.attributes).toEqual([{ key: 'count', value: { intValue: '3' } }]);
+    expect(child.links?.[0]).toMatchObject({ traceId: root.traceId, spanId: root.spanId });
+    expect(child.status).toEqual({ code: 2, message: 'timeout' });
+    expect(root.status).toEqual({ code: 1 });
+    expect(model.resourceSpans[0]?.scopeSpans[0]?.scope).toMatchObject({ name: 'test-scope', version: '1.2.3' });
+  });
+
+  it('round-trips JSON -> model -> protobuf -> model -> JSON losslessly', () => {
+    const json = new TextDecoder().decode(JsonTraceSerializer.serializeRequest(makeSdkSpans())!);
+    const model = parseJsonRequest(json);
+    const again = decodeRequest(encodeRequest(model));
+    expect(again).toEqual(model);
+    expect(parseJsonRequest(stringifyRequest(again))).toEqual(model);
+  });
+
+  it('reads 64-bit integers from numbers and strings and writes them as decimal strings', () => {
+    const body = {
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: '0af7651916cd43dd8448eb211c80319c',
+                  spanId: 'b7ad6b7169203331',
+                  name: 'x',
+                  kind: 'SPAN_KIND_SERVER',
+                  startTimeUnixNano: 1700000000000000000,
+                  endTimeUnixNano: '1700000000000000123',
+                  attributes: [{ key: 'n', value: { intValue: 42 } }],
+                  unknownField: { ignored: true },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const span = allSpans(parseJsonRequest(JSON.stringify(body)))[0]!;
+    expect(span.kind).toBe(2);
+    expect(span.startTimeUnixNano).toBe('1700000000000000000');
+    expect(span.endTimeUnixNano).toBe('1700000000000000123');
+    expect(span.attributes).toEqual([{ key: 'n', value: { intValue: '42' } }]);
+    expect(stringifyRequest({ resourceSpans: [] })).toBe('{"resourceSpans":[]}');
+  });
+
+  it('rejects malformed JSON with the path of the bad field', () => {
+    expect(() => parseJsonRequest('{')).toThrow(MalformedDataError);
+    expect(() => parseJsonRequest('{"resourceSpans":{}}')).toThrow('resourceSpans: must be an array');
+    expect(() => parseJsonRequest('{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"zz","spanId":"b7ad6b7169203331"}]}]}]}')).toThrow(
+      'resourceSpans[0].scopeSpans[0].spans[0].traceId: must be 32 hex characters',
+    );
+  });
+
+  it('rejects truncated protobuf as malformed', () => {
+    const bytes = ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!;
+    expect(() => TraceBatch.fromProto(bytes.subarray(0, bytes.length - 7))).toThrow(MalformedDataError);
+    expect(() => TraceBatch.fromProto(Uint8Array.from([0x0a, 0xff, 0xff, 0x01]))).toThrow(MalformedDataError);
+  });
+});

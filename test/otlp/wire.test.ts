@@ -1,0 +1,54 @@
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { describe, expect, it } from 'vitest';
+import { bytesToHex } from '../../src/otlp/ids.js';
+import { decodeRequest, decodeResource, encodeResource } from '../../src/otlp/proto-codec.js';
+import { concatRequests, filterSpans, rewriteResources, scanRequest } from '../../src/otlp/wire.js';
+import { makeSdkSpans } from '../helpers/sdk-spans.js';
+
+const encode = (attrs?: Record<string, string>) => ProtobufTraceSerializer.serializeRequest(makeSdkSpans(attrs))!;
+
+describe('protobuf wire scanning', () => {
+  it('indexes spans with their trace id, root flag and kind without decoding them', () => {
+    const bytes = encode();
+    const index = scanRequest(bytes);
+    const model = decodeRequest(bytes);
+    const spans = index.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
+    const modelSpans = model.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
+    expect(index.spanCount).toBe(2);
+    expect(spans.map((s) => bytesToHex(s.traceId))).toEqual(modelSpans.map((s) => s.traceId));
+    expect(spans.map((s) => s.isRoot)).toEqual(modelSpans.map((s) => s.parentSpanId === undefined));
+    expect(spans.map((s) => s.kind)).toEqual(modelSpans.map((s) => s.kind));
+  });
+
+  it('rewrites only the resource and leaves every span as it was', () => {
+    const bytes = encode();
+    const out = rewriteResources(scanRequest(bytes), (resource) => {
+      const r = decodeResource(resource ?? new Uint8Array());
+      r.attributes.push({ key: 'platform.projectId', value: { stringValue: 'prj_1' } });
+      return encodeResource(r);
+    });
+    const before = decodeRequest(bytes);
+    const after = decodeRequest(out);
+    expect(after.resourceSpans[0]?.scopeSpans).toEqual(before.resourceSpans[0]?.scopeSpans);
+    expect(after.resourceSpans[0]?.resource?.attributes).toContainEqual({ key: 'platform.projectId', value: { stringValue: 'prj_1' } });
+  });
+
+  it('filters spans by copying the kept ones and drops empty scopes and resources', () => {
+    const bytes = concatRequests([encode({ 'service.name': 'a' }), encode({ 'service.name': 'b' })]);
+    const index = scanRequest(bytes);
+    expect(index.resourceSpans).toHaveLength(2);
+    const kept = filterSpans(index, (span, resourceIndex) => resourceIndex === 1 && span.isRoot)!;
+    expect(kept.spanCount).toBe(1);
+    const model = decodeRequest(kept.buf);
+    expect(model.resourceSpans).toHaveLength(1);
+    expect(model.resourceSpans[0]?.resource?.attributes).toContainEqual({ key: 'service.name', value: { stringValue: 'b' } });
+    expect(model.resourceSpans[0]?.scopeSpans[0]?.spans.map((s) => s.name)).toEqual(['GET /api/cart']);
+    expect(filterSpans(index, () => false)).toBeUndefined();
+    expect(filterSpans(index, () => true)?.buf).toBe(bytes);
+  });
+
+  it('merges two requests by concatenating their bytes', () => {
+    const merged = decodeRequest(concatRequests([encode({ 'service.name': 'a' }), encode({ 'service.name': 'b' })]));
+    expect(merged.resourceSpans.map((rs) => rs.resource?.attributes[0]?.value?.stringValue)).toEqual(['a', 'b']);
+  });
+});
