@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import type { BaseProviderConfig } from '../types.js';
+
+export interface AnthropicProviderConfig extends BaseProviderConfig {
+  type: 'anthropic';
+  api_key: string;
+  /** The `anthropic-version` header. */
+  anthropic_version: string;
+  /** max_tokens when neither the request nor the catalog sets one (Anthropic requires it). */
+  default_max_tokens: number;
+}
+
+export const anthropicConfigSchema: z.ZodType<AnthropicProviderConfig> = z.object({
+  type: z.literal('anthropic'),
+  base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.anthropic.com'),
+  api_key: z.string().min(1, 'api_key is required'),
+  anthropic_version: z.string().min(1).default('2023-06-01'),
+  default_max_tokens: z.int().positive().default(4096),
+  headers: z.record(z.string(), z.string()).optional(),
+  first_byte_timeout: z.number().positive().optional(),
+  stream_idle_timeout: z.number().positive().optional(),
+});

@@ -1,0 +1,48 @@
+// Anthropic error responses -> the gateway's error info.
+// https://docs.anthropic.com/en/api/errors
+import { asObject } from '../google/inputs.js';
+import type { UpstreamErrorInfo } from '../types.js';
+
+const decoder = new TextDecoder();
+
+/** Anthropic error type -> OpenAI error type. */
+const ERROR_TYPES: Readonly<Record<string, string>> = {
+  invalid_request_error: 'invalid_request_error',
+  authentication_error: 'authentication_error',
+  permission_error: 'permission_error',
+  not_found_error: 'not_found_error',
+  request_too_large: 'invalid_request_error',
+  rate_limit_error: 'rate_limit_error',
+  api_error: 'api_error',
+  overloaded_error: 'api_error',
+};
+
+/** DESIGN 7: fall back on 401/403/408/429 and 5xx (529 included); 400/404/413/422 are the request's fault. */
+export function isFallbackStatus(status: number): boolean {
+  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+}
+
+export function classifyAnthropicError(status: number, body: Uint8Array): UpstreamErrorInfo {
+  const text = decoder.decode(body);
+  const wire = readError(text);
+  const known = wire === undefined ? undefined : ERROR_TYPES[wire.type];
+  return {
+    // 529 is Anthropic's own; clients know 503 as "overloaded, try again later".
+    status: status === 529 ? 503 : status,
+    message: wire?.message ?? (text.trim() === '' ? `anthropic answered HTTP ${status}` : `anthropic answered HTTP ${status}: ${text.trim().slice(0, 500)}`),
+    type: known ?? (status >= 500 ? 'api_error' : 'invalid_request_error'),
+    code: wire?.type ?? null,
+    param: null,
+    fallback: isFallbackStatus(status),
+  };
+}
+
+function readError(text: string): { type: string; message: string } | undefined {
+  try {
+    const error = asObject(asObject(JSON.parse(text))?.['error']);
+    if (error === undefined) return undefined;
+    return { type: typeof error['type'] === 'string' ? error['type'] : 'api_error', message: typeof error['message'] === 'string' ? error['message'] : 'anthropic error' };
+  } catch {
+    return undefined;
+  }
+}

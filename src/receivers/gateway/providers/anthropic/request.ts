@@ -1,0 +1,125 @@
+// OpenAI chat request -> Anthropic Messages request.
+import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
+import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../google/inputs.js';
+import type { AttemptContext, UpstreamRequest } from '../types.js';
+import type { AnthropicProviderConfig } from './config.js';
+import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicToolChoice } from './wire.js';
+
+const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
+
+/** Sampling fields copied as they are, with the range Anthropic accepts (OpenAI's temperature goes to 2). */
+const RANGED_FIELDS = [
+  { from: 'temperature', to: 'temperature', min: 0, max: 1 },
+  { from: 'top_p', to: 'top_p', min: 0, max: 1 },
+] as const;
+
+export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: AttemptContext<AnthropicProviderConfig>): UpstreamRequest {
+  rejectUnsupported(request);
+  const { system, messages } = mapMessages(request.messages);
+  const body: AnthropicRequest = {
+    model: ctx.model,
+    max_tokens: request.max_completion_tokens ?? request.max_tokens ?? ctx.maxTokens ?? ctx.provider.default_max_tokens,
+    messages,
+  };
+  if (system !== '') body.system = system;
+  for (const field of RANGED_FIELDS) {
+    const value = request[field.from];
+    if (value === undefined) continue;
+    if (value < field.min || value > field.max) invalidRequest(field.from, `must be between ${field.min} and ${field.max} for provider type anthropic`);
+    body[field.to] = value;
+  }
+  const stop = stopList(request.stop);
+  if (stop !== undefined && stop.length > 0) body.stop_sequences = stop;
+  if (request.user !== undefined) body.metadata = { user_id: request.user };
+  if (request.tools !== undefined && request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      name: tool.function.name,
+      ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
+      input_schema: tool.function.parameters ?? { type: 'object', properties: {} },
+    }));
+    const choice = mapToolChoice(request.tool_choice, request.parallel_tool_calls);
+    if (choice !== undefined) body.tool_choice = choice;
+  }
+  if (request.stream === true) body.stream = true;
+
+  return {
+    url: `${ctx.provider.base_url.replace(/\/+$/, '')}/v1/messages`,
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: request.stream === true ? 'text/event-stream' : 'application/json',
+      ...ctx.provider.headers,
+      'x-api-key': ctx.provider.api_key,
+      'anthropic-version': ctx.provider.anthropic_version,
+    },
+    body: JSON.stringify(body),
+  };
+}
+
+function rejectUnsupported(request: ChatCompletionRequest): void {
+  if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type anthropic returns one choice only');
+  if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type anthropic');
+  const format = request.response_format?.type;
+  if (format !== undefined && format !== 'text') invalidRequest('response_format', `${format} is not supported by provider type anthropic`);
+}
+
+function mapToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): AnthropicToolChoice | undefined {
+  const noParallel = parallel === false ? { disable_parallel_tool_use: true } : {};
+  if (choice === undefined) return parallel === false ? { type: 'auto', ...noParallel } : undefined;
+  if (choice === 'none') return { type: 'none' };
+  if (choice === 'auto') return { type: 'auto', ...noParallel };
+  if (choice === 'required') return { type: 'any', ...noParallel };
+  return { type: 'tool', name: choice.function.name, ...noParallel };
+}
+
+/** System and developer messages become `system`; the rest alternate user/assistant, same-role neighbours merged. */
+function mapMessages(input: readonly ChatMessage[]): { system: string; messages: AnthropicMessage[] } {
+  const system: string[] = [];
+  const messages: AnthropicMessage[] = [];
+  input.forEach((message, i) => {
+    const param = `messages[${i}]`;
+    let turn: AnthropicMessage;
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        system.push(textOf(message.content));
+        return;
+      case 'user':
+        turn = { role: 'user', content: typeof message.content === 'string' ? textBlocks(message.content) : message.content.flatMap((part, j) => mapPart(part, `${param}.content[${j}]`)) };
+        break;
+      case 'assistant': {
+        const content: AnthropicRequestBlock[] = textBlocks(textOf(message.content));
+        for (const [j, call] of (message.tool_calls ?? []).entries()) {
+          content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) });
+        }
+        turn = { role: 'assistant', content };
+        break;
+      }
+      case 'tool':
+        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: message.tool_call_id, content: textOf(message.content) }] };
+        break;
+    }
+    if (turn.content.length === 0) return;
+    const last = messages.at(-1);
+    // Consecutive tool results (parallel calls) must share one user turn.
+    if (last !== undefined && last.role === turn.role) last.content.push(...turn.content);
+    else messages.push(turn);
+  });
+  return { system: system.filter((text) => text !== '').join('\n\n'), messages };
+}
+
+function textBlocks(text: string): AnthropicRequestBlock[] {
+  return text === '' ? [] : [{ type: 'text', text }];
+}
+
+function mapPart(part: ContentPart, param: string): AnthropicRequestBlock[] {
+  if (part.type === 'text') return textBlocks(part.text);
+  const url = part.image_url.url;
+  const inline = parseDataUrl(url, `${param}.image_url.url`);
+  if (inline !== undefined) {
+    if (!IMAGE_TYPES.has(inline.mediaType)) invalidRequest(`${param}.image_url.url`, `${inline.mediaType} is not supported by provider type anthropic (jpeg, png, gif, webp)`);
+    return [{ type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }];
+  }
+  if (!isHttpUrl(url)) invalidRequest(`${param}.image_url.url`, 'must be an http(s) or data URL');
+  return [{ type: 'image', source: { type: 'url', url } }];
+}

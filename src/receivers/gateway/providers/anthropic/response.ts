@@ -1,0 +1,63 @@
+// Anthropic Messages response -> OpenAI chat completion.
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.js';
+import { asObject } from '../google/inputs.js';
+import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import type { AnthropicProviderConfig } from './config.js';
+import type { AnthropicResponse, AnthropicStopReason, AnthropicUsage } from './wire.js';
+
+const decoder = new TextDecoder();
+
+const FINISH_REASONS: Readonly<Record<AnthropicStopReason, FinishReason>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  // pause_turn: a server tool paused a long turn; the client sees a normal end.
+  pause_turn: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  refusal: 'content_filter',
+};
+
+export function mapStopReason(reason: AnthropicStopReason | null | undefined): FinishReason | null {
+  if (reason === null || reason === undefined) return null;
+  return FINISH_REASONS[reason] ?? 'stop';
+}
+
+/** `prompt_tokens` counts every input token, cached or not; Anthropic's input_tokens excludes cache reads and writes. */
+export function mapUsage(usage: Partial<AnthropicUsage>): Usage {
+  const cacheRead = usage.cache_read_input_tokens ?? 0;
+  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
+  const prompt = (usage.input_tokens ?? 0) + cacheRead + cacheWrite;
+  const completion = usage.output_tokens ?? 0;
+  const mapped: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  if (cacheRead > 0 || cacheWrite > 0) mapped.prompt_tokens_details = { cached_tokens: cacheRead, cache_creation_tokens: cacheWrite };
+  return mapped;
+}
+
+export function parseAnthropicResponse(body: Uint8Array, ctx: AttemptContext<AnthropicProviderConfig>): ChatCompletion {
+  const parsed: unknown = JSON.parse(decoder.decode(body));
+  const object = asObject(parsed);
+  if (object === undefined || object['type'] !== 'message' || !Array.isArray(object['content'])) {
+    throw new UpstreamStreamError('anthropic answered with a body that is not a message');
+  }
+  const message = parsed as AnthropicResponse;
+  let text = '';
+  const toolCalls: ToolCall[] = [];
+  for (const block of message.content) {
+    if (block.type === 'text') text += block.text;
+    else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+  }
+  return {
+    id: message.id,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: message.model ?? ctx.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        finish_reason: mapStopReason(message.stop_reason),
+      },
+    ],
+    usage: mapUsage(message.usage ?? {}),
+  };
+}

@@ -1,0 +1,89 @@
+// Anthropic Messages stream (SSE) -> OpenAI chat.completion.chunk objects.
+// https://docs.anthropic.com/en/docs/build-with-claude/streaming
+import type { ChatCompletionChunk, FinishReason, ToolCallDelta } from '../../openai-types.js';
+import { parseSse } from '../../sse.js';
+import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import type { AnthropicProviderConfig } from './config.js';
+import { mapStopReason, mapUsage } from './response.js';
+import type { AnthropicStreamEvent, AnthropicUsage } from './wire.js';
+
+type Delta = ChatCompletionChunk['choices'][number]['delta'];
+
+export async function* parseAnthropicStream(body: AsyncIterable<Uint8Array>, ctx: AttemptContext<AnthropicProviderConfig>): AsyncGenerator<ChatCompletionChunk> {
+  let id = '';
+  let model = ctx.model;
+  const created = Math.floor(Date.now() / 1000);
+  const usage: Partial<AnthropicUsage> = {};
+  // Content block index -> tool call index: text and thinking blocks take
+  // block indexes too, but OpenAI numbers tool calls 0, 1, 2 on their own.
+  const toolIndexes = new Map<number, number>();
+
+  function chunk(delta: Delta, finishReason: FinishReason | null = null): ChatCompletionChunk {
+    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  }
+  function toolDelta(call: ToolCallDelta): ChatCompletionChunk {
+    return chunk({ tool_calls: [call] });
+  }
+
+  for await (const sse of parseSse(body)) {
+    const event = parseEvent(sse.data);
+    switch (event.type) {
+      case 'message_start':
+        id = event.message.id;
+        model = event.message.model ?? model;
+        Object.assign(usage, event.message.usage);
+        yield chunk({ role: 'assistant', content: '' });
+        break;
+      case 'content_block_start': {
+        const block = event.content_block;
+        if (block.type === 'text' && block.text !== '') yield chunk({ content: block.text });
+        if (block.type === 'tool_use') {
+          const index = toolIndexes.size;
+          toolIndexes.set(event.index, index);
+          yield toolDelta({ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } });
+        }
+        break;
+      }
+      case 'content_block_delta': {
+        const delta = event.delta;
+        if (delta.type === 'text_delta') yield chunk({ content: delta.text });
+        else if (delta.type === 'input_json_delta' && delta.partial_json !== '') {
+          const index = toolIndexes.get(event.index);
+          if (index === undefined) throw new UpstreamStreamError(`anthropic sent input_json_delta for block ${event.index}, which is not a tool_use block`);
+          yield toolDelta({ index, function: { arguments: delta.partial_json } });
+        }
+        break;
+      }
+      case 'message_delta':
+        Object.assign(usage, definedOnly(event.usage ?? {}));
+        yield chunk({}, mapStopReason(event.delta.stop_reason) ?? 'stop');
+        break;
+      case 'message_stop':
+        yield { id, object: 'chat.completion.chunk', created, model, choices: [], usage: mapUsage(usage) };
+        return;
+      case 'error':
+        throw new UpstreamStreamError(event.error.message, event.error.type === 'overloaded_error' ? 'api_error' : event.error.type);
+      default:
+        // ping, content_block_stop and event types added later carry nothing to forward.
+        break;
+    }
+  }
+  throw new UpstreamStreamError('anthropic stream ended before message_stop');
+}
+
+function parseEvent(data: string): AnthropicStreamEvent {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    throw new UpstreamStreamError('anthropic sent an event that is not JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || typeof (parsed as { type?: unknown }).type !== 'string') {
+    throw new UpstreamStreamError('anthropic sent an event without a type');
+  }
+  return parsed as AnthropicStreamEvent;
+}
+
+function definedOnly(usage: Partial<AnthropicUsage>): Partial<AnthropicUsage> {
+  return Object.fromEntries(Object.entries(usage).filter(([, value]) => value !== null && value !== undefined));
+}

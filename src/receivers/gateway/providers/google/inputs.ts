@@ -1,0 +1,82 @@
+// Input helpers every non-OpenAI adapter needs: data-URL images and the 400
+// for a request an adapter cannot map. The anthropic and bedrock adapters
+// import them from here (one copy, no shared folder of their own).
+import { randomUUID } from 'node:crypto';
+import { MalformedDataError } from '../../../../core/errors.js';
+
+export interface InlineImage {
+  /** image/png, image/jpeg, ... (lower-cased, parameters dropped) */
+  mediaType: string;
+  /** base64, as it came */
+  data: string;
+}
+
+const DATA_URL = /^data:([^;,]+)((?:;[^;,]*)*);base64,(.*)$/is;
+
+/** Undefined when `url` is not a data URL; throws for a data URL that is not a base64 image. */
+export function parseDataUrl(url: string, param: string): InlineImage | undefined {
+  if (!url.startsWith('data:')) return undefined;
+  const match = DATA_URL.exec(url);
+  const mediaType = match?.[1]?.trim().toLowerCase();
+  const data = match?.[3];
+  if (mediaType === undefined || data === undefined || !mediaType.startsWith('image/')) {
+    invalidRequest(param, 'expected data:image/<type>;base64,<data>');
+  }
+  return { mediaType, data };
+}
+
+export function isHttpUrl(url: string): boolean {
+  return /^https?:\/\//i.test(url);
+}
+
+/**
+ * A request the provider cannot take (an out-of-range value, an image it
+ * cannot read). A PermanentError, so the gateway answers 400 with `param`.
+ */
+export class ProviderRequestError extends MalformedDataError {
+  readonly param: string;
+
+  constructor(param: string, message: string) {
+    super(`${param}: ${message}`);
+    this.param = param;
+  }
+}
+
+export function invalidRequest(param: string, message: string): never {
+  throw new ProviderRequestError(param, message);
+}
+
+/** String content or text parts, joined: for system prompts and tool results. */
+export function textOf(content: string | ReadonlyArray<{ type: 'text'; text: string }> | null | undefined): string {
+  if (content === null || content === undefined) return '';
+  return typeof content === 'string' ? content : content.map((part) => part.text).join('');
+}
+
+/** An assistant tool call's `arguments` string as a JSON object (empty means no arguments). */
+export function parseToolArguments(args: string, param: string): Record<string, unknown> {
+  if (args.trim() === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(args);
+  } catch {
+    invalidRequest(param, 'is not valid JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) invalidRequest(param, 'must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+/** A JSON object, or undefined for anything else: for reading untyped upstream bodies. */
+export function asObject(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+/** `stop` as a list. */
+export function stopList(stop: string | string[] | undefined): string[] | undefined {
+  if (stop === undefined) return undefined;
+  return typeof stop === 'string' ? [stop] : stop;
+}
+
+/** The gateway's id for a completion an upstream did not name. */
+export function completionId(): string {
+  return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
+}
