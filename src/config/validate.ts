@@ -7,7 +7,7 @@ import { ConfigError } from '../core/errors.js';
 import type { ComponentRegistry, TopLevelSection } from '../core/registry.js';
 import { COMPONENT_ID_HINT, isValidComponentId } from './component-id.js';
 import { configErrorMap, formatIssues } from './format-issues.js';
-import { checkGraph } from './graph.js';
+import { checkGraph } from './graph-checks.js';
 import { deepMerge } from './merge.js';
 import { type ConfigPath, formatPath } from './path.js';
 import { serviceSchema, type ServiceConfig } from './service-schema.js';

@@ -1,0 +1,146 @@
+#!/usr/bin/env node
+// `sluice run|validate --config FILE`. A thin entry point: parse arguments,
+// load the config, hand over to Service.
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { builtinRegistry } from './components.js';
+import { loadConfigFile } from './config/load.js';
+import { ConfigError, errorMessage } from './core/errors.js';
+import { createLogger } from './core/logger.js';
+import { Service } from './core/service.js';
+
+const USAGE = `Usage: sluice <command> --config FILE
+
+Commands:
+  run        run the daemon (SIGHUP reloads the config, SIGTERM/SIGINT stop it)
+  validate   check a config: prints "config OK", or every problem and exits 1
+
+Options:
+  -c, --config FILE   the YAML config file
+  -v, --version       print the version
+  -h, --help          print this help
+`;
+
+function readVersion(): string {
+  // Two levels up from dist/src/cli.js, one from src/cli.ts.
+  for (const relative of ['../../package.json', '../package.json']) {
+    try {
+      const pkg: unknown = JSON.parse(readFileSync(new URL(relative, import.meta.url), 'utf8'));
+      if (pkg !== null && typeof pkg === 'object' && 'name' in pkg && pkg.name === 'sluice' && 'version' in pkg && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // not there; try the next location
+    }
+  }
+  return '0.0.0';
+}
+
+async function validate(file: string): Promise<number> {
+  try {
+    await loadConfigFile(file, { registry: builtinRegistry() });
+    process.stdout.write('config OK\n');
+    return 0;
+  } catch (err) {
+    const problems = err instanceof ConfigError ? err.problems : [errorMessage(err)];
+    process.stderr.write(`${problems.join('\n')}\n`);
+    return 1;
+  }
+}
+
+async function run(file: string, version: string): Promise<void> {
+  const logger = createLogger();
+  const registry = builtinRegistry();
+  let config;
+  try {
+    config = await loadConfigFile(file, { registry });
+  } catch (err) {
+    logger.fatal({ problems: err instanceof ConfigError ? err.problems : [errorMessage(err)] }, 'invalid config');
+    process.exit(1);
+  }
+  const service = new Service({ logger, version });
+
+  let stopping = false;
+  function stop(signal: NodeJS.Signals): void {
+    if (stopping) {
+      logger.warn({ signal }, 'second signal while stopping: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info({ signal }, 'stopping');
+    service.shutdown().then(
+      function stopped() {
+        process.exit(0);
+      },
+      function failedToStop(err: unknown) {
+        logger.fatal({ err: errorMessage(err) }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  }
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGHUP', function reload() {
+    logger.info({ file }, 'SIGHUP: reloading config');
+    void service.reload(() => loadConfigFile(file, { registry })).catch(function reloadFailed(err: unknown) {
+      logger.fatal({ err: errorMessage(err) }, 'reload failed and the previous config could not be restored');
+      process.exit(1);
+    });
+  });
+
+  try {
+    await service.start(config);
+  } catch (err) {
+    logger.fatal({ err: errorMessage(err) }, 'failed to start');
+    await service.shutdown();
+    process.exit(1);
+  }
+}
+
+async function main(argv: string[]): Promise<number | undefined> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        version: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    process.stderr.write(`${errorMessage(err)}\n\n${USAGE}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const version = readVersion();
+  if (values.version === true) {
+    process.stdout.write(`sluice ${version}\n`);
+    return 0;
+  }
+  const command = positionals[0];
+  if (values.help === true || command === undefined || command === 'help') {
+    process.stdout.write(USAGE);
+    return command === undefined && values.help !== true ? 2 : 0;
+  }
+  if (command !== 'run' && command !== 'validate') {
+    process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
+    return 2;
+  }
+  if (values.config === undefined) {
+    process.stderr.write(`${command}: --config FILE is required\n`);
+    return 2;
+  }
+  if (command === 'validate') return validate(values.config);
+  await run(values.config, version);
+  return undefined;
+}
+
+main(process.argv.slice(2)).then(
+  function done(code) {
+    if (code !== undefined) process.exitCode = code;
+  },
+  function crashed(err: unknown) {
+    process.stderr.write(`${errorMessage(err)}\n`);
+    process.exitCode = 1;
+  },
+);

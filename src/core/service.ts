@@ -1,0 +1,129 @@
+// The running daemon: storage, admin endpoint and the component graph, with
+// reload. A reload validates first and keeps the running graph when the new
+// config is invalid or fails to start.
+import type { Logger } from 'pino';
+import type { ValidatedConfig } from '../config/validate.js';
+import { AdminServer } from '../admin/server.js';
+import { attachAdminRoutes } from '../admin/routes.js';
+import type { Host } from './component.js';
+import { ConfigError, errorMessage } from './errors.js';
+import { Graph } from './graph.js';
+import { ensureStorageDirectory } from './storage.js';
+import { Telemetry } from './telemetry.js';
+
+export interface ServiceOptions {
+  readonly logger: Logger;
+  readonly version: string;
+  readonly telemetry?: Telemetry;
+}
+
+export class Service {
+  readonly logger: Logger;
+  readonly telemetry: Telemetry;
+  readonly admin: AdminServer;
+  readonly #version: string;
+  #config: ValidatedConfig | undefined;
+  #graph: Graph | undefined;
+  #stopping = false;
+  #shutdown: Promise<void> | undefined;
+  // Starts and reloads run one at a time, in order.
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: ServiceOptions) {
+    this.logger = options.logger;
+    this.#version = options.version;
+    this.telemetry = options.telemetry ?? new Telemetry();
+    this.admin = new AdminServer({
+      telemetry: this.telemetry,
+      logger: this.logger.child({ component: 'admin' }),
+      isReady: () => this.ready,
+      apiKey: () => this.#config?.service.admin.api_key,
+    });
+  }
+
+  /** True once every component has started, false while reloading or stopping. */
+  get ready(): boolean {
+    return !this.#stopping && this.#graph?.started === true;
+  }
+
+  /** The config the running graph was built from. */
+  get config(): ValidatedConfig | undefined {
+    return this.#config;
+  }
+
+  start(config: ValidatedConfig): Promise<void> {
+    return this.#serially(async () => {
+      if (this.#stopping) throw new Error('the service is shutting down');
+      try {
+        await this.#apply(config);
+      } catch (err) {
+        await this.admin.close();
+        throw err;
+      }
+      this.logger.info({ pipelines: Object.keys(config.service.pipelines), admin: config.service.admin.endpoint }, 'sluice started');
+    });
+  }
+
+  /**
+   * Loads a new config and swaps the graph. Returns false when the new
+   * config is refused (invalid, or failed to start: the previous one is
+   * restored) and true when it runs.
+   */
+  reload(load: () => ValidatedConfig | Promise<ValidatedConfig>): Promise<boolean> {
+    return this.#serially(async () => {
+      if (this.#stopping) return false;
+      let next: ValidatedConfig;
+      try {
+        next = await load();
+      } catch (err) {
+        const problems = err instanceof ConfigError ? err.problems : [errorMessage(err)];
+        this.logger.error({ problems }, 'config reload refused; the running config stays');
+        return false;
+      }
+      const previous = this.#config;
+      await this.#graph?.shutdown();
+      try {
+        await this.#apply(next);
+        this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
+        return true;
+      } catch (err) {
+        this.logger.error({ err: errorMessage(err) }, 'new config failed to start; restoring the previous one');
+        if (previous === undefined) throw err;
+        await this.#apply(previous);
+        return false;
+      }
+    });
+  }
+
+  /** Stops receivers first, drains, stops the admin endpoint. Idempotent, safe before start. */
+  shutdown(): Promise<void> {
+    this.#stopping = true;
+    this.#shutdown ??= this.#serially(async () => {
+      await this.#graph?.shutdown();
+      await this.admin.close();
+      this.logger.info('sluice stopped');
+    });
+    return this.#shutdown;
+  }
+
+  async #apply(config: ValidatedConfig): Promise<void> {
+    const storageDirectory = await ensureStorageDirectory(config.service.storage.directory);
+    this.logger.level = config.service.telemetry.logs.level;
+    this.#config = config;
+    if (this.admin.endpoint !== config.service.admin.endpoint) {
+      await this.admin.close();
+      await this.admin.listen(config.service.admin.endpoint);
+    }
+    const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version };
+    attachAdminRoutes(host, this.admin);
+    const graph = new Graph(config, host);
+    this.#graph = graph;
+    await graph.start();
+  }
+
+  #serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(task, task);
+    this.#queue = run.catch(function ignore() {});
+    return run;
+  }
+}
