@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../src/config/load.js';
+import { substituteEnv } from '../../src/config/env.js';
+import { ConfigError } from '../../src/core/errors.js';
+import { fakeRegistry } from '../core/fakes.js';
+
+function substitute(value: unknown, env: Record<string, string>): { value: unknown; problems: string[] } {
+  const problems: string[] = [];
+  return { value: substituteEnv(value, env, problems), problems };
+}
+
+describe('${env:...} substitution', () => {
+  it('replaces a set variable anywhere in a string', () => {
+    expect(substitute({ headers: { authorization: 'Bearer ${env:TOKEN}' } }, { TOKEN: 't0k' }).value).toEqual({ headers: { authorization: 'Bearer t0k' } });
+  });
+
+  it('uses the default when the variable is unset', () => {
+    expect(substitute(['${env:PORT:-4318}', '${env:EMPTY:-}'], {}).value).toEqual(['4318', '']);
+  });
+
+  it('prefers a set variable over the default', () => {
+    expect(substitute('${env:PORT:-4318}', { PORT: '9999' }).value).toBe('9999');
+  });
+
+  it('names the variable and YAML path of an unset variable without default', () => {
+    expect(substitute({ exporters: { 'otlphttp/acme': { headers: { authorization: 'Bearer ${env:ACME_TOKEN}' } } } }, {}).problems).toEqual([
+      'exporters.otlphttp/acme.headers.authorization: environment variable ACME_TOKEN is not set (use ${env:ACME_TOKEN:-default} to give a default)',
+    ]);
+  });
+
+  it('keeps $${ as a literal ${', () => {
+    expect(substitute('$${env:HOME}', { HOME: '/root' }).value).toBe('${env:HOME}');
+  });
+
+  it('reports unset variables together with schema problems', () => {
+    const text = `
+receivers: { fakein: {} }
+exporters: { fakeout: { encoding: "\${env:ENCODING}" } }
+service: { pipelines: { traces: { receivers: [fakein], exporters: [fakeout] } } }
+`;
+    let problems: readonly string[] = [];
+    try {
+      parseConfigText(text, { registry: fakeRegistry(), env: {} });
+    } catch (err) {
+      if (err instanceof ConfigError) problems = err.problems;
+    }
+    expect(problems).toEqual([
+      'exporters.fakeout.encoding: environment variable ENCODING is not set (use ${env:ENCODING:-default} to give a default)',
+      'exporters.fakeout.encoding: must be one of json, protobuf',
+    ]);
+  });
+});

@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { parseConfigText } from '../../src/config/load.js';
+import { ConfigError } from '../../src/core/errors.js';
+import { fakeExporterFactory, createRecorder, fakeRegistry } from '../core/fakes.js';
+
+const GOOD = `
+receivers:
+  fakein: {}
+processors:
+  fakeproc/a: { tag: a }
+exporters:
+  fakeout/acme: { encoding: json }
+service:
+  pipelines:
+    traces:
+      receivers: [fakein]
+      processors: [fakeproc/a]
+      exporters: [fakeout/acme]
+`;
+
+function problemsOf(text: string, env: Record<string, string> = {}, registry = fakeRegistry()): readonly string[] {
+  try {
+    parseConfigText(text, { registry, env });
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('config validation', () => {
+  it('accepts a good config and merges each section over its defaults', () => {
+    const config = parseConfigText(GOOD, { registry: fakeRegistry(), env: {} });
+    expect(config.exporters.get('fakeout/acme')?.config).toEqual({ encoding: 'json', reject: 'none', delay_ms: 0 });
+    expect(config.receivers.get('fakein')?.config).toEqual({ fail_start: false });
+  });
+
+  it('fills the service defaults', () => {
+    const config = parseConfigText(GOOD, { registry: fakeRegistry(), env: {} });
+    expect(config.service.storage.directory).toBe('./data');
+    expect(config.service.admin).toEqual({ endpoint: '127.0.0.1:13133' });
+    expect(config.service.telemetry.logs.level).toBe('info');
+  });
+
+  it('names the YAML path of a bad enum value', () => {
+    expect(problemsOf(GOOD.replace('encoding: json', 'encoding: xml'))).toEqual(['exporters.fakeout/acme.encoding: must be one of json, protobuf']);
+  });
+
+  it('reports unknown keys in a component config', () => {
+    expect(problemsOf(GOOD.replace('{ tag: a }', '{ tag: a, colour: red }'))).toEqual(['processors.fakeproc/a.colour: unknown key']);
+  });
+
+  it('reports unknown top-level and service keys', () => {
+    const text = `${GOOD}\nextra: 1\n`.replace('service:\n', 'service:\n  colour: red\n');
+    expect(problemsOf(text)).toEqual(['extra: unknown key', 'service.colour: unknown key']);
+  });
+
+  it('reports a pipeline reference to an unconfigured component', () => {
+    expect(problemsOf(GOOD.replace('exporters: [fakeout/acme]', 'exporters: [fakeout/acme, fakeout/nope]'))).toEqual([
+      'service.pipelines.traces.exporters[1]: references exporter "fakeout/nope" which is not configured under exporters',
+    ]);
+  });
+
+  it('reports a component configured but used in no pipeline', () => {
+    expect(problemsOf(GOOD.replace('exporters:\n  fakeout/acme', 'exporters:\n  fakeout/spare: {}\n  fakeout/acme'))).toEqual([
+      'exporters.fakeout/spare: configured but used in no pipeline',
+    ]);
+  });
+
+  it('reports a pipeline without receivers or exporters', () => {
+    const text = GOOD.replace('receivers: [fakein]', 'receivers: []').replace('exporters: [fakeout/acme]', 'exporters: []');
+    expect(problemsOf(text)).toEqual([
+      'service.pipelines.traces.receivers: must list at least one receiver',
+      'service.pipelines.traces.exporters: must list at least one exporter',
+      'receivers.fakein: configured but used in no pipeline',
+      'exporters.fakeout/acme: configured but used in no pipeline',
+    ]);
+  });
+
+  it('reports a component type that has no factory', () => {
+    expect(problemsOf(GOOD.replace('fakeout/acme: { encoding: json }', 'fakeout/acme: { encoding: json }\n  kafka: {}').replace('[fakeout/acme]', '[fakeout/acme, kafka]'))).toEqual([
+      'exporters.kafka: unknown exporter type "kafka" (known: fakeout)',
+    ]);
+  });
+
+  it('reports a malformed component id', () => {
+    expect(problemsOf(GOOD.replaceAll('fakeout/acme', 'Fake Out'))[0]).toMatch(/^exporters\.Fake Out: component ids are `type` or `type\/name`/);
+  });
+
+  it('reports a missing pipelines section and a pipeline of another signal', () => {
+    expect(problemsOf('receivers: {}\nservice: {}\n')).toEqual(['service.pipelines: required']);
+    expect(problemsOf(GOOD.replace('    traces:', '    metrics:'))[0]).toMatch(/^service\.pipelines\.metrics: pipeline ids are `traces`/);
+  });
+
+  it('reports every problem at once, each with its YAML path', () => {
+    const text = GOOD.replace('encoding: json', 'encoding: xml, delay_ms: soon')
+      .replace('{ tag: a }', '{ tag: 7 }')
+      .replace('pipelines:', 'telemetry: { logs: { level: loud } }\n  admin: { endpoint: nowhere }\n  pipelines:');
+    expect(problemsOf(text)).toEqual([
+      'processors.fakeproc/a.tag: must be a string',
+      'exporters.fakeout/acme.encoding: must be one of json, protobuf',
+      'exporters.fakeout/acme.delay_ms: must be a number',
+      'service.admin.endpoint: must be host:port, e.g. 127.0.0.1:13133',
+      'service.telemetry.logs.level: must be one of fatal, error, warn, info, debug, trace, silent',
+    ]);
+  });
+
+  it('reports YAML syntax errors with their line', () => {
+    expect(problemsOf('receivers: [\n')[0]).toMatch(/^config:\d+:\d+: /);
+  });
+
+  it('reports an empty file', () => {
+    expect(problemsOf('')).toEqual(['(root): the config is empty']);
+  });
+
+  it('validates a registered top-level section and hands it to its component', () => {
+    const recorder = createRecorder();
+    const registry = fakeRegistry(recorder)
+      .register({ ...fakeExporterFactory(recorder, 'lists'), configSchema: z.strictObject({ items: z.custom<{ url: string }[]>() }), createDefaultConfig: () => ({}) })
+      .registerTopLevelSection({
+        key: 'items',
+        schema: z.array(z.strictObject({ url: z.url() })).default([]),
+        inject: { kind: 'exporter', type: 'lists', configKey: 'items' },
+      });
+    const text = `${GOOD.replace('[fakeout/acme]', '[fakeout/acme, lists]').replace('exporters:\n', 'exporters:\n  lists: {}\n')}items:\n  - url: https://a.example\n`;
+    const config = parseConfigText(text, { registry, env: {} });
+    expect(config.exporters.get('lists')?.config).toEqual({ items: [{ url: 'https://a.example' }] });
+    expect(problemsOf(text.replace('https://a.example', 'not a url'), {}, registry)).toEqual(['items[0].url: must be a URL']);
+  });
+});
