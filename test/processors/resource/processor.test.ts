@@ -1,0 +1,58 @@
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { describe, expect, it } from 'vitest';
+import { resourceConfigSchema } from '../../../src/processors/resource/config.js';
+import { createResourceProcessor } from '../../../src/processors/resource/processor.js';
+import { TraceBatch } from '../../../src/otlp/batch.js';
+import { makeSdkSpans } from '../../helpers/sdk-spans.js';
+
+async function run(attributes: unknown, resource: Record<string, string>) {
+  const processor = createResourceProcessor(resourceConfigSchema.parse({ attributes }));
+  const input = TraceBatch.fromProto(ProtobufTraceSerializer.serializeRequest(makeSdkSpans(resource))!);
+  const output = (await processor.process(input))!;
+  return { input: input.toModel(), output: output.toModel() };
+}
+
+const attrs = (m: Awaited<ReturnType<typeof run>>['output']) =>
+  Object.fromEntries((m.resourceSpans[0]?.resource?.attributes ?? []).map((kv) => [kv.key, kv.value]));
+
+describe('resource processor', () => {
+  it('upserts every attribute of the map form on every resource', async () => {
+    const { output } = await run({ 'platform.projectId': 'prj_1', 'platform.deploymentId': 'dpl_9', 'service.name': 'renamed' }, { 'service.name': 'checkout' });
+    expect(attrs(output)).toMatchObject({
+      'platform.projectId': { stringValue: 'prj_1' },
+      'platform.deploymentId': { stringValue: 'dpl_9' },
+      'service.name': { stringValue: 'renamed' },
+    });
+  });
+
+  it('applies the collector list form: insert keeps, update changes only existing, delete removes', async () => {
+    const { output } = await run(
+      [
+        { key: 'service.name', value: 'ignored', action: 'insert' },
+        { key: 'missing', value: 'x', action: 'update' },
+        { key: 'team', value: 'core', action: 'insert' },
+        { key: 'host.name', action: 'delete' },
+        { key: 'replicas', value: 3, action: 'upsert' },
+      ],
+      { 'service.name': 'checkout', 'host.name': 'box' },
+    );
+    const a = attrs(output);
+    expect(a['service.name']).toEqual({ stringValue: 'checkout' });
+    expect(a.missing).toBeUndefined();
+    expect(a.team).toEqual({ stringValue: 'core' });
+    expect(a['host.name']).toBeUndefined();
+    expect(a.replicas).toEqual({ intValue: '3' });
+  });
+
+  it('leaves every span byte-for-byte as it was', async () => {
+    const { input, output } = await run({ 'platform.projectId': 'prj_1' }, {});
+    expect(output.resourceSpans[0]?.scopeSpans).toEqual(input.resourceSpans[0]?.scopeSpans);
+  });
+
+  it('rejects an unknown action naming the key', () => {
+    const result = resourceConfigSchema.safeParse({ attributes: [{ key: 'a', value: 'b', action: 'merge' }] });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues[0]?.path).toEqual(['attributes', 0, 'action']);
+    expect(result.error?.issues[0]?.message).toBe('must be one of insert, update, upsert, delete');
+  });
+});
