@@ -1,0 +1,133 @@
+// OTLP/HTTP delivery of encoded requests: serialization (JSON or protobuf,
+// gzip, signature) is separate from the HTTP round trip, and an HTTP outcome
+// is returned, never thrown, classified as the OTLP spec says: 429, 502, 503,
+// 504 and network errors are retryable (honouring Retry-After), any other
+// non-2xx is permanent.
+import { createHmac } from 'node:crypto';
+import { promisify } from 'node:util';
+import { gzip as gzipCallback } from 'node:zlib';
+import { Agent, request } from 'undici';
+import { TraceBatch } from '../../otlp/batch.js';
+import { decodeResponse } from '../../otlp/proto-codec.js';
+import { parseJsonResponse } from '../../otlp/json-codec.js';
+import { concatRequests } from '../../otlp/wire.js';
+import { parseRetryAfter } from './retry-after.js';
+
+const gzip = promisify(gzipCallback);
+
+const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
+const ERROR_BODY_PREVIEW = 512; // characters of a failed response kept for the log
+const KEEP_ALIVE_TIMEOUT = 30_000; // ms
+const CONNECT_TIMEOUT = 10_000; // ms
+
+export type SendOutcome =
+  | { status: 'success'; httpStatus: number; rejectedSpans: number; message?: string }
+  | { status: 'retryable'; httpStatus: number | null; retryInMs?: number; error: string }
+  | { status: 'failure'; httpStatus: number | null; error: string };
+
+export interface Transport {
+  /** Delivers the records (encoded ExportTraceServiceRequests) as one request. */
+  send(records: readonly Uint8Array[], spans: number, signal: AbortSignal): Promise<SendOutcome>;
+  close(): Promise<void>;
+}
+
+export interface HttpTransportOptions {
+  url: string;
+  encoding: 'json' | 'protobuf';
+  compression: 'gzip' | 'none';
+  headers: Readonly<Record<string, string>>;
+  /** Signs each body with HMAC-SHA256 in x-sluice-signature. */
+  secret?: string | undefined;
+  /** PEM text of the CA to trust for this destination. */
+  ca?: string | undefined;
+  /** Allows http:// (local testing only). */
+  insecure: boolean;
+  /** ms, for the whole request */
+  timeoutMs: number;
+  userAgent: string;
+}
+
+export class InsecureUrlError extends Error {
+  readonly code = 'SLUICE_ERR_INSECURE_URL';
+}
+
+export function signBody(secret: string, body: Uint8Array): string {
+  return createHmac('sha256', secret).update(body).digest('hex');
+}
+
+/** Serializes records for one delivery: the exact bytes sent and their headers. */
+export async function serializeBody(
+  records: readonly Uint8Array[],
+  options: Pick<HttpTransportOptions, 'encoding' | 'compression' | 'secret'>,
+): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
+  const proto = concatRequests(records);
+  let body: Uint8Array = options.encoding === 'json' ? Buffer.from(TraceBatch.fromProto(proto).toJson()) : proto;
+  const headers: Record<string, string> = {
+    'content-type': options.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
+  };
+  if (options.compression === 'gzip') {
+    body = await gzip(body);
+    headers['content-encoding'] = 'gzip';
+  }
+  if (options.secret !== undefined && options.secret !== '') headers['x-sluice-signature'] = signBody(options.secret, body);
+  return { body, headers };
+}
+
+function rejectedSpans(contentType: string | undefined, body: Buffer): { rejected: number; message?: string } {
+  if (body.length === 0) return { rejected: 0 };
+  try {
+    const response = contentType?.includes('json') ? parseJsonResponse(body.toString('utf8')) : decodeResponse(body);
+    const partial = response.partialSuccess;
+    const rejected = Number(partial?.rejectedSpans ?? 0);
+    return partial?.errorMessage ? { rejected, message: partial.errorMessage } : { rejected };
+  } catch {
+    // A destination may answer 200 with a body that is not an OTLP response; the data was accepted.
+    return { rejected: 0 };
+  }
+}
+
+export function createHttpTransport(options: HttpTransportOptions): Transport {
+  const url = new URL(options.url);
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.insecure)) {
+    throw new InsecureUrlError(`${options.url}: must be an https URL (set insecure: true to allow http for local testing)`);
+  }
+  const dispatcher = new Agent({
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT,
+    connect: { timeout: CONNECT_TIMEOUT, ...(options.ca === undefined ? {} : { ca: options.ca }) },
+  });
+  const baseHeaders = { ...options.headers, 'user-agent': options.userAgent };
+
+  return {
+    send: async function deliver(records, _spans, signal) {
+      const { body, headers } = await serializeBody(records, options);
+      const timeout = AbortSignal.timeout(options.timeoutMs);
+      try {
+        const response = await request(url, {
+          method: 'POST',
+          headers: { ...baseHeaders, ...headers },
+          body,
+          dispatcher,
+          signal: AbortSignal.any([signal, timeout]),
+        });
+        const responseBody = Buffer.from(await response.body.arrayBuffer());
+        const status = response.statusCode;
+        if (status >= 200 && status < 300) {
+          const { rejected, message } = rejectedSpans(response.headers['content-type']?.toString(), responseBody);
+          return message === undefined ? { status: 'success', httpStatus: status, rejectedSpans: rejected } : { status: 'success', httpStatus: status, rejectedSpans: rejected, message };
+        }
+        const error = `HTTP ${status}: ${responseBody.toString('utf8', 0, ERROR_BODY_PREVIEW)}`;
+        if (RETRYABLE_STATUS.has(status)) {
+          const retryInMs = parseRetryAfter(response.headers['retry-after']);
+          return retryInMs === undefined ? { status: 'retryable', httpStatus: status, error } : { status: 'retryable', httpStatus: status, retryInMs, error };
+        }
+        return { status: 'failure', httpStatus: status, error };
+      } catch (err) {
+        const reason = timeout.aborted ? `timed out after ${options.timeoutMs}ms` : err instanceof Error ? err.message : String(err);
+        return { status: 'retryable', httpStatus: null, error: `request to ${url.host} failed: ${reason}` };
+      }
+    },
+    close: async function close() {
+      await dispatcher.close();
+    },
+  };
+}
