@@ -1,0 +1,103 @@
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { bearerMatches } from '../../src/admin/auth.js';
+import { sendJson } from '../../src/admin/respond.js';
+import { AdminServer } from '../../src/admin/server.js';
+import { Telemetry } from '../../src/core/telemetry.js';
+
+let ready = false;
+let apiKey: string | undefined = 'admin-secret';
+let telemetry: Telemetry;
+let admin: AdminServer;
+let base: string;
+
+beforeEach(async () => {
+  ready = false;
+  apiKey = 'admin-secret';
+  telemetry = new Telemetry({ defaultMetrics: false });
+  admin = new AdminServer({ telemetry, logger: pino({ level: 'silent' }), isReady: () => ready, apiKey: () => apiKey });
+  await admin.listen('127.0.0.1:0');
+  base = `http://127.0.0.1:${admin.address()?.port ?? 0}`;
+});
+
+afterEach(async () => {
+  await admin.close();
+});
+
+describe('admin endpoint', () => {
+  it('answers /healthz with 200 while alive', async () => {
+    const res = await fetch(`${base}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'alive' });
+  });
+
+  it('answers /readyz with 503 until every component started, then 200', async () => {
+    expect((await fetch(`${base}/readyz`)).status).toBe(503);
+    ready = true;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+
+  it('serves the telemetry registry as Prometheus text on /metrics', async () => {
+    telemetry.counter('sluice_test_total', 'A test counter.', ['receiver']).inc({ receiver: 'otlp' }, 3);
+    const res = await fetch(`${base}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await res.text()).toContain('sluice_test_total{receiver="otlp"} 3');
+  });
+
+  it('answers an unknown path with a JSON 404', async () => {
+    const res = await fetch(`${base}/nope`);
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ error: { message: 'not found: /nope' } });
+  });
+
+  it('answers another method on a builtin path with a JSON 405 and Allow', async () => {
+    const res = await fetch(`${base}/healthz`, { method: 'POST' });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('serves a mounted route and everything under it until it is removed', async () => {
+    const remove = admin.addRoute('/v1/drains', (_req, res, url) => sendJson(res, 200, { path: url.pathname }));
+    expect(await (await fetch(`${base}/v1/drains/drn_1`)).json()).toEqual({ path: '/v1/drains/drn_1' });
+    expect((await fetch(`${base}/v1/drainsx`)).status).toBe(404);
+    remove();
+    expect((await fetch(`${base}/v1/drains`)).status).toBe(404);
+  });
+
+  it('guards a route with the admin key', async () => {
+    admin.addRoute('/v1/drains', (req, res) => {
+      if (admin.requireAdminKey(req, res)) sendJson(res, 200, { ok: true });
+    });
+    expect((await fetch(`${base}/v1/drains`)).status).toBe(401);
+    expect((await fetch(`${base}/v1/drains`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${base}/v1/drains`, { headers: { authorization: 'Bearer admin-secret' } })).status).toBe(200);
+  });
+
+  it('refuses every request to a guarded route when no admin key is configured', async () => {
+    apiKey = undefined;
+    admin.addRoute('/v1/drains', (req, res) => {
+      if (admin.requireAdminKey(req, res)) sendJson(res, 200, { ok: true });
+    });
+    const res = await fetch(`${base}/v1/drains`, { headers: { authorization: 'Bearer ' } });
+    expect(res.status).toBe(401);
+  });
+
+  it('answers 500 in JSON when a mounted handler throws', async () => {
+    admin.addRoute('/boom', () => {
+      throw new Error('kaput');
+    });
+    const res = await fetch(`${base}/boom`);
+    expect(res.status).toBe(500);
+    expect(await res.json()).toEqual({ error: { message: 'internal error' } });
+  });
+});
+
+describe('bearer comparison', () => {
+  it('matches only the exact key', () => {
+    expect(bearerMatches('Bearer k3y', 'k3y')).toBe(true);
+    expect(bearerMatches('Bearer k3y2', 'k3y')).toBe(false);
+    expect(bearerMatches('Basic k3y', 'k3y')).toBe(false);
+    expect(bearerMatches(undefined, 'k3y')).toBe(false);
+  });
+});

@@ -1,0 +1,39 @@
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/core/logger.js';
+
+function capture(): { lines: string[]; destination: Writable } {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk: Buffer, _encoding, callback) {
+      lines.push(chunk.toString('utf8'));
+      callback();
+    },
+  });
+  return { lines, destination };
+}
+
+describe('logger', () => {
+  it('writes JSON lines at the configured level', () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ level: 'warn', destination });
+    logger.info('hidden');
+    logger.warn({ drain: 'honeycomb' }, 'shown');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ level: 40, msg: 'shown', drain: 'honeycomb' });
+  });
+
+  it('never writes secrets, API keys, header values or image data', () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ destination });
+    logger.info({
+      api_key: 'sk-top',
+      headers: { authorization: 'Bearer sk-auth', 'x-honeycomb-team': 'hc-key' },
+      drain: { secret: 'shh', headers: { 'x-team': 'team-key' } },
+      request: { image_url: 'data:image/png;base64,AAAA' },
+    }, 'config');
+    const text = lines.join('');
+    for (const secret of ['sk-top', 'sk-auth', 'hc-key', 'shh', 'team-key', 'base64,AAAA']) expect(text).not.toContain(secret);
+    expect(text).toContain('[redacted]');
+  });
+});
