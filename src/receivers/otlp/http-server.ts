@@ -1,0 +1,205 @@
+// OTLP/HTTP: POST /v1/traces with a protobuf or JSON body, optionally gzip
+// or deflate compressed. Protobuf bodies are only scanned, never decoded
+// (DESIGN 9). Errors follow the OTLP/HTTP spec: a google.rpc.Status body in
+// the request's encoding.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import type { TracesConsumer } from '../../core/component.js';
+import { MalformedDataError } from '../../core/errors.js';
+import { TraceBatch } from '../../otlp/batch.js';
+import { parseJsonRequest, stringifyResponse } from '../../otlp/json-codec.js';
+import { encodeResponse } from '../../otlp/proto-codec.js';
+import { parseContentEncoding, readBody, RequestAbortedError } from './body.js';
+import type { HttpProtocolConfig } from './config.js';
+import { formatEndpoint, type Endpoint } from './endpoint.js';
+import { listenError } from './listen-error.js';
+import type { TransportMetrics } from './metrics.js';
+import { BodyTooLargeError, classify } from './outcome.js';
+import { encodeStatus } from './rpc-status.js';
+
+const TRACES_PATH = '/v1/traces';
+const PROTOBUF = 'application/x-protobuf';
+const JSON_TYPE = 'application/json';
+
+type BodyType = 'protobuf' | 'json';
+
+// Both are constant: an empty ExportTraceServiceResponse means full success.
+const PROTOBUF_OK = Buffer.from(encodeResponse({}));
+const JSON_OK = Buffer.from(stringifyResponse({}));
+
+// google.rpc.Code values carried in error bodies, as the collector does.
+const RPC_CODE: Readonly<Record<number, number>> = { 400: 3, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14 };
+
+function bodyTypeOf(header: string | undefined): BodyType | undefined {
+  if (header === undefined) return undefined;
+  const semicolon = header.indexOf(';');
+  const mediaType = (semicolon === -1 ? header : header.slice(0, semicolon)).trim().toLowerCase();
+  if (mediaType === PROTOBUF) return 'protobuf';
+  if (mediaType === JSON_TYPE) return 'json';
+  return undefined;
+}
+
+function pathOf(url: string | undefined): string {
+  const raw = url ?? '/';
+  const query = raw.indexOf('?');
+  return query === -1 ? raw : raw.slice(0, query);
+}
+
+export interface HttpReceiverOptions {
+  readonly id: string;
+  readonly config: HttpProtocolConfig;
+  readonly next: TracesConsumer;
+  readonly logger: Logger;
+  readonly metrics: TransportMetrics;
+}
+
+export class OtlpHttpServer {
+  readonly #options: HttpReceiverOptions;
+  readonly #limit: number;
+  readonly #server: Server;
+  #address: Endpoint | undefined;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  constructor(options: HttpReceiverOptions) {
+    this.#options = options;
+    this.#limit = options.config.max_request_body_size;
+    this.#server = createServer({ keepAlive: true }, (req, res) => {
+      this.#handle(req, res).catch((err: unknown) => {
+        options.logger.error({ err }, 'unexpected error while handling an OTLP/HTTP request');
+        if (!res.headersSent) this.#send(res, 500, 'text/plain; charset=utf-8', Buffer.from('internal error'));
+        else res.destroy();
+      });
+    });
+  }
+
+  /** The bound address, once listening. */
+  get address(): Endpoint | undefined {
+    return this.#address;
+  }
+
+  listen(): Promise<Endpoint> {
+    const { host, port } = this.#options.config.endpoint;
+    const server = this.#server;
+    const id = this.#options.id;
+    return new Promise<Endpoint>((resolve, reject) => {
+      function onError(err: Error): void {
+        server.off('listening', onListening);
+        reject(listenError(id, formatEndpoint(host, port), err));
+      }
+      const onListening = (): void => {
+        server.off('error', onError);
+        const bound = server.address() as AddressInfo;
+        this.#address = { host, port: bound.port };
+        resolve(this.#address);
+      };
+      server.once('error', onError);
+      server.once('listening', onListening);
+      server.listen(port, host);
+    });
+  }
+
+  /** Stops accepting; in-flight requests are answered, then their sockets close. */
+  close(): Promise<void> {
+    if (this.#closed !== undefined) return this.#closed;
+    this.#closing = true;
+    const server = this.#server;
+    this.#closed = new Promise<void>(function waitForClose(resolve) {
+      if (!server.listening) {
+        resolve();
+        return;
+      }
+      server.close(function closed() {
+        resolve();
+      });
+      server.closeIdleConnections();
+    });
+    return this.#closed;
+  }
+
+  async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const type = bodyTypeOf(req.headers['content-type']);
+    if (pathOf(req.url) !== TRACES_PATH) {
+      this.#fail(req, res, type, 404, `no such path: ${pathOf(req.url)}; OTLP traces are accepted at POST ${TRACES_PATH}`);
+      return;
+    }
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      this.#fail(req, res, type, 405, `method ${req.method ?? ''} is not allowed; use POST`);
+      return;
+    }
+    if (type === undefined) {
+      const given = req.headers['content-type'] ?? '(none)';
+      this.#fail(req, res, type, 415, `unsupported content type ${given}; use ${PROTOBUF} or ${JSON_TYPE}`);
+      return;
+    }
+    const encoding = parseContentEncoding(req.headers['content-encoding']);
+    if (encoding === undefined) {
+      this.#fail(req, res, type, 415, `unsupported content encoding ${req.headers['content-encoding'] ?? ''}; use gzip, deflate or none`);
+      return;
+    }
+    const declared = Number(req.headers['content-length']);
+    if (encoding === 'identity' && declared > this.#limit) {
+      this.#refuse(req, res, type, new BodyTooLargeError(this.#limit), 0);
+      return;
+    }
+
+    let batch: TraceBatch;
+    try {
+      const body = await readBody(req, encoding, this.#limit);
+      batch = decodeBody(type, body);
+    } catch (err) {
+      if (err instanceof RequestAbortedError) return;
+      this.#refuse(req, res, type, err, 0);
+      return;
+    }
+
+    const spans = batch.spanCount;
+    // OTLP: an empty request is answered with success; nothing to deliver.
+    if (spans > 0) {
+      try {
+        await this.#options.next.consume(batch);
+      } catch (err) {
+        this.#refuse(req, res, type, err, spans);
+        return;
+      }
+      this.#options.metrics.accepted(spans);
+    }
+    this.#send(res, 200, type === 'protobuf' ? PROTOBUF : JSON_TYPE, type === 'protobuf' ? PROTOBUF_OK : JSON_OK);
+  }
+
+  #refuse(req: IncomingMessage, res: ServerResponse, type: BodyType, err: unknown, spans: number): void {
+    const refusal = classify(err);
+    this.#options.metrics.refused(refusal.reason, spans);
+    if (refusal.reason === 'error') this.#options.logger.warn({ err, spans }, 'refused spans: the pipeline is unavailable');
+    if (refusal.retryAfterMs !== undefined) res.setHeader('Retry-After', String(Math.ceil(refusal.retryAfterMs / 1000)));
+    this.#fail(req, res, type, refusal.httpStatus, refusal.message);
+  }
+
+  #fail(req: IncomingMessage, res: ServerResponse, type: BodyType | undefined, status: number, message: string): void {
+    // A body left unread (413, early 4xx) would have to be drained to reuse
+    // the connection; closing it is cheaper and bounds what a client can send.
+    if (!req.complete) res.setHeader('Connection', 'close');
+    const code = RPC_CODE[status] ?? 2;
+    if (type === 'protobuf') this.#send(res, status, PROTOBUF, Buffer.from(encodeStatus(code, message)));
+    else if (type === 'json') this.#send(res, status, JSON_TYPE, Buffer.from(JSON.stringify({ code, message })));
+    else this.#send(res, status, 'text/plain; charset=utf-8', Buffer.from(message));
+  }
+
+  #send(res: ServerResponse, status: number, contentType: string, body: Buffer): void {
+    if (this.#closing) res.setHeader('Connection', 'close');
+    res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': body.length });
+    res.end(body);
+  }
+}
+
+function decodeBody(type: BodyType, body: Buffer): TraceBatch {
+  try {
+    return type === 'protobuf' ? TraceBatch.fromProto(body) : TraceBatch.fromModel(parseJsonRequest(body));
+  } catch (err) {
+    // Whatever a decoder throws on bad input, the client hears 400.
+    if (err instanceof MalformedDataError) throw err;
+    throw new MalformedDataError(`malformed ${type} body: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}

@@ -1,0 +1,49 @@
+// How a failed request is answered, decided by error type (never message)
+// and shared by both transports: status codes, metric reason, retry delay.
+import { status as GrpcStatus } from '@grpc/grpc-js';
+import { errorMessage, isPermanent, isResourceExhausted, RetryableError } from '../../core/errors.js';
+
+export type RefusalReason = 'malformed' | 'too_large' | 'backpressure' | 'error';
+
+export interface Refusal {
+  readonly reason: RefusalReason;
+  readonly httpStatus: number;
+  readonly grpcCode: GrpcStatus;
+  readonly message: string;
+  /** Set for backpressure and retryable errors that name a delay. */
+  readonly retryAfterMs: number | undefined;
+}
+
+/** Sent with a 429 when the refusing component named no delay. */
+export const DEFAULT_BACKPRESSURE_RETRY_MS = 1_000;
+
+/** The body (after decompression) is larger than the configured limit. */
+export class BodyTooLargeError extends Error {
+  readonly limit: number;
+
+  constructor(limit: number) {
+    super(`request body exceeds max_request_body_size (${limit} bytes)`);
+    this.name = 'BodyTooLargeError';
+    this.limit = limit;
+  }
+}
+
+export function classify(err: unknown): Refusal {
+  if (err instanceof BodyTooLargeError) {
+    return { reason: 'too_large', httpStatus: 413, grpcCode: GrpcStatus.RESOURCE_EXHAUSTED, message: err.message, retryAfterMs: undefined };
+  }
+  if (isPermanent(err)) {
+    return { reason: 'malformed', httpStatus: 400, grpcCode: GrpcStatus.INVALID_ARGUMENT, message: err.message, retryAfterMs: undefined };
+  }
+  if (isResourceExhausted(err)) {
+    return {
+      reason: 'backpressure',
+      httpStatus: 429,
+      grpcCode: GrpcStatus.RESOURCE_EXHAUSTED,
+      message: err.message,
+      retryAfterMs: err.retryAfterMs ?? DEFAULT_BACKPRESSURE_RETRY_MS,
+    };
+  }
+  const retryAfterMs = err instanceof RetryableError ? err.retryAfterMs : undefined;
+  return { reason: 'error', httpStatus: 503, grpcCode: GrpcStatus.UNAVAILABLE, message: errorMessage(err), retryAfterMs };
+}

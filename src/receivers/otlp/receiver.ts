@@ -1,0 +1,82 @@
+// The otlp receiver: one HTTP and/or one gRPC server feeding one consumer.
+import type { Logger } from 'pino';
+import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
+import type { OtlpReceiverConfig } from './config.js';
+import type { Endpoint } from './endpoint.js';
+import { OtlpGrpcServer } from './grpc-server.js';
+import { OtlpHttpServer } from './http-server.js';
+import { transportMetrics } from './metrics.js';
+
+export interface OtlpAddresses {
+  readonly http?: Endpoint;
+  readonly grpc?: Endpoint;
+}
+
+export class OtlpReceiver implements Receiver {
+  readonly #logger: Logger;
+  readonly #http: OtlpHttpServer | undefined;
+  readonly #grpc: OtlpGrpcServer | undefined;
+  #started: Promise<void> | undefined;
+  #shutdown: Promise<void> | undefined;
+
+  constructor(settings: CreateSettings, config: OtlpReceiverConfig, next: TracesConsumer) {
+    this.#logger = settings.logger.child({ receiver: settings.id });
+    const { http, grpc } = config.protocols;
+    if (http !== undefined) {
+      this.#http = new OtlpHttpServer({
+        id: settings.id,
+        config: http,
+        next,
+        logger: this.#logger.child({ protocol: 'http' }),
+        metrics: transportMetrics(settings.telemetry, settings.id, 'http'),
+      });
+    }
+    if (grpc !== undefined) {
+      this.#grpc = new OtlpGrpcServer({
+        id: settings.id,
+        config: grpc,
+        next,
+        logger: this.#logger.child({ protocol: 'grpc' }),
+        metrics: transportMetrics(settings.telemetry, settings.id, 'grpc'),
+      });
+    }
+  }
+
+  /** The bound host and port of each started protocol (port 0 resolved). */
+  addresses(): OtlpAddresses {
+    const http = this.#http?.address;
+    const grpc = this.#grpc?.address;
+    return { ...(http === undefined ? {} : { http }), ...(grpc === undefined ? {} : { grpc }) };
+  }
+
+  start(_host?: Host): Promise<void> {
+    this.#started ??= this.#listen();
+    return this.#started;
+  }
+
+  async #listen(): Promise<void> {
+    const servers = [this.#http, this.#grpc].filter((server) => server !== undefined);
+    const results = await Promise.allSettled(servers.map((server) => server.listen()));
+    const failed = results.find((result) => result.status === 'rejected');
+    if (failed !== undefined) {
+      // Half a receiver is worse than none: release the port that did bind.
+      await Promise.all(servers.map((server) => server.close()));
+      throw failed.reason;
+    }
+    for (const [protocol, server] of [['http', this.#http], ['grpc', this.#grpc]] as const) {
+      const address = server?.address;
+      if (address !== undefined) this.#logger.info({ protocol, host: address.host, port: address.port }, 'listening');
+    }
+  }
+
+  shutdown(): Promise<void> {
+    this.#shutdown ??= this.#close();
+    return this.#shutdown;
+  }
+
+  async #close(): Promise<void> {
+    // Let a start in progress finish binding, so its sockets are closed too.
+    await this.#started?.catch(function ignore() {});
+    await Promise.all([this.#http?.close(), this.#grpc?.close()]);
+  }
+}
