@@ -1,0 +1,29 @@
+// The `sampling` processor's config, and the rule schema drains share.
+import { z } from 'zod';
+import { duration } from '../../config/units.js';
+
+export const DEFAULT_DECISION_WAIT = '2s';
+export const DEFAULT_MAX_PENDING_SPANS = 100_000;
+
+export const samplingRuleSchema = z.strictObject({
+  environment: z.string().min(1, { error: 'must not be empty' }),
+  percentage: z
+    .number({ error: 'must be a number from 0 to 100' })
+    .min(0, { error: 'must be a number from 0 to 100' })
+    .max(100, { error: 'must be a number from 0 to 100' }),
+  path_prefix: z.string().optional(),
+});
+
+export const samplingConfigSchema = z.strictObject({
+  rules: z.array(samplingRuleSchema),
+  /** ms */
+  decision_wait: duration(),
+  max_pending_spans: z.number().int().positive(),
+});
+
+export type SamplingRuleConfig = z.output<typeof samplingRuleSchema>;
+export type SamplingConfig = z.output<typeof samplingConfigSchema>;
+
+export function createDefaultConfig() {
+  return { rules: [], decision_wait: DEFAULT_DECISION_WAIT, max_pending_spans: DEFAULT_MAX_PENDING_SPANS };
+}

@@ -1,0 +1,312 @@
+// The sampling engine shared by `sampling/*` processors and every drain. It
+// works on the wire index: trace ids and resources are read from the scan,
+// only a trace's root span (or, after a wait, its first SERVER span) is
+// decoded, and only when the path can change the decision.
+//
+// sample() splits a batch into spans decided now (kept) and spans that wait
+// for their root (pending). hold() takes such pending spans back and settles
+// once every trace in them is decided: by a later batch carrying the root,
+// or, past decision_wait or max_pending_spans, as a trace with no known path
+// (the first SERVER span seen supplies the path when there is one).
+import type { Telemetry } from '../../core/telemetry.js';
+import { SpanKind } from '../../otlp/model.js';
+import { filterSpans, scanRequest, type WireIndex, type WireSpan } from '../../otlp/wire.js';
+import { DecisionCache } from './decision-cache.js';
+import { RuleTally, samplingMetrics, type SamplingMetrics } from './metrics.js';
+import { RuleSet, type Decision, type SamplingRule } from './rules.js';
+import { pathOfSpan, ResourceInfoCache, type ResourceInfo } from './trace-context.js';
+
+export interface SamplerOptions {
+  /** The `sampler` label of the counters: a processor id or `drain/<id>`. */
+  readonly name: string;
+  readonly rules: readonly SamplingRule[];
+  readonly decisionWaitMs: number;
+  readonly maxPendingSpans: number;
+  /** Drop spans whose resource has platform.runtime = edge (drains do). */
+  readonly excludeEdge: boolean;
+  readonly telemetry: Telemetry;
+  readonly now?: () => number;
+}
+
+export interface SpanSet {
+  readonly buf: Uint8Array;
+  readonly spanCount: number;
+}
+
+export interface SampleResult {
+  readonly kept: SpanSet | undefined;
+  /** Spans of traces not decided yet: hand them to hold() (after persisting them, for drains). */
+  readonly pending: SpanSet | undefined;
+  readonly edgeSpans: number;
+  readonly sampledOutSpans: number;
+}
+
+export interface HoldResult {
+  readonly kept: SpanSet | undefined;
+  readonly sampledOutSpans: number;
+}
+
+export class SamplerStoppedError extends Error {
+  readonly code = 'SLUICE_ERR_SAMPLER_STOPPED';
+}
+
+interface TraceGroup {
+  readonly traceId: Uint8Array;
+  /** The environment of the first span's resource, or the root's once seen. */
+  environment: string | undefined;
+  root: WireSpan | undefined;
+  decision: Decision | undefined;
+}
+
+interface PendingHold {
+  readonly index: WireIndex;
+  readonly decisions: Map<string, Decision>;
+  undecided: number;
+  readonly resolve: (result: HoldResult) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+interface WaitingTrace {
+  readonly traceId: Uint8Array;
+  readonly environment: string | undefined;
+  /** The path of the first SERVER span held, decoded when it arrives. */
+  serverPath: string | undefined;
+  sawServer: boolean;
+  spans: number;
+  readonly sinceMs: number;
+  readonly holds: Set<PendingHold>;
+}
+
+const VERDICT_DROP = 0;
+const VERDICT_KEEP = 1;
+const VERDICT_PENDING = 2;
+const VERDICT_EDGE = 3;
+const MAX_TICK_MS = 100;
+
+function keyOf(traceId: Uint8Array): string {
+  return Buffer.from(traceId.buffer, traceId.byteOffset, traceId.byteLength).toString('hex');
+}
+
+export class Sampler {
+  readonly #name: string;
+  readonly #rules: RuleSet;
+  readonly #decisionWaitMs: number;
+  readonly #maxPendingSpans: number;
+  readonly #excludeEdge: boolean;
+  readonly #now: () => number;
+  readonly #metrics: SamplingMetrics;
+  readonly #resources = new ResourceInfoCache();
+  readonly #decisions: DecisionCache;
+  /** Insertion order is arrival order, so the oldest waiting trace is first. */
+  readonly #waiting = new Map<string, WaitingTrace>();
+  #pendingSpans = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #stopped = false;
+
+  constructor(options: SamplerOptions) {
+    this.#name = options.name;
+    this.#rules = new RuleSet(options.rules);
+    this.#decisionWaitMs = options.decisionWaitMs;
+    this.#maxPendingSpans = options.maxPendingSpans;
+    this.#excludeEdge = options.excludeEdge;
+    this.#now = options.now ?? Date.now;
+    this.#metrics = samplingMetrics(options.telemetry);
+    this.#decisions = new DecisionCache({ now: this.#now });
+  }
+
+  /** Spans waiting for a decision right now. */
+  get pendingSpans(): number {
+    return this.#pendingSpans;
+  }
+
+  start(): void {
+    if (this.#timer !== undefined || this.#stopped) return;
+    const tickMs = Math.max(1, Math.min(MAX_TICK_MS, this.#decisionWaitMs));
+    this.#timer = setInterval(() => this.expireDue(), tickMs);
+    this.#timer.unref();
+  }
+
+  /** Decides every waiting trace now, as if its wait had expired. */
+  flush(): void {
+    for (const [key, waiting] of [...this.#waiting]) this.#expire(key, waiting);
+  }
+
+  /** Stops the timer; holds still waiting reject with SamplerStoppedError (drains keep them on disk). */
+  stop(): void {
+    this.#stopped = true;
+    if (this.#timer !== undefined) clearInterval(this.#timer);
+    this.#timer = undefined;
+    const holds = new Set<PendingHold>();
+    for (const waiting of this.#waiting.values()) for (const hold of waiting.holds) holds.add(hold);
+    this.#waiting.clear();
+    this.#pendingSpans = 0;
+    this.#metrics.pending.set({ sampler: this.#name }, 0);
+    for (const hold of holds) hold.reject(new SamplerStoppedError(`sampler ${this.#name} stopped`));
+  }
+
+  sample(index: WireIndex): SampleResult {
+    const infos = index.resourceSpans.map((rs) => this.#resources.get(rs.resource === undefined ? undefined : index.buf.subarray(rs.resource[0], rs.resource[1])));
+    const groups = this.#group(index, infos);
+    for (const [key, group] of groups) this.#decideGroup(key, group, index.buf);
+
+    const verdicts = new Map<WireSpan, number>();
+    const tally = new RuleTally();
+    let edgeSpans = 0;
+    let sampledOutSpans = 0;
+    let pendingSpans = 0;
+    index.resourceSpans.forEach((rs, resourceIndex) => {
+      const edge = this.#excludeEdge && infos[resourceIndex]?.edge === true;
+      for (const ss of rs.scopeSpans) {
+        for (const span of ss.spans) {
+          const decision = groups.get(keyOf(span.traceId))?.decision;
+          let verdict: number;
+          if (edge) verdict = VERDICT_EDGE;
+          else if (decision === undefined) verdict = VERDICT_PENDING;
+          else verdict = decision.keep ? VERDICT_KEEP : VERDICT_DROP;
+          verdicts.set(span, verdict);
+          if (verdict === VERDICT_EDGE) edgeSpans++;
+          else if (verdict === VERDICT_PENDING) pendingSpans++;
+          else if (decision !== undefined) {
+            tally.add(decision.rule, decision.keep);
+            if (!decision.keep) sampledOutSpans++;
+          }
+        }
+      }
+    });
+    tally.flush(this.#metrics, this.#name);
+    const kept = filterSpans(index, (span) => verdicts.get(span) === VERDICT_KEEP);
+    const pending = pendingSpans === 0 ? undefined : filterSpans(index, (span) => verdicts.get(span) === VERDICT_PENDING);
+    return { kept, pending, edgeSpans, sampledOutSpans };
+  }
+
+  /**
+   * Waits until every trace of these (pending) spans is decided, then
+   * settles with the kept ones. Accepts spans from sample() or replayed from disk.
+   */
+  hold(pending: Uint8Array | WireIndex): Promise<HoldResult> {
+    if (this.#stopped) return Promise.reject(new SamplerStoppedError(`sampler ${this.#name} stopped`));
+    const index = pending instanceof Uint8Array ? scanRequest(pending) : pending;
+    return new Promise<HoldResult>((resolve, reject) => {
+      const hold: PendingHold = { index, decisions: new Map(), undecided: 0, resolve, reject };
+      index.resourceSpans.forEach((rs, resourceIndex) => {
+        const info = this.#resources.get(rs.resource === undefined ? undefined : index.buf.subarray(rs.resource[0], rs.resource[1]));
+        for (const ss of rs.scopeSpans) for (const span of ss.spans) this.#attach(hold, span, info, index.buf);
+      });
+      if (hold.undecided === 0) this.#finish(hold);
+      else this.#enforceSpanBound();
+    });
+  }
+
+  /** Expires traces whose wait is over (the timer calls this; tests may too). */
+  expireDue(): void {
+    const deadline = this.#now() - this.#decisionWaitMs;
+    for (const [key, waiting] of this.#waiting) {
+      if (waiting.sinceMs > deadline) break;
+      this.#expire(key, waiting);
+    }
+  }
+
+  #group(index: WireIndex, infos: readonly ResourceInfo[]): Map<string, TraceGroup> {
+    const groups = new Map<string, TraceGroup>();
+    index.resourceSpans.forEach(function groupResource(rs, resourceIndex) {
+      const info = infos[resourceIndex];
+      for (const ss of rs.scopeSpans) {
+        for (const span of ss.spans) {
+          const key = keyOf(span.traceId);
+          let group = groups.get(key);
+          if (group === undefined) {
+            group = { traceId: span.traceId, environment: info?.environment, root: undefined, decision: undefined };
+            groups.set(key, group);
+          }
+          if (span.isRoot && group.root === undefined) {
+            group.root = span;
+            group.environment = info?.environment;
+          }
+        }
+      }
+    });
+    return groups;
+  }
+
+  #decideGroup(key: string, group: TraceGroup, buf: Uint8Array): void {
+    const cached = this.#decisions.get(key);
+    if (cached !== undefined) {
+      group.decision = cached;
+      return;
+    }
+    const root = group.root;
+    let decision = this.#rules.decideWithoutPath(group.traceId, group.environment);
+    if (decision === undefined && root !== undefined) {
+      decision = this.#rules.decide(group.traceId, group.environment, pathOfSpan(buf.subarray(root.content[0], root.content[1])));
+    }
+    if (decision === undefined) return;
+    group.decision = decision;
+    this.#decide(key, decision);
+  }
+
+  #attach(hold: PendingHold, span: WireSpan, info: ResourceInfo, buf: Uint8Array): void {
+    const key = keyOf(span.traceId);
+    if (hold.decisions.has(key)) return;
+    const cached = this.#decisions.get(key);
+    if (cached !== undefined) {
+      hold.decisions.set(key, cached);
+      return;
+    }
+    let waiting = this.#waiting.get(key);
+    if (waiting === undefined) {
+      waiting = { traceId: Uint8Array.from(span.traceId), environment: info.environment, serverPath: undefined, sawServer: false, spans: 0, sinceMs: this.#now(), holds: new Set() };
+      this.#waiting.set(key, waiting);
+    }
+    if (!waiting.sawServer && span.kind === SpanKind.SERVER) {
+      waiting.sawServer = true;
+      waiting.serverPath = pathOfSpan(buf.subarray(span.content[0], span.content[1]));
+    }
+    waiting.spans++;
+    this.#pendingSpans++;
+    if (!waiting.holds.has(hold)) {
+      waiting.holds.add(hold);
+      hold.undecided++;
+    }
+    this.#metrics.pending.set({ sampler: this.#name }, this.#pendingSpans);
+  }
+
+  #enforceSpanBound(): void {
+    for (const [key, waiting] of this.#waiting) {
+      if (this.#pendingSpans <= this.#maxPendingSpans) break;
+      this.#expire(key, waiting);
+    }
+  }
+
+  #expire(key: string, waiting: WaitingTrace): void {
+    this.#decide(key, this.#rules.decide(waiting.traceId, waiting.environment, waiting.serverPath));
+  }
+
+  /** Records a trace's decision and settles whatever waited for it. */
+  #decide(key: string, decision: Decision): void {
+    this.#decisions.set(key, decision);
+    const waiting = this.#waiting.get(key);
+    if (waiting === undefined) return;
+    this.#waiting.delete(key);
+    this.#pendingSpans -= waiting.spans;
+    this.#metrics.pending.set({ sampler: this.#name }, this.#pendingSpans);
+    for (const hold of waiting.holds) {
+      hold.decisions.set(key, decision);
+      hold.undecided--;
+      if (hold.undecided === 0) this.#finish(hold);
+    }
+  }
+
+  #finish(hold: PendingHold): void {
+    const tally = new RuleTally();
+    let sampledOutSpans = 0;
+    const kept = filterSpans(hold.index, function keepDecided(span) {
+      const decision = hold.decisions.get(keyOf(span.traceId));
+      if (decision === undefined) return false;
+      tally.add(decision.rule, decision.keep);
+      if (!decision.keep) sampledOutSpans++;
+      return decision.keep;
+    });
+    tally.flush(this.#metrics, this.#name);
+    hold.resolve({ kept, sampledOutSpans });
+  }
+}
