@@ -1,6 +1,6 @@
 // Anthropic error responses -> the gateway's error info.
 // https://docs.anthropic.com/en/api/errors
-import { asObject } from '../google/inputs.js';
+import { asObject, isFallbackStatus } from '../google/inputs.js';
 import type { UpstreamErrorInfo } from '../types.js';
 
 const decoder = new TextDecoder();
@@ -16,11 +16,6 @@ const ERROR_TYPES: Readonly<Record<string, string>> = {
   api_error: 'api_error',
   overloaded_error: 'api_error',
 };
-
-/** DESIGN 7: fall back on 401/403/408/429 and 5xx (529 included); 400/404/413/422 are the request's fault. */
-export function isFallbackStatus(status: number): boolean {
-  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
-}
 
 export function classifyAnthropicError(status: number, body: Uint8Array): UpstreamErrorInfo {
   const text = decoder.decode(body);

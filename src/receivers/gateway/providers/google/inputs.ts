@@ -80,3 +80,8 @@ export function stopList(stop: string | string[] | undefined): string[] | undefi
 export function completionId(): string {
   return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
 }
+
+/** DESIGN 7: fall back on 401/403/408/429 and 5xx (Anthropic's 529 too); 400/404/413/422 are the request's fault. */
+export function isFallbackStatus(status: number): boolean {
+  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+}

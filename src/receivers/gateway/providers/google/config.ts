@@ -1,0 +1,20 @@
+import { z } from 'zod';
+import type { BaseProviderConfig } from '../types.js';
+import { imageFetchConfigSchema, type ImageFetchConfig } from './image-fetch.js';
+
+export interface GoogleProviderConfig extends BaseProviderConfig {
+  type: 'google';
+  api_key: string;
+  /** How http(s) image URLs are fetched and inlined (Gemini takes inline bytes only). */
+  image_fetch: ImageFetchConfig;
+}
+
+export const googleConfigSchema: z.ZodType<GoogleProviderConfig> = z.object({
+  type: z.literal('google'),
+  base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://generativelanguage.googleapis.com'),
+  api_key: z.string().min(1, 'api_key is required'),
+  image_fetch: imageFetchConfigSchema,
+  headers: z.record(z.string(), z.string()).optional(),
+  first_byte_timeout: z.number().positive().optional(),
+  stream_idle_timeout: z.number().positive().optional(),
+});

@@ -1,0 +1,17 @@
+// Type `google`: the Gemini API (generateContent, streamGenerateContent?alt=sse).
+import type { ProviderAdapter } from '../types.js';
+import { googleConfigSchema, type GoogleProviderConfig } from './config.js';
+import { classifyGoogleError } from './errors.js';
+import { buildGoogleRequest } from './request.js';
+import { parseGoogleResponse } from './response.js';
+import { parseGoogleStream } from './stream.js';
+
+export const googleAdapter: ProviderAdapter<GoogleProviderConfig> = {
+  type: 'google',
+  genAiProviderName: 'gcp.gemini',
+  configSchema: googleConfigSchema,
+  buildRequest: buildGoogleRequest,
+  parseResponse: parseGoogleResponse,
+  parseStream: parseGoogleStream,
+  classifyError: classifyGoogleError,
+};

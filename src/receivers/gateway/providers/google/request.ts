@@ -1,0 +1,153 @@
+// OpenAI chat request -> Gemini generateContent / streamGenerateContent request.
+import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
+import type { AttemptContext, UpstreamRequest } from '../types.js';
+import type { GoogleProviderConfig } from './config.js';
+import { fetchImage } from './image-fetch.js';
+import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from './inputs.js';
+import { toGeminiSchema } from './schema.js';
+import { thoughtSignatureOf } from './tool-call-id.js';
+import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';
+
+/** OpenAI field -> generationConfig field, copied as they are (ranges are the same as OpenAI's). */
+const GENERATION_FIELDS = [
+  ['temperature', 'temperature'],
+  ['top_p', 'topP'],
+  ['seed', 'seed'],
+  ['presence_penalty', 'presencePenalty'],
+  ['frequency_penalty', 'frequencyPenalty'],
+] as const satisfies ReadonlyArray<readonly [keyof ChatCompletionRequest, keyof GeminiGenerationConfig]>;
+
+const MAX_STOP_SEQUENCES = 5;
+
+export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: AttemptContext<GoogleProviderConfig>): Promise<UpstreamRequest> {
+  if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type google returns one choice only');
+  if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type google');
+
+  const body: GeminiRequest = { contents: await mapMessages(request.messages, ctx) };
+  const system = request.messages.flatMap((message) => (message.role === 'system' || message.role === 'developer' ? [textOf(message.content)] : [])).filter((text) => text !== '');
+  if (system.length > 0) body.systemInstruction = { parts: system.map((text) => ({ text })) };
+  if (request.tools !== undefined && request.tools.length > 0) {
+    body.tools = [
+      {
+        functionDeclarations: request.tools.map(({ function: fn }) => {
+          const parameters = fn.parameters === undefined ? undefined : toGeminiSchema(fn.parameters);
+          // Gemini rejects an OBJECT schema without properties: a function without parameters omits them.
+          const hasProperties = parameters !== undefined && Object.keys((parameters['properties'] as object | undefined) ?? {}).length > 0;
+          return { name: fn.name, ...(fn.description !== undefined ? { description: fn.description } : {}), ...(hasProperties ? { parameters } : {}) };
+        }),
+      },
+    ];
+    if (request.tool_choice !== undefined) body.toolConfig = { functionCallingConfig: mapToolChoice(request.tool_choice) };
+  }
+  const generationConfig = mapGenerationConfig(request);
+  if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
+
+  const model = encodeURIComponent(ctx.model.replace(/^models\//, ''));
+  const method = request.stream === true ? 'streamGenerateContent?alt=sse' : 'generateContent';
+  return {
+    url: `${ctx.provider.base_url.replace(/\/+$/, '')}/v1beta/models/${model}:${method}`,
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: request.stream === true ? 'text/event-stream' : 'application/json',
+      ...ctx.provider.headers,
+      'x-goog-api-key': ctx.provider.api_key,
+    },
+    body: JSON.stringify(body),
+  };
+}
+
+function mapGenerationConfig(request: ChatCompletionRequest): GeminiGenerationConfig {
+  const config: GeminiGenerationConfig = {};
+  for (const [from, to] of GENERATION_FIELDS) {
+    const value = request[from];
+    if (value !== undefined) config[to] = value;
+  }
+  const maxTokens = request.max_completion_tokens ?? request.max_tokens;
+  if (maxTokens !== undefined) config.maxOutputTokens = maxTokens;
+  const stop = stopList(request.stop);
+  if (stop !== undefined && stop.length > MAX_STOP_SEQUENCES) invalidRequest('stop', `provider type google takes at most ${MAX_STOP_SEQUENCES} stop sequences`);
+  if (stop !== undefined && stop.length > 0) config.stopSequences = stop;
+  const format = request.response_format;
+  if (format?.type === 'json_object') config.responseMimeType = 'application/json';
+  if (format?.type === 'json_schema') {
+    config.responseMimeType = 'application/json';
+    if (format.json_schema.schema !== undefined) config.responseSchema = toGeminiSchema(format.json_schema.schema);
+  }
+  return config;
+}
+
+function mapToolChoice(choice: ToolChoice): { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] } {
+  if (choice === 'auto') return { mode: 'AUTO' };
+  if (choice === 'none') return { mode: 'NONE' };
+  if (choice === 'required') return { mode: 'ANY' };
+  return { mode: 'ANY', allowedFunctionNames: [choice.function.name] };
+}
+
+async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext<GoogleProviderConfig>): Promise<GeminiContent[]> {
+  // A functionResponse names its function; OpenAI's tool message only has the call id.
+  const functionNames = new Map<string, string>();
+  for (const message of messages) {
+    if (message.role === 'assistant') for (const call of message.tool_calls ?? []) functionNames.set(call.id, call.function.name);
+  }
+  const contents: GeminiContent[] = [];
+  for (const [i, message] of messages.entries()) {
+    const param = `messages[${i}]`;
+    let turn: GeminiContent;
+    switch (message.role) {
+      case 'system':
+      case 'developer':
+        continue;
+      case 'user': {
+        const parts = typeof message.content === 'string' ? textParts(message.content) : (await Promise.all(message.content.map((part, j) => mapPart(part, `${param}.content[${j}]`, ctx)))).flat();
+        turn = { role: 'user', parts };
+        break;
+      }
+      case 'assistant': {
+        const parts = textParts(textOf(message.content));
+        for (const [j, call] of (message.tool_calls ?? []).entries()) {
+          const part: GeminiPart = { functionCall: { name: call.function.name, args: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } };
+          const signature = thoughtSignatureOf(call.id);
+          if (signature !== undefined) part.thoughtSignature = signature;
+          parts.push(part);
+        }
+        turn = { role: 'model', parts };
+        break;
+      }
+      case 'tool': {
+        const name = functionNames.get(message.tool_call_id);
+        if (name === undefined) invalidRequest(`${param}.tool_call_id`, `no assistant tool call with id ${message.tool_call_id} precedes this tool message`);
+        turn = { role: 'user', parts: [{ functionResponse: { name, response: toolResponse(textOf(message.content)) } }] };
+        break;
+      }
+    }
+    if (turn.parts.length === 0) continue;
+    const last = contents.at(-1);
+    if (last !== undefined && last.role === turn.role) last.parts.push(...turn.parts);
+    else contents.push(turn);
+  }
+  return contents;
+}
+
+/** A JSON object result is sent as the response; anything else as `{output: <value>}` (the key Gemini's docs name). */
+function toolResponse(content: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(content);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    return { output: parsed };
+  } catch {
+    return { output: content };
+  }
+}
+
+function textParts(text: string): GeminiPart[] {
+  return text === '' ? [] : [{ text }];
+}
+
+async function mapPart(part: ContentPart, param: string, ctx: AttemptContext<GoogleProviderConfig>): Promise<GeminiPart[]> {
+  if (part.type === 'text') return textParts(part.text);
+  const url = part.image_url.url;
+  const urlParam = `${param}.image_url.url`;
+  const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await fetchImage(url, ctx.provider.image_fetch, ctx.signal, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));
+  return [{ inlineData: { mimeType: image.mediaType, data: image.data } }];
+}

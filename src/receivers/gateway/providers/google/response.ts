@@ -1,0 +1,87 @@
+// Gemini GenerateContentResponse -> OpenAI chat completion.
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.js';
+import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import type { GoogleProviderConfig } from './config.js';
+import { asObject, completionId } from './inputs.js';
+import { mintToolCallId } from './tool-call-id.js';
+import type { GeminiFinishReason, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
+
+const decoder = new TextDecoder();
+
+const FINISH_REASONS: Readonly<Record<GeminiFinishReason, FinishReason>> = {
+  FINISH_REASON_UNSPECIFIED: 'stop',
+  STOP: 'stop',
+  OTHER: 'stop',
+  MALFORMED_FUNCTION_CALL: 'stop',
+  UNEXPECTED_TOOL_CALL: 'stop',
+  TOO_MANY_TOOL_CALLS: 'stop',
+  MAX_TOKENS: 'length',
+  SAFETY: 'content_filter',
+  RECITATION: 'content_filter',
+  LANGUAGE: 'content_filter',
+  BLOCKLIST: 'content_filter',
+  PROHIBITED_CONTENT: 'content_filter',
+  SPII: 'content_filter',
+  IMAGE_SAFETY: 'content_filter',
+};
+
+/** A turn that called functions ends with `tool_calls`, whatever Gemini says (it says STOP). */
+export function mapFinishReason(reason: GeminiFinishReason, calledTools: boolean): FinishReason {
+  const mapped = FINISH_REASONS[reason] ?? 'stop';
+  return calledTools && mapped === 'stop' ? 'tool_calls' : mapped;
+}
+
+/** Gemini's candidatesTokenCount excludes thinking; OpenAI's completion_tokens includes reasoning. */
+export function mapUsage(usage: GeminiUsageMetadata): Usage {
+  const prompt = (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0);
+  const thoughts = usage.thoughtsTokenCount ?? 0;
+  const completion = (usage.candidatesTokenCount ?? 0) + thoughts;
+  const mapped: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: usage.totalTokenCount ?? prompt + completion };
+  if (usage.cachedContentTokenCount !== undefined) mapped.prompt_tokens_details = { cached_tokens: usage.cachedContentTokenCount };
+  if (thoughts > 0) mapped.completion_tokens_details = { reasoning_tokens: thoughts };
+  return mapped;
+}
+
+/** The answer's text and function calls; thought summaries are left out. */
+export function readParts(parts: readonly GeminiPart[]): { text: string; toolCalls: ToolCall[] } {
+  let text = '';
+  const toolCalls: ToolCall[] = [];
+  for (const part of parts) {
+    if (part.thought === true) continue;
+    if (part.text !== undefined) text += part.text;
+    if (part.functionCall !== undefined) {
+      toolCalls.push({ id: mintToolCallId(part.thoughtSignature), type: 'function', function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) } });
+    }
+  }
+  return { text, toolCalls };
+}
+
+export function parseGeminiBody(text: string): GeminiResponse {
+  const parsed = asObject(JSON.parse(text));
+  if (parsed === undefined) throw new UpstreamStreamError('google answered with a body that is not a JSON object');
+  const error = asObject(parsed['error']);
+  if (error !== undefined) throw new UpstreamStreamError(typeof error['message'] === 'string' ? error['message'] : 'google error', 'api_error');
+  return parsed as GeminiResponse;
+}
+
+export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<GoogleProviderConfig>): ChatCompletion {
+  const response = parseGeminiBody(decoder.decode(body));
+  const candidate = response.candidates?.[0];
+  const { text, toolCalls } = readParts(candidate?.content?.parts ?? []);
+  // No candidate at all: the prompt itself was blocked (promptFeedback.blockReason).
+  const finishReason = candidate === undefined ? 'content_filter' : mapFinishReason(candidate.finishReason ?? 'STOP', toolCalls.length > 0);
+  return {
+    id: response.responseId ?? completionId(),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: response.modelVersion ?? ctx.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        finish_reason: finishReason,
+      },
+    ],
+    usage: mapUsage(response.usageMetadata ?? {}),
+  };
+}

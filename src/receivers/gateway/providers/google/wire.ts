@@ -1,0 +1,102 @@
+// Wire shapes of the Gemini API's generateContent and streamGenerateContent
+// (v1beta), the fields the adapter sends and reads.
+// https://ai.google.dev/api/generate-content
+
+export interface GeminiFunctionCall {
+  name: string;
+  args?: Record<string, unknown>;
+  id?: string;
+}
+
+/** One part; a part carries exactly one of text, inlineData, functionCall, functionResponse. */
+export interface GeminiPart {
+  text?: string;
+  /** True on a part that is the model's reasoning summary, not its answer. */
+  thought?: boolean;
+  /** Opaque signature of the model's reasoning; must be sent back on the same part. */
+  thoughtSignature?: string;
+  inlineData?: { mimeType: string; data: string };
+  functionCall?: GeminiFunctionCall;
+  functionResponse?: { name: string; response: Record<string, unknown>; id?: string };
+}
+
+export interface GeminiContent {
+  role: 'user' | 'model';
+  parts: GeminiPart[];
+}
+
+export interface GeminiFunctionDeclaration {
+  name: string;
+  description?: string;
+  parameters?: Record<string, unknown>;
+}
+
+export type GeminiCallingMode = 'AUTO' | 'ANY' | 'NONE';
+
+export interface GeminiGenerationConfig {
+  temperature?: number;
+  topP?: number;
+  maxOutputTokens?: number;
+  stopSequences?: string[];
+  candidateCount?: number;
+  seed?: number;
+  presencePenalty?: number;
+  frequencyPenalty?: number;
+  responseMimeType?: string;
+  responseSchema?: Record<string, unknown>;
+}
+
+export interface GeminiRequest {
+  contents: GeminiContent[];
+  systemInstruction?: { parts: Array<{ text: string }> };
+  tools?: Array<{ functionDeclarations: GeminiFunctionDeclaration[] }>;
+  toolConfig?: { functionCallingConfig: { mode: GeminiCallingMode; allowedFunctionNames?: string[] } };
+  generationConfig?: GeminiGenerationConfig;
+}
+
+export type GeminiFinishReason =
+  | 'FINISH_REASON_UNSPECIFIED'
+  | 'STOP'
+  | 'MAX_TOKENS'
+  | 'SAFETY'
+  | 'RECITATION'
+  | 'LANGUAGE'
+  | 'OTHER'
+  | 'BLOCKLIST'
+  | 'PROHIBITED_CONTENT'
+  | 'SPII'
+  | 'MALFORMED_FUNCTION_CALL'
+  | 'IMAGE_SAFETY'
+  | 'UNEXPECTED_TOOL_CALL'
+  | 'TOO_MANY_TOOL_CALLS';
+
+export interface GeminiCandidate {
+  content?: { role?: string; parts?: GeminiPart[] };
+  finishReason?: GeminiFinishReason;
+  index?: number;
+}
+
+export interface GeminiUsageMetadata {
+  promptTokenCount?: number;
+  candidatesTokenCount?: number;
+  totalTokenCount?: number;
+  cachedContentTokenCount?: number;
+  thoughtsTokenCount?: number;
+  toolUsePromptTokenCount?: number;
+}
+
+export interface GeminiResponse {
+  candidates?: GeminiCandidate[];
+  promptFeedback?: { blockReason?: string };
+  usageMetadata?: GeminiUsageMetadata;
+  modelVersion?: string;
+  responseId?: string;
+}
+
+/** google.rpc.Status inside `{"error": ...}`. */
+export interface GeminiError {
+  code?: number;
+  message?: string;
+  status?: string;
+  details?: Array<{ '@type'?: string; reason?: string }>;
+}
