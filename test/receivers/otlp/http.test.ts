@@ -1,0 +1,216 @@
+import { gzipSync, deflateSync, createGzip } from 'node:zlib';
+import { request } from 'node:http';
+import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ResourceExhaustedError } from '../../../src/core/errors.js';
+import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
+import { makeSdkSpans } from '../../helpers/sdk-spans.js';
+import { metricValue, startReceiver, stopAll } from './harness.js';
+
+const PROTOBUF = 'application/x-protobuf';
+const JSON_TYPE = 'application/json';
+
+function protoBody(): Uint8Array {
+  return ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!;
+}
+
+function jsonBody(): Uint8Array {
+  return JsonTraceSerializer.serializeRequest(makeSdkSpans())!;
+}
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+/** A raw POST with node:http, tolerant of the server closing after an early answer. */
+function send(url: string, body: Uint8Array | undefined, headers: Record<string, string>, method = 'POST'): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, headers: { ...headers, ...(body === undefined ? {} : { 'content-length': String(body.length) }) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('error', reject);
+    });
+    // The server may close while the body is still being written (413).
+    req.on('error', (err) => reject(err));
+    req.end(body === undefined ? undefined : Buffer.from(body));
+  });
+}
+
+async function expectStillServing(url: string): Promise<void> {
+  const answer = await send(url, protoBody(), { 'content-type': PROTOBUF });
+  expect(answer.status).toBe(200);
+}
+
+afterEach(stopAll);
+
+describe('OTLP/HTTP receiver', () => {
+  it('accepts a protobuf request and answers with an empty protobuf ExportTraceServiceResponse', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl, protoBody(), { 'content-type': PROTOBUF });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe(PROTOBUF);
+    // An empty ExportTraceServiceResponse (full success) encodes to zero bytes.
+    expect(answer.body.length).toBe(0);
+    expect(consumer.spans().map((s) => s.name).sort()).toEqual(['GET /api/cart', 'SELECT cart']);
+  });
+
+  it('accepts a JSON request with a charset parameter and answers in JSON', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl, jsonBody(), { 'content-type': 'application/json; charset=utf-8' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['content-type']).toBe(JSON_TYPE);
+    expect(JSON.parse(answer.body.toString())).toEqual({});
+    expect(consumer.spans()).toHaveLength(2);
+  });
+
+  it('accepts gzip and deflate bodies', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    expect((await send(tracesUrl, gzipSync(protoBody()), { 'content-type': PROTOBUF, 'content-encoding': 'gzip' })).status).toBe(200);
+    expect((await send(tracesUrl, deflateSync(jsonBody()), { 'content-type': JSON_TYPE, 'content-encoding': 'deflate' })).status).toBe(200);
+    expect(consumer.spans()).toHaveLength(4);
+  });
+
+  it('answers an empty request with success without calling the pipeline', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl, new Uint8Array(), { 'content-type': PROTOBUF });
+    expect(answer.status).toBe(200);
+    expect(consumer.calls).toBe(0);
+  });
+
+  it('answers 404 for another path and keeps serving', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl.replace('/v1/traces', '/v1/metrics'), jsonBody(), { 'content-type': JSON_TYPE });
+    expect(answer.status).toBe(404);
+    expect(JSON.parse(answer.body.toString()).message).toContain('no such path: /v1/metrics');
+    await expectStillServing(tracesUrl);
+  });
+
+  it('answers 405 with Allow: POST for another method', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl, undefined, {}, 'GET');
+    expect(answer.status).toBe(405);
+    expect(answer.headers['allow']).toBe('POST');
+    expect(answer.body.toString()).toContain('method GET is not allowed');
+    await expectStillServing(tracesUrl);
+  });
+
+  it('answers 415 for another content type, naming the accepted ones', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl, Buffer.from('hello'), { 'content-type': 'text/plain' });
+    expect(answer.status).toBe(415);
+    expect(answer.body.toString()).toBe('unsupported content type text/plain; use application/x-protobuf or application/json');
+    await expectStillServing(tracesUrl);
+  });
+
+  it('answers 415 for an unsupported content encoding', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl, protoBody(), { 'content-type': PROTOBUF, 'content-encoding': 'br' });
+    expect(answer.status).toBe(415);
+    expect(decodeStatus(answer.body).message).toContain('unsupported content encoding br');
+    await expectStillServing(tracesUrl);
+  });
+
+  it('answers malformed protobuf with 400 and a google.rpc.Status body saying what is wrong', async () => {
+    const { tracesUrl, consumer, telemetry } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl, Buffer.from([0x0a, 0xff, 0x01, 0x02]), { 'content-type': PROTOBUF });
+    expect(answer.status).toBe(400);
+    expect(answer.headers['content-type']).toBe(PROTOBUF);
+    const status = decodeStatus(answer.body);
+    expect(status.code).toBe(3); // INVALID_ARGUMENT
+    expect(status.message).not.toBe('');
+    expect(consumer.calls).toBe(0);
+    expect(await metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'http', reason: 'malformed' })).toBe(1);
+    await expectStillServing(tracesUrl);
+  });
+
+  it('answers malformed JSON with 400 and a JSON body naming the bad field', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl, Buffer.from('{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"xyz"}]}]}]}'), { 'content-type': JSON_TYPE });
+    expect(answer.status).toBe(400);
+    const body = JSON.parse(answer.body.toString()) as { code: number; message: string };
+    expect(body.code).toBe(3);
+    expect(body.message).toContain('resourceSpans[0].scopeSpans[0].spans[0]');
+    await expectStillServing(tracesUrl);
+  });
+
+  it('answers a broken gzip body with 400', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const answer = await send(tracesUrl, Buffer.from('not gzip at all'), { 'content-type': JSON_TYPE, 'content-encoding': 'gzip' });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.body.toString()).message).toContain('invalid gzip body');
+    await expectStillServing(tracesUrl);
+  });
+
+  it('answers 413 for a body over max_request_body_size', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0', max_request_body_size: '1KiB' } });
+    const answer = await send(tracesUrl, Buffer.alloc(4096), { 'content-type': PROTOBUF });
+    expect(answer.status).toBe(413);
+    expect(decodeStatus(answer.body).message).toContain('max_request_body_size');
+    await expectStillServing(tracesUrl);
+  });
+
+  it('answers 413 for a gzip bomb, stopping decompression at the limit', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0', max_request_body_size: '1MiB' } });
+    const bomb = await gzipZeros(200 * 1024 * 1024);
+    const rssBefore = process.memoryUsage().rss;
+    const answer = await send(tracesUrl, bomb, { 'content-type': PROTOBUF, 'content-encoding': 'gzip' });
+    expect(answer.status).toBe(413);
+    expect(consumer.calls).toBe(0);
+    // Inflating the whole bomb would hold 200 MiB; the limit keeps it near 1 MiB.
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(100 * 1024 * 1024);
+  });
+
+  it('answers 429 with Retry-After in seconds when the pipeline pushes back', async () => {
+    const { tracesUrl, consumer, telemetry } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    consumer.behaviour = () => {
+      throw new ResourceExhaustedError('queue drains/acme is full', { retryAfterMs: 2500 });
+    };
+    const answer = await send(tracesUrl, jsonBody(), { 'content-type': JSON_TYPE });
+    expect(answer.status).toBe(429);
+    expect(answer.headers['retry-after']).toBe('3');
+    expect(JSON.parse(answer.body.toString())).toEqual({ code: 8, message: 'queue drains/acme is full' });
+    expect(await metricValue(telemetry, 'sluice_receiver_refused_spans_total', { transport: 'http', reason: 'backpressure' })).toBe(2);
+  });
+
+  it('answers 503 when the pipeline fails with a retryable error', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    consumer.behaviour = () => {
+      throw new Error('disk unavailable');
+    };
+    const answer = await send(tracesUrl, protoBody(), { 'content-type': PROTOBUF });
+    expect(answer.status).toBe(503);
+    expect(decodeStatus(answer.body)).toMatchObject({ code: 14, message: 'disk unavailable' });
+  });
+
+  it('counts accepted spans per receiver and transport', async () => {
+    const { tracesUrl, telemetry } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    await send(tracesUrl, protoBody(), { 'content-type': PROTOBUF });
+    expect(await metricValue(telemetry, 'sluice_receiver_accepted_spans_total', { receiver: 'otlp', transport: 'http' })).toBe(2);
+  });
+});
+
+function gzipZeros(size: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const gzip = createGzip({ level: 9 });
+    const chunks: Buffer[] = [];
+    gzip.on('data', (chunk: Buffer) => chunks.push(chunk));
+    gzip.on('end', () => resolve(Buffer.concat(chunks)));
+    gzip.on('error', reject);
+    const zeros = Buffer.alloc(1024 * 1024);
+    let written = 0;
+    function pump(): void {
+      while (written < size) {
+        written += zeros.length;
+        if (!gzip.write(zeros)) {
+          gzip.once('drain', pump);
+          return;
+        }
+      }
+      gzip.end();
+    }
+    pump();
+  });
+}
