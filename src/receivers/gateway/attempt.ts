@@ -1,0 +1,123 @@
+// One upstream attempt: map the request, send it on the provider's kept-alive
+// agent, and either answer the client (success, or a committed stream) or
+// return a failure for the fallback loop to judge.
+import type { ServerResponse } from 'node:http';
+import type { Endpoint } from './catalog.js';
+import { captureOutput, choicesOf } from './capture.js';
+import { GatewayHttpError } from './http-error.js';
+import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
+import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from './providers/types.js';
+import { UpstreamStreamError } from './providers/types.js';
+import { startClientSpan, type SpanRecord } from './spans.js';
+import { pipeStream } from './stream-response.js';
+import { AttemptClock, readAll, timedBody, type UpstreamAgents } from './upstream.js';
+
+export interface ResolvedProvider {
+  readonly slug: string;
+  readonly config: BaseProviderConfig;
+  readonly adapter: ProviderAdapter;
+  readonly firstByteMs: number;
+  readonly idleMs: number;
+}
+
+export interface AttemptEnv {
+  readonly agents: UpstreamAgents;
+  readonly captureContent: boolean;
+  readonly countAttempt: (provider: string, outcome: string) => void;
+}
+
+export interface RequestState {
+  readonly request: ChatCompletionRequest;
+  readonly includeUsage: boolean;
+  readonly inputMessages: string | undefined;
+  readonly server: SpanRecord;
+  readonly spans: SpanRecord[];
+  readonly clientSignal: AbortSignal;
+  attempts: number;
+}
+
+export type AttemptResult = { readonly answered: true } | { readonly answered: false; readonly error: GatewayHttpError; readonly fallback: boolean };
+
+export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: RequestState, res: ServerResponse): Promise<AttemptResult> {
+  state.attempts += 1;
+  const span = startClientSpan(`chat ${endpoint.model}`, state.server);
+  state.spans.push(span);
+  span.str('gen_ai.operation.name', 'chat').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
+  if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
+  const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.clientSignal);
+  const ctx: AttemptContext = { slug: provider.slug, provider: provider.config, model: endpoint.model, maxTokens: endpoint.maxTokens, signal: clock.signal };
+  try {
+    const upstream = await provider.adapter.buildRequest(state.request, ctx);
+    const url = new URL(upstream.url);
+    span.str('server.address', url.hostname).int('server.port', url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port));
+    const response = await env.agents.send(provider.slug, upstream, url, clock.signal);
+    span.int('http.response.status_code', response.statusCode);
+    const body = timedBody(response.body, clock);
+    if (response.statusCode < 200 || response.statusCode >= 300) {
+      const info = provider.adapter.classifyError(response.statusCode, await readAll(body), response.headers);
+      span.fail(String(response.statusCode), info.message);
+      env.countAttempt(provider.slug, 'http_error');
+      return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param }) };
+    }
+    const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
+    if (state.request.stream === true) {
+      const committed = await pipeStream(provider.adapter.parseStream(body, ctx), res, headers, state, span, env.captureContent, clock);
+      env.countAttempt(provider.slug, committed.outcome);
+      return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
+    }
+    const bytes = await readAll(body);
+    const completion = provider.adapter.parseResponse(bytes, ctx);
+    recordCompletion(span, completion, env.captureContent);
+    const payload = provider.adapter.passthrough === true ? bytes : JSON.stringify(completion);
+    res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength });
+    res.end(payload);
+    env.countAttempt(provider.slug, 'success');
+    return { answered: true };
+  } catch (err) {
+    const failure = attemptFailure(err, clock, provider.slug);
+    span.fail(failure.spanErrorType, failure.error.message);
+    env.countAttempt(provider.slug, failure.spanErrorType);
+    return { answered: false, fallback: failure.fallback, error: failure.error };
+  } finally {
+    clock.clear();
+    span.end();
+  }
+}
+
+function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureContent: boolean): void {
+  if (typeof completion.model === 'string') span.str('gen_ai.response.model', completion.model);
+  if (typeof completion.id === 'string') span.str('gen_ai.response.id', completion.id);
+  if (completion.usage !== undefined) span.int('gen_ai.usage.input_tokens', completion.usage.prompt_tokens).int('gen_ai.usage.output_tokens', completion.usage.completion_tokens);
+  span.strings('gen_ai.response.finish_reasons', completion.choices.map((c) => c.finish_reason ?? ''));
+  if (captureContent) span.str('gen_ai.output.messages', captureOutput(choicesOf(completion)));
+}
+
+export interface AttemptFailure {
+  error: GatewayHttpError;
+  fallback: boolean;
+  spanErrorType: string;
+}
+
+/** A failure that is not an upstream HTTP status: timeouts, network errors, bad upstream data, a client gone. */
+export function attemptFailure(err: unknown, clock: AttemptClock, slug: string): AttemptFailure {
+  const reason = clock.reason;
+  if (reason === 'client_closed') {
+    return { error: new GatewayHttpError(499, 'The client closed the request.', { code: 'client_closed' }), fallback: false, spanErrorType: 'cancelled' };
+  }
+  if (reason !== undefined) {
+    const what = reason === 'first_byte_timeout' ? 'did not answer within first_byte_timeout' : 'went silent for longer than stream_idle_timeout';
+    return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout' };
+  }
+  if (err instanceof UpstreamStreamError) {
+    return { error: upstreamError(`Provider ${slug} failed: ${err.message}`), fallback: true, spanErrorType: err.errorType };
+  }
+  if (err instanceof SyntaxError) {
+    return { error: upstreamError(`Provider ${slug} answered with malformed JSON.`), fallback: true, spanErrorType: 'invalid_response' };
+  }
+  const code = typeof (err as { code?: unknown } | null)?.code === 'string' ? (err as { code: string }).code : 'network_error';
+  return { error: upstreamError(`Provider ${slug} could not be reached (${code}).`), fallback: true, spanErrorType: code };
+}
+
+function upstreamError(message: string): GatewayHttpError {
+  return new GatewayHttpError(502, message, { type: 'api_error', code: 'upstream_error' });
+}

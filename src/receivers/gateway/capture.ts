@@ -1,0 +1,65 @@
+// capture_content: prompt and completion as the GenAI semantic conventions'
+// gen_ai.input.messages / gen_ai.output.messages JSON. Image data never goes
+// into a span: data URLs are reduced to their media type.
+import type { ChatCompletion, ChatMessage, ContentPart, ToolCall } from './openai-types.js';
+
+type Part =
+  | { type: 'text'; content: string }
+  | { type: 'uri'; modality: 'image'; uri: string }
+  | { type: 'blob'; modality: 'image'; mime_type: string; content: '[omitted]' }
+  | { type: 'tool_call'; id: string; name: string; arguments: string }
+  | { type: 'tool_call_response'; id: string; response: string };
+
+interface CapturedMessage {
+  role: string;
+  parts: Part[];
+  finish_reason?: string;
+}
+
+function contentParts(content: string | readonly ContentPart[] | null | undefined): Part[] {
+  if (content === null || content === undefined) return [];
+  if (typeof content === 'string') return [{ type: 'text', content }];
+  return content.map(function toPart(part): Part {
+    if (part.type === 'text') return { type: 'text', content: part.text };
+    const url = part.image_url.url;
+    if (!url.startsWith('data:')) return { type: 'uri', modality: 'image', uri: url };
+    return { type: 'blob', modality: 'image', mime_type: url.slice(5, url.indexOf(';')), content: '[omitted]' };
+  });
+}
+
+function toolCallParts(calls: readonly ToolCall[] | undefined): Part[] {
+  return (calls ?? []).map((c) => ({ type: 'tool_call', id: c.id, name: c.function.name, arguments: c.function.arguments }));
+}
+
+export function captureInput(messages: readonly ChatMessage[]): string {
+  const captured = messages.map(function toCaptured(m): CapturedMessage {
+    if (m.role === 'tool') {
+      const text = typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join('');
+      return { role: 'tool', parts: [{ type: 'tool_call_response', id: m.tool_call_id, response: text }] };
+    }
+    if (m.role === 'assistant') return { role: 'assistant', parts: [...contentParts(m.content), ...toolCallParts(m.tool_calls)] };
+    return { role: m.role, parts: contentParts(m.content) };
+  });
+  return JSON.stringify(captured);
+}
+
+export interface CapturedChoice {
+  content: string;
+  toolCalls: ToolCall[];
+  finishReason: string | null;
+}
+
+export function captureOutput(choices: readonly CapturedChoice[]): string {
+  return JSON.stringify(
+    choices.map(function toCaptured(c): CapturedMessage {
+      const parts: Part[] = c.content === '' ? [] : [{ type: 'text', content: c.content }];
+      const message: CapturedMessage = { role: 'assistant', parts: [...parts, ...toolCallParts(c.toolCalls)] };
+      if (c.finishReason !== null) message.finish_reason = c.finishReason;
+      return message;
+    }),
+  );
+}
+
+export function choicesOf(completion: ChatCompletion): CapturedChoice[] {
+  return completion.choices.map((c) => ({ content: c.message.content ?? '', toolCalls: c.message.tool_calls ?? [], finishReason: c.finish_reason }));
+}

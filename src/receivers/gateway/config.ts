@@ -1,0 +1,101 @@
+// receivers.gateway: keys as DESIGN section 4 names them. Durations parse to
+// ms and sizes to bytes here; each provider entry is validated by its type's
+// adapter schema, so a bad provider key is reported under its YAML path.
+import { z } from 'zod';
+import { byteSize, duration } from '../../config/units.js';
+import { providerAdapters, providerTypes } from './providers/index.js';
+import type { BaseProviderConfig } from './providers/types.js';
+
+const apiKeySchema = z.union([
+  z.string().min(1, 'must not be empty'),
+  z.object({
+    key: z.string().min(1, 'must not be empty'),
+    /** Token bucket of this size, refilled continuously over a minute. */
+    requests_per_minute: z.number().int().positive().optional(),
+  }),
+]);
+
+const providerSchema = z
+  .looseObject({
+    type: z.string(),
+    first_byte_timeout: duration().optional(),
+    stream_idle_timeout: duration().optional(),
+  })
+  .transform(function validateProvider(raw, ctx): BaseProviderConfig {
+    const adapter = providerAdapters.get(raw.type);
+    if (adapter === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['type'], message: `must be one of ${providerTypes().join(', ')}` });
+      return z.NEVER;
+    }
+    const parsed = adapter.configSchema.safeParse(stripUndefined(raw));
+    if (!parsed.success) {
+      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+      return z.NEVER;
+    }
+    return parsed.data;
+  });
+
+const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal string like "0.000003"');
+
+const modelSchema = z.object({
+  id: z.string().regex(/^[^/\s]+\/\S+$/, 'must look like <provider>/<model>'),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  tags: z.array(z.string()).optional(),
+  owned_by: z.string().optional(),
+  created: z.number().int().nonnegative().optional(),
+  context_window: z.number().int().positive().optional(),
+  max_tokens: z.number().int().positive().optional(),
+  pricing: z.record(z.string(), decimalString).optional(),
+  endpoints: z.array(z.object({ provider: z.string().min(1), model: z.string().min(1) })).min(1, 'must list at least one endpoint'),
+});
+
+const endpointSchema = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):\d{1,5}$/, 'must be host:port');
+
+export const gatewayConfigSchema = z
+  .object({
+    endpoint: endpointSchema,
+    environment: z.string().min(1),
+    api_keys: z.array(apiKeySchema).min(1, 'must list at least one key'),
+    max_request_body_size: byteSize(),
+    first_byte_timeout: duration(),
+    stream_idle_timeout: duration(),
+    providers: z.record(z.string().regex(/^[^/\s]+$/, 'a provider slug must not contain "/"'), providerSchema),
+    models: z.array(modelSchema),
+    capture_content: z.boolean(),
+  })
+  .superRefine(function checkReferences(config, ctx) {
+    const seen = new Set<string>();
+    config.models.forEach(function checkModel(model, i) {
+      if (seen.has(model.id)) ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id ${model.id}` });
+      seen.add(model.id);
+      model.endpoints.forEach(function checkEndpoint(endpoint, j) {
+        if (config.providers[endpoint.provider] === undefined) {
+          ctx.addIssue({ code: 'custom', path: ['models', i, 'endpoints', j, 'provider'], message: `must name a provider configured under providers (${endpoint.provider} is not)` });
+        }
+      });
+    });
+  });
+
+export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+export type ModelConfig = GatewayConfig['models'][number];
+
+export function createDefaultConfig() {
+  return {
+    endpoint: '127.0.0.1:8787',
+    environment: 'production',
+    api_keys: [],
+    max_request_body_size: '20MiB',
+    first_byte_timeout: '30s',
+    stream_idle_timeout: '60s',
+    providers: {},
+    models: [],
+    capture_content: false,
+  };
+}
+
+function stripUndefined(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(value)) if (v !== undefined) out[key] = v;
+  return out;
+}

@@ -1,0 +1,58 @@
+// Which endpoints a request tries, in order (DESIGN 7, issue 5 item 4):
+// the requested model's endpoints, then each fallback model's; `only` filters,
+// `order` moves the listed slugs first in its order, the rest keep theirs.
+import type { Catalog, Endpoint } from './catalog.js';
+import { GatewayHttpError } from './http-error.js';
+
+export interface RoutingOptions {
+  order: readonly string[] | undefined;
+  only: readonly string[] | undefined;
+  models: readonly string[] | undefined;
+}
+
+export interface Router {
+  plan(model: string, options: RoutingOptions, optionsParam: string): Endpoint[];
+}
+
+export function createRouter(catalog: Catalog, providerSlugs: ReadonlySet<string>): Router {
+  function resolve(model: string, param: string): readonly Endpoint[] {
+    const listed = catalog.endpoints(model);
+    if (listed !== undefined) return listed;
+    const slash = model.indexOf('/');
+    const slug = slash > 0 ? model.slice(0, slash) : '';
+    if (slash > 0 && slash < model.length - 1 && providerSlugs.has(slug)) {
+      return [{ provider: slug, model: model.slice(slash + 1), maxTokens: undefined }];
+    }
+    throw new GatewayHttpError(404, `The model \`${model}\` does not exist or you do not have access to it.`, { code: 'model_not_found', param });
+  }
+
+  function arrange(endpoints: readonly Endpoint[], options: RoutingOptions): Endpoint[] {
+    const only = options.only;
+    const allowed = only === undefined ? endpoints : endpoints.filter((e) => only.includes(e.provider));
+    const order = options.order;
+    if (order === undefined || order.length === 0) return [...allowed];
+    const rank = (e: Endpoint): number => {
+      const i = order.indexOf(e.provider);
+      return i === -1 ? order.length : i;
+    };
+    // Array.prototype.sort is stable, so unlisted endpoints keep their catalog order.
+    return [...allowed].sort((a, b) => rank(a) - rank(b));
+  }
+
+  return {
+    plan: function plan(model, options, optionsParam) {
+      const planned = arrange(resolve(model, 'model'), options);
+      options.models?.forEach(function addFallback(fallback, i) {
+        planned.push(...arrange(resolve(fallback, join(optionsParam, `models[${i}]`)), options));
+      });
+      if (planned.length === 0) {
+        throw new GatewayHttpError(400, `No configured provider can serve \`${model}\` within ${join(optionsParam, 'only')}.`, { code: 'no_provider_available', param: join(optionsParam, 'only') });
+      }
+      return planned;
+    },
+  };
+}
+
+function join(prefix: string, key: string): string {
+  return prefix === '' ? key : `${prefix}.${key}`;
+}

@@ -1,0 +1,130 @@
+// Streams an upstream's chunks to the client as OpenAI SSE. Nothing is sent
+// until the first chunk exists, so a failure before it can still fall back;
+// after it, a failure ends the stream with an in-band error event.
+import type { ServerResponse } from 'node:http';
+import { attemptFailure, type RequestState } from './attempt.js';
+import { captureOutput, type CapturedChoice } from './capture.js';
+import type { GatewayHttpError } from './http-error.js';
+import type { ChatCompletionChunk, Usage } from './openai-types.js';
+import type { SpanRecord } from './spans.js';
+import type { AttemptClock } from './upstream.js';
+
+export type StreamResult = { answered: true; outcome: string } | { answered: false; outcome: string; error: GatewayHttpError };
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+
+class StreamObserver {
+  model: string | undefined;
+  id: string | undefined;
+  usage: Usage | undefined;
+  readonly choices: CapturedChoice[] = [];
+  readonly #capture: boolean;
+
+  constructor(capture: boolean) {
+    this.#capture = capture;
+  }
+
+  observe(chunk: ChatCompletionChunk): void {
+    this.model ??= chunk.model;
+    this.id ??= chunk.id;
+    if (chunk.usage != null) this.usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      let seen = this.choices[choice.index];
+      if (seen === undefined) {
+        seen = { content: '', toolCalls: [], finishReason: null };
+        this.choices[choice.index] = seen;
+      }
+      if (choice.finish_reason != null) seen.finishReason = choice.finish_reason;
+      if (this.#capture) collectDelta(seen, choice.delta);
+    }
+  }
+
+  record(span: SpanRecord, capture: boolean): void {
+    if (this.model !== undefined) span.str('gen_ai.response.model', this.model);
+    if (this.id !== undefined) span.str('gen_ai.response.id', this.id);
+    if (this.usage !== undefined) span.int('gen_ai.usage.input_tokens', this.usage.prompt_tokens).int('gen_ai.usage.output_tokens', this.usage.completion_tokens);
+    const present = this.choices.filter((c) => c !== undefined);
+    span.strings('gen_ai.response.finish_reasons', present.map((c) => c.finishReason ?? ''));
+    if (capture) span.str('gen_ai.output.messages', captureOutput(present));
+  }
+}
+
+function collectDelta(seen: CapturedChoice, delta: ChatCompletionChunk['choices'][number]['delta']): void {
+  if (typeof delta.content === 'string') seen.content += delta.content;
+  for (const call of delta.tool_calls ?? []) {
+    let target = seen.toolCalls[call.index];
+    if (target === undefined) {
+      target = { id: call.id ?? '', type: 'function', function: { name: call.function?.name ?? '', arguments: '' } };
+      seen.toolCalls[call.index] = target;
+    }
+    target.function.arguments += call.function?.arguments ?? '';
+  }
+}
+
+function waitForDrain(res: ServerResponse): Promise<void> {
+  return new Promise(function wait(resolve) {
+    function done(): void {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    }
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+export async function pipeStream(
+  chunks: AsyncIterable<ChatCompletionChunk>,
+  res: ServerResponse,
+  headers: Record<string, string>,
+  state: RequestState,
+  span: SpanRecord,
+  capture: boolean,
+  clock: AttemptClock,
+): Promise<StreamResult> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  const observer = new StreamObserver(capture);
+  let next: IteratorResult<ChatCompletionChunk>;
+  try {
+    next = await iterator.next();
+  } catch (err) {
+    // Nothing reached the client yet: the fallback loop may try the next endpoint.
+    const failure = attemptFailure(err, clock, String(headers['x-sluice-provider']));
+    span.fail(failure.spanErrorType, failure.error.message);
+    return { answered: false, outcome: failure.spanErrorType, error: failure.error };
+  }
+  res.writeHead(200, { ...headers, ...SSE_HEADERS });
+  try {
+    while (next.done !== true) {
+      const chunk = next.value;
+      observer.observe(chunk);
+      if (chunk.usage !== undefined && !state.includeUsage) {
+        if (chunk.choices.length === 0) {
+          next = await iterator.next();
+          continue;
+        }
+        delete chunk.usage;
+      }
+      if (!res.write(`data: ${JSON.stringify(chunk)}\n\n`)) await waitForDrain(res);
+      if (state.clientSignal.aborted) throw new Error('client_closed');
+      next = await iterator.next();
+    }
+    res.end('data: [DONE]\n\n');
+    return { answered: true, outcome: 'success' };
+  } catch (err) {
+    const failure = attemptFailure(err, clock, String(headers['x-sluice-provider']));
+    span.fail(failure.spanErrorType, failure.error.message);
+    state.server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
+    if (failure.spanErrorType !== 'cancelled' && !res.destroyed) {
+      // No [DONE] after the error: the stream did not complete, and clients
+      // (the openai SDK among them) raise the error event as an APIError.
+      res.end(`data: ${JSON.stringify(failure.error.body())}\n\n`);
+    } else {
+      res.destroy();
+    }
+    await iterator.return?.().catch(() => undefined);
+    return { answered: true, outcome: failure.spanErrorType };
+  } finally {
+    observer.record(span, capture);
+  }
+}
