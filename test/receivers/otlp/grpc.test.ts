@@ -1,0 +1,103 @@
+import { Client, compressionAlgorithms, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ResourceExhaustedError } from '../../../src/core/errors.js';
+import { EXPORT_PATH } from '../../../src/receivers/otlp/grpc-server.js';
+import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
+import { makeSdkSpans } from '../../helpers/sdk-spans.js';
+import { metricValue, startReceiver, stopAll } from './harness.js';
+
+const clients: Client[] = [];
+
+afterEach(async () => {
+  for (const client of clients.splice(0)) client.close();
+  await stopAll();
+});
+
+function identity(bytes: Buffer): Buffer {
+  return bytes;
+}
+
+/** One raw Export call; resolves with the response bytes or the ServiceError. */
+function exportRaw(target: string, body: Uint8Array, gzip = false): Promise<Buffer | ServiceError> {
+  const client = new Client(target, credentials.createInsecure(), gzip ? { 'grpc.default_compression_algorithm': compressionAlgorithms.gzip } : {});
+  clients.push(client);
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(EXPORT_PATH, identity, identity, Buffer.from(body), new Metadata(), {}, (err, response) => {
+      resolve(err ?? response ?? Buffer.alloc(0));
+    });
+  });
+}
+
+function protoBody(): Uint8Array {
+  return ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!;
+}
+
+function isServiceError(value: Buffer | ServiceError): value is ServiceError {
+  return !Buffer.isBuffer(value);
+}
+
+describe('OTLP/gRPC receiver', () => {
+  it('accepts an Export call and hands the request bytes to the pipeline undecoded', async () => {
+    const { grpcTarget, consumer } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } });
+    const body = protoBody();
+    const answer = await exportRaw(grpcTarget, body);
+    expect(isServiceError(answer)).toBe(false);
+    expect(Buffer.from(consumer.batches[0]!.toProto()).equals(Buffer.from(body))).toBe(true);
+  });
+
+  it('accepts a gzip-compressed Export call', async () => {
+    const { grpcTarget, consumer } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } });
+    const answer = await exportRaw(grpcTarget, protoBody(), true);
+    expect(isServiceError(answer)).toBe(false);
+    expect(consumer.spans()).toHaveLength(2);
+  });
+
+  it('answers INVALID_ARGUMENT for malformed protobuf and keeps serving', async () => {
+    const { grpcTarget, consumer, telemetry } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } });
+    const answer = await exportRaw(grpcTarget, Buffer.from([0x0a, 0xff, 0x01, 0x02]));
+    expect(isServiceError(answer) && answer.code).toBe(status.INVALID_ARGUMENT);
+    expect(isServiceError(answer) && answer.details).not.toBe('');
+    expect(await metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'grpc', reason: 'malformed' })).toBe(1);
+    expect(isServiceError(await exportRaw(grpcTarget, protoBody()))).toBe(false);
+    expect(consumer.calls).toBe(1);
+  });
+
+  it('answers RESOURCE_EXHAUSTED with RetryInfo when the pipeline pushes back', async () => {
+    const { grpcTarget, consumer, telemetry } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } });
+    consumer.behaviour = () => {
+      throw new ResourceExhaustedError('queue drains/acme is full', { retryAfterMs: 1500 });
+    };
+    const answer = await exportRaw(grpcTarget, protoBody());
+    if (!isServiceError(answer)) throw new Error('expected an error');
+    expect(answer.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(answer.details).toBe('queue drains/acme is full');
+    const details = answer.metadata.get('grpc-status-details-bin')[0];
+    expect(Buffer.isBuffer(details)).toBe(true);
+    expect(decodeStatus(details as Buffer)).toEqual({ code: status.RESOURCE_EXHAUSTED, message: 'queue drains/acme is full', retryDelayMs: 1500 });
+    expect(await metricValue(telemetry, 'sluice_receiver_refused_spans_total', { transport: 'grpc', reason: 'backpressure' })).toBe(2);
+  });
+
+  it('answers UNAVAILABLE when the pipeline fails with a retryable error', async () => {
+    const { grpcTarget, consumer } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } });
+    consumer.behaviour = () => {
+      throw new Error('disk unavailable');
+    };
+    const answer = await exportRaw(grpcTarget, protoBody());
+    expect(isServiceError(answer) && answer.code).toBe(status.UNAVAILABLE);
+    expect(isServiceError(answer) && answer.details).toBe('disk unavailable');
+  });
+
+  it('refuses a message over max_recv_msg_size with RESOURCE_EXHAUSTED', async () => {
+    const { grpcTarget, consumer } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', max_recv_msg_size: '1KiB' } });
+    const answer = await exportRaw(grpcTarget, Buffer.alloc(4096));
+    expect(isServiceError(answer) && answer.code).toBe(status.RESOURCE_EXHAUSTED);
+    expect(consumer.calls).toBe(0);
+  });
+
+  it('counts accepted spans for the grpc transport', async () => {
+    const { grpcTarget, telemetry } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } });
+    await exportRaw(grpcTarget, protoBody());
+    expect(await metricValue(telemetry, 'sluice_receiver_accepted_spans_total', { receiver: 'otlp', transport: 'grpc' })).toBe(2);
+  });
+});
