@@ -1,9 +1,17 @@
-// Every component compiled into sluice. Add one line per component folder:
-//   import { otlpReceiverFactory } from './receivers/otlp/factory.js';
-// and list it in register(...) below (sections with registerTopLevelSection).
+// Every component compiled into sluice. Add one import per component folder
+// and list it in register(...) below (top-level sections, like `drains`, with
+// registerTopLevelSection).
 import { ComponentRegistry } from './core/registry.js';
+import { debugExporterFactory } from './exporters/debug/factory.js';
+import { fileExporterFactory } from './exporters/file/factory.js';
+import { resourceProcessorFactory } from './processors/resource/factory.js';
 import { otlpReceiverFactory } from './receivers/otlp/factory.js';
 
 export function builtinRegistry(): ComponentRegistry {
-  return new ComponentRegistry().register(otlpReceiverFactory);
+  return new ComponentRegistry().register(
+    otlpReceiverFactory,
+    resourceProcessorFactory,
+    debugExporterFactory,
+    fileExporterFactory,
+  );
 }

@@ -1,0 +1,87 @@
+// `sluice validate` as a user runs it: the built CLI in a child process.
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const CLI = join(import.meta.dirname, '../../dist/src/cli.js');
+let directory: string;
+
+beforeAll(async () => {
+  // `npm test` builds first; build here too when run on its own.
+  if (!existsSync(CLI)) await run('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: join(import.meta.dirname, '../..') }).catch(() => undefined);
+  directory = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
+}, 120_000);
+
+afterAll(() => {
+  rmSync(directory, { recursive: true, force: true });
+});
+
+const GOOD = `
+receivers:
+  otlp:
+    protocols:
+      http: { endpoint: "127.0.0.1:\${env:SLUICE_TEST_PORT:-4318}" }
+exporters:
+  debug: {}
+service:
+  pipelines:
+    traces:
+      receivers: [otlp]
+      exporters: [debug]
+`;
+
+async function validate(text: string, env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const file = join(directory, `config-${Math.random().toString(36).slice(2)}.yaml`);
+  writeFileSync(file, text);
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, 'validate', '--config', file], { env: { PATH: process.env['PATH'] ?? '', ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const failed = err as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('sluice validate', () => {
+  it('prints config OK and exits 0 for a good config', async () => {
+    expect(await validate(GOOD)).toEqual({ code: 0, stdout: 'config OK\n', stderr: '' });
+  });
+
+  it('exits 1 naming a bad value by its YAML path', async () => {
+    const result = await validate(GOOD.replace('debug: {}', 'debug: { colour: red }'));
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual(['exporters.debug.colour: unknown key']);
+  });
+
+  it('prints every problem at once, one per line', async () => {
+    const text = GOOD.replace('[debug]', '[debug, otlphttp/missing]').replace('receivers: [otlp]', 'receivers: [otlp, kafka]').replace('service:', 'extra: true\nservice:');
+    const result = await validate(text);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'extra: unknown key',
+      'service.pipelines.traces.receivers[1]: references receiver "kafka" which is not configured under receivers',
+      'service.pipelines.traces.exporters[1]: references exporter "otlphttp/missing" which is not configured under exporters',
+    ]);
+  });
+
+  it('names an unset environment variable and where it is used', async () => {
+    const result = await validate(GOOD.replace('debug: {}', 'debug: {}\n  file: { path: "${env:SLUICE_TEST_UNSET}" }').replace('[debug]', '[debug, file]'));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('exporters.file.path: environment variable SLUICE_TEST_UNSET is not set');
+  });
+
+  it('reports a component configured but used in no pipeline', async () => {
+    const result = await validate(GOOD.replace('debug: {}', 'debug: {}\n  debug/spare: {}'));
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim()).toBe('exporters.debug/spare: configured but used in no pipeline');
+  });
+
+  it('reports a file that cannot be read', async () => {
+    const { stderr } = await run(process.execPath, [CLI, 'validate', '--config', join(directory, 'absent.yaml')]).catch((err: unknown) => err as { stderr: string });
+    expect(stderr).toMatch(/absent\.yaml: cannot read the config file/);
+  });
+});
