@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { validateConfig } from '../../../src/config/validate.js';
+import { builtinRegistry } from '../../../src/components.js';
+import { ConfigError } from '../../../src/core/errors.js';
+import { parseConfig } from './harness.js';
+
+function problemsOf(receiver: unknown): readonly string[] {
+  const raw = {
+    receivers: { otlp: receiver },
+    exporters: {},
+    service: { pipelines: { traces: { receivers: ['otlp'], exporters: [] } } },
+  };
+  try {
+    validateConfig(raw, builtinRegistry());
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems.filter((p) => p.startsWith('receivers.otlp'));
+    throw err;
+  }
+  return [];
+}
+
+describe('otlp receiver config', () => {
+  it('enables a protocol listed with an empty mapping with its defaults', () => {
+    expect(parseConfig({ protocols: { http: {} } })).toEqual({
+      protocols: { http: { endpoint: { host: '127.0.0.1', port: 4318 }, max_request_body_size: 64 * 1024 * 1024 } },
+    });
+  });
+
+  it('enables a protocol listed with no value (YAML null) with its defaults', () => {
+    expect(parseConfig({ protocols: { grpc: null } })).toEqual({
+      protocols: { grpc: { endpoint: { host: '127.0.0.1', port: 4317 }, max_recv_msg_size: 64 * 1024 * 1024 } },
+    });
+  });
+
+  it('reads sizes and IPv6 endpoints', () => {
+    const config = parseConfig({ protocols: { http: { endpoint: '[::1]:0', max_request_body_size: '512KiB' } } });
+    expect(config.protocols.http).toEqual({ endpoint: { host: '::1', port: 0 }, max_request_body_size: 512 * 1024 });
+  });
+
+  it('requires at least one protocol, naming the key', () => {
+    expect(problemsOf({ protocols: {} })).toEqual(['receivers.otlp.protocols: must enable at least one of http, grpc']);
+    expect(problemsOf(null)).toEqual(['receivers.otlp.protocols: must enable at least one of http, grpc']);
+  });
+
+  it('reports a bad endpoint, a bad size and an unknown key with their paths', () => {
+    const problems = problemsOf({ protocols: { http: { endpoint: 'localhost', max_request_body_size: 'lots' }, grpc: { max_recv_msg_size: 0, colour: 'red' } } });
+    expect(problems).toEqual(expect.arrayContaining([
+      expect.stringMatching(/^receivers\.otlp\.protocols\.http\.endpoint: must be host:port/),
+      expect.stringMatching(/^receivers\.otlp\.protocols\.http\.max_request_body_size: must be a size/),
+      expect.stringMatching(/^receivers\.otlp\.protocols\.grpc\.max_recv_msg_size: must be greater than 0/),
+      'receivers.otlp.protocols.grpc.colour: unknown key',
+    ]));
+  });
+});
