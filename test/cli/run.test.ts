@@ -1,0 +1,93 @@
+// `sluice run` as a user runs it: ready on the admin endpoint, SIGHUP with a
+// broken config keeps it running, SIGTERM stops it with exit 0, and stdout
+// carries nothing but JSON lines.
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+
+const CLI = join(import.meta.dirname, '../../dist/src/cli.js');
+let directory: string;
+let child: ChildProcess | undefined;
+
+beforeAll(async () => {
+  if (!existsSync(CLI)) await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: join(import.meta.dirname, '../..') }).catch(() => undefined);
+}, 120_000);
+
+afterEach(() => {
+  child?.kill('SIGKILL');
+  child = undefined;
+  rmSync(directory, { recursive: true, force: true });
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('timed out waiting');
+}
+
+describe('sluice run', () => {
+  it('serves readiness, refuses a broken reload, and exits 0 on SIGTERM', async () => {
+    directory = mkdtempSync(join(tmpdir(), 'sluice-run-'));
+    const [adminPort, otlpPort] = [await freePort(), await freePort()];
+    const file = join(directory, 'config.yaml');
+    const good = `
+receivers:
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:${otlpPort}" } } }
+exporters:
+  file: { path: "${join(directory, 'traces.jsonl')}" }
+service:
+  storage: { directory: "${join(directory, 'data')}" }
+  admin: { endpoint: "127.0.0.1:${adminPort}" }
+  pipelines: { traces: { receivers: [otlp], exporters: [file] } }
+`;
+    writeFileSync(file, good);
+    const proc = spawn(process.execPath, [CLI, 'run', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    let stdout = '';
+    proc.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+
+    const readyz = `http://127.0.0.1:${adminPort}/readyz`;
+    await waitFor(async () => (await fetch(readyz)).status === 200);
+
+    writeFileSync(file, good.replace('file: {', 'file: { colour: red,'));
+    proc.kill('SIGHUP');
+    await waitFor(async () => stdout.includes('config reload refused'));
+    expect(stdout).toContain('exporters.file.colour: unknown key');
+    expect((await fetch(readyz)).status).toBe(200);
+
+    proc.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    child = undefined;
+    for (const line of stdout.trim().split('\n')) expect(() => JSON.parse(line) as unknown).not.toThrow();
+  });
+
+  it('logs every problem and exits 1 on an invalid config', async () => {
+    directory = mkdtempSync(join(tmpdir(), 'sluice-run-'));
+    const file = join(directory, 'config.yaml');
+    writeFileSync(file, 'service: { pipelines: {} }\n');
+    const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+      execFile(process.execPath, [CLI, 'run', '--config', file], (err, out) => resolve({ code: err === null ? 0 : (err.code as number | null) ?? null, stdout: out }));
+    });
+    expect(code).toBe(1);
+    const line = JSON.parse(stdout.trim().split('\n')[0] ?? '{}') as { msg?: string; problems?: string[] };
+    expect(line.msg).toBe('invalid config');
+    expect(line.problems).toEqual(['service.pipelines: must define at least one pipeline']);
+  });
+});
