@@ -230,12 +230,13 @@ export function decodeSpan(bytes: Uint8Array): Span {
 }
 
 export function decodeResponse(bytes: Uint8Array): ExportTraceServiceResponse {
-  const message = decodeWith<{ partialSuccess?: { rejectedSpans?: Int64; errorMessage?: string } }>(
+  const message = decodeWith<{ partialSuccess?: { rejectedSpans?: Int64; errorMessage?: string } | null }>(
     ProtoTypes.ExportTraceServiceResponse,
     bytes,
     'ExportTraceServiceResponse',
   );
-  if (message.partialSuccess === undefined) return {};
+  // protobufjs reports an absent message field as null.
+  if (message.partialSuccess === undefined || message.partialSuccess === null) return {};
   const partial: NonNullable<ExportTraceServiceResponse['partialSuccess']> = {};
   if (message.partialSuccess.rejectedSpans !== undefined) partial.rejectedSpans = int64String(message.partialSuccess.rejectedSpans);
   if (message.partialSuccess.errorMessage) partial.errorMessage = message.partialSuccess.errorMessage;

@@ -102,3 +102,12 @@ describe('OTLP codecs', () => {
     expect(() => TraceBatch.fromProto(Uint8Array.from([0x0a, 0xff, 0xff, 0x01]))).toThrow(MalformedDataError);
   });
 });
+
+describe('ExportTraceServiceResponse', () => {
+  it('decodes an empty body as a full success and keeps a partial success', async () => {
+    const { decodeResponse, encodeResponse } = await import('../../src/otlp/proto-codec.js');
+    expect(decodeResponse(new Uint8Array())).toEqual({});
+    const partial = { partialSuccess: { rejectedSpans: '3', errorMessage: 'too old' } };
+    expect(decodeResponse(encodeResponse(partial))).toEqual(partial);
+  });
+});

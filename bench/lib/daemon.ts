@@ -1,0 +1,76 @@
+// Starts the built daemon (dist/src/cli.js) on a generated config, pinned to
+// one core when asked, and waits until it is ready.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+export const CLI = join(ROOT, 'dist', 'src', 'cli.js');
+
+export interface Daemon {
+  pid: number;
+  dir: string;
+  stop(): Promise<void>;
+}
+
+async function waitForReady(adminPort: number, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(`http://127.0.0.1:${adminPort}/readyz`);
+      if (r.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('daemon did not become ready');
+}
+
+export function withCore(core: number | undefined, command: string, args: string[]): [string, string[]] {
+  return core === undefined ? [command, args] : ['taskset', ['-c', String(core), command, ...args]];
+}
+
+export async function startDaemon(yaml: (dir: string) => string, adminPort: number, core?: number): Promise<Daemon> {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-'));
+  const configPath = join(dir, 'config.yaml');
+  await writeFile(configPath, yaml(dir));
+  const [command, args] = withCore(core, process.execPath, [CLI, 'run', '--config', configPath]);
+  const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
+  await waitForReady(adminPort, child);
+  return {
+    pid: await childPid(child, core !== undefined),
+    dir,
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** With taskset, the node process is taskset's own pid (taskset execs). */
+async function childPid(child: ChildProcess, _pinned: boolean): Promise<number> {
+  if (child.pid === undefined) throw new Error('no pid');
+  return child.pid;
+}
+
+export async function startProcess(args: string[], core?: number): Promise<{ pid: number; stop(): Promise<void> }> {
+  const [command, argv] = withCore(core, process.execPath, args);
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout?.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
+  });
+  return {
+    pid: child.pid ?? 0,
+    stop: async () => {
+      const exited = new Promise((r) => child.once('exit', r));
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
