@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { imageFetchConfigSchema, type ImageFetchConfig } from '../google/image-fetch.js';
+import type { BaseProviderConfig } from '../types.js';
+
+export interface BedrockProviderConfig extends BaseProviderConfig {
+  type: 'bedrock';
+  region: string;
+  /** Static credentials; when absent, AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN are read per request. */
+  access_key_id?: string | undefined;
+  secret_access_key?: string | undefined;
+  session_token?: string | undefined;
+  /** How http(s) image URLs are fetched and inlined (Converse takes image bytes only). */
+  image_fetch: ImageFetchConfig;
+}
+
+export const bedrockConfigSchema: z.ZodType<BedrockProviderConfig> = z
+  .object({
+    type: z.literal('bedrock'),
+    region: z.string().min(1).optional(),
+    base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
+    // A Bedrock API key (sent as a Bearer token) replaces SigV4 signing.
+    api_key: z.string().min(1).optional(),
+    access_key_id: z.string().min(1).optional(),
+    secret_access_key: z.string().min(1).optional(),
+    session_token: z.string().min(1).optional(),
+    image_fetch: imageFetchConfigSchema,
+    headers: z.record(z.string(), z.string()).optional(),
+    first_byte_timeout: z.number().positive().optional(),
+    stream_idle_timeout: z.number().positive().optional(),
+  })
+  .transform((config, ctx) => {
+    const region = config.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'];
+    if (region === undefined || region === '') {
+      ctx.addIssue({ code: 'custom', path: ['region'], message: 'region is required (or set AWS_REGION)' });
+      return z.NEVER;
+    }
+    if ((config.access_key_id === undefined) !== (config.secret_access_key === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['secret_access_key'], message: 'access_key_id and secret_access_key must be set together' });
+      return z.NEVER;
+    }
+    if (config.api_key === undefined && config.access_key_id === undefined && process.env['AWS_ACCESS_KEY_ID'] === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['access_key_id'], message: 'access_key_id and secret_access_key (or api_key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) are required' });
+      return z.NEVER;
+    }
+    return { ...config, region, base_url: config.base_url ?? `https://bedrock-runtime.${region}.amazonaws.com` };
+  });

@@ -1,0 +1,56 @@
+// Bedrock runtime errors (`x-amzn-errortype` header, `{"message": ...}` body,
+// or an exception frame inside ConverseStream) -> the gateway's error info.
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors
+import { asObject, isFallbackStatus } from '../google/inputs.js';
+import type { UpstreamErrorInfo } from '../types.js';
+
+const decoder = new TextDecoder();
+
+/** Exception name (either case) -> OpenAI error type. */
+const ERROR_TYPES: Readonly<Record<string, string>> = {
+  validationexception: 'invalid_request_error',
+  resourcenotfoundexception: 'not_found_error',
+  accessdeniedexception: 'permission_error',
+  unrecognizedclientexception: 'authentication_error',
+  expiredtokenexception: 'authentication_error',
+  throttlingexception: 'rate_limit_error',
+  servicequotaexceededexception: 'rate_limit_error',
+  modelnotreadyexception: 'api_error',
+  modeltimeoutexception: 'api_error',
+  modelerrorexception: 'api_error',
+  modelstreamerrorexception: 'api_error',
+  internalserverexception: 'api_error',
+  serviceunavailableexception: 'api_error',
+};
+
+/** Failures another provider may not share: the model erred (424) or a quota ran out. */
+const FALLBACK_TYPES = new Set(['modelerrorexception', 'servicequotaexceededexception', 'modelnotreadyexception']);
+
+export function errorTypeOf(exception: string): string {
+  return ERROR_TYPES[exception.toLowerCase()] ?? 'api_error';
+}
+
+export function classifyBedrockError(status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): UpstreamErrorInfo {
+  const text = decoder.decode(body);
+  const header = headers['x-amzn-errortype'];
+  // "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"
+  const exception = (Array.isArray(header) ? header[0] : header)?.split(':')[0] ?? readField(text, '__type')?.split('#').at(-1) ?? '';
+  const message = readField(text, 'message') ?? readField(text, 'Message') ?? (text.trim() === '' ? `bedrock answered HTTP ${status}` : `bedrock answered HTTP ${status}: ${text.trim().slice(0, 500)}`);
+  return {
+    status,
+    message,
+    type: exception === '' ? (status >= 500 ? 'api_error' : 'invalid_request_error') : errorTypeOf(exception),
+    code: exception === '' ? null : exception,
+    param: null,
+    fallback: isFallbackStatus(status) || FALLBACK_TYPES.has(exception.toLowerCase()),
+  };
+}
+
+function readField(text: string, field: string): string | undefined {
+  try {
+    const value = asObject(JSON.parse(text))?.[field];
+    return typeof value === 'string' ? value : undefined;
+  } catch {
+    return undefined;
+  }
+}

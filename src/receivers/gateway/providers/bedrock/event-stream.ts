@@ -1,0 +1,46 @@
+// The binary framing of ConverseStream (application/vnd.amazon.eventstream):
+// each frame starts with its total length (uint32, big-endian); the codec
+// checks both CRCs and parses the headers. Frames may straddle chunks.
+import { EventStreamCodec, type Message } from '@smithy/eventstream-codec';
+import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
+import { UpstreamStreamError } from '../types.js';
+
+/** Prelude (12) + message CRC (4). */
+const MIN_FRAME = 16;
+/** The event-stream spec's limit for one message. */
+const MAX_FRAME = 16 * 1024 * 1024;
+
+const codec = new EventStreamCodec(toUtf8, fromUtf8);
+
+export async function* decodeEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<Message> {
+  let buffer: Uint8Array = new Uint8Array(0);
+  for await (const chunk of body) {
+    buffer = buffer.length === 0 ? chunk : concat(buffer, chunk);
+    while (buffer.length >= 4) {
+      const total = new DataView(buffer.buffer, buffer.byteOffset, 4).getUint32(0);
+      if (total < MIN_FRAME || total > MAX_FRAME) throw new UpstreamStreamError(`bedrock sent an event-stream frame of ${total} bytes`);
+      if (buffer.length < total) break;
+      let message: Message;
+      try {
+        message = codec.decode(buffer.subarray(0, total));
+      } catch (err) {
+        throw new UpstreamStreamError(`bedrock sent a malformed event-stream frame: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      buffer = buffer.subarray(total);
+      yield message;
+    }
+  }
+  if (buffer.length > 0) throw new UpstreamStreamError('bedrock stream ended inside an event-stream frame');
+}
+
+export function headerString(message: Message, name: string): string | undefined {
+  const header = message.headers[name];
+  return header?.type === 'string' ? header.value : undefined;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}

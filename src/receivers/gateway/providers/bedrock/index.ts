@@ -1,0 +1,17 @@
+// Type `bedrock`: Amazon Bedrock's Converse and ConverseStream APIs, SigV4-signed.
+import type { ProviderAdapter } from '../types.js';
+import { bedrockConfigSchema, type BedrockProviderConfig } from './config.js';
+import { classifyBedrockError } from './errors.js';
+import { buildBedrockRequest } from './request.js';
+import { parseBedrockResponse } from './response.js';
+import { parseBedrockStream } from './stream.js';
+
+export const bedrockAdapter: ProviderAdapter<BedrockProviderConfig> = {
+  type: 'bedrock',
+  genAiProviderName: 'aws.bedrock',
+  configSchema: bedrockConfigSchema,
+  buildRequest: buildBedrockRequest,
+  parseResponse: parseBedrockResponse,
+  parseStream: parseBedrockStream,
+  classifyError: classifyBedrockError,
+};

@@ -1,0 +1,60 @@
+// Bedrock Converse response -> OpenAI chat completion.
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.js';
+import { asObject, completionId } from '../google/inputs.js';
+import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import type { BedrockProviderConfig } from './config.js';
+import type { ConverseResponse, ConverseStopReason, ConverseUsage } from './wire.js';
+
+const decoder = new TextDecoder();
+
+const FINISH_REASONS: Readonly<Record<ConverseStopReason, FinishReason>> = {
+  end_turn: 'stop',
+  stop_sequence: 'stop',
+  tool_use: 'tool_calls',
+  max_tokens: 'length',
+  model_context_window_exceeded: 'length',
+  guardrail_intervened: 'content_filter',
+  content_filtered: 'content_filter',
+};
+
+export function mapStopReason(reason: ConverseStopReason): FinishReason {
+  return FINISH_REASONS[reason] ?? 'stop';
+}
+
+/** Like Anthropic's, Converse's inputTokens leaves out cache reads and writes; prompt_tokens counts them. */
+export function mapUsage(usage: ConverseUsage): Usage {
+  const cacheRead = usage.cacheReadInputTokens ?? 0;
+  const cacheWrite = usage.cacheWriteInputTokens ?? 0;
+  const prompt = usage.inputTokens + cacheRead + cacheWrite;
+  const mapped: Usage = { prompt_tokens: prompt, completion_tokens: usage.outputTokens, total_tokens: prompt + usage.outputTokens };
+  if (cacheRead > 0 || cacheWrite > 0) mapped.prompt_tokens_details = { cached_tokens: cacheRead, cache_creation_tokens: cacheWrite };
+  return mapped;
+}
+
+export function parseBedrockResponse(body: Uint8Array, ctx: AttemptContext<BedrockProviderConfig>): ChatCompletion {
+  const parsed: unknown = JSON.parse(decoder.decode(body));
+  const message = asObject(asObject(asObject(parsed)?.['output'])?.['message']);
+  if (message === undefined || !Array.isArray(message['content'])) throw new UpstreamStreamError('bedrock answered with a body that is not a Converse response');
+  const response = parsed as ConverseResponse;
+  let text = '';
+  const toolCalls: ToolCall[] = [];
+  for (const block of response.output.message.content) {
+    if ('text' in block) text += block.text;
+    else if ('toolUse' in block) toolCalls.push({ id: block.toolUse.toolUseId, type: 'function', function: { name: block.toolUse.name, arguments: JSON.stringify(block.toolUse.input ?? {}) } });
+  }
+  return {
+    // Converse names neither the response nor the model.
+    id: completionId(),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: ctx.model,
+    choices: [
+      {
+        index: 0,
+        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        finish_reason: mapStopReason(response.stopReason),
+      },
+    ],
+    ...(response.usage !== undefined ? { usage: mapUsage(response.usage) } : {}),
+  };
+}

@@ -1,0 +1,57 @@
+// SigV4 signing of Bedrock runtime requests (service `bedrock`), with the
+// credentials from the provider config or, per request, from the standard
+// AWS environment variables (so rotated session credentials are picked up).
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { SignatureV4 } from '@smithy/signature-v4';
+import type { BedrockProviderConfig } from './config.js';
+
+export const SIGNING_SERVICE = 'bedrock';
+
+export class MissingCredentialsError extends Error {
+  readonly code = 'SLUICE_ERR_BEDROCK_CREDENTIALS';
+}
+
+interface Credentials {
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+}
+
+function credentialsOf(config: BedrockProviderConfig): Credentials {
+  const env = process.env;
+  const accessKeyId = config.access_key_id ?? env['AWS_ACCESS_KEY_ID'];
+  const secretAccessKey = config.secret_access_key ?? (config.access_key_id === undefined ? env['AWS_SECRET_ACCESS_KEY'] : undefined);
+  if (accessKeyId === undefined || secretAccessKey === undefined) {
+    throw new MissingCredentialsError('bedrock: no AWS credentials (set access_key_id/secret_access_key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)');
+  }
+  const sessionToken = config.access_key_id !== undefined ? config.session_token : env['AWS_SESSION_TOKEN'];
+  return sessionToken === undefined || sessionToken === '' ? { accessKeyId, secretAccessKey } : { accessKeyId, secretAccessKey, sessionToken };
+}
+
+// One signer per provider config object: the config is normalized once and never changes.
+const signers = new WeakMap<BedrockProviderConfig, SignatureV4>();
+
+function signerFor(config: BedrockProviderConfig): SignatureV4 {
+  let signer = signers.get(config);
+  if (signer === undefined) {
+    signer = new SignatureV4({ service: SIGNING_SERVICE, region: config.region, sha256: Sha256, credentials: async () => credentialsOf(config) });
+    signers.set(config, signer);
+  }
+  return signer;
+}
+
+/** The headers to send: `headers` plus x-amz-date, authorization (and x-amz-security-token). `host` is signed but left for the HTTP client to send. */
+export async function signRequest(config: BedrockProviderConfig, url: URL, headers: Record<string, string>, body: string): Promise<Record<string, string>> {
+  const signed = await signerFor(config).sign({
+    method: 'POST',
+    protocol: url.protocol,
+    hostname: url.hostname,
+    ...(url.port !== '' ? { port: Number(url.port) } : {}),
+    path: url.pathname,
+    query: {},
+    headers: { ...headers, host: url.host },
+    body,
+  });
+  const { host: _host, ...sent } = signed.headers;
+  return sent;
+}

@@ -1,0 +1,96 @@
+// Bedrock ConverseStream (binary event stream) -> OpenAI chat.completion.chunk objects.
+import type { ChatCompletionChunk, FinishReason, ToolCallDelta } from '../../openai-types.js';
+import { completionId } from '../google/inputs.js';
+import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import type { BedrockProviderConfig } from './config.js';
+import { errorTypeOf } from './errors.js';
+import { decodeEventStream, headerString } from './event-stream.js';
+import { mapStopReason, mapUsage } from './response.js';
+import type { ConverseStreamEvents } from './wire.js';
+
+type Delta = ChatCompletionChunk['choices'][number]['delta'];
+const decoder = new TextDecoder();
+
+export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: AttemptContext<BedrockProviderConfig>): AsyncGenerator<ChatCompletionChunk> {
+  const id = completionId();
+  const created = Math.floor(Date.now() / 1000);
+  const model = ctx.model;
+  // Content block index -> tool call index (text blocks take block indexes too).
+  const toolIndexes = new Map<number, number>();
+  let stopped = false;
+
+  function chunk(delta: Delta, finishReason: FinishReason | null = null): ChatCompletionChunk {
+    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+  }
+  function toolDelta(call: ToolCallDelta): ChatCompletionChunk {
+    return chunk({ tool_calls: [call] });
+  }
+
+  for await (const message of decodeEventStream(body)) {
+    const messageType = headerString(message, ':message-type');
+    const payload = decoder.decode(message.body);
+    if (messageType === 'exception' || messageType === 'error') {
+      const exception = headerString(message, ':exception-type') ?? headerString(message, ':error-code') ?? 'internalServerException';
+      throw new UpstreamStreamError(readMessage(payload) ?? headerString(message, ':error-message') ?? exception, errorTypeOf(exception));
+    }
+    const eventType = headerString(message, ':event-type');
+    const event = parsePayload(payload);
+    switch (eventType) {
+      case 'messageStart':
+        yield chunk({ role: 'assistant', content: '' });
+        break;
+      case 'contentBlockStart': {
+        const { contentBlockIndex, start } = event as ConverseStreamEvents['contentBlockStart'];
+        if (start.toolUse !== undefined) {
+          const index = toolIndexes.size;
+          toolIndexes.set(contentBlockIndex, index);
+          yield toolDelta({ index, id: start.toolUse.toolUseId, type: 'function', function: { name: start.toolUse.name, arguments: '' } });
+        }
+        break;
+      }
+      case 'contentBlockDelta': {
+        const { contentBlockIndex, delta } = event as ConverseStreamEvents['contentBlockDelta'];
+        if (delta.text !== undefined && delta.text !== '') yield chunk({ content: delta.text });
+        if (delta.toolUse !== undefined && delta.toolUse.input !== '') {
+          const index = toolIndexes.get(contentBlockIndex);
+          if (index === undefined) throw new UpstreamStreamError(`bedrock sent a toolUse delta for block ${contentBlockIndex}, which started no tool call`);
+          yield toolDelta({ index, function: { arguments: delta.toolUse.input } });
+        }
+        break;
+      }
+      case 'messageStop':
+        stopped = true;
+        yield chunk({}, mapStopReason((event as ConverseStreamEvents['messageStop']).stopReason));
+        break;
+      case 'metadata': {
+        const { usage } = event as ConverseStreamEvents['metadata'];
+        if (usage !== undefined) yield { id, object: 'chat.completion.chunk', created, model, choices: [], usage: mapUsage(usage) };
+        break;
+      }
+      default:
+        // contentBlockStop and event types added later carry nothing to forward.
+        break;
+    }
+  }
+  if (!stopped) throw new UpstreamStreamError('bedrock stream ended before messageStop');
+}
+
+function parsePayload(payload: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(payload);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new UpstreamStreamError('bedrock sent an event whose payload is not a JSON object');
+}
+
+function readMessage(payload: string): string | undefined {
+  try {
+    const parsed = JSON.parse(payload) as { message?: unknown; Message?: unknown };
+    const message = parsed.message ?? parsed.Message;
+    return typeof message === 'string' ? message : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,81 @@
+// Wire shapes of Amazon Bedrock's Converse and ConverseStream APIs, the fields
+// the adapter sends and reads. Blobs (image bytes) travel as base64 in JSON.
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
+
+export type ConverseImageFormat = 'png' | 'jpeg' | 'gif' | 'webp';
+
+export interface ConverseToolUse {
+  toolUseId: string;
+  name: string;
+  input: unknown;
+}
+
+export type ConverseContentBlock =
+  | { text: string }
+  | { image: { format: ConverseImageFormat; source: { bytes: string } } }
+  | { toolUse: ConverseToolUse }
+  | { toolResult: { toolUseId: string; content: Array<{ text: string }>; status?: 'success' | 'error' } };
+
+export interface ConverseMessage {
+  role: 'user' | 'assistant';
+  content: ConverseContentBlock[];
+}
+
+export interface ConverseInferenceConfig {
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stopSequences?: string[];
+}
+
+export type ConverseToolChoice = { auto: Record<string, never> } | { any: Record<string, never> } | { tool: { name: string } };
+
+export interface ConverseToolConfig {
+  tools: Array<{ toolSpec: { name: string; description?: string; inputSchema: { json: Record<string, unknown> } } }>;
+  toolChoice?: ConverseToolChoice;
+}
+
+export interface ConverseRequest {
+  messages: ConverseMessage[];
+  system?: Array<{ text: string }>;
+  inferenceConfig?: ConverseInferenceConfig;
+  toolConfig?: ConverseToolConfig;
+}
+
+export type ConverseStopReason =
+  | 'end_turn'
+  | 'tool_use'
+  | 'max_tokens'
+  | 'stop_sequence'
+  | 'guardrail_intervened'
+  | 'content_filtered'
+  | 'model_context_window_exceeded';
+
+export interface ConverseUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  cacheReadInputTokens?: number;
+  cacheWriteInputTokens?: number;
+}
+
+/** Response content blocks; reasoningContent and others are read past. */
+export type ConverseResponseBlock = { text: string } | { toolUse: ConverseToolUse } | { reasoningContent: unknown };
+
+export interface ConverseResponse {
+  output: { message: { role: 'assistant'; content: ConverseResponseBlock[] } };
+  stopReason: ConverseStopReason;
+  usage?: ConverseUsage;
+  metrics?: { latencyMs: number };
+}
+
+// ConverseStream: each event-stream frame's `:event-type` header names the
+// event and its JSON payload is the event's body.
+export interface ConverseStreamEvents {
+  messageStart: { role: 'assistant' };
+  contentBlockStart: { contentBlockIndex: number; start: { toolUse?: { toolUseId: string; name: string } } };
+  contentBlockDelta: { contentBlockIndex: number; delta: { text?: string; toolUse?: { input: string }; reasoningContent?: unknown } };
+  contentBlockStop: { contentBlockIndex: number };
+  messageStop: { stopReason: ConverseStopReason };
+  metadata: { usage?: ConverseUsage; metrics?: { latencyMs: number } };
+}
