@@ -1,0 +1,439 @@
+// The durable queue: append-only segment files with group commit, a read
+// cursor separate from the acknowledged position, and crash recovery.
+//
+// Delivery is at-least-once: a record handed out and delivered, whose ack was
+// not yet persisted when the process died, is handed out again after restart.
+import { open, type FileHandle } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { readAckFile, writeAckFile } from './ack-file.js';
+import { QueueClosedError, QueueFullError, QueueWriteError, RecordTooLargeError } from './errors.js';
+import { FRAME_OVERHEAD_BYTES, decodeFrame, encodeFrameHeader } from './framing.js';
+import { fsyncDirectory, prepareDirectory, recoverSegments, removeFile, segmentFileName } from './segment-files.js';
+import type { Queue, QueueRecord, QueueStats, ReadLimits } from './types.js';
+import { UnreadWaiters } from './unread-waiters.js';
+
+export const DEFAULT_SEGMENT_BYTES = 16 * 1024 * 1024;
+const MIN_SEGMENT_BYTES = 4 * 1024;
+// A queue this small in total still rolls segments, so acked space is freed.
+const SEGMENTS_PER_QUEUE = 8;
+const READ_CHUNK_BYTES = 256 * 1024;
+
+export interface DiskQueueOptions {
+  /** Names the queue in errors, logs and metrics (the exporter or drain id). */
+  readonly name: string;
+  readonly directory: string;
+  readonly maxSizeBytes: number;
+  /** A segment is closed and a new one started past this size. */
+  readonly segmentBytes?: number;
+  readonly logger: Logger;
+}
+
+interface Segment {
+  readonly base: number;
+  readonly path: string;
+  /** Committed (fsynced) records and bytes. */
+  count: number;
+  bytes: number;
+  /** No more appends go here; deletable once fully acknowledged. */
+  sealed: boolean;
+}
+
+interface PendingAppend {
+  readonly header: Buffer;
+  readonly data: Uint8Array;
+  readonly frameBytes: number;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+interface ReadCursor {
+  segment: Segment | undefined;
+  offset: number;
+  seq: number;
+}
+
+export class DiskQueue implements Queue {
+  readonly name: string;
+  readonly #directory: string;
+  readonly #maxSizeBytes: number;
+  readonly #segmentBytes: number;
+  readonly #logger: Logger;
+  readonly #waiters = new UnreadWaiters();
+
+  #state: 'new' | 'open' | 'closed' = 'new';
+  #opening: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  #segments: Segment[] = [];
+  #diskBytes = 0;
+  #records = 0;
+  #unread = 0;
+  #fsyncs = 0;
+
+  #writeSegment: Segment | undefined;
+  #writeHandle: FileHandle | undefined;
+  #rollBeforeNextWrite = false;
+  #nextSeq = 0;
+  #pending: PendingAppend[] = [];
+  #pendingBytes = 0;
+  #flushing: Promise<void> = Promise.resolve();
+  // Cleared in the same tick the loop sees nothing pending, so an append made
+  // by a just-resolved caller starts the next flush instead of being stranded.
+  #flushActive = false;
+
+  #cursor: ReadCursor = { segment: undefined, offset: 0, seq: 0 };
+  #readHandle: { segment: Segment; handle: FileHandle } | undefined;
+  #readChain: Promise<unknown> = Promise.resolve();
+
+  #ackPosition = 0;
+  #persistedAck = 0;
+  readonly #acked = new Set<number>();
+  #ackJob: Promise<void> | undefined;
+  #ackAgain = false;
+
+  constructor(options: DiskQueueOptions) {
+    this.name = options.name;
+    this.#directory = options.directory;
+    this.#maxSizeBytes = options.maxSizeBytes;
+    this.#segmentBytes =
+      options.segmentBytes ??
+      Math.max(MIN_SEGMENT_BYTES, Math.min(DEFAULT_SEGMENT_BYTES, Math.floor(options.maxSizeBytes / SEGMENTS_PER_QUEUE)));
+    this.#logger = options.logger;
+  }
+
+  open(): Promise<void> {
+    this.#opening ??= this.#recover();
+    return this.#opening;
+  }
+
+  async #recover(): Promise<void> {
+    await prepareDirectory(this.#directory);
+    const ack = await readAckFile(this.#directory);
+    if ('problem' in ack) {
+      this.#logger.warn({ queue: this.name, problem: ack.problem }, 'queue ack position unreadable; redelivering from the oldest record');
+    }
+    const ackPosition = 'position' in ack ? ack.position : 0;
+    const recovered = await recoverSegments(this.#directory, ackPosition, this.#logger, this.name);
+    this.#ackPosition = ackPosition;
+    this.#persistedAck = ackPosition;
+    this.#nextSeq = ackPosition;
+    for (const r of recovered) {
+      this.#segments.push({ base: r.base, path: r.path, count: r.count, bytes: r.bytes, sealed: true });
+      this.#diskBytes += r.bytes;
+      const unacked = r.base + r.count - r.readSeq;
+      this.#records += unacked;
+      this.#unread += unacked;
+      this.#nextSeq = Math.max(this.#nextSeq, r.base + r.count);
+    }
+    const first = recovered[0];
+    const firstSegment = this.#segments[0];
+    if (first !== undefined && firstSegment !== undefined) {
+      this.#cursor = { segment: firstSegment, offset: first.readOffset, seq: first.readSeq };
+    }
+    if (this.#state === 'new') this.#state = 'open';
+    if (this.#records > 0) {
+      this.#logger.info({ queue: this.name, records: this.#records, bytes: this.#diskBytes }, 'queue recovered unacknowledged records');
+    }
+  }
+
+  // --- append: group commit -------------------------------------------------
+
+  append(data: Uint8Array, spans: number): Promise<void> {
+    if (this.#state !== 'open') return Promise.reject(new QueueClosedError(this.name));
+    const frameBytes = FRAME_OVERHEAD_BYTES + data.byteLength;
+    if (frameBytes > this.#maxSizeBytes) {
+      return Promise.reject(
+        new RecordTooLargeError(`queue ${this.name}: a record of ${frameBytes} bytes exceeds max_size ${this.#maxSizeBytes}`),
+      );
+    }
+    const size = this.#sizeBytes();
+    if (size + frameBytes > this.#maxSizeBytes) {
+      return Promise.reject(new QueueFullError(this.name, size, this.#maxSizeBytes));
+    }
+    const header = encodeFrameHeader(data, spans, Date.now());
+    this.#pendingBytes += frameBytes;
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.push({ header, data, frameBytes, resolve, reject });
+      // No fixed window: whatever arrives while one write+fsync runs shares the next.
+      if (!this.#flushActive) {
+        this.#flushActive = true;
+        this.#flushing = this.#flushPending();
+      }
+    });
+  }
+
+  async #flushPending(): Promise<void> {
+    // Not `finally`: the flag must drop in the tick the loop finds nothing pending.
+    while (this.#pending.length > 0) await this.#flushBatch(this.#pending.splice(0));
+    this.#flushActive = false;
+  }
+
+  /** Writes and fsyncs one batch; never throws (failures reject the batch's appends). */
+  async #flushBatch(batch: PendingAppend[]): Promise<void> {
+    let bytes = 0;
+    for (const p of batch) bytes += p.frameBytes;
+    try {
+      const { segment, handle } = await this.#writableSegment(bytes);
+      const buffers = batch.flatMap((p) => [p.header, p.data]);
+      const { bytesWritten } = await handle.writev(buffers);
+      if (bytesWritten !== bytes) throw new Error(`short write: ${bytesWritten} of ${bytes} bytes`);
+      await handle.datasync();
+      this.#fsyncs += 1;
+      segment.bytes += bytes;
+      segment.count += batch.length;
+      this.#diskBytes += bytes;
+      this.#nextSeq += batch.length;
+      this.#records += batch.length;
+      this.#unread += batch.length;
+      this.#pendingBytes -= bytes;
+      for (const p of batch) p.resolve();
+      this.#waiters.notify(true);
+    } catch (err) {
+      this.#pendingBytes -= bytes;
+      // The segment may now end in a partial frame: never append after it.
+      await this.#sealWriteSegment().catch(() => undefined);
+      const error = new QueueWriteError(this.name, err);
+      this.#logger.error({ queue: this.name, err: error, records: batch.length }, 'queue append failed');
+      for (const p of batch) p.reject(error);
+    }
+  }
+
+  async #writableSegment(bytes: number): Promise<{ segment: Segment; handle: FileHandle }> {
+    const current = this.#writeSegment;
+    if (current !== undefined && (this.#rollBeforeNextWrite || (current.bytes > 0 && current.bytes + bytes > this.#segmentBytes))) {
+      await this.#sealWriteSegment();
+    }
+    if (this.#writeSegment !== undefined && this.#writeHandle !== undefined) {
+      return { segment: this.#writeSegment, handle: this.#writeHandle };
+    }
+    this.#rollBeforeNextWrite = false;
+    const segment: Segment = { base: this.#nextSeq, path: join(this.#directory, segmentFileName(this.#nextSeq)), count: 0, bytes: 0, sealed: false };
+    const handle = await open(segment.path, 'ax');
+    try {
+      await fsyncDirectory(this.#directory);
+    } catch (err) {
+      await handle.close();
+      await removeFile(segment.path);
+      throw err;
+    }
+    this.#segments.push(segment);
+    this.#writeSegment = segment;
+    this.#writeHandle = handle;
+    if (this.#cursor.segment === undefined) this.#cursor = { segment, offset: 0, seq: segment.base };
+    return { segment, handle };
+  }
+
+  #sealWriteSegment(): Promise<void> {
+    const segment = this.#writeSegment;
+    const handle = this.#writeHandle;
+    this.#writeSegment = undefined;
+    this.#writeHandle = undefined;
+    if (segment !== undefined) segment.sealed = true;
+    return handle?.close() ?? Promise.resolve();
+  }
+
+  // --- read -----------------------------------------------------------------
+
+  read(limits: ReadLimits): Promise<QueueRecord[]> {
+    // One reader at a time: the cursor moves only once a chunk is parsed.
+    const job = this.#readChain.then(() => this.#readRecords(limits));
+    this.#readChain = job.catch(() => undefined);
+    return job;
+  }
+
+  waitForUnread(signal: AbortSignal): Promise<boolean> {
+    if (this.#state === 'closed') return Promise.resolve(false);
+    if (this.#unread > 0) return Promise.resolve(true);
+    return this.#waiters.wait(signal);
+  }
+
+  async #readRecords(limits: ReadLimits): Promise<QueueRecord[]> {
+    const out: QueueRecord[] = [];
+    let spans = 0;
+    let bytes = 0;
+    let want = READ_CHUNK_BYTES;
+    while (this.#state === 'open') {
+      const segment = this.#readSegment();
+      if (segment === undefined) break;
+      const start = this.#cursor.offset;
+      const available = segment.bytes - start;
+      if (available <= 0) break;
+      const buf = await this.#readAt(segment, start, Math.min(available, Math.max(want, READ_CHUNK_BYTES)));
+      want = READ_CHUNK_BYTES;
+      let pos = 0;
+      let full = false;
+      while (pos < buf.length) {
+        const result = decodeFrame(buf, pos);
+        if (result.kind === 'incomplete') {
+          if (start + pos + result.needBytes > segment.bytes) this.#skipCorruptRest(segment, 'record runs past the segment end');
+          else want = result.needBytes;
+          break;
+        }
+        if (result.kind === 'corrupt') {
+          this.#skipCorruptRest(segment, result.reason);
+          break;
+        }
+        const { frame } = result;
+        if (out.length > 0 && (spans + frame.spans > limits.maxSpans || bytes + frame.data.byteLength > limits.maxBytes)) {
+          full = true;
+          break;
+        }
+        out.push({ id: this.#cursor.seq, data: frame.data, spans: frame.spans, enqueuedAtMs: frame.enqueuedAtMs });
+        spans += frame.spans;
+        bytes += frame.data.byteLength;
+        pos += frame.frameBytes;
+        this.#cursor.offset += frame.frameBytes;
+        this.#cursor.seq += 1;
+        this.#unread -= 1;
+        if (spans >= limits.maxSpans || bytes >= limits.maxBytes) {
+          full = true;
+          break;
+        }
+      }
+      if (full) break;
+    }
+    return out;
+  }
+
+  /** The segment the cursor reads from, moving past exhausted sealed ones. */
+  #readSegment(): Segment | undefined {
+    let segment = this.#cursor.segment;
+    while (segment !== undefined && segment.sealed && this.#cursor.offset >= segment.bytes) {
+      // Deleted segments are always at the front, so indexOf -1 leads to [0].
+      const next = this.#segments[this.#segments.indexOf(segment) + 1];
+      if (next === undefined) return undefined;
+      this.#cursor = { segment: next, offset: 0, seq: next.base };
+      segment = next;
+    }
+    return segment;
+  }
+
+  async #readAt(segment: Segment, offset: number, length: number): Promise<Buffer> {
+    if (this.#readHandle?.segment !== segment) {
+      await this.#closeReadHandle();
+      this.#readHandle = { segment, handle: await open(segment.path, 'r') };
+    }
+    const buf = Buffer.allocUnsafe(length);
+    const { bytesRead } = await this.#readHandle.handle.read(buf, 0, length, offset);
+    return bytesRead === length ? buf : buf.subarray(0, bytesRead);
+  }
+
+  async #closeReadHandle(): Promise<void> {
+    const current = this.#readHandle;
+    this.#readHandle = undefined;
+    await current?.handle.close();
+  }
+
+  /** Data damaged after recovery validated it: skip the rest of the segment so delivery goes on. */
+  #skipCorruptRest(segment: Segment, reason: string): void {
+    const end = segment.base + segment.count;
+    const lost = end - this.#cursor.seq;
+    for (let seq = this.#cursor.seq; seq < end; seq++) this.#acked.add(seq);
+    this.#records -= lost;
+    this.#unread -= lost;
+    this.#cursor.offset = segment.bytes;
+    this.#cursor.seq = end;
+    if (segment === this.#writeSegment) this.#rollBeforeNextWrite = true;
+    this.#logger.error({ queue: this.name, segment: segment.path, lostRecords: lost, reason }, 'queue segment corrupt on read; skipped the rest of it');
+    this.#advanceAckPosition();
+    this.#persistAck().catch(() => undefined);
+  }
+
+  // --- ack ------------------------------------------------------------------
+
+  ack(ids: readonly number[]): Promise<void> {
+    if (this.#state !== 'open') return Promise.resolve();
+    for (const id of ids) {
+      if (id < this.#ackPosition || id >= this.#cursor.seq || this.#acked.has(id)) continue;
+      this.#acked.add(id);
+      this.#records -= 1;
+    }
+    const before = this.#ackPosition;
+    this.#advanceAckPosition();
+    return this.#ackPosition > before ? this.#persistAck() : Promise.resolve();
+  }
+
+  /** Moves the ack position over the contiguous acknowledged prefix. */
+  #advanceAckPosition(): void {
+    for (const segment of this.#segments) {
+      // A gap before a segment is a region recovery discarded.
+      if (this.#ackPosition < segment.base) this.#ackPosition = segment.base;
+      const end = segment.base + segment.count;
+      while (this.#ackPosition < end && this.#acked.delete(this.#ackPosition)) this.#ackPosition += 1;
+      if (this.#ackPosition < end) return;
+      if (!segment.sealed) {
+        // Fully acknowledged and idle: seal it so its space is freed.
+        if (!this.#flushActive && this.#pending.length === 0) {
+          this.#sealWriteSegment().catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'closing segment failed'));
+        }
+        return;
+      }
+    }
+  }
+
+  #persistAck(): Promise<void> {
+    if (this.#ackJob !== undefined) {
+      this.#ackAgain = true;
+      return this.#ackJob;
+    }
+    const job = this.#writeAckLoop().finally(() => {
+      this.#ackJob = undefined;
+    });
+    this.#ackJob = job;
+    return job;
+  }
+
+  async #writeAckLoop(): Promise<void> {
+    do {
+      this.#ackAgain = false;
+      const position = this.#ackPosition;
+      await writeAckFile(this.#directory, position);
+      this.#persistedAck = position;
+      await this.#deleteAckedSegments();
+    } while (this.#ackAgain);
+  }
+
+  async #deleteAckedSegments(): Promise<void> {
+    for (;;) {
+      const segment = this.#segments[0];
+      if (segment === undefined || !segment.sealed || segment.base + segment.count > this.#persistedAck) return;
+      this.#segments.shift();
+      this.#diskBytes -= segment.bytes;
+      if (this.#readHandle?.segment === segment) await this.#closeReadHandle();
+      await removeFile(segment.path);
+    }
+  }
+
+  // --- stats and close --------------------------------------------------------
+
+  #sizeBytes(): number {
+    return this.#diskBytes + this.#pendingBytes;
+  }
+
+  stats(): QueueStats {
+    return {
+      sizeBytes: this.#sizeBytes(),
+      records: this.#records,
+      unreadRecords: this.#unread,
+      capacityBytes: this.#maxSizeBytes,
+      fsyncs: this.#fsyncs,
+    };
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    await this.#opening?.catch(() => undefined);
+    this.#state = 'closed';
+    this.#waiters.notify(false);
+    await this.#flushing;
+    await this.#readChain;
+    await this.#ackJob?.catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'persisting the ack position failed'));
+    await this.#sealWriteSegment();
+    await this.#closeReadHandle();
+  }
+}

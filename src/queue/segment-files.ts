@@ -1,0 +1,105 @@
+// Segment files on disk: naming, directory preparation and crash recovery.
+import { mkdir, open, readFile, readdir, truncate, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { QueueDirectoryError } from './errors.js';
+import { decodeFrame } from './framing.js';
+
+// Fixed width, so lexical order is numeric order.
+const SEGMENT_NAME = /^(\d{20})\.seg$/;
+const PROBE_FILE = '.probe';
+
+export function segmentFileName(base: number): string {
+  return `${String(base).padStart(20, '0')}.seg`;
+}
+
+/** Creates the directory and proves it writable, or throws QueueDirectoryError naming it. */
+export async function prepareDirectory(directory: string): Promise<void> {
+  try {
+    await mkdir(directory, { recursive: true });
+    const probe = join(directory, PROBE_FILE);
+    await writeFile(probe, '');
+    await unlink(probe);
+  } catch (err) {
+    throw new QueueDirectoryError(directory, err);
+  }
+}
+
+/** Makes a newly created file's directory entry durable. */
+export async function fsyncDirectory(directory: string): Promise<void> {
+  const handle = await open(directory, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function removeFile(path: string): Promise<void> {
+  try {
+    await unlink(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+export interface RecoveredSegment {
+  readonly base: number;
+  readonly path: string;
+  /** Whole records kept. */
+  readonly count: number;
+  /** Bytes kept (the file is truncated to this). */
+  readonly bytes: number;
+  /** Byte offset of the first record at or after the acknowledged position. */
+  readonly readOffset: number;
+  /** Sequence number of that record. */
+  readonly readSeq: number;
+}
+
+/**
+ * Scans every segment in order, keeps every whole record, truncates a torn or
+ * corrupt tail (a crash mid-write, or a damaged sector), and deletes segments
+ * that are empty or entirely acknowledged.
+ */
+export async function recoverSegments(
+  directory: string,
+  ackPosition: number,
+  logger: Logger,
+  queue: string,
+): Promise<RecoveredSegment[]> {
+  const names = (await readdir(directory)).filter((name) => SEGMENT_NAME.test(name)).sort();
+  const kept: RecoveredSegment[] = [];
+  for (const name of names) {
+    const path = join(directory, name);
+    const base = Number(SEGMENT_NAME.exec(name)?.[1]);
+    const buf = await readFile(path);
+    const firstUnacked = Math.max(base, ackPosition);
+    let pos = 0;
+    let count = 0;
+    let readOffset = 0;
+    let problem: string | undefined;
+    while (pos < buf.length) {
+      const result = decodeFrame(buf, pos);
+      if (result.kind !== 'frame') {
+        problem = result.kind === 'corrupt' ? result.reason : 'torn record';
+        break;
+      }
+      if (base + count === firstUnacked) readOffset = pos;
+      count += 1;
+      pos += result.frame.frameBytes;
+    }
+    if (problem !== undefined) {
+      await truncate(path, pos);
+      logger.warn(
+        { queue, segment: name, keptRecords: count, discardedBytes: buf.length - pos, reason: problem },
+        'queue segment ends in a torn or corrupt record; truncated it and kept every whole record before it',
+      );
+    }
+    if (count === 0 || base + count <= ackPosition) {
+      await removeFile(path);
+      continue;
+    }
+    kept.push({ base, path, count, bytes: pos, readOffset, readSeq: firstUnacked });
+  }
+  return kept;
+}

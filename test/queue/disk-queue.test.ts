@@ -1,0 +1,173 @@
+import { mkdtemp, readdir, rm, stat, truncate, writeFile, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DiskQueue, QueueDirectoryError, QueueFullError, type QueueRecord } from '../../src/queue/index.js';
+
+const logger = pino({ level: process.env.LOG_LEVEL ?? "silent" });
+const READ_ALL = { maxSpans: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER };
+
+let dir: string;
+const opened: DiskQueue[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sluice-queue-'));
+});
+
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((q) => q.close()));
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function openQueue(options: { maxSizeBytes?: number; segmentBytes?: number; directory?: string } = {}): Promise<DiskQueue> {
+  const queue = new DiskQueue({
+    name: 'test',
+    directory: options.directory ?? join(dir, 'q'),
+    maxSizeBytes: options.maxSizeBytes ?? 1024 * 1024,
+    logger,
+    ...(options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes }),
+  });
+  opened.push(queue);
+  await queue.open();
+  return queue;
+}
+
+function payload(n: number, size = 10): Uint8Array {
+  return Buffer.alloc(size, n);
+}
+
+function texts(records: readonly QueueRecord[]): number[] {
+  return records.map((r) => r.data[0] ?? -1);
+}
+
+async function segmentFiles(): Promise<string[]> {
+  return (await readdir(join(dir, 'q'))).filter((name) => name.endsWith('.seg')).sort();
+}
+
+describe('DiskQueue', () => {
+  it('hands back appended records with their span counts and acknowledges them', async () => {
+    const queue = await openQueue();
+    await queue.append(payload(1), 3);
+    await queue.append(payload(2), 5);
+    const records = await queue.read(READ_ALL);
+    expect(texts(records)).toEqual([1, 2]);
+    expect(records.map((r) => r.spans)).toEqual([3, 5]);
+    expect(await queue.read(READ_ALL)).toEqual([]);
+    await queue.ack(records.map((r) => r.id));
+    expect(queue.stats().records).toBe(0);
+  });
+
+  it('stops a read at the span and byte limits but always returns at least one record', async () => {
+    const queue = await openQueue();
+    for (let i = 0; i < 4; i++) await queue.append(payload(i, 100), 10);
+    expect(texts(await queue.read({ maxSpans: 5, maxBytes: 1_000_000 }))).toEqual([0]);
+    expect(texts(await queue.read({ maxSpans: 20, maxBytes: 1_000_000 }))).toEqual([1, 2]);
+    expect(texts(await queue.read({ maxSpans: 1_000, maxBytes: 150 }))).toEqual([3]);
+  });
+
+  it('hands unacknowledged records out again after a reopen', async () => {
+    const first = await openQueue();
+    for (let i = 0; i < 3; i++) await first.append(payload(i), 1);
+    const records = await first.read(READ_ALL);
+    await first.ack([records[0]?.id ?? -1]);
+    await first.close();
+
+    const second = await openQueue();
+    expect(second.stats().records).toBe(2);
+    expect(texts(await second.read(READ_ALL))).toEqual([1, 2]);
+  });
+
+  it('keeps the acknowledged position behind an unacknowledged record when acks arrive out of order', async () => {
+    const first = await openQueue();
+    for (let i = 0; i < 3; i++) await first.append(payload(i), 1);
+    const [a, b, c] = await first.read(READ_ALL);
+    await first.ack([c?.id ?? -1, a?.id ?? -1]);
+    await first.close();
+
+    const second = await openQueue();
+    // b was never acknowledged; c after it is redelivered too (at-least-once).
+    expect(texts(await second.read(READ_ALL))).toEqual([b?.data[0] ?? -1, 2]);
+  });
+
+  it('deletes segments once every record in them is acknowledged', async () => {
+    const queue = await openQueue({ segmentBytes: 100 });
+    for (let i = 0; i < 6; i++) await queue.append(payload(i, 60), 1);
+    expect((await segmentFiles()).length).toBeGreaterThan(3);
+    const records = await queue.read(READ_ALL);
+    await queue.ack(records.map((r) => r.id));
+    expect(await segmentFiles()).toEqual([]);
+    expect(queue.stats().sizeBytes).toBe(0);
+  });
+
+  it('keeps every whole record before a torn tail and truncates the tail', async () => {
+    const first = await openQueue();
+    for (let i = 0; i < 5; i++) await first.append(payload(i, 40), 1);
+    await first.close();
+    const [segment] = await segmentFiles();
+    const path = join(dir, 'q', segment ?? '');
+    const size = (await stat(path)).size;
+    await truncate(path, size - 20); // mid-way through the last record
+
+    const second = await openQueue();
+    expect(texts(await second.read(READ_ALL))).toEqual([0, 1, 2, 3]);
+    expect((await stat(path)).size).toBe(((size / 5) * 4));
+  });
+
+  it('discards a record whose CRC does not match, and everything after it', async () => {
+    const first = await openQueue();
+    for (let i = 0; i < 3; i++) await first.append(payload(i, 40), 1);
+    await first.close();
+    const [segment] = await segmentFiles();
+    const path = join(dir, 'q', segment ?? '');
+    const bytes = await readFile(path);
+    const frame = bytes.length / 3;
+    bytes[frame + 30] = 0xff ^ (bytes[frame + 30] ?? 0); // a data byte of the second record
+    await writeFile(path, bytes);
+
+    const second = await openQueue();
+    expect(texts(await second.read(READ_ALL))).toEqual([0]);
+  });
+
+  it('appends after recovery continue after the surviving records', async () => {
+    const first = await openQueue();
+    await first.append(payload(1), 1);
+    await first.close();
+    const second = await openQueue();
+    await second.append(payload(2), 1);
+    expect(texts(await second.read(READ_ALL))).toEqual([1, 2]);
+  });
+
+  it('rejects an append with QueueFullError once max_size is reached', async () => {
+    const queue = await openQueue({ maxSizeBytes: 200 });
+    await queue.append(payload(1, 70), 1);
+    await queue.append(payload(2, 70), 1);
+    const error = await queue.append(payload(3, 70), 1).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(QueueFullError);
+    expect((error as QueueFullError).code).toBe('SLUICE_ERR_QUEUE_FULL');
+  });
+
+  it('shares one fsync between many concurrent appends', async () => {
+    const queue = await openQueue();
+    await Promise.all(Array.from({ length: 200 }, (_, i) => queue.append(payload(i % 250), 1)));
+    expect(queue.stats().records).toBe(200);
+    expect(queue.stats().fsyncs).toBeLessThan(20);
+    expect(texts(await queue.read(READ_ALL))).toEqual(Array.from({ length: 200 }, (_, i) => i % 250));
+  });
+
+  it('fails open() with an error naming a directory it cannot create', async () => {
+    const file = join(dir, 'a-file');
+    await writeFile(file, 'not a directory');
+    const queue = new DiskQueue({ name: 'test', directory: join(file, 'q'), maxSizeBytes: 1024, logger });
+    const error = await queue.open().catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(QueueDirectoryError);
+    expect((error as Error).message).toContain(join(file, 'q'));
+  });
+
+  it('wakes a waiting reader when a record is appended', async () => {
+    const queue = await openQueue();
+    const waiting = queue.waitForUnread(new AbortController().signal);
+    await queue.append(payload(7), 1);
+    expect(await waiting).toBe(true);
+  });
+});
