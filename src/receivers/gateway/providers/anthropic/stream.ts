@@ -18,8 +18,15 @@ export async function* parseAnthropicStream(body: AsyncIterable<Uint8Array>, ctx
   // block indexes too, but OpenAI numbers tool calls 0, 1, 2 on their own.
   const toolIndexes = new Map<number, number>();
 
+  // The role rides on the first chunk with content, not on message_start: an
+  // error event right after message_start (overloaded) then reaches the
+  // gateway before any byte went to the client, and it can still fall back.
+  let roleSent = false;
+
   function chunk(delta: Delta, finishReason: FinishReason | null = null): ChatCompletionChunk {
-    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+    const withRole: Delta = roleSent ? delta : { role: 'assistant', ...delta };
+    roleSent = true;
+    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: withRole, finish_reason: finishReason }] };
   }
   function toolDelta(call: ToolCallDelta): ChatCompletionChunk {
     return chunk({ tool_calls: [call] });
@@ -32,7 +39,6 @@ export async function* parseAnthropicStream(body: AsyncIterable<Uint8Array>, ctx
         id = event.message.id;
         model = event.message.model ?? model;
         Object.assign(usage, event.message.usage);
-        yield chunk({ role: 'assistant', content: '' });
         break;
       case 'content_block_start': {
         const block = event.content_block;

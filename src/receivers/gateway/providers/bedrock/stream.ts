@@ -19,8 +19,14 @@ export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: 
   const toolIndexes = new Map<number, number>();
   let stopped = false;
 
+  // The role rides on the first chunk with content, not on messageStart, so
+  // an exception frame before any content can still fall back.
+  let roleSent = false;
+
   function chunk(delta: Delta, finishReason: FinishReason | null = null): ChatCompletionChunk {
-    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finishReason }] };
+    const withRole: Delta = roleSent ? delta : { role: 'assistant', ...delta };
+    roleSent = true;
+    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: withRole, finish_reason: finishReason }] };
   }
   function toolDelta(call: ToolCallDelta): ChatCompletionChunk {
     return chunk({ tool_calls: [call] });
@@ -36,9 +42,6 @@ export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: 
     const eventType = headerString(message, ':event-type');
     const event = parsePayload(payload);
     switch (eventType) {
-      case 'messageStart':
-        yield chunk({ role: 'assistant', content: '' });
-        break;
       case 'contentBlockStart': {
         const { contentBlockIndex, start } = event as ConverseStreamEvents['contentBlockStart'];
         if (start.toolUse !== undefined) {
@@ -68,7 +71,7 @@ export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: 
         break;
       }
       default:
-        // contentBlockStop and event types added later carry nothing to forward.
+        // messageStart, contentBlockStop and event types added later carry nothing to forward.
         break;
     }
   }

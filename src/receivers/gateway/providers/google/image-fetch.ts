@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
+import { byteSize, duration } from '../../../../config/units.js';
 import { guardedLookup, isPublicAddress } from './address-guard.js';
 import { invalidRequest, type InlineImage } from './inputs.js';
 
@@ -17,8 +18,8 @@ export interface ImageFetchConfig {
 
 export const imageFetchConfigSchema = z
   .object({
-    max_size: z.int().positive().default(20 * 1024 * 1024),
-    timeout: z.number().positive().default(10_000),
+    max_size: byteSize().default(10 * 1024 * 1024),
+    timeout: duration().default(10_000),
     allow_private_addresses: z.boolean().default(false),
   })
   .prefault({});

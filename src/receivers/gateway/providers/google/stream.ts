@@ -19,8 +19,13 @@ export async function* parseGoogleStream(body: AsyncIterable<Uint8Array>, ctx: A
   let toolCount = 0;
   let finishReason: FinishReason | undefined;
 
+  // The role rides on the first chunk with content (as in the other adapters).
+  let roleSent = false;
+
   function chunk(delta: Delta, finish: FinishReason | null = null): ChatCompletionChunk {
-    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta, finish_reason: finish }] };
+    const withRole: Delta = roleSent ? delta : { role: 'assistant', ...delta };
+    roleSent = true;
+    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: withRole, finish_reason: finish }] };
   }
 
   for await (const sse of parseSse(body)) {
@@ -34,7 +39,6 @@ export async function* parseGoogleStream(body: AsyncIterable<Uint8Array>, ctx: A
     if (id === '') {
       id = response.responseId ?? completionId();
       model = response.modelVersion ?? model;
-      yield chunk({ role: 'assistant', content: '' });
     }
     if (response.usageMetadata !== undefined) usage = response.usageMetadata;
     const candidate = response.candidates?.[0];
