@@ -5,11 +5,13 @@ import { ComponentRegistry } from './core/registry.js';
 import { debugExporterFactory } from './exporters/debug/factory.js';
 import { fileExporterFactory } from './exporters/file/factory.js';
 import { resourceProcessorFactory } from './processors/resource/factory.js';
+import { gatewayReceiverFactory } from './receivers/gateway/factory.js';
 import { otlpReceiverFactory } from './receivers/otlp/factory.js';
 
 export function builtinRegistry(): ComponentRegistry {
   return new ComponentRegistry().register(
     otlpReceiverFactory,
+    gatewayReceiverFactory,
     resourceProcessorFactory,
     debugExporterFactory,
     fileExporterFactory,
