@@ -3,8 +3,11 @@
 // registerTopLevelSection).
 import { ComponentRegistry } from './core/registry.js';
 import { debugExporterFactory } from './exporters/debug/factory.js';
+import { drainListSchema } from './exporters/drains/config.js';
+import { drainsExporterFactory } from './exporters/drains/factory.js';
 import { fileExporterFactory } from './exporters/file/factory.js';
 import { resourceProcessorFactory } from './processors/resource/factory.js';
+import { samplingProcessorFactory } from './processors/sampling/factory.js';
 import { gatewayReceiverFactory } from './receivers/gateway/factory.js';
 import { otlpReceiverFactory } from './receivers/otlp/factory.js';
 
@@ -15,5 +18,12 @@ export function builtinRegistry(): ComponentRegistry {
     resourceProcessorFactory,
     debugExporterFactory,
     fileExporterFactory,
-  );
+    samplingProcessorFactory,
+    drainsExporterFactory,
+  ).registerTopLevelSection({
+    key: 'drains',
+    schema: drainListSchema,
+    whenAbsent: [],
+    inject: { kind: 'exporter', type: 'drains', configKey: 'drains' },
+  });
 }

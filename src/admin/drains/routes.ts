@@ -1,0 +1,83 @@
+// The drains API (DESIGN section 6) under /v1/drains on the admin endpoint.
+// Every request needs the admin key; answers are JSON; errors are
+// {"error": {"message", "code", "problems"?}}.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { DrainsController } from '../../exporters/drains/exporter.js';
+import { MAX_DRAINS } from '../../exporters/drains/limits.js';
+import { sendJson } from '../respond.js';
+import type { AdminRoutes } from '../routes.js';
+import { readJsonBody } from './body.js';
+import { bodyOf, changesFromBody, deliveryFromBody, mergePatch, viewOf } from './convert.js';
+import { drainBodySchema, drainPatchSchema, parseBody, testBodySchema } from './schema.js';
+
+export const DRAINS_PREFIX = '/v1/drains';
+
+function fail(res: ServerResponse, status: number, code: string, message: string, problems?: string[]): void {
+  sendJson(res, status, { error: { message, code, ...(problems === undefined ? {} : { problems }) } });
+}
+
+function invalid(res: ServerResponse, problems: string[]): void {
+  fail(res, 400, 'invalid_request', problems.join('; '), problems);
+}
+
+function methodNotAllowed(res: ServerResponse, method: string | undefined, allow: string): void {
+  sendJson(res, 405, { error: { message: `${method ?? ''} is not allowed here`, code: 'method_not_allowed' } }, { allow });
+}
+
+export function mountDrainsApi(routes: AdminRoutes, drains: DrainsController): () => void {
+  return routes.addRoute(DRAINS_PREFIX, async function drainsApi(req, res, url) {
+    if (!routes.requireAdminKey(req, res)) return;
+    const rest = url.pathname.slice(DRAINS_PREFIX.length).replace(/^\/+|\/+$/g, '');
+    if (rest === '') return collection(req, res, drains);
+    if (rest === 'test') return testDelivery(req, res, drains);
+    if (rest.includes('/')) return fail(res, 404, 'not_found', `not found: ${url.pathname}`);
+    return item(req, res, drains, decodeURIComponent(rest));
+  });
+}
+
+async function collection(req: IncomingMessage, res: ServerResponse, drains: DrainsController): Promise<void> {
+  if (req.method === 'GET') return sendJson(res, 200, { drains: drains.list().map(viewOf) });
+  if (req.method !== 'POST') return methodNotAllowed(res, req.method, 'GET, POST');
+  const body = await readJsonBody(req);
+  if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
+  const parsed = parseBody(drainBodySchema, body.value);
+  if (!parsed.ok) return invalid(res, parsed.problems);
+  if (drains.list().length >= MAX_DRAINS) {
+    return fail(res, 400, 'limit_exceeded', `drains: at most ${MAX_DRAINS} drains may exist; delete one first`);
+  }
+  const created = await drains.create(changesFromBody(parsed.value));
+  sendJson(res, 201, viewOf(created));
+}
+
+async function item(req: IncomingMessage, res: ServerResponse, drains: DrainsController, id: string): Promise<void> {
+  if (req.method !== 'GET' && req.method !== 'PATCH' && req.method !== 'DELETE') return methodNotAllowed(res, req.method, 'GET, PATCH, DELETE');
+  const state = drains.get(id);
+  if (state === undefined) return fail(res, 404, 'not_found', `drain ${id} does not exist`);
+  if (req.method === 'GET') return sendJson(res, 200, viewOf(state));
+  if (state.definition.source === 'config') {
+    return fail(res, 409, 'config_managed', `drain ${id} is managed by the config file (source: config); change it there`);
+  }
+  if (req.method === 'DELETE') {
+    await drains.remove(id);
+    res.writeHead(204);
+    res.end();
+    return;
+  }
+  const body = await readJsonBody(req);
+  if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
+  const patch = parseBody(drainPatchSchema, body.value);
+  if (!patch.ok) return invalid(res, patch.problems);
+  const parsed = parseBody(drainBodySchema, mergePatch(bodyOf(state.definition), body.value as Record<string, unknown>));
+  if (!parsed.ok) return invalid(res, parsed.problems);
+  const updated = await drains.update(id, changesFromBody(parsed.value));
+  sendJson(res, 200, viewOf(updated));
+}
+
+async function testDelivery(req: IncomingMessage, res: ServerResponse, drains: DrainsController): Promise<void> {
+  if (req.method !== 'POST') return methodNotAllowed(res, req.method, 'POST');
+  const body = await readJsonBody(req);
+  if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
+  const parsed = parseBody(testBodySchema, body.value);
+  if (!parsed.ok) return invalid(res, parsed.problems);
+  sendJson(res, 200, await drains.testDelivery(deliveryFromBody(parsed.value.delivery)));
+}

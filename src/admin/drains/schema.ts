@@ -1,0 +1,63 @@
+// Request bodies of the drains API, in the shape of Vercel's drains API.
+// Problems are reported by JSON path: `delivery.endpoint.traces: must be an https URL`.
+import { z } from 'zod';
+import { configErrorMap, formatIssues } from '../../config/format-issues.js';
+import { urlProblem } from '../../exporters/drains/config.js';
+import { MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from '../../exporters/drains/limits.js';
+
+const headersSchema = z
+  .record(z.string().min(1), z.string({ error: 'must be a string' }))
+  .refine((headers) => Object.keys(headers).length <= MAX_HEADERS, { error: `must have at most ${MAX_HEADERS} headers` });
+
+export const deliverySchema = z
+  .strictObject({
+    type: z.literal('otlphttp').default('otlphttp'),
+    endpoint: z.strictObject({ traces: z.string({ error: 'required' }) }, { error: 'required' }),
+    encoding: z.enum(['proto', 'json']).default('proto'),
+    compression: z.enum(['gzip', 'none']).default('gzip'),
+    headers: headersSchema.default({}),
+    secret: z.string().min(1).optional(),
+    insecure: z.boolean().default(false),
+    tls: z.strictObject({ ca: z.string().includes('-----BEGIN CERTIFICATE-----', { error: 'must be a PEM certificate' }) }).optional(),
+  }, { error: 'required' })
+  .superRefine(function checkEndpoint(delivery, ctx) {
+    const problem = urlProblem(delivery.endpoint.traces, delivery.insecure);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['endpoint', 'traces'], message: problem });
+  });
+
+export const ruleSchema = z.strictObject({
+  type: z.literal('head_sampling').default('head_sampling'),
+  env: z.string({ error: 'required' }).min(1),
+  rate: z.number({ error: 'must be a number from 0 to 1' }).min(0, { error: 'must be a number from 0 to 1' }).max(1, { error: 'must be a number from 0 to 1' }),
+  requestPath: z.string().optional(),
+});
+
+export const drainBodySchema = z.strictObject({
+  name: z.string({ error: 'required' }).min(1, { error: 'must not be empty' }).max(MAX_NAME_LENGTH, { error: `must be at most ${MAX_NAME_LENGTH} characters long` }),
+  delivery: deliverySchema,
+  sampling: z.array(ruleSchema).max(MAX_RULES, { error: `must have at most ${MAX_RULES} rules` }).default([]),
+  status: z.enum(['enabled', 'disabled']).default('enabled'),
+});
+
+/** PATCH: any subset of the create body; `delivery` merges key by key, `secret: null` removes the secret. */
+export const drainPatchSchema = z.strictObject({
+  name: z.unknown().optional(),
+  delivery: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+  sampling: z.unknown().optional(),
+  status: z.unknown().optional(),
+});
+
+export const testBodySchema = z.strictObject({ delivery: deliverySchema });
+
+export type DrainBody = z.output<typeof drainBodySchema>;
+export type DeliveryBody = z.output<typeof deliverySchema>;
+export type RuleBody = z.output<typeof ruleSchema>;
+
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problems: string[] };
+
+export function parseBody<S extends z.ZodType>(schema: S, input: unknown): Parsed<z.output<S>> {
+  const result = schema.safeParse(input, { error: configErrorMap });
+  if (result.success) return { ok: true, value: result.data };
+  const problems = formatIssues(result.error.issues).map((line) => line.replace(/^\(root\): /, 'body: '));
+  return { ok: false, problems };
+}

@@ -1,0 +1,92 @@
+// The top-level `drains:` list (config-managed drains) and the `drains`
+// exporter's own settings. The list is validated at `drains[i].<key>` by the
+// config loader and injected into the exporter as its `drains` key.
+import { existsSync } from 'node:fs';
+import { z } from 'zod';
+import { byteSize, duration } from '../../config/units.js';
+import { samplingRuleSchema } from '../../processors/sampling/config.js';
+import { MAX_DRAINS, MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from './limits.js';
+
+export const ON_FULL = ['drop', 'refuse'] as const;
+
+const queueOverrideSchema = z.strictObject({
+  max_size: byteSize().optional(),
+  on_full: z.enum(ON_FULL).optional(),
+});
+
+export const drainConfigSchema = z
+  .strictObject({
+    name: z.string({ error: 'required' }).min(1, { error: 'must not be empty' }).max(MAX_NAME_LENGTH, { error: `must be at most ${MAX_NAME_LENGTH} characters long` }),
+    url: z.string({ error: 'required' }),
+    format: z.enum(['protobuf', 'json']).default('protobuf'),
+    compression: z.enum(['gzip', 'none']).default('gzip'),
+    headers: z
+      .record(z.string(), z.string({ error: 'must be a string' }))
+      .refine((headers) => Object.keys(headers).length <= MAX_HEADERS, { error: `must have at most ${MAX_HEADERS} headers` })
+      .default({}),
+    secret: z.string().optional(),
+    sampling: z.array(samplingRuleSchema).max(MAX_RULES, { error: `must have at most ${MAX_RULES} rules` }).default([]),
+    insecure: z.boolean({ error: 'must be true or false' }).default(false),
+    tls: z
+      .strictObject({
+        ca_file: z.string().min(1).refine((path) => existsSync(path), { error: 'file not found' }),
+      })
+      .optional(),
+    queue: queueOverrideSchema.optional(),
+  })
+  .superRefine(function checkUrl(drain, ctx) {
+    const problem = urlProblem(drain.url, drain.insecure);
+    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: problem });
+  });
+
+export type DrainConfig = z.output<typeof drainConfigSchema>;
+
+/** Why a drain URL is refused, or undefined when it is fine. */
+export function urlProblem(url: string, insecure: boolean): string | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'must be an https URL';
+  }
+  if (parsed.protocol === 'https:') return undefined;
+  if (parsed.protocol === 'http:') return insecure ? undefined : 'must be an https URL (http is allowed only with insecure: true)';
+  return 'must be an https URL';
+}
+
+export const drainListSchema = z
+  .array(drainConfigSchema, { error: 'must be a list of drains' })
+  .max(MAX_DRAINS, { error: `must have at most ${MAX_DRAINS} drains` })
+  .superRefine(function uniqueNames(drains, ctx) {
+    const seen = new Set<string>();
+    drains.forEach(function check(drain, index) {
+      if (seen.has(drain.name)) ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate drain name "${drain.name}"` });
+      seen.add(drain.name);
+    });
+  });
+
+export const drainsExporterConfigSchema = z.strictObject({
+  /** Injected from the top-level `drains:` list. */
+  drains: z.custom<DrainConfig[]>().default([]),
+  /** ms */
+  decision_wait: duration(),
+  max_pending_spans: z.number().int().positive(),
+  /** ms, per delivery request */
+  timeout: duration(),
+  queue: z.strictObject({ max_size: byteSize(), on_full: z.enum(ON_FULL) }),
+  retry: z.strictObject({ initial_interval: duration(), max_interval: duration(), max_age: duration() }),
+  batch: z.strictObject({ max_spans: z.number().int().positive(), max_bytes: byteSize() }),
+});
+
+export type DrainsExporterConfig = z.output<typeof drainsExporterConfigSchema>;
+
+export function createDefaultConfig() {
+  return {
+    decision_wait: '2s',
+    max_pending_spans: 100_000,
+    timeout: '10s',
+    queue: { max_size: '512MiB', on_full: 'drop' },
+    retry: { initial_interval: '1s', max_interval: '30s', max_age: '24h' },
+    batch: { max_spans: 8192, max_bytes: '8MiB' },
+  };
+}
