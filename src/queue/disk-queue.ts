@@ -275,7 +275,7 @@ export class DiskQueue implements Queue {
           break;
         }
         const { frame } = result;
-        if (out.length > 0 && (spans + frame.spans > limits.maxSpans || bytes + frame.data.byteLength > limits.maxBytes)) {
+        if ((out.length > 0 || limits.strict === true) && (spans + frame.spans > limits.maxSpans || bytes + frame.data.byteLength > limits.maxBytes)) {
           full = true;
           break;
         }

@@ -60,7 +60,7 @@ export class MemoryQueue implements Queue {
     while (this.#state === 'open') {
       const record = this.#unread[this.#readIndex];
       if (record === undefined) break;
-      if (out.length > 0 && (spans + record.spans > limits.maxSpans || bytes + record.data.byteLength > limits.maxBytes)) break;
+      if ((out.length > 0 || limits.strict === true) && (spans + record.spans > limits.maxSpans || bytes + record.data.byteLength > limits.maxBytes)) break;
       out.push(record);
       this.#readIndex += 1;
       spans += record.spans;

@@ -15,6 +15,8 @@ export interface ReadLimits {
   readonly maxSpans: number;
   /** Stop before a record that would take the payload bytes past this. */
   readonly maxBytes: number;
+  /** Never exceed the limits, not even with the first record (for topping up a batch). */
+  readonly strict?: boolean;
 }
 
 export interface QueueStats {
@@ -41,7 +43,7 @@ export interface Queue {
   open(): Promise<void>;
   /** Resolves once the record is durable; rejects with QueueFullError when full. */
   append(data: Uint8Array, spans: number): Promise<void>;
-  /** The next unread records within limits (at least one if any), or [] if none. */
+  /** The next unread records within limits (at least one if any, unless strict), or [] if none. */
   read(limits: ReadLimits): Promise<QueueRecord[]>;
   /** Resolves true once unread records exist, false if the signal aborts or the queue closes. */
   waitForUnread(signal: AbortSignal): Promise<boolean>;
