@@ -1,0 +1,263 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { anthropicAdapter } from '../../../../../src/receivers/gateway/providers/anthropic/index.js';
+import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/types.js';
+import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/google/inputs.js';
+import { assemble, complete, context, json, PNG_BASE64, PNG_DATA_URL, startFake, stream, type FakeUpstream, type Handler } from '../google/fake-upstream.js';
+import { message, messageEnd, messageStart, sendEvents, sendMessage, textBlock, toolBlock } from './fixtures.js';
+import { messagesRequest, validateAnthropic, type MessagesRequest } from './wire-schema.js';
+
+let fake: FakeUpstream | undefined;
+
+afterEach(async () => {
+  const problems = fake?.problems ?? [];
+  await fake?.close();
+  fake = undefined;
+  expect(problems).toEqual([]);
+});
+
+async function setup(handler: Handler, extra: Record<string, unknown> = {}, maxTokens?: number) {
+  fake = await startFake(validateAnthropic, handler);
+  return context(anthropicAdapter, { type: 'anthropic', base_url: fake.url, api_key: 'sk-ant-test', ...extra }, 'claude-test', maxTokens);
+}
+
+function sent(index = 0): MessagesRequest {
+  return messagesRequest.parse(fake?.requests[index]?.body);
+}
+
+const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+
+describe('anthropic adapter', () => {
+  it('maps a plain text exchange and its usage', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Hello there' }]));
+    const out = await complete(anthropicAdapter, ctx, {
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'developer', content: [{ type: 'text', text: 'Answer in English.' }] },
+        { role: 'user', content: 'Hi' },
+      ],
+      temperature: 0.5,
+      top_p: 0.9,
+      stop: 'END',
+      user: 'user-42',
+    });
+    expect(out).toMatchObject({ ok: true, completion: { id: 'msg_01', object: 'chat.completion', model: 'claude-test-20250101', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' }], usage: { prompt_tokens: 12, completion_tokens: 6, total_tokens: 18 } } });
+    expect(sent()).toEqual({
+      model: 'claude-test',
+      max_tokens: 4096,
+      system: 'Be brief.\n\nAnswer in English.',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+      temperature: 0.5,
+      top_p: 0.9,
+      stop_sequences: ['END'],
+      metadata: { user_id: 'user-42' },
+    });
+  });
+
+  it('takes max_tokens from the request, then the catalog, then default_max_tokens', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]), { default_max_tokens: 1000 }, 8000);
+    await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], max_completion_tokens: 50, max_tokens: 60 });
+    await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], max_tokens: 60 });
+    await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    await complete(anthropicAdapter, { ...ctx, maxTokens: undefined }, { messages: [{ role: 'user', content: 'a' }] });
+    expect([0, 1, 2, 3].map((i) => sent(i).max_tokens)).toEqual([50, 60, 8000, 1000]);
+  });
+
+  it('counts cache reads and writes into prompt_tokens', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }], 'end_turn', { input_tokens: 10, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 20 }));
+    const out = await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out.ok && out.completion.usage).toEqual({ prompt_tokens: 130, completion_tokens: 5, total_tokens: 135, prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 20 } });
+  });
+
+  it.each([
+    ['end_turn', 'stop'],
+    ['stop_sequence', 'stop'],
+    ['max_tokens', 'length'],
+    ['tool_use', 'tool_calls'],
+    ['refusal', 'content_filter'],
+  ])('maps stop_reason %s to finish_reason %s', async (stopReason, finish) => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'x' }], stopReason));
+    const out = await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out.ok && out.completion.choices[0]?.finish_reason).toBe(finish);
+  });
+
+  it('maps tools, tool_choice and a single tool_use answer', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } }], 'tool_use'));
+    const out = await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'Weather in Paris?' }], tools: [weatherTool], tool_choice: 'required', parallel_tool_calls: false });
+    expect(out).toMatchObject({ ok: true, completion: { choices: [{ message: { content: 'Checking.', tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] }, finish_reason: 'tool_calls' }] } });
+    expect(sent().tools).toEqual([{ name: 'get_weather', description: 'Weather for a city', input_schema: weatherTool.function.parameters }]);
+    expect(sent().tool_choice).toEqual({ type: 'any', disable_parallel_tool_use: true });
+  });
+
+  it.each([
+    ['auto', { type: 'auto' }],
+    ['none', { type: 'none' }],
+    [{ type: 'function', function: { name: 'get_weather' } }, { type: 'tool', name: 'get_weather' }],
+  ] as const)('maps tool_choice %j', async (choice, expected) => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'x' }]));
+    await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool], tool_choice: choice });
+    expect(sent().tool_choice).toEqual(expected);
+  });
+
+  it('sends tool calls and consecutive tool results as tool_use and one merged tool_result turn', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Sunny in both.' }]));
+    await complete(anthropicAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Rome?' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'toolu_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            { id: 'toolu_b', type: 'function', function: { name: 'get_weather', arguments: '' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'toolu_a', content: '18C' },
+        { role: 'tool', tool_call_id: 'toolu_b', content: [{ type: 'text', text: '21C' }] },
+        { role: 'user', content: 'Thanks' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(sent().messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Weather in Paris and Rome?' }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'toolu_a', name: 'get_weather', input: { city: 'Paris' } },
+          { type: 'tool_use', id: 'toolu_b', name: 'get_weather', input: {} },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_a', content: '18C' },
+          { type: 'tool_result', tool_use_id: 'toolu_b', content: '21C' },
+          { type: 'text', text: 'Thanks' },
+        ],
+      },
+    ]);
+  });
+
+  it('sends a data URL image as a base64 source and an http URL as a url source', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Two images.' }]));
+    await complete(anthropicAdapter, ctx, {
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Compare' }, { type: 'image_url', image_url: { url: PNG_DATA_URL } }, { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg', detail: 'high' } }] },
+      ],
+    });
+    expect(sent().messages[0]?.content).toEqual([
+      { type: 'text', text: 'Compare' },
+      { type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } },
+      { type: 'image', source: { type: 'url', url: 'https://example.com/cat.jpg' } },
+    ]);
+  });
+
+  it('rejects values Anthropic cannot take instead of clamping them', async () => {
+    const ctx = await setup(() => undefined);
+    const tryBuild = (body: Record<string, unknown>) => anthropicAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);
+    expect(() => tryBuild({ temperature: 1.5 })).toThrow(ProviderRequestError);
+    expect(() => tryBuild({ n: 2 })).toThrow(/n: /);
+    expect(() => tryBuild({ response_format: { type: 'json_object' } })).toThrow(/response_format/);
+    expect(() => tryBuild({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,Qk0=' } }] }] })).toThrow(/image\/bmp/);
+    expect(() => tryBuild({ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] })).toThrow(/messages\[0\]\.tool_calls\[0\]\.function\.arguments/);
+    expect(fake?.requests).toHaveLength(0);
+  });
+
+  it('streams text as OpenAI chunks with usage last', async () => {
+    const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(25), ...textBlock(0, ['Hel', 'lo']), ...messageEnd('end_turn', 15)]));
+    const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'Hi' }] });
+    expect(error).toBeUndefined();
+    expect(sent().stream).toBe(true);
+    expect(fake?.requests[0]?.headers['accept']).toBe('text/event-stream');
+    expect(assemble(chunks)).toEqual({ role: 'assistant', text: 'Hello', toolCalls: [], finish: 'stop', usage: { prompt_tokens: 25, completion_tokens: 15, total_tokens: 40 } });
+    expect(chunks.every((c) => c.object === 'chat.completion.chunk' && c.id === 'msg_01' && c.model === 'claude-test-20250101')).toBe(true);
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { total_tokens: 40 } });
+  });
+
+  it('numbers parallel streamed tool calls 0, 1, 2 whatever their content block index', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendEvents(res, [
+        messageStart(),
+        ...textBlock(0, ['Let me check.']),
+        ...toolBlock(1, 'toolu_a', 'get_weather', ['{"city":', ' "Paris"}']),
+        ...toolBlock(2, 'toolu_b', 'get_weather', ['{"city": "Rome"}']),
+        ...toolBlock(3, 'toolu_c', 'get_time', ['{}']),
+        ...messageEnd('tool_use'),
+      ]),
+    );
+    const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(error).toBeUndefined();
+    const indexes = chunks.flatMap((c) => c.choices.flatMap((ch) => (ch.delta.tool_calls ?? []).map((t) => t.index)));
+    expect([...new Set(indexes)]).toEqual([0, 1, 2]);
+    expect(assemble(chunks)).toMatchObject({
+      text: 'Let me check.',
+      finish: 'tool_calls',
+      toolCalls: [
+        { id: 'toolu_a', name: 'get_weather', arguments: '{"city": "Paris"}' },
+        { id: 'toolu_b', name: 'get_weather', arguments: '{"city": "Rome"}' },
+        { id: 'toolu_c', name: 'get_time', arguments: '{}' },
+      ],
+    });
+  });
+
+  it('maps each streamed stop reason', async () => {
+    for (const [stopReason, finish] of [['max_tokens', 'length'], ['stop_sequence', 'stop'], ['end_turn', 'stop']] as const) {
+      const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['x']), ...messageEnd(stopReason)]));
+      const { chunks } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+      expect(assemble(chunks).finish).toBe(finish);
+      await fake?.close();
+    }
+  });
+
+  it('throws UpstreamStreamError for an in-band error event, before any chunk when it comes first', async () => {
+    const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(), { event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }]));
+    const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(chunks).toEqual([]);
+    expect(error).toBeInstanceOf(UpstreamStreamError);
+    expect((error as UpstreamStreamError).message).toBe('Overloaded');
+  });
+
+  it('fails the stream when the connection is cut mid-stream', async () => {
+    const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['partial'])], { cut: true }));
+    const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(assemble(chunks).text).toBe('partial');
+    expect(error).toBeInstanceOf(Error);
+  });
+
+  it('throws UpstreamStreamError when the stream ends cleanly but before message_stop', async () => {
+    const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['partial'])]));
+    const { error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(error).toBeInstanceOf(UpstreamStreamError);
+  });
+
+  it('classifies 529 overloaded_error as a fallback-worthy 503 and 400 as the request\'s fault', async () => {
+    let status = 529;
+    const ctx = await setup((_seen, res) =>
+      json(res, status, { type: 'error', error: status === 529 ? { type: 'overloaded_error', message: 'Overloaded' } : { type: 'invalid_request_error', message: 'messages: field required' } }),
+    );
+    expect(await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] })).toEqual({
+      ok: false,
+      error: { status: 503, message: 'Overloaded', type: 'api_error', code: 'overloaded_error', param: null, fallback: true },
+    });
+    status = 400;
+    expect(await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] })).toMatchObject({ ok: false, error: { status: 400, type: 'invalid_request_error', fallback: false } });
+  });
+
+  it.each([
+    [401, 'authentication_error', true],
+    [403, 'permission_error', true],
+    [404, 'not_found_error', false],
+    [413, 'request_too_large', false],
+    [429, 'rate_limit_error', true],
+    [500, 'api_error', true],
+  ] as const)('classifies HTTP %i %s (fallback %s)', (status, type, fallback) => {
+    const info = anthropicAdapter.classifyError(status, new TextEncoder().encode(JSON.stringify({ type: 'error', error: { type, message: 'm' } })), {});
+    expect(info).toMatchObject({ status, fallback, code: type });
+  });
+
+  it('parses a documented response example unchanged', () => {
+    const ctx = context(anthropicAdapter, { type: 'anthropic', api_key: 'k' }, 'claude-test');
+    const body = new TextEncoder().encode(JSON.stringify(message([{ type: 'thinking', thinking: '...', signature: 's' }, { type: 'text', text: 'Hi' }], 'end_turn')));
+    expect(anthropicAdapter.parseResponse(body, ctx).choices[0]?.message).toEqual({ role: 'assistant', content: 'Hi' });
+    expect(ctx.provider.base_url).toBe('https://api.anthropic.com');
+  });
+});

@@ -1,0 +1,71 @@
+// Anthropic's documented Messages request shape, as the fake upstream checks it.
+// https://docs.anthropic.com/en/api/messages
+import { z } from 'zod';
+import type { Seen } from '../google/fake-upstream.js';
+import { zodProblems } from '../google/fake-upstream.js';
+
+const textBlock = z.strictObject({ type: z.literal('text'), text: z.string().min(1) });
+const imageBlock = z.strictObject({
+  type: z.literal('image'),
+  source: z.discriminatedUnion('type', [
+    z.strictObject({ type: z.literal('base64'), media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']), data: z.base64() }),
+    z.strictObject({ type: z.literal('url'), url: z.url() }),
+  ]),
+});
+const toolUseBlock = z.strictObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()) });
+const toolResultBlock = z.strictObject({
+  type: z.literal('tool_result'),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(z.union([textBlock, imageBlock]))]).optional(),
+  is_error: z.boolean().optional(),
+});
+const block = z.discriminatedUnion('type', [textBlock, imageBlock, toolUseBlock, toolResultBlock]);
+
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
+
+export const messagesRequest = z.strictObject({
+  model: z.string().min(1),
+  max_tokens: z.int().min(1),
+  messages: z.array(z.strictObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(block).min(1)]) })).min(1),
+  system: z.union([z.string(), z.array(textBlock)]).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.int().min(0).optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  stream: z.boolean().optional(),
+  metadata: z.strictObject({ user_id: z.string() }).optional(),
+  tools: z.array(z.strictObject({ name: toolName, description: z.string().optional(), input_schema: z.looseObject({ type: z.literal('object') }) })).optional(),
+  tool_choice: z
+    .discriminatedUnion('type', [
+      z.strictObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().optional() }),
+      z.strictObject({ type: z.literal('any'), disable_parallel_tool_use: z.boolean().optional() }),
+      z.strictObject({ type: z.literal('tool'), name: toolName, disable_parallel_tool_use: z.boolean().optional() }),
+      z.strictObject({ type: z.literal('none') }),
+    ])
+    .optional(),
+});
+
+export type MessagesRequest = z.output<typeof messagesRequest>;
+
+export function validateAnthropic(seen: Seen): string[] {
+  const problems: string[] = [];
+  if (seen.method !== 'POST' || seen.path !== '/v1/messages') problems.push(`request line ${seen.method} ${seen.path}`);
+  if (seen.headers['x-api-key'] !== 'sk-ant-test') problems.push('x-api-key header missing or wrong');
+  if (seen.headers['anthropic-version'] !== '2023-06-01') problems.push('anthropic-version header missing or wrong');
+  if (seen.headers['content-type'] !== 'application/json') problems.push('content-type is not application/json');
+  if (seen.headers['authorization'] !== undefined) problems.push('authorization header must not be sent');
+  problems.push(...zodProblems(messagesRequest, seen.body, 'body'));
+  if (problems.length > 0) return problems;
+  const body = messagesRequest.parse(seen.body);
+  // Every tool_use must be answered by tool_result blocks at the start of the very next (user) turn.
+  body.messages.forEach((message, i) => {
+    if (i > 0 && body.messages[i - 1]?.role === message.role) problems.push(`body messages.${i}: two ${message.role} turns in a row`);
+    if (message.role !== 'assistant' || typeof message.content === 'string') return;
+    const ids = message.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
+    if (ids.length === 0) return;
+    const next = body.messages[i + 1]?.content;
+    const results = Array.isArray(next) ? next.slice(0, ids.length).flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])) : [];
+    if (results.join(',') !== ids.join(',')) problems.push(`body messages.${i + 1}: must start with tool_result blocks for ${ids.join(', ')}`);
+  });
+  return problems;
+}
