@@ -108,6 +108,8 @@ export function attemptFailure(err: unknown, clock: AttemptClock, slug: string):
     const what = reason === 'first_byte_timeout' ? 'did not answer within first_byte_timeout' : 'went silent for longer than stream_idle_timeout';
     return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout' };
   }
+  // An adapter refusing the request (say, a feature its provider lacks) answers as it chose.
+  if (err instanceof GatewayHttpError) return { error: err, fallback: err.status >= 500, spanErrorType: err.spanErrorType };
   if (err instanceof UpstreamStreamError) {
     return { error: upstreamError(`Provider ${slug} failed: ${err.message}`), fallback: true, spanErrorType: err.errorType };
   }
