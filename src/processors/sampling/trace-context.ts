@@ -1,8 +1,8 @@
 // What sampling needs from the data, read without decoding whole batches:
 // a resource's environment and runtime (decoded once per distinct Resource
 // bytes, then cached), and the request path of the few spans that decide.
-import { decodeResource, decodeSpan } from '../../otlp/proto-codec.js';
 import type { AnyValue, KeyValue } from '../../otlp/model.js';
+import { resourceAttributes, spanAttributes } from './attributes.js';
 
 export interface ResourceInfo {
   readonly environment: string | undefined;
@@ -28,6 +28,16 @@ function attribute(attributes: readonly KeyValue[] | undefined, key: string): st
   return undefined;
 }
 
+const RESOURCE_KEYS: ReadonlySet<string> = new Set(['deployment.environment.name', 'deployment.environment', 'platform.runtime']);
+const PATH_KEYS: ReadonlySet<string> = new Set(['url.path', 'http.target', 'http.route']);
+
+function resourceInfoFrom(found: ReadonlyMap<string, string>): ResourceInfo {
+  return {
+    environment: found.get('deployment.environment.name') ?? found.get('deployment.environment'),
+    edge: found.get('platform.runtime') === 'edge',
+  };
+}
+
 export function resourceInfoFromAttributes(attributes: readonly KeyValue[] | undefined): ResourceInfo {
   return {
     environment: attribute(attributes, 'deployment.environment.name') ?? attribute(attributes, 'deployment.environment'),
@@ -44,7 +54,7 @@ export class ResourceInfoCache {
     const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
     let info = this.#cache.get(key);
     if (info === undefined) {
-      info = resourceInfoFromAttributes(decodeResource(bytes).attributes);
+      info = resourceInfoFrom(resourceAttributes(bytes, RESOURCE_KEYS));
       // Resources repeat (one per process); a full cache means churn, so start over.
       if (this.#cache.size >= RESOURCE_CACHE_ENTRIES) this.#cache.clear();
       this.#cache.set(key, info);
@@ -76,5 +86,10 @@ export function pathOfAttributes(attributes: readonly KeyValue[] | undefined): s
 }
 
 export function pathOfSpan(spanContent: Uint8Array): string | undefined {
-  return pathOfAttributes(decodeSpan(spanContent).attributes);
+  const found = spanAttributes(spanContent, PATH_KEYS);
+  const urlPath = found.get('url.path');
+  if (urlPath !== undefined) return urlPath;
+  const target = found.get('http.target');
+  if (target !== undefined) return pathOfTarget(target);
+  return found.get('http.route');
 }
