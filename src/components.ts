@@ -6,6 +6,7 @@ import { debugExporterFactory } from './exporters/debug/factory.js';
 import { drainListSchema } from './exporters/drains/config.js';
 import { drainsExporterFactory } from './exporters/drains/factory.js';
 import { fileExporterFactory } from './exporters/file/factory.js';
+import { otlphttpExporterFactory } from './exporters/otlphttp/factory.js';
 import { resourceProcessorFactory } from './processors/resource/factory.js';
 import { samplingProcessorFactory } from './processors/sampling/factory.js';
 import { gatewayReceiverFactory } from './receivers/gateway/factory.js';
@@ -18,6 +19,7 @@ export function builtinRegistry(): ComponentRegistry {
     resourceProcessorFactory,
     debugExporterFactory,
     fileExporterFactory,
+    otlphttpExporterFactory,
     samplingProcessorFactory,
     drainsExporterFactory,
   ).registerTopLevelSection({

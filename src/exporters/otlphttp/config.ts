@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import { duration } from '../../config/units.js';
+import { queuedSenderConfigShape } from '../exporterhelper/index.js';
+
+export const ENCODINGS = ['json', 'protobuf'] as const;
+export const COMPRESSIONS = ['gzip', 'none'] as const;
+
+export const otlphttpConfigSchema = z
+  .object({
+    /** The full URL, path included (`https://collector.example.com/v1/traces`). */
+    endpoint: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+    encoding: z.enum(ENCODINGS, { error: `must be one of ${ENCODINGS.join(', ')}` }),
+    compression: z.enum(COMPRESSIONS, { error: `must be one of ${COMPRESSIONS.join(', ')}` }),
+    headers: z.record(z.string(), z.string({ error: 'must be a string' })),
+    tls: z.object({ ca_file: z.string().min(1, { error: 'must not be empty' }).optional() }).strict(),
+    timeout: duration(),
+    ...queuedSenderConfigShape,
+  })
+  .strict();
+
+export type OtlpHttpConfig = z.output<typeof otlphttpConfigSchema>;
+
+export function createDefaultConfig() {
+  return { encoding: 'protobuf', compression: 'gzip', headers: {}, tls: {}, timeout: '10s' };
+}
