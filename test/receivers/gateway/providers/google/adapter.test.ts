@@ -1,0 +1,291 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { googleAdapter } from '../../../../../src/receivers/gateway/providers/google/index.js';
+import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/google/inputs.js';
+import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/types.js';
+import { assemble, complete, context, json, PNG_BASE64, PNG_DATA_URL, servePng, startFake, stream, type FakeUpstream, type Handler, type Seen } from './fake-upstream.js';
+import { response, sendResponse, sendStream, usageMetadata } from './fixtures.js';
+import { generateContentRequest, validateGemini, type GenerateContentRequest } from './wire-schema.js';
+
+let fake: FakeUpstream | undefined;
+
+afterEach(async () => {
+  const problems = fake?.problems ?? [];
+  await fake?.close();
+  fake = undefined;
+  expect(problems).toEqual([]);
+});
+
+async function setup(handler: Handler, extra: Record<string, unknown> = {}) {
+  fake = await startFake(validateGemini, handler);
+  return context(googleAdapter, { type: 'google', base_url: fake.url, api_key: 'gm-test-key', ...extra }, 'gemini-test');
+}
+
+function sent(index = 0): GenerateContentRequest {
+  return generateContentRequest.parse(fake?.requests.filter((r) => !r.path.startsWith('/images/'))[index]?.body);
+}
+
+const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
+
+describe('google adapter', () => {
+  it('maps a plain text exchange, system text and generation settings', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'Hello ' }, { text: 'there' }]));
+    const out = await complete(googleAdapter, ctx, {
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+        { role: 'user', content: 'Anyone there?' },
+      ],
+      temperature: 1.5,
+      top_p: 0.9,
+      max_tokens: 100,
+      stop: ['END'],
+      seed: 7,
+    });
+    expect(fake?.requests[0]?.path).toBe('/v1beta/models/gemini-test:generateContent');
+    expect(out).toMatchObject({ ok: true, completion: { id: 'resp-1', model: 'gemini-test-001', choices: [{ message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' }], usage: { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 } } });
+    expect(sent()).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'Hi' }, { text: 'Anyone there?' }] }],
+      systemInstruction: { parts: [{ text: 'Be brief.' }] },
+      generationConfig: { temperature: 1.5, topP: 0.9, seed: 7, maxOutputTokens: 100, stopSequences: ['END'] },
+    });
+  });
+
+  it('maps usageMetadata with cached and thinking tokens', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'ok' }], 'STOP', { usageMetadata: { promptTokenCount: 100, cachedContentTokenCount: 60, candidatesTokenCount: 10, thoughtsTokenCount: 30, totalTokenCount: 140 } }));
+    const out = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out.ok && out.completion.usage).toEqual({ prompt_tokens: 100, completion_tokens: 40, total_tokens: 140, prompt_tokens_details: { cached_tokens: 60 }, completion_tokens_details: { reasoning_tokens: 30 } });
+  });
+
+  it.each([
+    ['STOP', 'stop'],
+    ['MAX_TOKENS', 'length'],
+    ['SAFETY', 'content_filter'],
+    ['RECITATION', 'content_filter'],
+    ['PROHIBITED_CONTENT', 'content_filter'],
+    ['OTHER', 'stop'],
+  ])('maps finishReason %s to %s', async (reason, finish) => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'x' }], reason));
+    const out = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out.ok && out.completion.choices[0]?.finish_reason).toBe(finish);
+  });
+
+  it('answers a blocked prompt (no candidates) with content_filter', async () => {
+    const ctx = await setup((_seen, res) => json(res, 200, { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata }));
+    const out = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out.ok && out.completion.choices[0]).toMatchObject({ message: { content: '' }, finish_reason: 'content_filter' });
+  });
+
+  it('maps tools, cleans their schemas for Gemini and maps tool_choice', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'x' }]));
+    const parameters = {
+      $schema: 'http://json-schema.org/draft-07/schema#',
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        city: { type: 'string', description: 'City', default: 'Paris', format: 'email', examples: ['Rome'] },
+        unit: { type: ['string', 'null'], enum: ['C', 'F'] },
+        mode: { const: 'fast' },
+        days: { type: 'integer', minimum: 1, maximum: 7, format: 'int32' },
+        place: { $ref: '#/$defs/place', description: 'Where' },
+        tags: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'number' }] } },
+      },
+      required: ['city', 'ghost'],
+      $defs: { place: { type: 'object', properties: { lat: { type: 'number' }, next: { $ref: '#/$defs/place' } }, additionalProperties: false } },
+    };
+    await complete(googleAdapter, ctx, {
+      messages: [{ role: 'user', content: 'a' }],
+      tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather', parameters } }, { type: 'function', function: { name: 'now', parameters: { type: 'object', properties: {} } } }],
+      tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    });
+    expect(sent().tools).toEqual([
+      {
+        functionDeclarations: [
+          {
+            name: 'get_weather',
+            description: 'Weather',
+            parameters: {
+              type: 'OBJECT',
+              properties: {
+                city: { type: 'STRING', description: 'City' },
+                unit: { type: 'STRING', nullable: true, enum: ['C', 'F'] },
+                mode: { type: 'STRING', enum: ['fast'] },
+                days: { type: 'INTEGER', minimum: 1, maximum: 7, format: 'int32' },
+                place: { type: 'OBJECT', description: 'Where', properties: { lat: { type: 'NUMBER' }, next: { type: 'OBJECT' } } },
+                tags: { type: 'ARRAY', items: { anyOf: [{ type: 'STRING' }, { type: 'NUMBER' }] } },
+              },
+              required: ['city'],
+            },
+          },
+          { name: 'now' },
+        ],
+      },
+    ]);
+    expect(sent().toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } });
+  });
+
+  it.each([
+    ['auto', 'AUTO'],
+    ['none', 'NONE'],
+    ['required', 'ANY'],
+  ] as const)('maps tool_choice %s to %s', async (choice, mode) => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'x' }]));
+    await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool], tool_choice: choice });
+    expect(sent().toolConfig).toEqual({ functionCallingConfig: { mode } });
+  });
+
+  it('maps parallel function calls to tool_calls and echoes their thoughtSignature in the next request', async () => {
+    const ctx = await setup((seen, res) => {
+      if (sentCount(seen) === 1) {
+        sendResponse(res, [
+          { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE },
+          { functionCall: { name: 'get_weather', args: { city: 'Rome' } } },
+        ]);
+      } else sendResponse(res, [{ text: 'Sunny in both.' }]);
+    });
+    const first = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }], tools: [weatherTool] });
+    if (!first.ok) throw new Error('expected a completion');
+    const choice = first.completion.choices[0];
+    expect(choice?.finish_reason).toBe('tool_calls');
+    expect(choice?.message.content).toBeNull();
+    const calls = choice?.message.tool_calls ?? [];
+    expect(calls.map((c) => [c.function.name, c.function.arguments])).toEqual([['get_weather', '{"city":"Paris"}'], ['get_weather', '{"city":"Rome"}']]);
+    expect(new Set(calls.map((c) => c.id)).size).toBe(2);
+
+    await complete(googleAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Rome?' },
+        { role: 'assistant', content: null, tool_calls: calls },
+        { role: 'tool', tool_call_id: calls[0]?.id ?? '', content: '{"temp": 18}' },
+        { role: 'tool', tool_call_id: calls[1]?.id ?? '', content: '21C' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(sent(1).contents).toEqual([
+      { role: 'user', parts: [{ text: 'Weather in Paris and Rome?' }] },
+      {
+        role: 'model',
+        parts: [
+          { functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE },
+          { functionCall: { name: 'get_weather', args: { city: 'Rome' } } },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [{ functionResponse: { name: 'get_weather', response: { temp: 18 } } }, { functionResponse: { name: 'get_weather', response: { output: '21C' } } }],
+      },
+    ]);
+  });
+
+  it('rejects a tool result whose tool_call_id no assistant message issued', async () => {
+    const ctx = await setup(() => undefined);
+    await expect(googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'nope', content: 'x' }] }, ctx)).rejects.toThrow(/messages\[1\]\.tool_call_id/);
+  });
+
+  it('inlines a data URL image and fetches an http URL image', async () => {
+    const ctx = await setup((seen, res) => (seen.path.startsWith('/images/') ? servePng(res) : sendResponse(res, [{ text: 'Two pixels.' }])), { image_fetch: { allow_private_addresses: true } });
+    await complete(googleAdapter, ctx, {
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Compare' }, { type: 'image_url', image_url: { url: PNG_DATA_URL } }, { type: 'image_url', image_url: { url: `${fake?.url}/images/dot.png` } }] }],
+    });
+    expect(sent().contents[0]?.parts).toEqual([{ text: 'Compare' }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }]);
+  });
+
+  it('refuses to fetch images from loopback addresses, by IP or by name, unless allowed', async () => {
+    const ctx = await setup((seen, res) => (seen.path.startsWith('/images/') ? servePng(res) : sendResponse(res, [{ text: 'x' }])));
+    const port = new URL(fake?.url ?? '').port;
+    for (const host of ['127.0.0.1', 'localhost', '[::1]']) {
+      const request = { model: 'm', messages: [{ role: 'user' as const, content: [{ type: 'image_url' as const, image_url: { url: `http://${host}:${port}/images/dot.png` } }] }] };
+      await expect(googleAdapter.buildRequest(request, ctx)).rejects.toThrow(ProviderRequestError);
+    }
+    expect(fake?.requests).toHaveLength(0);
+  });
+
+  it('refuses images over image_fetch.max_size and slower than image_fetch.timeout', async () => {
+    const ctx = await setup(
+      (seen, res) => {
+        if (seen.path === '/images/big.png') {
+          res.writeHead(200, { 'content-type': 'image/png' });
+          res.end(Buffer.alloc(4096));
+        } else if (seen.path === '/images/slow.png') setTimeout(() => servePng(res), 2_000);
+        else if (seen.path === '/images/page.html') json(res, 200, {});
+      },
+      { image_fetch: { allow_private_addresses: true, max_size: '1KiB', timeout: '200ms' } },
+    );
+    const build = (path: string) => googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `${fake?.url}${path}` } }] }] }, ctx);
+    await expect(build('/images/big.png')).rejects.toThrow(/max_size/);
+    await expect(build('/images/slow.png')).rejects.toThrow(ProviderRequestError);
+    await expect(build('/images/page.html')).rejects.toThrow(/not image/);
+  });
+
+  it('streams text, a function call and usage as OpenAI chunks', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendStream(res, [
+        response([{ text: 'Let me ' }]),
+        response([{ text: 'check.' }]),
+        response([{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE }, { functionCall: { name: 'get_time', args: {} } }], 'STOP'),
+      ]),
+    );
+    const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(error).toBeUndefined();
+    expect(fake?.requests[0]?.path).toBe('/v1beta/models/gemini-test:streamGenerateContent?alt=sse');
+    const result = assemble(chunks);
+    expect(result).toMatchObject({ role: 'assistant', text: 'Let me check.', finish: 'tool_calls', usage: { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 } });
+    expect(result.toolCalls.map((c) => [c.name, c.arguments])).toEqual([['get_weather', '{"city":"Paris"}'], ['get_time', '{}']]);
+    expect(result.toolCalls[0]?.id.endsWith(`.${SIGNATURE}`)).toBe(true);
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { total_tokens: 28 } });
+  });
+
+  it('maps a streamed MAX_TOKENS finish to length', async () => {
+    const ctx = await setup((_seen, res) => sendStream(res, [response([{ text: 'Long' }]), response([{ text: '...' }], 'MAX_TOKENS')]));
+    const { chunks } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(assemble(chunks)).toMatchObject({ text: 'Long...', finish: 'length' });
+  });
+
+  it('throws UpstreamStreamError when the stream ends without a finishReason', async () => {
+    const ctx = await setup((_seen, res) => sendStream(res, [response([{ text: 'partial' }])]));
+    const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(assemble(chunks).text).toBe('partial');
+    expect(error).toBeInstanceOf(UpstreamStreamError);
+  });
+
+  it('fails the stream when the connection is cut', async () => {
+    const ctx = await setup((_seen, res) => sendStream(res, [response([{ text: 'partial' }])], { cut: true }));
+    const { error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(error).toBeInstanceOf(Error);
+  });
+
+  it('throws UpstreamStreamError for an in-band error event', async () => {
+    const ctx = await setup((_seen, res) => sendStream(res, [{ error: { code: 503, message: 'The model is overloaded.', status: 'UNAVAILABLE' } }]));
+    const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(chunks).toEqual([]);
+    expect((error as Error).message).toBe('The model is overloaded.');
+  });
+
+  it.each([
+    [400, 'INVALID_ARGUMENT', 'invalid_request_error', false],
+    [403, 'PERMISSION_DENIED', 'permission_error', true],
+    [404, 'NOT_FOUND', 'not_found_error', false],
+    [429, 'RESOURCE_EXHAUSTED', 'rate_limit_error', true],
+    [500, 'INTERNAL', 'api_error', true],
+    [503, 'UNAVAILABLE', 'api_error', true],
+  ] as const)('classifies HTTP %i %s', async (status, rpcStatus, type, fallback) => {
+    const ctx = await setup((_seen, res) => json(res, status, { error: { code: status, message: `failed: ${rpcStatus}`, status: rpcStatus } }));
+    const out = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out).toEqual({ ok: false, error: { status, message: `failed: ${rpcStatus}`, type, code: rpcStatus, param: null, fallback } });
+  });
+
+  it('treats an invalid API key (400 API_KEY_INVALID) as a 401 that may fall back', () => {
+    const body = { error: { code: 400, message: 'API key not valid.', status: 'INVALID_ARGUMENT', details: [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID' }] } };
+    expect(googleAdapter.classifyError(400, new TextEncoder().encode(JSON.stringify(body)), {})).toMatchObject({ status: 401, type: 'authentication_error', fallback: true });
+  });
+
+  it('maps response_format json_schema to responseMimeType and responseSchema', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: '{}' }]));
+    await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false } } } });
+    expect(sent().generationConfig).toEqual({ responseMimeType: 'application/json', responseSchema: { type: 'OBJECT', properties: { a: { type: 'STRING' } } } });
+  });
+});
+
+function sentCount(_seen: Seen): number {
+  return fake?.requests.filter((r) => !r.path.startsWith('/images/')).length ?? 0;
+}

@@ -1,0 +1,83 @@
+// The Gemini API's documented generateContent request shape, as the fake checks it.
+// https://ai.google.dev/api/generate-content#request-body
+import { z } from 'zod';
+import { zodProblems, type Seen } from './fake-upstream.js';
+
+export type Schema = { [key: string]: unknown };
+
+// The OpenAPI subset of Gemini's Schema object: unknown keys are rejected, as Gemini does.
+const schema: z.ZodType<Schema> = z.lazy(() =>
+  z.strictObject({
+    type: z.enum(['STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT']).optional(),
+    format: z.enum(['enum', 'date-time', 'int32', 'int64', 'float', 'double']).optional(),
+    description: z.string().optional(),
+    nullable: z.boolean().optional(),
+    enum: z.array(z.string()).optional(),
+    items: schema.optional(),
+    properties: z.record(z.string(), schema).optional(),
+    required: z.array(z.string()).optional(),
+    anyOf: z.array(schema).optional(),
+    minItems: z.number().optional(),
+    maxItems: z.number().optional(),
+    minimum: z.number().optional(),
+    maximum: z.number().optional(),
+    minLength: z.number().optional(),
+    maxLength: z.number().optional(),
+    pattern: z.string().optional(),
+    propertyOrdering: z.array(z.string()).optional(),
+  }),
+);
+
+const part = z
+  .strictObject({
+    text: z.string().optional(),
+    thought: z.boolean().optional(),
+    thoughtSignature: z.base64().optional(),
+    inlineData: z.strictObject({ mimeType: z.string().regex(/^image\//), data: z.base64() }).optional(),
+    functionCall: z.strictObject({ name: z.string(), args: z.record(z.string(), z.unknown()).optional(), id: z.string().optional() }).optional(),
+    functionResponse: z.strictObject({ name: z.string(), response: z.record(z.string(), z.unknown()), id: z.string().optional() }).optional(),
+  })
+  .refine((p) => [p.text, p.inlineData, p.functionCall, p.functionResponse].filter((v) => v !== undefined).length === 1, 'a part holds exactly one of text, inlineData, functionCall, functionResponse');
+
+export const generateContentRequest = z.strictObject({
+  contents: z.array(z.strictObject({ role: z.enum(['user', 'model']), parts: z.array(part).min(1) })).min(1),
+  systemInstruction: z.strictObject({ role: z.string().optional(), parts: z.array(z.strictObject({ text: z.string() })).min(1) }).optional(),
+  tools: z.array(z.strictObject({ functionDeclarations: z.array(z.strictObject({ name: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/), description: z.string().optional(), parameters: schema.optional() })) })).optional(),
+  toolConfig: z.strictObject({ functionCallingConfig: z.strictObject({ mode: z.enum(['AUTO', 'ANY', 'NONE', 'VALIDATED']), allowedFunctionNames: z.array(z.string()).optional() }) }).optional(),
+  generationConfig: z
+    .strictObject({
+      temperature: z.number().min(0).max(2).optional(),
+      topP: z.number().optional(),
+      topK: z.number().optional(),
+      maxOutputTokens: z.int().positive().optional(),
+      stopSequences: z.array(z.string()).max(5).optional(),
+      candidateCount: z.int().optional(),
+      seed: z.int().optional(),
+      presencePenalty: z.number().optional(),
+      frequencyPenalty: z.number().optional(),
+      responseMimeType: z.enum(['text/plain', 'application/json', 'text/x.enum']).optional(),
+      responseSchema: schema.optional(),
+    })
+    .optional(),
+});
+
+export type GenerateContentRequest = z.output<typeof generateContentRequest>;
+
+export function validateGemini(seen: Seen): string[] {
+  const problems: string[] = [];
+  if (seen.method !== 'POST' || !/^\/v1beta\/models\/[^/:]+:(generateContent|streamGenerateContent\?alt=sse)$/.test(seen.path)) problems.push(`request line ${seen.method} ${seen.path}`);
+  if (seen.headers['x-goog-api-key'] !== 'gm-test-key') problems.push('x-goog-api-key header missing or wrong');
+  if (seen.headers['content-type'] !== 'application/json') problems.push('content-type is not application/json');
+  problems.push(...zodProblems(generateContentRequest, seen.body, 'body'));
+  if (problems.length > 0) return problems;
+  const body = generateContentRequest.parse(seen.body);
+  body.contents.forEach((content, i) => {
+    if (i > 0 && body.contents[i - 1]?.role === content.role) problems.push(`body contents.${i}: two ${content.role} turns in a row`);
+    // Function responses answer the previous model turn's calls, by name, one for one.
+    const responses = content.parts.flatMap((p) => (p.functionResponse !== undefined ? [p.functionResponse.name] : []));
+    if (responses.length === 0) return;
+    const calls = body.contents[i - 1]?.parts.flatMap((p) => (p.functionCall !== undefined ? [p.functionCall.name] : [])) ?? [];
+    if (responses.join(',') !== calls.join(',')) problems.push(`body contents.${i}: functionResponse names ${responses.join(',')} do not answer calls ${calls.join(',')}`);
+  });
+  return problems;
+}
