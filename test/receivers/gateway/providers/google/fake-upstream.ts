@@ -27,13 +27,13 @@ export interface FakeUpstream {
 }
 
 /** `validate` returns the deviations of one request from the documented shape (empty when it conforms). */
-export async function startFake(validate: (seen: Seen) => string[], handler: Handler): Promise<FakeUpstream> {
+export async function startFake(validate: (seen: Seen) => string[] | Promise<string[]>, handler: Handler): Promise<FakeUpstream> {
   const requests: Seen[] = [];
   const problems: string[] = [];
   const server: Server = createServer(function onRequest(req, res) {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', function onEnd() {
+    req.on('end', async function onEnd() {
       const raw = Buffer.concat(chunks);
       let body: unknown;
       try {
@@ -44,7 +44,7 @@ export async function startFake(validate: (seen: Seen) => string[], handler: Han
       const seen: Seen = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, raw, body };
       requests.push(seen);
       if (seen.path.startsWith('/images/')) return void handler(seen, res);
-      const found = validate(seen);
+      const found = await validate(seen);
       if (found.length > 0) {
         problems.push(...found);
         res.writeHead(400, { 'content-type': 'application/json' });

@@ -1,0 +1,299 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { bedrockAdapter } from '../../../../../src/receivers/gateway/providers/bedrock/index.js';
+import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/google/inputs.js';
+import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/types.js';
+import { assemble, complete, context, PNG_BASE64, PNG_DATA_URL, servePng, startFake, stream, type FakeUpstream, type Handler, type Seen } from '../google/fake-upstream.js';
+import { endFrames, exceptionFrame, frame, sendConverse, sendError, sendFrames, textFrames, toolFrames } from './fixtures.js';
+import { converseRequest, CREDENTIALS, REGION, requestProblems, sigV4Problems, type ConverseRequest } from './wire-schema.js';
+
+const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
+const ENCODED_MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1%3A0';
+
+let fake: FakeUpstream | undefined;
+
+afterEach(async () => {
+  const problems = fake?.problems ?? [];
+  await fake?.close();
+  fake = undefined;
+  expect(problems).toEqual([]);
+});
+
+async function validate(seen: Seen): Promise<string[]> {
+  return [...requestProblems(seen), ...(await sigV4Problems(seen))];
+}
+
+async function setup(handler: Handler, extra: Record<string, unknown> = {}, maxTokens?: number) {
+  fake = await startFake(validate, handler);
+  return context(bedrockAdapter, { type: 'bedrock', base_url: fake.url, region: REGION, access_key_id: CREDENTIALS.accessKeyId, secret_access_key: CREDENTIALS.secretAccessKey, ...extra }, MODEL, maxTokens);
+}
+
+function sent(index = 0): ConverseRequest {
+  return converseRequest.parse(fake?.requests.filter((r) => !r.path.startsWith('/images/'))[index]?.body);
+}
+
+const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+
+describe('bedrock adapter', () => {
+  it('signs and maps a plain text Converse exchange', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'Hello there' }]), {}, 2048);
+    const out = await complete(bedrockAdapter, ctx, {
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ],
+      temperature: 0.2,
+      top_p: 0.8,
+      stop: ['END'],
+    });
+    expect(fake?.requests[0]?.path).toBe(`/model/${ENCODED_MODEL}/converse`);
+    expect(out).toMatchObject({ ok: true, completion: { object: 'chat.completion', model: MODEL, choices: [{ message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' }], usage: { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 } } });
+    expect(sent()).toEqual({
+      messages: [{ role: 'user', content: [{ text: 'Hi' }] }],
+      system: [{ text: 'Be brief.' }],
+      inferenceConfig: { temperature: 0.2, topP: 0.8, maxTokens: 2048, stopSequences: ['END'] },
+    });
+  });
+
+  it('is caught by the fake when signed with the wrong secret (the SigV4 check is real)', async () => {
+    const ctx = await setup(() => undefined, { secret_access_key: 'not-the-secret' });
+    const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out).toMatchObject({ ok: false, error: { status: 400 } });
+    expect(fake?.problems).toEqual(['SigV4 signature does not verify']);
+    fake?.problems.splice(0);
+  });
+
+  it('reads credentials and the session token from the AWS environment variables', async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { AWS_ACCESS_KEY_ID: 'AKIDENV', AWS_SECRET_ACCESS_KEY: 'env-secret', AWS_SESSION_TOKEN: 'env-session-token', AWS_REGION: REGION });
+    try {
+      fake = await startFake((seen) => sigV4Problems(seen, { accessKeyId: 'AKIDENV', secretAccessKey: 'env-secret', sessionToken: 'env-session-token' }), (_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+      const ctx = context(bedrockAdapter, { type: 'bedrock', base_url: fake.url }, MODEL);
+      expect(ctx.provider.region).toBe(REGION);
+      expect(await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] })).toMatchObject({ ok: true });
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it('defaults base_url from the region and refuses a config without region or credentials', () => {
+    const parsed = bedrockAdapter.configSchema.parse({ type: 'bedrock', region: 'eu-west-3', access_key_id: 'a', secret_access_key: 'b' });
+    expect(parsed.base_url).toBe('https://bedrock-runtime.eu-west-3.amazonaws.com');
+    const saved = { ...process.env };
+    for (const key of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_ACCESS_KEY_ID']) delete process.env[key];
+    try {
+      expect(bedrockAdapter.configSchema.safeParse({ type: 'bedrock', access_key_id: 'a', secret_access_key: 'b' }).error?.issues[0]?.path).toEqual(['region']);
+      expect(bedrockAdapter.configSchema.safeParse({ type: 'bedrock', region: 'us-east-1' }).success).toBe(false);
+      expect(bedrockAdapter.configSchema.safeParse({ type: 'bedrock', region: 'us-east-1', access_key_id: 'a' }).success).toBe(false);
+    } finally {
+      process.env = saved;
+    }
+  });
+
+  it('counts cache reads and writes into prompt_tokens', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }], 'end_turn', { usage: { inputTokens: 5, outputTokens: 2, totalTokens: 57, cacheReadInputTokens: 40, cacheWriteInputTokens: 10 } }));
+    const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out.ok && out.completion.usage).toEqual({ prompt_tokens: 55, completion_tokens: 2, total_tokens: 57, prompt_tokens_details: { cached_tokens: 40, cache_creation_tokens: 10 } });
+  });
+
+  it.each([
+    ['end_turn', 'stop'],
+    ['stop_sequence', 'stop'],
+    ['max_tokens', 'length'],
+    ['tool_use', 'tool_calls'],
+    ['guardrail_intervened', 'content_filter'],
+    ['content_filtered', 'content_filter'],
+  ])('maps stopReason %s to %s', async (stopReason, finish) => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'x' }], stopReason));
+    const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out.ok && out.completion.choices[0]?.finish_reason).toBe(finish);
+  });
+
+  it('maps tools, tool_choice and parallel toolUse answers', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendConverse(res, [{ text: 'Checking.' }, { toolUse: { toolUseId: 'tooluse_a', name: 'get_weather', input: { city: 'Paris' } } }, { toolUse: { toolUseId: 'tooluse_b', name: 'get_weather', input: { city: 'Rome' } } }], 'tool_use'),
+    );
+    const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], tool_choice: 'required' });
+    expect(out).toMatchObject({
+      ok: true,
+      completion: {
+        choices: [
+          {
+            message: {
+              content: 'Checking.',
+              tool_calls: [
+                { id: 'tooluse_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+                { id: 'tooluse_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } },
+              ],
+            },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      },
+    });
+    expect(sent().toolConfig).toEqual({ tools: [{ toolSpec: { name: 'get_weather', description: 'Weather for a city', inputSchema: { json: weatherTool.function.parameters } } }], toolChoice: { any: {} } });
+  });
+
+  it.each([
+    ['auto', { auto: {} }],
+    [{ type: 'function', function: { name: 'get_weather' } }, { tool: { name: 'get_weather' } }],
+  ] as const)('maps tool_choice %j', async (choice, expected) => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'x' }]));
+    await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool], tool_choice: choice });
+    expect(sent().toolConfig?.toolChoice).toEqual(expected);
+  });
+
+  it('leaves the tools out for tool_choice none, unless the history needs them', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'x' }]));
+    await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool], tool_choice: 'none' });
+    expect(sent().toolConfig).toBeUndefined();
+  });
+
+  it('sends tool calls and consecutive tool results as toolUse and one merged toolResult turn', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'Sunny in both.' }]));
+    await complete(bedrockAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Rome?' },
+        {
+          role: 'assistant',
+          content: 'Checking.',
+          tool_calls: [
+            { id: 'tooluse_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+            { id: 'tooluse_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'tooluse_a', content: '18C' },
+        { role: 'tool', tool_call_id: 'tooluse_b', content: '21C' },
+      ],
+      tools: [weatherTool],
+      tool_choice: 'none',
+    });
+    expect(sent().messages).toEqual([
+      { role: 'user', content: [{ text: 'Weather in Paris and Rome?' }] },
+      {
+        role: 'assistant',
+        content: [{ text: 'Checking.' }, { toolUse: { toolUseId: 'tooluse_a', name: 'get_weather', input: { city: 'Paris' } } }, { toolUse: { toolUseId: 'tooluse_b', name: 'get_weather', input: { city: 'Rome' } } }],
+      },
+      { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_a', content: [{ text: '18C' }] } }, { toolResult: { toolUseId: 'tooluse_b', content: [{ text: '21C' }] } }] },
+    ]);
+    expect(sent().toolConfig?.tools).toHaveLength(1);
+  });
+
+  it('sends a data URL image as bytes and fetches an http URL image', async () => {
+    const ctx = await setup((seen, res) => (seen.path.startsWith('/images/') ? servePng(res) : sendConverse(res, [{ text: 'Two pixels.' }])), { image_fetch: { allow_private_addresses: true } });
+    await complete(bedrockAdapter, ctx, {
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Compare' }, { type: 'image_url', image_url: { url: PNG_DATA_URL } }, { type: 'image_url', image_url: { url: `${fake?.url}/images/dot.png` } }] }],
+    });
+    expect(sent().messages[0]?.content).toEqual([{ text: 'Compare' }, { image: { format: 'png', source: { bytes: PNG_BASE64 } } }, { image: { format: 'png', source: { bytes: PNG_BASE64 } } }]);
+  });
+
+  it('refuses to fetch an image from a private address by default', async () => {
+    const ctx = await setup(() => undefined);
+    await expect(bedrockAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'http://10.0.0.1/cat.png' } }] }] }, ctx)).rejects.toThrow(ProviderRequestError);
+  });
+
+  it('rejects values Converse cannot take instead of clamping them', async () => {
+    const ctx = await setup(() => undefined);
+    const build = (body: Record<string, unknown>) => bedrockAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);
+    await expect(build({ temperature: 1.2 })).rejects.toThrow(/temperature/);
+    await expect(build({ n: 3 })).rejects.toThrow(/n: /);
+    await expect(build({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] })).rejects.toThrow(/image\/tiff/);
+  });
+
+  it('sends a Bedrock API key as a bearer token instead of signing', async () => {
+    fake = await startFake(
+      (seen) => [...requestProblems(seen), ...(seen.headers['authorization'] === 'Bearer bedrock-api-key' && seen.headers['x-amz-date'] === undefined ? [] : ['expected a bearer token and no SigV4'])],
+      (_seen, res) => sendConverse(res, [{ text: 'ok' }]),
+    );
+    const ctx = context(bedrockAdapter, { type: 'bedrock', base_url: fake.url, region: REGION, api_key: 'bedrock-api-key' }, MODEL);
+    expect(await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] })).toMatchObject({ ok: true });
+  });
+
+  it('decodes a ConverseStream of event-stream frames split across writes', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Hel', 'lo']), ...endFrames('end_turn')], { splitEvery: 7 }),
+    );
+    const { chunks, error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'Hi' }] });
+    expect(error).toBeUndefined();
+    expect(fake?.requests[0]?.path).toBe(`/model/${ENCODED_MODEL}/converse-stream`);
+    expect(assemble(chunks)).toEqual({ role: 'assistant', text: 'Hello', toolCalls: [], finish: 'stop', usage: { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 } });
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { total_tokens: 42 } });
+  });
+
+  it('numbers parallel streamed tool calls 0, 1 whatever their content block index', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendFrames(res, [
+        frame('messageStart', { role: 'assistant' }),
+        ...textFrames(0, ['Checking.']),
+        ...toolFrames(1, 'tooluse_a', 'get_weather', ['{"city":', '"Paris"}']),
+        ...toolFrames(2, 'tooluse_b', 'get_weather', ['{"city":"Rome"}']),
+        ...endFrames('tool_use'),
+      ]),
+    );
+    const { chunks, error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(error).toBeUndefined();
+    const indexes = chunks.flatMap((c) => c.choices.flatMap((ch) => (ch.delta.tool_calls ?? []).map((t) => t.index)));
+    expect([...new Set(indexes)]).toEqual([0, 1]);
+    expect(assemble(chunks)).toMatchObject({
+      text: 'Checking.',
+      finish: 'tool_calls',
+      toolCalls: [
+        { id: 'tooluse_a', name: 'get_weather', arguments: '{"city":"Paris"}' },
+        { id: 'tooluse_b', name: 'get_weather', arguments: '{"city":"Rome"}' },
+      ],
+    });
+  });
+
+  it('maps a streamed max_tokens stop to length', async () => {
+    const ctx = await setup((_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Long']), ...endFrames('max_tokens')]));
+    const { chunks } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(assemble(chunks).finish).toBe('length');
+  });
+
+  it('throws UpstreamStreamError for an exception frame, before any chunk when it comes first', async () => {
+    const ctx = await setup((_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), exceptionFrame('throttlingException', 'Too many requests, please wait.')]));
+    const { chunks, error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(chunks).toEqual([]);
+    expect(error).toBeInstanceOf(UpstreamStreamError);
+    expect(error).toMatchObject({ message: 'Too many requests, please wait.', errorType: 'rate_limit_error' });
+  });
+
+  it('throws UpstreamStreamError when the stream ends inside a frame or before messageStop', async () => {
+    const whole = Buffer.concat([frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['partial'])]);
+    let truncate = true;
+    const ctx = await setup((_seen, res) => sendFrames(res, [truncate ? whole.subarray(0, whole.length - 5) : whole]));
+    const inside = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(inside.error).toBeInstanceOf(UpstreamStreamError);
+    truncate = false;
+    const before = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(assemble(before.chunks).text).toBe('partial');
+    expect((before.error as Error).message).toMatch(/messageStop/);
+  });
+
+  it('fails the stream when the connection is cut', async () => {
+    const ctx = await setup((_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['partial'])], { cut: true }));
+    const { error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(error).toBeInstanceOf(Error);
+  });
+
+  it('rejects a frame whose CRC does not match', async () => {
+    const bad = Buffer.from(frame('messageStart', { role: 'assistant' }));
+    bad[bad.length - 1] = (bad[bad.length - 1] ?? 0) ^ 0xff;
+    const ctx = await setup((_seen, res) => sendFrames(res, [bad]));
+    const { error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect((error as Error).message).toMatch(/malformed event-stream frame/);
+  });
+
+  it.each([
+    [400, 'ValidationException', 'invalid_request_error', false],
+    [403, 'AccessDeniedException', 'permission_error', true],
+    [404, 'ResourceNotFoundException', 'not_found_error', false],
+    [424, 'ModelErrorException', 'api_error', true],
+    [429, 'ThrottlingException', 'rate_limit_error', true],
+    [500, 'InternalServerException', 'api_error', true],
+    [503, 'ServiceUnavailableException', 'api_error', true],
+  ] as const)('classifies HTTP %i %s', async (status, exception, type, fallback) => {
+    const ctx = await setup((_seen, res) => sendError(res, status, exception, `${exception} happened`));
+    const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out).toEqual({ ok: false, error: { status, message: `${exception} happened`, type, code: exception, param: null, fallback } });
+  });
+});

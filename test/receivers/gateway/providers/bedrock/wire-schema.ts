@@ -1,0 +1,108 @@
+// Bedrock's documented Converse request shape and SigV4 signing, as the fake checks them.
+// https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html
+import { Sha256 } from '@aws-crypto/sha256-js';
+import { SignatureV4 } from '@smithy/signature-v4';
+import { z } from 'zod';
+import { zodProblems, type Seen } from '../google/fake-upstream.js';
+
+const oneOf = (keys: readonly string[]) => (block: Record<string, unknown>) => keys.filter((k) => block[k] !== undefined).length === 1;
+
+const toolResultContent = z.union([z.strictObject({ text: z.string() }), z.strictObject({ json: z.record(z.string(), z.unknown()) })]);
+const contentBlock = z
+  .strictObject({
+    text: z.string().min(1).optional(),
+    image: z.strictObject({ format: z.enum(['png', 'jpeg', 'gif', 'webp']), source: z.strictObject({ bytes: z.base64() }) }).optional(),
+    toolUse: z.strictObject({ toolUseId: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()) }).optional(),
+    toolResult: z.strictObject({ toolUseId: z.string().min(1), content: z.array(toolResultContent).min(1), status: z.enum(['success', 'error']).optional() }).optional(),
+  })
+  .refine(oneOf(['text', 'image', 'toolUse', 'toolResult']), 'a content block holds exactly one member');
+
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
+
+export const converseRequest = z.strictObject({
+  messages: z.array(z.strictObject({ role: z.enum(['user', 'assistant']), content: z.array(contentBlock).min(1) })).min(1),
+  system: z.array(z.strictObject({ text: z.string().min(1) })).optional(),
+  inferenceConfig: z
+    .strictObject({
+      maxTokens: z.int().min(1).optional(),
+      temperature: z.number().min(0).max(1).optional(),
+      topP: z.number().min(0).max(1).optional(),
+      stopSequences: z.array(z.string()).max(4).optional(),
+    })
+    .optional(),
+  toolConfig: z
+    .strictObject({
+      tools: z.array(z.strictObject({ toolSpec: z.strictObject({ name: toolName, description: z.string().min(1).optional(), inputSchema: z.strictObject({ json: z.looseObject({ type: z.literal('object') }) }) }) })).min(1),
+      toolChoice: z.union([z.strictObject({ auto: z.strictObject({}) }), z.strictObject({ any: z.strictObject({}) }), z.strictObject({ tool: z.strictObject({ name: toolName }) })]).optional(),
+    })
+    .optional(),
+});
+
+export type ConverseRequest = z.output<typeof converseRequest>;
+
+export const CREDENTIALS = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY' };
+export const REGION = 'us-east-1';
+
+const AUTHORIZATION = /^AWS4-HMAC-SHA256 Credential=([^/]+)\/(\d{8})\/([a-z0-9-]+)\/bedrock\/aws4_request, SignedHeaders=([a-z0-9;-]+), Signature=([0-9a-f]{64})$/;
+
+/** Checks the Authorization header's form, then signs the received request again with the same library and compares. */
+export async function sigV4Problems(seen: Seen, credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } = CREDENTIALS): Promise<string[]> {
+  const auth = String(seen.headers['authorization'] ?? '');
+  const match = AUTHORIZATION.exec(auth);
+  if (match === null) return [`authorization is not a SigV4 header: ${auth}`];
+  const [, keyId, day, region, signedList = ''] = match;
+  const amzDate = String(seen.headers['x-amz-date'] ?? '');
+  const problems: string[] = [];
+  if (keyId !== credentials.accessKeyId) problems.push(`signed with key ${keyId}`);
+  if (region !== REGION) problems.push(`signed for region ${region}`);
+  if (!/^\d{8}T\d{6}Z$/.test(amzDate) || amzDate.slice(0, 8) !== day) problems.push(`x-amz-date ${amzDate} does not match the credential scope`);
+  const signed = signedList.split(';');
+  for (const required of ['host', 'x-amz-date', 'content-type']) if (!signed.includes(required)) problems.push(`${required} is not signed`);
+  if (credentials.sessionToken !== undefined && (seen.headers['x-amz-security-token'] !== credentials.sessionToken || !signed.includes('x-amz-security-token'))) problems.push('x-amz-security-token missing or unsigned');
+  if (problems.length > 0) return problems;
+
+  const [host, port] = String(seen.headers['host']).split(':');
+  const signer = new SignatureV4({ service: 'bedrock', region: REGION, sha256: Sha256, credentials });
+  const signingDate = new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`);
+  const again = await signer.sign(
+    {
+      method: seen.method,
+      protocol: 'http:',
+      hostname: host ?? '',
+      ...(port !== undefined ? { port: Number(port) } : {}),
+      path: seen.path,
+      query: {},
+      headers: Object.fromEntries(signed.map((name) => [name, String(seen.headers[name])])),
+      body: seen.raw.toString('utf8'),
+    },
+    { signingDate },
+  );
+  if (again.headers['authorization'] !== auth) problems.push('SigV4 signature does not verify');
+  return problems;
+}
+
+export function conversationProblems(body: ConverseRequest): string[] {
+  const problems: string[] = [];
+  if (body.messages[0]?.role !== 'user') problems.push('body messages.0: the conversation must start with a user message');
+  const usesTools = body.messages.some((m) => m.content.some((b) => b.toolUse !== undefined || b.toolResult !== undefined));
+  if (usesTools && body.toolConfig === undefined) problems.push('body: toolConfig is required when messages hold toolUse or toolResult blocks');
+  body.messages.forEach((message, i) => {
+    if (i > 0 && body.messages[i - 1]?.role === message.role) problems.push(`body messages.${i}: two ${message.role} turns in a row`);
+    const ids = message.content.flatMap((b) => (b.toolUse !== undefined ? [b.toolUse.toolUseId] : []));
+    if (ids.length === 0) return;
+    const answered = body.messages[i + 1]?.content.flatMap((b) => (b.toolResult !== undefined ? [b.toolResult.toolUseId] : [])) ?? [];
+    if (answered.join(',') !== ids.join(',')) problems.push(`body messages.${i + 1}: must hold toolResult blocks for ${ids.join(', ')}`);
+  });
+  return problems;
+}
+
+export function requestProblems(seen: Seen): string[] {
+  const problems: string[] = [];
+  if (seen.method !== 'POST' || !/^\/model\/[^/]+\/(converse|converse-stream)$/.test(seen.path)) problems.push(`request line ${seen.method} ${seen.path}`);
+  if (seen.path.includes(':')) problems.push('the model id in the path must be URL-encoded');
+  if (seen.headers['content-type'] !== 'application/json') problems.push('content-type is not application/json');
+  const shape = zodProblems(converseRequest, seen.body, 'body');
+  problems.push(...shape);
+  if (shape.length === 0) problems.push(...conversationProblems(converseRequest.parse(seen.body)));
+  return problems;
+}
