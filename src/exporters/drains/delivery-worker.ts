@@ -46,6 +46,7 @@ export class DeliveryWorker {
   readonly #now: () => number;
   #loop: Promise<void> | undefined;
   #stopping = false;
+  #delivering = false;
 
   constructor(options: DeliveryWorkerOptions) {
     this.#options = options;
@@ -63,6 +64,8 @@ export class DeliveryWorker {
     this.#stopping = true;
     const loop = this.#loop;
     if (loop === undefined) return;
+    // Idle or backing off: nothing in flight to finish.
+    if (!this.#delivering) this.#abort.abort();
     const grace = new AbortController();
     try {
       await Promise.race([loop, sleep(graceMs, undefined, { signal: grace.signal }).catch(() => undefined)]);
@@ -99,7 +102,13 @@ export class DeliveryWorker {
     }
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) return false;
-      const outcome = await this.#options.transport().send(data, spans, signal);
+      let outcome;
+      this.#delivering = true;
+      try {
+        outcome = await this.#options.transport().send(data, spans, signal);
+      } finally {
+        this.#delivering = false;
+      }
       if (outcome.status === 'success') {
         events.success(spans, outcome.rejectedSpans);
         return true;
@@ -117,6 +126,7 @@ export class DeliveryWorker {
         return true;
       }
       events.failure(spans, outcome.error, true);
+      if (this.#stopping) return false;
       try {
         await sleep(delay, undefined, { signal });
       } catch {

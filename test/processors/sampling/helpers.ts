@@ -80,6 +80,6 @@ export function trace(options: { traceId?: string; path?: string; env?: string; 
   const rootId = randomSpanId();
   const resource = options.resource ?? { 'deployment.environment.name': options.env ?? 'production' };
   const root: TestSpan = { traceId, spanId: rootId, kind: SpanKind.SERVER, attributes: options.path === undefined ? {} : { 'url.path': options.path }, resource, name: 'root' };
-  const children: TestSpan[] = Array.from({ length: options.children ?? 2 }, (_, i) => ({ traceId, parent: rootId, resource, name: `child${i}` }));
+  const children: TestSpan[] = Array.from({ length: options.children ?? 2 }, (_, i) => ({ traceId, spanId: randomSpanId(), parent: rootId, resource, name: `child${i}` }));
   return [root, ...children];
 }

@@ -1,0 +1,149 @@
+import { rmSync } from 'node:fs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { TraceBatch } from '../../../src/otlp/batch.js';
+import { requestOf, trace, traceIdWithR, type TestSpan } from '../../processors/sampling/helpers.js';
+import { exporterConfig, makeHarness, type Harness } from './harness.js';
+import { startSink, waitFor, type Sink } from './sink.js';
+import { makeTestPki, type TestPki } from './tls.js';
+
+const HIGH = (1n << 56n) - 1n;
+let pki: TestPki;
+const cleanups: (() => Promise<void> | void)[] = [];
+
+beforeAll(() => {
+  pki = makeTestPki();
+});
+afterAll(() => pki.cleanup());
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function sinkFor(): Promise<Sink> {
+  const sink = await startSink(pki);
+  cleanups.push(() => sink.close());
+  return sink;
+}
+
+async function started(drains: unknown[], overrides: Record<string, unknown> = {}, storage?: string): Promise<Harness> {
+  const harness = makeHarness(exporterConfig(drains, overrides), storage);
+  await harness.exporter.start(harness.host);
+  cleanups.push(async () => {
+    await harness.exporter.shutdown();
+    if (storage === undefined) rmSync(harness.storageDirectory, { recursive: true, force: true });
+  });
+  return harness;
+}
+
+function drain(name: string, sink: Sink, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, url: sink.url, tls: { ca_file: pki.caFile }, ...extra };
+}
+
+const batch = (spans: TestSpan[]) => TraceBatch.fromProto(requestOf(spans));
+
+describe('drains exporter', () => {
+  it('delivers each drain the whole traces its own rules select, in its format, signed', async () => {
+    const jsonSink = await sinkFor();
+    const protoSink = await sinkFor();
+    const { exporter } = await started([
+      drain('json', jsonSink, { format: 'json', compression: 'gzip', secret: 's3cret', headers: { 'x-team': 'blue' }, sampling: [{ environment: 'production', percentage: 100, path_prefix: '/api' }] }),
+      drain('proto', protoSink, { format: 'protobuf', compression: 'none', sampling: [{ environment: 'preview', percentage: 100 }] }),
+    ]);
+    const api = trace({ path: '/api/cart', env: 'production' });
+    const web = trace({ path: '/web', env: 'production' });
+    const preview = trace({ path: '/api/x', env: 'preview' });
+    await exporter.consume(batch([...api, ...web, ...preview]));
+    await waitFor(() => jsonSink.spanIds().length === 3 && protoSink.spanIds().length === 3, 10_000, 'deliveries');
+    expect(jsonSink.spanIds().sort()).toEqual(api.map((s) => s.spanId).sort());
+    expect(jsonSink.traceIds()).toEqual(new Set([api[0]?.traceId]));
+    expect(protoSink.traceIds()).toEqual(new Set([preview[0]?.traceId]));
+    const jsonRequest = jsonSink.requests[0];
+    expect(jsonRequest?.headers['content-type']).toBe('application/json');
+    expect(jsonRequest?.headers['content-encoding']).toBe('gzip');
+    expect(jsonRequest?.headers['x-team']).toBe('blue');
+    expect(jsonRequest?.headers['user-agent']).toBe('sluice/0.1.0-test');
+    expect(jsonRequest !== undefined && jsonSink.signatureValid(jsonRequest, 's3cret')).toBe(true);
+    expect(jsonRequest?.request.resourceSpans[0]?.resource?.attributes).toContainEqual({ key: 'deployment.environment.name', value: { stringValue: 'production' } });
+    expect(protoSink.requests[0]?.headers['content-type']).toBe('application/x-protobuf');
+    expect(protoSink.requests[0]?.headers['x-sluice-signature']).toBeUndefined();
+  });
+
+  it('never delivers spans of edge resources', async () => {
+    const sink = await sinkFor();
+    const { exporter } = await started([drain('all', sink)]);
+    const spans = trace({ children: 1 });
+    const edge: TestSpan = { traceId: spans[0]?.traceId ?? '', parent: spans[0]?.spanId ?? '', resource: { 'platform.runtime': 'edge' } };
+    await exporter.consume(batch([...spans, edge]));
+    await waitFor(() => sink.spanIds().length === 2);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(sink.spanIds()).toHaveLength(2);
+    expect(exporter.list()[0]?.stats.counters.spansDropped.edge).toBe(1);
+  });
+
+  it('a drain whose sink never answers does not delay another drain', async () => {
+    const dead = await sinkFor();
+    dead.behaviour = 'hang';
+    const live = await sinkFor();
+    const { exporter } = await started([drain('dead', dead), drain('live', live)], { timeout: '30s' });
+    for (let i = 0; i < 5; i++) {
+      const started = Date.now();
+      await exporter.consume(batch(trace({})));
+      expect(Date.now() - started).toBeLessThan(1000);
+      await waitFor(() => live.spanIds().length === 3 * (i + 1), 2000, `live delivery ${i}`);
+    }
+  });
+
+  it('holds spans that arrive before their root durably, across a restart', async () => {
+    const sink = await sinkFor();
+    const rules = { sampling: [{ environment: 'production', percentage: 100, path_prefix: '/api' }] };
+    const first = await started([drain('api', sink, rules)], { decision_wait: '30s' }, makeHarness(exporterConfig([])).storageDirectory);
+    const [root, ...children] = trace({ path: '/api/x', traceId: traceIdWithR(0n) });
+    await first.exporter.consume(batch(children));
+    await first.exporter.shutdown();
+    expect(sink.spanIds()).toHaveLength(0);
+    const second = await started([drain('api', sink, rules)], { decision_wait: '30s' }, first.storageDirectory);
+    await second.exporter.consume(batch([root as TestSpan]));
+    await waitFor(() => sink.spanIds().length === 3, 10_000, 'held spans after restart');
+    rmSync(first.storageDirectory, { recursive: true, force: true });
+  });
+
+  it('drops new data for a full drain only, counted', async () => {
+    const small = await sinkFor();
+    small.behaviour = 503;
+    const other = await sinkFor();
+    const { exporter, telemetry } = await started([drain('small', small, { queue: { max_size: '4KiB' } }), drain('other', other)], { retry: { initial_interval: '10s' } });
+    for (let i = 0; i < 20; i++) await exporter.consume(batch(trace({ children: 5 })));
+    await waitFor(() => other.spanIds().length === 120, 10_000, 'other drain');
+    const smallState = exporter.list().find((state) => state.definition.name === 'small');
+    expect(smallState?.stats.counters.spansDropped.queue_full).toBeGreaterThan(0);
+    expect(await telemetry.registry.metrics()).toMatch(/sluice_drain_dropped_spans_total\{drain="drn_cfg_[0-9a-f]+",reason="queue_full"\} \d+/);
+  });
+
+  it('refuses with backpressure when a full drain is configured with on_full: refuse', async () => {
+    const sink = await sinkFor();
+    sink.behaviour = 503;
+    const { exporter } = await started([drain('strict', sink, { queue: { max_size: '4KiB', on_full: 'refuse' } })], { retry: { initial_interval: '10s' } });
+    let refused: unknown;
+    for (let i = 0; i < 20 && refused === undefined; i++) await exporter.consume(batch(trace({ children: 5 }))).catch((err: unknown) => (refused = err));
+    expect((refused as { code?: string } | undefined)?.code).toBe('SLUICE_ERR_RESOURCE_EXHAUSTED');
+  });
+
+  it('drops a batch the destination refuses permanently and shows the drain as errored', async () => {
+    const sink = await sinkFor();
+    sink.behaviour = 400;
+    const { exporter } = await started([drain('bad', sink)]);
+    await exporter.consume(batch(trace({})));
+    await waitFor(() => (exporter.list()[0]?.stats.counters.spansDropped.permanent ?? 0) === 3, 10_000, 'permanent drop');
+    expect(exporter.list()[0]?.stats.errored).toBe(true);
+  });
+
+  it('retries retryable failures until the destination recovers', async () => {
+    const sink = await sinkFor();
+    sink.behaviour = 503;
+    const { exporter } = await started([drain('flaky', sink)], { retry: { initial_interval: '50ms', max_interval: '100ms' } });
+    await exporter.consume(batch(trace({})));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    sink.behaviour = 200;
+    await waitFor(() => sink.spanIds().length === 3, 10_000, 'recovery');
+    expect(exporter.list()[0]?.stats.counters.deliveriesFailed).toBeGreaterThan(0);
+  });
+});
