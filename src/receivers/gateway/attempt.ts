@@ -3,6 +3,7 @@
 // return a failure for the fallback loop to judge.
 import type { ServerResponse } from 'node:http';
 import type { Endpoint } from './catalog.js';
+import type { ClientLink } from './client-link.js';
 import { captureOutput, choicesOf } from './capture.js';
 import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
@@ -10,7 +11,7 @@ import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from './prov
 import { UpstreamStreamError } from './providers/types.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
 import { pipeStream } from './stream-response.js';
-import { AttemptClock, readAll, timedBody, type UpstreamAgents } from './upstream.js';
+import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
 
 export interface ResolvedProvider {
   readonly slug: string;
@@ -32,7 +33,7 @@ export interface RequestState {
   readonly inputMessages: string | undefined;
   readonly server: SpanRecord;
   readonly spans: SpanRecord[];
-  readonly clientSignal: AbortSignal;
+  readonly client: ClientLink;
   attempts: number;
 }
 
@@ -44,12 +45,12 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   state.spans.push(span);
   span.str('gen_ai.operation.name', 'chat').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
-  const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.clientSignal);
+  const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const ctx: AttemptContext = { slug: provider.slug, provider: provider.config, model: endpoint.model, maxTokens: endpoint.maxTokens, signal: clock.signal };
   try {
     const upstream = await provider.adapter.buildRequest(state.request, ctx);
-    const url = new URL(upstream.url);
-    span.str('server.address', url.hostname).int('server.port', url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port));
+    const url = parseUpstreamUrl(upstream.url);
+    span.str('server.address', url.hostname).int('server.port', url.port);
     const response = await env.agents.send(provider.slug, upstream, url, clock.signal);
     span.int('http.response.status_code', response.statusCode);
     const body = timedBody(response.body, clock);
@@ -68,8 +69,9 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     const bytes = await readAll(body);
     const completion = provider.adapter.parseResponse(bytes, ctx);
     recordCompletion(span, completion, env.captureContent);
-    const payload = provider.adapter.passthrough === true ? bytes : JSON.stringify(completion);
-    res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': typeof payload === 'string' ? Buffer.byteLength(payload) : payload.byteLength });
+    // A string body goes out in one write with the headers; a Buffer would take a writev.
+    const payload = provider.adapter.passthrough === true ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : JSON.stringify(completion);
+    res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
     res.end(payload);
     env.countAttempt(provider.slug, 'success');
     return { answered: true };

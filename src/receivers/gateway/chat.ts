@@ -3,6 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import { runAttempt, type AttemptEnv, type RequestState, type ResolvedProvider } from './attempt.js';
 import { captureInput } from './capture.js';
+import type { ClientLink } from './client-link.js';
 import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletionRequest } from './openai-types.js';
 import type { Router, RoutingOptions } from './routing.js';
@@ -14,7 +15,7 @@ export interface ChatEnv extends AttemptEnv {
   readonly providers: ReadonlyMap<string, ResolvedProvider>;
 }
 
-export async function handleChat(env: ChatEnv, body: Buffer, res: ServerResponse, server: SpanRecord, spans: SpanRecord[], clientSignal: AbortSignal): Promise<void> {
+export async function handleChat(env: ChatEnv, body: Buffer, res: ServerResponse, server: SpanRecord, spans: SpanRecord[], client: ClientLink): Promise<void> {
   const request = parseRequest(body, server);
   const [options, optionsParam] = routingOptions(request);
   const plan = env.router.plan(request.model, options, optionsParam);
@@ -24,12 +25,12 @@ export async function handleChat(env: ChatEnv, body: Buffer, res: ServerResponse
     inputMessages: env.captureContent ? captureInput(request.messages) : undefined,
     server,
     spans,
-    clientSignal,
+    client,
     attempts: 0,
   };
   let last: GatewayHttpError | undefined;
   for (const endpoint of plan) {
-    if (clientSignal.aborted) return;
+    if (client.closed) return;
     const provider = env.providers.get(endpoint.provider);
     if (provider === undefined) continue; // config validation makes this unreachable
     const result = await runAttempt(env, provider, endpoint, state, res);
@@ -40,7 +41,7 @@ export async function handleChat(env: ChatEnv, body: Buffer, res: ServerResponse
     last = result.error;
     if (!result.fallback) break;
   }
-  if (clientSignal.aborted) return;
+  if (client.closed) return;
   throw last ?? new GatewayHttpError(502, 'No upstream attempt was made.', { type: 'api_error', code: 'upstream_error' });
 }
 

@@ -8,6 +8,7 @@ import { errorMessage } from '../../core/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import type { KeyValue } from '../../otlp/model.js';
 import type { ResolvedProvider } from './attempt.js';
+import { ClientLink } from './client-link.js';
 import { ApiKeys } from './auth.js';
 import { readBody } from './body.js';
 import { Catalog } from './catalog.js';
@@ -146,9 +147,9 @@ export class GatewayReceiver implements Receiver {
     server.str('http.request.method', method).str('url.path', path);
     if (route !== undefined) server.str('http.route', route.route);
     const spans: SpanRecord[] = [server];
-    const client = new AbortController();
+    const client = new ClientLink();
     const finish = (): void => {
-      if (!res.writableFinished) client.abort();
+      if (!res.writableFinished) client.close();
       if (res.headersSent) server.int('http.response.status_code', res.statusCode);
       else server.fail('client_closed');
       server.end();
@@ -158,14 +159,14 @@ export class GatewayReceiver implements Receiver {
       this.#emit(spans);
     };
     res.once('close', finish);
-    this.#dispatch(req, res, route, method, server, spans, client.signal).catch((err: unknown) => {
+    this.#dispatch(req, res, route, method, server, spans, client).catch((err: unknown) => {
       const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
       server.fail(error.spanErrorType, error.message);
       sendError(res, error);
     });
   }
 
-  async #dispatch(req: IncomingMessage, res: ServerResponse, route: Route | undefined, method: string, server: SpanRecord, spans: SpanRecord[], signal: AbortSignal): Promise<void> {
+  async #dispatch(req: IncomingMessage, res: ServerResponse, route: Route | undefined, method: string, server: SpanRecord, spans: SpanRecord[], client: ClientLink): Promise<void> {
     if (route === undefined) throw new GatewayHttpError(404, `Unknown route ${method} ${req.url ?? ''}.`, { code: 'not_found' });
     if (method !== route.allow) {
       throw new GatewayHttpError(405, `Method ${method} is not allowed on ${route.route}; use ${route.allow}.`, { code: 'method_not_allowed', headers: { allow: route.allow } });
@@ -179,7 +180,7 @@ export class GatewayReceiver implements Receiver {
       return sendJson(res, 200, record);
     }
     const body = await readBody(req, this.#bodyLimit);
-    await handleChat(this.#env, body, res, server, spans, signal);
+    await handleChat(this.#env, body, res, server, spans, client);
   }
 
   #emit(spans: readonly SpanRecord[]): void {

@@ -106,7 +106,7 @@ export async function pipeStream(
         delete chunk.usage;
       }
       if (!res.write(`data: ${JSON.stringify(chunk)}\n\n`)) await waitForDrain(res);
-      if (state.clientSignal.aborted) throw new Error('client_closed');
+      if (state.client.closed) throw new Error('client_closed');
       next = await iterator.next();
     }
     res.end('data: [DONE]\n\n');

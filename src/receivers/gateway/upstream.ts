@@ -2,6 +2,7 @@
 // per-attempt clock that turns the first-byte and stream-idle timeouts (and a
 // client that went away) into an abort of that attempt.
 import { Agent, type Dispatcher } from 'undici';
+import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from './providers/types.js';
 
 export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client_closed';
@@ -18,12 +19,12 @@ export class UpstreamAgents {
     }
   }
 
-  async send(slug: string, request: UpstreamRequest, url: URL, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
+  async send(slug: string, request: UpstreamRequest, url: UpstreamUrl, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
     const agent = this.#agents.get(slug);
     if (agent === undefined) throw new Error(`no upstream agent for provider ${slug}`);
     return agent.request({
       origin: url.origin,
-      path: url.pathname + url.search,
+      path: url.path,
       method: request.method,
       headers: request.headers,
       body: request.body,
@@ -47,15 +48,15 @@ export class AttemptClock {
   #timer: NodeJS.Timeout;
   #sawByte = false;
   readonly #idleMs: number;
-  readonly #client: AbortSignal;
+  readonly #client: ClientLink;
   readonly #onClientClose = (): void => this.#abort('client_closed');
 
-  constructor(firstByteMs: number, idleMs: number, client: AbortSignal) {
+  constructor(firstByteMs: number, idleMs: number, client: ClientLink) {
     this.#idleMs = idleMs;
     this.#client = client;
     this.#timer = setTimeout(() => this.#abort('first_byte_timeout'), firstByteMs);
-    if (client.aborted) this.#abort('client_closed');
-    else client.addEventListener('abort', this.#onClientClose, { once: true });
+    if (client.closed) this.#abort('client_closed');
+    else client.onClose(this.#onClientClose);
   }
 
   get signal(): AbortSignal {
@@ -78,7 +79,7 @@ export class AttemptClock {
 
   clear(): void {
     clearTimeout(this.#timer);
-    this.#client.removeEventListener('abort', this.#onClientClose);
+    this.#client.onClose(undefined);
   }
 
   #abort(reason: AbortReason): void {
@@ -103,4 +104,26 @@ export async function readAll(body: AsyncIterable<Uint8Array>): Promise<Uint8Arr
     size += chunk.length;
   }
   return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
+}
+
+export interface UpstreamUrl {
+  readonly origin: string;
+  readonly path: string;
+  readonly hostname: string;
+  readonly port: number;
+}
+
+// Adapters build the same few URLs over and over; parse each once.
+const URL_CACHE_LIMIT = 1024;
+const urlCache = new Map<string, UpstreamUrl>();
+
+export function parseUpstreamUrl(raw: string): UpstreamUrl {
+  let parsed = urlCache.get(raw);
+  if (parsed === undefined) {
+    const url = new URL(raw);
+    parsed = { origin: url.origin, path: url.pathname + url.search, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port) };
+    if (urlCache.size >= URL_CACHE_LIMIT) urlCache.clear();
+    urlCache.set(raw, parsed);
+  }
+  return parsed;
 }
