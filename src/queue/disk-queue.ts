@@ -7,6 +7,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { readAckFile, writeAckFile } from './ack-file.js';
+import { lockDirectory, type DirectoryLock } from './directory-lock.js';
 import { QueueClosedError, QueueFullError, QueueWriteError, RecordTooLargeError } from './errors.js';
 import { FRAME_OVERHEAD_BYTES, decodeFrame, encodeFrameHeader } from './framing.js';
 import { fsyncDirectory, prepareDirectory, recoverSegments, removeFile, segmentFileName } from './segment-files.js';
@@ -63,6 +64,7 @@ export class DiskQueue implements Queue {
 
   #state: 'new' | 'open' | 'closed' = 'new';
   #opening: Promise<void> | undefined;
+  #lock: DirectoryLock | undefined;
   #closing: Promise<void> | undefined;
 
   #segments: Segment[] = [];
@@ -109,6 +111,16 @@ export class DiskQueue implements Queue {
 
   async #recover(): Promise<void> {
     await prepareDirectory(this.#directory);
+    this.#lock = await lockDirectory(this.#directory);
+    try {
+      await this.#recoverLocked();
+    } catch (err) {
+      await this.#lock.release();
+      throw err;
+    }
+  }
+
+  async #recoverLocked(): Promise<void> {
     const ack = await readAckFile(this.#directory);
     if ('problem' in ack) {
       this.#logger.warn({ queue: this.name, problem: ack.problem }, 'queue ack position unreadable; redelivering from the oldest record');
@@ -435,5 +447,6 @@ export class DiskQueue implements Queue {
     await this.#ackJob?.catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'persisting the ack position failed'));
     await this.#sealWriteSegment();
     await this.#closeReadHandle();
+    await this.#lock?.release();
   }
 }

@@ -40,3 +40,13 @@ export class QueueWriteError extends SluiceError {
     super('SLUICE_ERR_QUEUE_WRITE', `queue ${queue}: append failed: ${reason}`, { cause });
   }
 }
+
+/** Another queue (in this process or another live one) already has the directory open. */
+export class QueueLockedError extends SluiceError {
+  readonly path: string;
+
+  constructor(path: string, holder: string) {
+    super('SLUICE_ERR_QUEUE_LOCKED', `queue directory ${path} is already in use by ${holder}`);
+    this.path = path;
+  }
+}

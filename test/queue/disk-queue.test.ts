@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DiskQueue, QueueDirectoryError, QueueFullError, type QueueRecord } from '../../src/queue/index.js';
+import { DiskQueue, QueueDirectoryError, QueueFullError, QueueLockedError, type QueueRecord } from '../../src/queue/index.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? "silent" });
 const READ_ALL = { maxSpans: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER };
@@ -203,6 +203,15 @@ describe('DiskQueue', () => {
     const error = await queue.open().catch((err: unknown) => err);
     expect(error).toBeInstanceOf(QueueDirectoryError);
     expect((error as Error).message).toContain(join(file, 'q'));
+  });
+
+  it('refuses to open a directory another open queue holds, and allows it once that one closes', async () => {
+    const first = await openQueue();
+    const second = new DiskQueue({ name: 'again', directory: join(dir, 'q'), maxSizeBytes: 1024, logger });
+    await expect(second.open()).rejects.toBeInstanceOf(QueueLockedError);
+    await first.close();
+    const third = await openQueue();
+    expect(third.stats().records).toBe(0);
   });
 
   it('wakes a waiting reader when a record is appended', async () => {
