@@ -271,8 +271,14 @@ export class DiskQueue implements Queue {
       const start = this.#cursor.offset;
       const available = segment.bytes - start;
       if (available <= 0) break;
-      const buf = await this.#readAt(segment, start, Math.min(available, Math.max(want, READ_CHUNK_BYTES)));
+      const length = Math.min(available, Math.max(want, READ_CHUNK_BYTES));
+      const buf = await this.#readAt(segment, start, length);
       want = READ_CHUNK_BYTES;
+      if (buf.length < length) {
+        // Someone shortened the file under us; re-reading would never get further.
+        this.#skipCorruptRest(segment, `segment file shorter than its ${segment.bytes} committed bytes`);
+        continue;
+      }
       let pos = 0;
       let full = false;
       while (pos < buf.length) {

@@ -108,6 +108,23 @@ describe('createQueuedSender', () => {
     expect(await metricValue('sluice_exporter_send_failed_spans_total', exporter)).toBeGreaterThan(0);
   });
 
+  it('keeps delivering later records on another worker while one batch waits to be retried', async () => {
+    const transport: Transport & { delivered: number[] } = {
+      delivered: [],
+      send(records) {
+        const tags = records.map((r) => r[0] ?? -1);
+        if (tags.includes(0)) return Promise.resolve({ status: 'retryable', retryInMs: 60_000, error: '503' });
+        transport.delivered.push(...tags);
+        return Promise.resolve({ status: 'success' });
+      },
+    };
+    const { sender } = await makeSender(transport, { queue: { num_consumers: 2, max_batch_spans: 1 } });
+    for (let tag = 0; tag < 4; tag++) await sender.consume(record(tag), 1);
+    await sender.start();
+    await until(() => transport.delivered.length === 3);
+    expect(transport.delivered).toEqual([1, 2, 3]);
+  });
+
   it('drops a batch the destination rejects permanently and counts it', async () => {
     const transport = createFakeTransport([], { status: 'failure', error: '400 bad request' });
     const { sender, queue } = await makeSender(transport);
