@@ -42,7 +42,8 @@ export async function handleChat(env: ChatEnv, body: Buffer, res: ServerResponse
     if (!result.fallback) break;
   }
   if (client.closed) return;
-  throw last ?? new GatewayHttpError(502, 'No upstream attempt was made.', { type: 'api_error', code: 'upstream_error' });
+  const failure = last ?? new GatewayHttpError(502, 'No upstream attempt was made.', { type: 'api_error', code: 'upstream_error' });
+  throw failure.withHeaders({ 'x-sluice-attempts': String(state.attempts) });
 }
 
 function parseRequest(body: Buffer, server: SpanRecord): ChatCompletionRequest {

@@ -21,6 +21,10 @@ export class GatewayHttpError extends Error {
     this.headers = options.headers ?? {};
   }
 
+  withHeaders(headers: Record<string, string>): GatewayHttpError {
+    return new GatewayHttpError(this.status, this.message, { type: this.errorType, code: this.errorCode, param: this.param, headers: { ...this.headers, ...headers } });
+  }
+
   body(): OpenAIErrorBody {
     return { error: { message: this.message, type: this.errorType, param: this.param, code: this.errorCode } };
   }

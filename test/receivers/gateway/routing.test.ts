@@ -196,6 +196,7 @@ describe('gateway routing and fallback', () => {
     const error = await ask().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect((error as Error).message).toContain('second busy');
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('x-sluice-attempts')).toBe('2');
   });
 
   it('falls back on an upstream 401', async () => {
