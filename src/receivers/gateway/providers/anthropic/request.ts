@@ -95,9 +95,12 @@ function mapMessages(input: readonly ChatMessage[]): { system: string; messages:
         turn = { role: 'assistant', content };
         break;
       }
-      case 'tool':
-        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: message.tool_call_id, content: textOf(message.content) }] };
+      case 'tool': {
+        // An empty result is sent without content (Anthropic rejects empty text).
+        const text = textOf(message.content);
+        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: message.tool_call_id, ...(text !== '' ? { content: text } : {}) }] };
         break;
+      }
     }
     if (turn.content.length === 0) return;
     const last = messages.at(-1);

@@ -25,7 +25,7 @@ export interface AnthropicToolUseBlock {
 export interface AnthropicToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
-  content: string | AnthropicTextBlock[];
+  content?: string | AnthropicTextBlock[];
 }
 
 export type AnthropicRequestBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;

@@ -5,7 +5,7 @@ import type { GoogleProviderConfig } from './config.js';
 import { fetchImage } from './image-fetch.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from './inputs.js';
 import { toGeminiSchema } from './schema.js';
-import { thoughtSignatureOf } from './tool-call-id.js';
+import { requiresThoughtSignatures, SKIP_SIGNATURE, thoughtSignatureOf } from './tool-call-id.js';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';
 
 /** OpenAI field -> generationConfig field, copied as they are (ranges are the same as OpenAI's). */
@@ -107,7 +107,8 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
         const parts = textParts(textOf(message.content));
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
           const part: GeminiPart = { functionCall: { name: call.function.name, args: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } };
-          const signature = thoughtSignatureOf(call.id);
+          // Parallel calls: Gemini signs only the first call of a turn.
+          const signature = thoughtSignatureOf(call.id) ?? (j === 0 && requiresThoughtSignatures(ctx.model) ? SKIP_SIGNATURE : undefined);
           if (signature !== undefined) part.thoughtSignature = signature;
           parts.push(part);
         }

@@ -177,6 +177,27 @@ describe('google adapter', () => {
     ]);
   });
 
+  it('signs replayed tool calls another provider minted with the documented placeholder, for Gemini 3 only', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'ok' }]));
+    const messages = [
+      { role: 'user' as const, content: 'Weather?' },
+      {
+        role: 'assistant' as const,
+        content: null,
+        tool_calls: [
+          { id: 'toolu_a', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          { id: 'toolu_b', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Rome"}' } },
+        ],
+      },
+      { role: 'tool' as const, tool_call_id: 'toolu_a', content: '18C' },
+      { role: 'tool' as const, tool_call_id: 'toolu_b', content: '21C' },
+    ];
+    await complete(googleAdapter, { ...ctx, model: 'gemini-3-pro-preview' }, { messages, tools: [weatherTool] });
+    await complete(googleAdapter, { ...ctx, model: 'gemini-2.5-flash' }, { messages, tools: [weatherTool] });
+    expect(sent(0).contents[1]?.parts.map((p) => p.thoughtSignature)).toEqual(['skip_thought_signature_validator', undefined]);
+    expect(sent(1).contents[1]?.parts.map((p) => p.thoughtSignature)).toEqual([undefined, undefined]);
+  });
+
   it('rejects a tool result whose tool_call_id no assistant message issued', async () => {
     const ctx = await setup(() => undefined);
     await expect(googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'nope', content: 'x' }] }, ctx)).rejects.toThrow(/messages\[1\]\.tool_call_id/);

@@ -32,7 +32,7 @@ const part = z
   .strictObject({
     text: z.string().optional(),
     thought: z.boolean().optional(),
-    thoughtSignature: z.base64().optional(),
+    thoughtSignature: z.union([z.base64(), z.literal('skip_thought_signature_validator')]).optional(),
     inlineData: z.strictObject({ mimeType: z.string().regex(/^image\//), data: z.base64() }).optional(),
     functionCall: z.strictObject({ name: z.string(), args: z.record(z.string(), z.unknown()).optional(), id: z.string().optional() }).optional(),
     functionResponse: z.strictObject({ name: z.string(), response: z.record(z.string(), z.unknown()), id: z.string().optional() }).optional(),
