@@ -5,7 +5,7 @@
 // Unacknowledged records stay on disk for the next start.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { Transport } from '../otlphttp/transport.js';
+import type { SendOutcome, Transport } from '../otlphttp/transport.js';
 import type { Queue, QueueRecord, ReadLimits } from '../../queue/types.js';
 
 const JITTER = 0.2; // +-20% of each backoff delay
@@ -102,10 +102,13 @@ export class DeliveryWorker {
     }
     for (let attempt = 0; ; attempt++) {
       if (signal.aborted) return false;
-      let outcome;
+      let outcome: SendOutcome;
       this.#delivering = true;
       try {
         outcome = await this.#options.transport().send(data, spans, signal);
+      } catch (err) {
+        // The transport returns HTTP outcomes; a throw means these bytes cannot be serialized at all.
+        outcome = { status: 'failure', httpStatus: null, error: `could not send: ${err instanceof Error ? err.message : String(err)}` };
       } finally {
         this.#delivering = false;
       }

@@ -173,6 +173,8 @@ export class DrainsExporter implements Exporter, DrainsController {
       const latencyMs = Math.round(performance.now() - started);
       if (outcome.status === 'success') return { ok: true, status: outcome.httpStatus, latencyMs };
       return { ok: false, status: outcome.httpStatus, latencyMs, error: outcome.error };
+    } catch (err) {
+      return { ok: false, status: null, latencyMs: Math.round(performance.now() - started), error: errorMessage(err) };
     } finally {
       await transport.close();
     }

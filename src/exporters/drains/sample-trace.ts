@@ -27,6 +27,7 @@ export function sampleTrace(now: number = Date.now()): ExportTraceServiceRequest
                 startTimeUnixNano: startNs.toString(),
                 endTimeUnixNano: endNs.toString(),
                 attributes: [{ key: 'url.path', value: { stringValue: '/sluice/drain-test' } }],
+                status: { code: 1 },
               },
             ],
           },

@@ -1,0 +1,262 @@
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { attachAdminRoutes } from '../../../src/admin/routes.js';
+import { AdminServer } from '../../../src/admin/server.js';
+import { Telemetry } from '../../../src/core/telemetry.js';
+import { TraceBatch } from '../../../src/otlp/batch.js';
+import { requestOf, trace, traceIdWithR } from '../../processors/sampling/helpers.js';
+import { exporterConfig, makeHarness, type Harness } from '../../exporters/drains/harness.js';
+import { startSink, waitFor, type Sink } from '../../exporters/drains/sink.js';
+import { makeTestPki, type TestPki } from '../../exporters/drains/tls.js';
+
+const KEY = 'admin-key-for-tests';
+let pki: TestPki;
+let storage: string;
+let admin: AdminServer;
+let base: string;
+let harness: Harness;
+let sink: Sink;
+
+beforeAll(() => {
+  pki = makeTestPki();
+});
+afterAll(() => pki.cleanup());
+
+async function startExporter(drains: unknown[] = []): Promise<void> {
+  harness = makeHarness(exporterConfig(drains), storage, new Telemetry({ defaultMetrics: false }));
+  attachAdminRoutes(harness.host, admin);
+  await harness.exporter.start(harness.host);
+}
+
+beforeEach(async () => {
+  storage = mkdtempSync(join(tmpdir(), 'sluice-api-'));
+  admin = new AdminServer({ telemetry: new Telemetry({ defaultMetrics: false }), logger: pino({ level: 'silent' }), isReady: () => true, apiKey: () => KEY });
+  await admin.listen('127.0.0.1:0');
+  base = `http://127.0.0.1:${admin.address()?.port ?? 0}`;
+  sink = await startSink(pki);
+  await startExporter([{ name: 'from-config', url: sink.url, tls: { ca_file: pki.caFile }, sampling: [] }]);
+});
+
+afterEach(async () => {
+  await harness.exporter.shutdown();
+  await admin.close();
+  await sink.close();
+  rmSync(storage, { recursive: true, force: true });
+});
+
+/** The response fields these tests read (drain, list, error and test-delivery answers). */
+interface ApiJson {
+  id: string;
+  name: string;
+  status: string | number | null;
+  createdAt: number;
+  updatedAt: number;
+  delivery: { secret: boolean } & Record<string, unknown>;
+  sampling: unknown[];
+  deliveries: { failed: number; spansDropped: Record<string, number>; lastError: string | null };
+  drains: ApiJson[];
+  error: { message: string } | string;
+  latencyMs: number;
+}
+
+function errorMessage(json: ApiJson): string {
+  return typeof json.error === 'string' ? json.error : json.error.message;
+}
+
+async function call(method: string, path: string, body?: unknown, key: string | null = KEY): Promise<{ status: number; json: ApiJson; text: string }> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (key !== null) headers['authorization'] = `Bearer ${key}`;
+  const response = await fetch(`${base}${path}`, { method, headers, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+  const text = await response.text();
+  return { status: response.status, text, json: (text === '' ? {} : JSON.parse(text)) as ApiJson };
+}
+
+function drainBody(overrides: Record<string, unknown> = {}, delivery: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name: 'honeycomb',
+    delivery: { type: 'otlphttp', endpoint: { traces: sink.url }, encoding: 'json', compression: 'gzip', headers: { 'x-honeycomb-team': 'team-secret-value' }, secret: 'signing-secret-value', tls: { ca: pki.caPem }, ...delivery },
+    sampling: [{ type: 'head_sampling', env: 'production', rate: 0.1, requestPath: '/api' }],
+    ...overrides,
+  };
+}
+
+describe('drains API', () => {
+  it('answers 401 without the admin key and with a wrong one', async () => {
+    expect((await call('GET', '/v1/drains', undefined, null)).status).toBe(401);
+    expect((await call('GET', '/v1/drains', undefined, 'wrong')).status).toBe(401);
+    expect((await call('POST', '/v1/drains', drainBody(), 'wrong')).status).toBe(401);
+    expect((await call('DELETE', '/v1/drains/drn_x', undefined, null)).status).toBe(401);
+  });
+
+  it('creates a drain: 201 with id, timestamps, source and status, never the secret or header values', async () => {
+    const before = Date.now();
+    const { status, json, text } = await call('POST', '/v1/drains', drainBody());
+    expect(status).toBe(201);
+    expect(json.id).toMatch(/^drn_[A-Za-z0-9_-]{10,}$/);
+    expect(json).toMatchObject({ name: 'honeycomb', source: 'api', status: 'enabled' });
+    expect(json.createdAt).toBeGreaterThanOrEqual(before);
+    expect(json.updatedAt).toBe(json.createdAt);
+    expect(json.delivery).toMatchObject({ type: 'otlphttp', endpoint: { traces: sink.url }, encoding: 'json', compression: 'gzip', headers: ['x-honeycomb-team'], secret: true });
+    expect(json.sampling).toEqual([{ type: 'head_sampling', env: 'production', rate: 0.1, requestPath: '/api' }]);
+    expect(json.deliveries).toMatchObject({ succeeded: 0, failed: 0, spansSent: 0 });
+    expect(text).not.toContain('team-secret-value');
+    expect(text).not.toContain('signing-secret-value');
+  });
+
+  it('lists config and API drains, and reads one by id', async () => {
+    const created = (await call('POST', '/v1/drains', drainBody())).json;
+    const list = await call('GET', '/v1/drains');
+    expect(list.status).toBe(200);
+    expect(list.json.drains.map((d) => [d.name, (d as unknown as { source: string }).source])).toEqual([['from-config', 'config'], ['honeycomb', 'api']]);
+    const one = await call('GET', `/v1/drains/${created.id}`);
+    expect(one.status).toBe(200);
+    expect(one.json.id).toBe(created.id);
+  });
+
+  it('answers 404 for an unknown id on read, update and delete', async () => {
+    expect((await call('GET', '/v1/drains/drn_nope')).status).toBe(404);
+    expect((await call('PATCH', '/v1/drains/drn_nope', { name: 'x' })).status).toBe(404);
+    expect((await call('DELETE', '/v1/drains/drn_nope')).status).toBe(404);
+  });
+
+  it('updates part of a drain and keeps the rest, secret included', async () => {
+    const created = (await call('POST', '/v1/drains', drainBody())).json;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const patched = await call('PATCH', `/v1/drains/${created.id}`, { name: 'renamed', sampling: [{ env: 'preview', rate: 1 }], delivery: { compression: 'none' } });
+    expect(patched.status).toBe(200);
+    expect(patched.json).toMatchObject({ id: created.id, name: 'renamed', createdAt: created.createdAt });
+    expect(patched.json.updatedAt).toBeGreaterThan(created.updatedAt);
+    expect(patched.json.delivery).toMatchObject({ compression: 'none', encoding: 'json', secret: true, headers: ['x-honeycomb-team'] });
+    expect(patched.json.sampling).toEqual([{ type: 'head_sampling', env: 'preview', rate: 1 }]);
+    const cleared = await call('PATCH', `/v1/drains/${created.id}`, { delivery: { secret: null } });
+    expect(cleared.json.delivery.secret).toBe(false);
+  });
+
+  it('disables and enables a drain', async () => {
+    const created = (await call('POST', '/v1/drains', drainBody())).json;
+    expect((await call('PATCH', `/v1/drains/${created.id}`, { status: 'disabled' })).json.status).toBe('disabled');
+    expect((await call('PATCH', `/v1/drains/${created.id}`, { status: 'enabled' })).json.status).toBe('enabled');
+    const errored = await call('PATCH', `/v1/drains/${created.id}`, { status: 'errored' });
+    expect(errored.status).toBe(400);
+    expect(errorMessage(errored.json)).toBe('status: must be one of enabled, disabled');
+  });
+
+  it('deletes a drain: 204, then 404', async () => {
+    const created = (await call('POST', '/v1/drains', drainBody())).json;
+    const deleted = await call('DELETE', `/v1/drains/${created.id}`);
+    expect(deleted.status).toBe(204);
+    expect(deleted.text).toBe('');
+    expect((await call('GET', `/v1/drains/${created.id}`)).status).toBe(404);
+  });
+
+  it('answers 409 to PATCH and DELETE of a config drain', async () => {
+    const configDrain = (await call('GET', '/v1/drains')).json.drains[0] as ApiJson;
+    const patch = await call('PATCH', `/v1/drains/${configDrain.id}`, { name: 'x' });
+    expect(patch.status).toBe(409);
+    expect(errorMessage(patch.json)).toContain('config');
+    expect((await call('DELETE', `/v1/drains/${configDrain.id}`)).status).toBe(409);
+  });
+
+  const invalid: [string, () => Record<string, unknown>, string][] = [
+    ['a rate above 1', () => drainBody({ sampling: [{ type: 'head_sampling', env: 'production', rate: 1.5 }] }), 'sampling[0].rate: must be a number from 0 to 1'],
+    ['a negative rate', () => drainBody({ sampling: [{ env: 'production', rate: -0.1 }] }), 'sampling[0].rate: must be a number from 0 to 1'],
+    ['an http URL', () => drainBody({}, { endpoint: { traces: 'http://example.com/v1/traces' } }), 'delivery.endpoint.traces: must be an https URL'],
+    ['a URL that is not one', () => drainBody({}, { endpoint: { traces: 'not a url' } }), 'delivery.endpoint.traces: must be an https URL'],
+    ['a missing URL', () => drainBody({}, { endpoint: {} }), 'delivery.endpoint.traces: required'],
+    ['an unknown encoding', () => drainBody({}, { encoding: 'xml' }), 'delivery.encoding: must be one of proto, json'],
+    ['an empty name', () => drainBody({ name: '' }), 'name: must not be empty'],
+    ['a name of 129 characters', () => drainBody({ name: 'n'.repeat(129) }), 'name: must be at most 128 characters long'],
+    ['21 headers', () => drainBody({}, { headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`h${i}`, 'v'])) }), 'delivery.headers: must have at most 20 headers'],
+    ['101 rules', () => drainBody({ sampling: Array.from({ length: 101 }, () => ({ env: 'production', rate: 0.5 })) }), 'sampling: must have at most 100 rules'],
+    ['an unknown key', () => drainBody({ colour: 'red' }), 'colour: unknown key'],
+  ];
+  for (const [what, body, message] of invalid) {
+    it(`answers 400 naming the field for ${what}`, async () => {
+      const { status, json } = await call('POST', '/v1/drains', body());
+      expect(status).toBe(400);
+      expect(errorMessage(json)).toContain(message);
+    });
+  }
+
+  it('answers 400 for a body that is not JSON, and for a bad PATCH', async () => {
+    expect(errorMessage((await call('POST', '/v1/drains', '{not json')).json)).toBe('body: must be valid JSON');
+    const created = (await call('POST', '/v1/drains', drainBody())).json;
+    const bad = await call('PATCH', `/v1/drains/${created.id}`, { delivery: { endpoint: { traces: 'http://x' } } });
+    expect(bad.status).toBe(400);
+    expect(errorMessage(bad.json)).toContain('delivery.endpoint.traces: must be an https URL');
+  });
+
+  it('allows http with delivery.insecure', async () => {
+    expect((await call('POST', '/v1/drains', drainBody({}, { endpoint: { traces: 'http://127.0.0.1:9/v1/traces' }, insecure: true }))).status).toBe(201);
+  });
+
+  it('refuses a drain beyond 1000 drains', async () => {
+    const changes = { name: 'filler', enabled: false, delivery: { url: sink.url, encoding: 'json' as const, compression: 'none' as const, headers: {}, insecure: false }, sampling: [] };
+    for (let i = 0; i < 999; i++) await harness.exporter.create(changes);
+    const refused = await call('POST', '/v1/drains', drainBody());
+    expect(refused.status).toBe(400);
+    expect(errorMessage(refused.json)).toContain('at most 1000 drains');
+  }, 120_000);
+
+  it('persists API drains atomically and reads them back after a restart', async () => {
+    const created = (await call('POST', '/v1/drains', drainBody())).json;
+    await harness.exporter.shutdown();
+    const file = join(storage, 'drains.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8')).drains).toHaveLength(1);
+    await startExporter([]);
+    const read = await call('GET', `/v1/drains/${created.id}`);
+    expect(read.status).toBe(200);
+    expect(read.json).toMatchObject({ id: created.id, name: 'honeycomb', createdAt: created.createdAt, source: 'api' });
+    expect(read.json.delivery.secret).toBe(true);
+  });
+
+  it('applies API changes to delivery without a restart', async () => {
+    const created = (await call('POST', '/v1/drains', drainBody({ sampling: [] }, { secret: 'k' }))).json;
+    const consume = (r: bigint) => harness.exporter.consume(TraceBatch.fromProto(requestOf(trace({ path: '/api', traceId: traceIdWithR(r) }))));
+    await consume(1n);
+    // The config drain (same sink) and the new one both deliver.
+    await waitFor(() => sink.spanIds().length === 6, 10_000, 'two drains delivering');
+    expect(sink.requests.some((r) => sink.signatureValid(r, 'k'))).toBe(true);
+    await call('PATCH', `/v1/drains/${created.id}`, { sampling: [{ env: 'production', rate: 0 }] });
+    await consume(2n);
+    await waitFor(() => sink.spanIds().length >= 9, 10_000, 'config drain delivery');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(sink.spanIds()).toHaveLength(9);
+  });
+
+  it('shows a drain whose deliveries fail as errored, with its counters', async () => {
+    sink.behaviour = 400;
+    const created = (await call('POST', '/v1/drains', drainBody({ sampling: [] }))).json;
+    await harness.exporter.consume(TraceBatch.fromProto(requestOf(trace({}))));
+    await waitFor(() => (harness.exporter.get(created.id)?.stats.counters.deliveriesFailed ?? 0) > 0, 10_000, 'a failed delivery');
+    const read = (await call('GET', `/v1/drains/${created.id}`)).json;
+    expect(read.status).toBe('errored');
+    expect(read.deliveries.failed).toBe(1);
+    expect(read.deliveries.spansDropped.permanent).toBe(3);
+    expect(read.deliveries.lastError).toContain('HTTP 400');
+  });
+
+  it('test-delivers a sample trace and reports the outcome', async () => {
+    const ok = await call('POST', '/v1/drains/test', { delivery: drainBody().delivery });
+    expect(ok.status).toBe(200);
+    expect(ok.json).toMatchObject({ ok: true, status: 200 });
+    expect(ok.json.latencyMs).toBeGreaterThanOrEqual(0);
+    await waitFor(() => sink.requests.length === 1);
+    sink.behaviour = 503;
+    expect((await call('POST', '/v1/drains/test', { delivery: drainBody().delivery })).json).toMatchObject({ ok: false, status: 503 });
+    const unreachable = await call('POST', '/v1/drains/test', { delivery: { endpoint: { traces: 'https://127.0.0.1:1/v1/traces' } } });
+    expect(unreachable.json).toMatchObject({ ok: false, status: null });
+    expect(typeof unreachable.json.error).toBe('string');
+    const invalidBody = await call('POST', '/v1/drains/test', { delivery: { endpoint: { traces: 'ftp://x' } } });
+    expect(invalidBody.status).toBe(400);
+  });
+
+  it('answers 405 for a method the path does not take', async () => {
+    expect((await call('PUT', '/v1/drains')).status).toBe(405);
+    expect((await call('GET', '/v1/drains/test')).status).toBe(405);
+  });
+});
