@@ -27,14 +27,20 @@ export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
       cleanup();
       reject(err);
     }
+    function onClose(): void {
+      cleanup();
+      reject(new GatewayHttpError(499, 'The client closed the request while sending it.', { code: 'client_closed' }));
+    }
     function cleanup(): void {
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
+      req.off('close', onClose);
     }
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
+    req.on('close', onClose);
   });
 }
 

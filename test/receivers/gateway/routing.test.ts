@@ -225,6 +225,27 @@ describe('gateway routing and fallback', () => {
     expect(a.requests).toHaveLength(1);
   });
 
+  it('cancels the upstream stream when the client disconnects mid-stream', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'first' }))}\n\n`);
+    });
+    gateway = await startGateway(threeWay(a, a, a));
+    const controller = new AbortController();
+    const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: controller.signal });
+    const seen: string[] = [];
+    await (async () => {
+      for await (const part of stream) {
+        seen.push(part.choices[0]?.delta.content ?? '');
+        controller.abort();
+      }
+    })().catch(() => undefined);
+    for (let i = 0; i < 100 && a.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual(['first']);
+    expect(a.aborted).toHaveLength(1);
+    expect(a.requests).toHaveLength(1);
+  });
+
   it('accepts the routing options as @ai-sdk/openai-compatible spreads them into the body', async () => {
     gateway = await startGateway(threeWay(await upstream(answering('A')), await upstream(answering('B')), await upstream(answering('C'))));
     expect((await ask({ order: ['beta'] })).provider).toBe('beta');
