@@ -3,6 +3,7 @@
 // across processes by a `lock` file with the holder's pid. A lock left by a
 // dead process (SIGKILL) is taken over; so is one naming our own pid (a
 // container restart reuses pid 1), since this process does not hold it.
+import { readFileSync } from 'node:fs';
 import { readFile, unlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { QueueLockedError } from './errors.js';
@@ -53,9 +54,20 @@ async function readHolder(path: string): Promise<number | undefined> {
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     // EPERM: it exists but belongs to someone else.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  return !isZombie(pid);
+}
+
+/** A killed process not yet reaped by its parent still answers kill(pid, 0). */
+function isZombie(pid: number): boolean {
+  try {
+    // /proc/<pid>/stat: `pid (comm) state ...`; comm may contain spaces, so read after the last ')'.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+  } catch {
+    return false; // no /proc (not Linux): trust kill()
   }
 }

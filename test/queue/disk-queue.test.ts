@@ -214,6 +214,15 @@ describe('DiskQueue', () => {
     expect(third.stats().records).toBe(0);
   });
 
+  it('takes over a lock left by a process that no longer exists', async () => {
+    const first = await openQueue();
+    await first.append(payload(5), 1);
+    await first.close();
+    await writeFile(join(dir, 'q', 'lock'), '999999999'); // above any pid_max: a dead holder
+    const second = await openQueue();
+    expect(texts(await second.read(READ_ALL))).toEqual([5]);
+  });
+
   it('wakes a waiting reader when a record is appended', async () => {
     const queue = await openQueue();
     const waiting = queue.waitForUnread(new AbortController().signal);
