@@ -24,7 +24,7 @@ export interface ResolvedProvider {
 export interface AttemptEnv {
   readonly agents: UpstreamAgents;
   readonly captureContent: boolean;
-  readonly countAttempt: (provider: string, outcome: string) => void;
+  readonly countAttempt: (provider: string, outcome: AttemptOutcome) => void;
 }
 
 export interface RequestState {
@@ -78,7 +78,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   } catch (err) {
     const failure = attemptFailure(err, clock, provider.slug);
     span.fail(failure.spanErrorType, failure.error.message);
-    env.countAttempt(provider.slug, failure.spanErrorType);
+    env.countAttempt(provider.slug, failure.outcome);
     return { answered: false, fallback: failure.fallback, error: failure.error };
   } finally {
     clock.clear();
@@ -94,32 +94,36 @@ function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureC
   if (captureContent) span.str('gen_ai.output.messages', captureOutput(choicesOf(completion)));
 }
 
+/** The attempts metric's `outcome` label: a fixed set, unlike error.type on spans. */
+export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'stream_error' | 'invalid_response' | 'rejected' | 'cancelled';
+
 export interface AttemptFailure {
   error: GatewayHttpError;
   fallback: boolean;
   spanErrorType: string;
+  outcome: AttemptOutcome;
 }
 
 /** A failure that is not an upstream HTTP status: timeouts, network errors, bad upstream data, a client gone. */
 export function attemptFailure(err: unknown, clock: AttemptClock, slug: string): AttemptFailure {
   const reason = clock.reason;
   if (reason === 'client_closed') {
-    return { error: new GatewayHttpError(499, 'The client closed the request.', { code: 'client_closed' }), fallback: false, spanErrorType: 'cancelled' };
+    return { error: new GatewayHttpError(499, 'The client closed the request.', { code: 'client_closed' }), fallback: false, spanErrorType: 'cancelled', outcome: 'cancelled' };
   }
   if (reason !== undefined) {
     const what = reason === 'first_byte_timeout' ? 'did not answer within first_byte_timeout' : 'went silent for longer than stream_idle_timeout';
-    return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout' };
+    return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout', outcome: 'timeout' };
   }
   // An adapter refusing the request (say, a feature its provider lacks) answers as it chose.
-  if (err instanceof GatewayHttpError) return { error: err, fallback: err.status >= 500, spanErrorType: err.spanErrorType };
+  if (err instanceof GatewayHttpError) return { error: err, fallback: err.status >= 500, spanErrorType: err.spanErrorType, outcome: 'rejected' };
   if (err instanceof UpstreamStreamError) {
-    return { error: upstreamError(`Provider ${slug} failed: ${err.message}`), fallback: true, spanErrorType: err.errorType };
+    return { error: upstreamError(`Provider ${slug} failed: ${err.message}`), fallback: true, spanErrorType: err.errorType, outcome: 'stream_error' };
   }
   if (err instanceof SyntaxError) {
-    return { error: upstreamError(`Provider ${slug} answered with malformed JSON.`), fallback: true, spanErrorType: 'invalid_response' };
+    return { error: upstreamError(`Provider ${slug} answered with malformed JSON.`), fallback: true, spanErrorType: 'invalid_response', outcome: 'invalid_response' };
   }
   const code = typeof (err as { code?: unknown } | null)?.code === 'string' ? (err as { code: string }).code : 'network_error';
-  return { error: upstreamError(`Provider ${slug} could not be reached (${code}).`), fallback: true, spanErrorType: code };
+  return { error: upstreamError(`Provider ${slug} could not be reached (${code}).`), fallback: true, spanErrorType: code, outcome: 'network_error' };
 }
 
 function upstreamError(message: string): GatewayHttpError {

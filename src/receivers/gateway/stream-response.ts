@@ -2,14 +2,14 @@
 // until the first chunk exists, so a failure before it can still fall back;
 // after it, a failure ends the stream with an in-band error event.
 import type { ServerResponse } from 'node:http';
-import { attemptFailure, type RequestState } from './attempt.js';
+import { attemptFailure, type AttemptOutcome, type RequestState } from './attempt.js';
 import { captureOutput, type CapturedChoice } from './capture.js';
 import type { GatewayHttpError } from './http-error.js';
 import type { ChatCompletionChunk, Usage } from './openai-types.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
-export type StreamResult = { answered: true; outcome: string } | { answered: false; outcome: string; error: GatewayHttpError };
+export type StreamResult = { answered: true; outcome: AttemptOutcome } | { answered: false; outcome: AttemptOutcome; error: GatewayHttpError };
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 
@@ -91,7 +91,7 @@ export async function pipeStream(
     // Nothing reached the client yet: the fallback loop may try the next endpoint.
     const failure = attemptFailure(err, clock, String(headers['x-sluice-provider']));
     span.fail(failure.spanErrorType, failure.error.message);
-    return { answered: false, outcome: failure.spanErrorType, error: failure.error };
+    return { answered: false, outcome: failure.outcome, error: failure.error };
   }
   res.writeHead(200, { ...headers, ...SSE_HEADERS });
   try {
@@ -123,7 +123,7 @@ export async function pipeStream(
       res.destroy();
     }
     await iterator.return?.().catch(() => undefined);
-    return { answered: true, outcome: failure.spanErrorType };
+    return { answered: true, outcome: failure.outcome };
   } finally {
     observer.record(span, capture);
   }
