@@ -73,6 +73,26 @@ function waitForDrain(res: ServerResponse): Promise<void> {
   });
 }
 
+/**
+ * Events parsed from one upstream read arrive in one burst of microtasks;
+ * corking until the next tick sends them in one write instead of one each.
+ */
+function corkedWriter(res: ServerResponse): (text: string) => boolean {
+  let corked = false;
+  function uncork(): void {
+    corked = false;
+    res.uncork();
+  }
+  return function write(text) {
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(uncork);
+    }
+    return res.write(text);
+  };
+}
+
 export async function pipeStream(
   chunks: AsyncIterable<ChatCompletionChunk>,
   res: ServerResponse,
@@ -94,6 +114,7 @@ export async function pipeStream(
     return { answered: false, outcome: failure.outcome, error: failure.error };
   }
   res.writeHead(200, { ...headers, ...SSE_HEADERS });
+  const write = corkedWriter(res);
   try {
     while (next.done !== true) {
       const chunk = next.value;
@@ -105,7 +126,7 @@ export async function pipeStream(
         }
         delete chunk.usage;
       }
-      if (!res.write(`data: ${JSON.stringify(chunk)}\n\n`)) await waitForDrain(res);
+      if (!write(`data: ${JSON.stringify(chunk)}\n\n`)) await waitForDrain(res);
       if (state.client.closed) throw new Error('client_closed');
       next = await iterator.next();
     }
