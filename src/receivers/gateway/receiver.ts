@@ -23,6 +23,8 @@ import { parseTraceparent } from './trace-context.js';
 import { UpstreamAgents } from './upstream.js';
 
 const MODELS_PREFIX = '/v1/models/';
+/** ms shutdown waits for in-flight responses (long streams) before closing their sockets. */
+const SHUTDOWN_GRACE_MS = 30_000;
 
 type Route =
   | { name: 'models'; route: '/v1/models'; allow: 'GET' }
@@ -128,10 +130,16 @@ export class GatewayReceiver implements Receiver {
   async #stop(): Promise<void> {
     const server = this.#server;
     if (server !== undefined) {
-      await new Promise<void>(function close(resolve) {
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      let grace: NodeJS.Timeout | undefined;
+      try {
+        await new Promise<void>(function close(resolve) {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
+        });
+      } finally {
+        clearTimeout(grace);
+      }
     }
     await this.#agents.close();
   }
