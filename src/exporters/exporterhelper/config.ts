@@ -1,7 +1,8 @@
-// Shared exporter config: the sending queue and retries. Sizes arrive in
-// bytes and durations in ms (src/config parses `4MiB`, `200ms`). Defaults
-// live here only.
+// Shared exporter config: the sending queue and retries. Sizes accept
+// `512MiB` or a byte count, durations `200ms`, `24h` or a number of ms; both
+// parse to numbers here. Defaults live here only.
 import { z } from 'zod';
+import { byteSize, duration } from '../../config/units.js';
 
 const MIB = 1024 * 1024;
 
@@ -24,18 +25,19 @@ export const DEFAULT_RETRY_ON_FAILURE = {
 } as const satisfies RetryConfig;
 
 const positiveInt = z.number().int().positive();
-const nonNegativeInt = z.number().int().nonnegative();
+const positiveBytes = () => byteSize().pipe(z.number().positive({ error: 'must be greater than 0' }));
+const positiveMs = () => duration().pipe(z.number().positive({ error: 'must be greater than 0' }));
 
 export const sendingQueueSchema = z
   .object({
     enabled: z.boolean().default(DEFAULT_SENDING_QUEUE.enabled),
     storage: z.enum(['disk', 'memory']).default(DEFAULT_SENDING_QUEUE.storage),
-    max_size: positiveInt.default(DEFAULT_SENDING_QUEUE.max_size),
+    max_size: positiveBytes().default(DEFAULT_SENDING_QUEUE.max_size),
     on_full: z.enum(['drop', 'refuse']).default(DEFAULT_SENDING_QUEUE.on_full),
     num_consumers: positiveInt.default(DEFAULT_SENDING_QUEUE.num_consumers),
     max_batch_spans: positiveInt.default(DEFAULT_SENDING_QUEUE.max_batch_spans),
-    max_batch_bytes: positiveInt.default(DEFAULT_SENDING_QUEUE.max_batch_bytes),
-    flush_timeout: nonNegativeInt.default(DEFAULT_SENDING_QUEUE.flush_timeout),
+    max_batch_bytes: positiveBytes().default(DEFAULT_SENDING_QUEUE.max_batch_bytes),
+    flush_timeout: duration().default(DEFAULT_SENDING_QUEUE.flush_timeout),
   })
   .strict()
   .refine((q) => q.max_batch_bytes <= q.max_size, { message: 'max_batch_bytes must be <= max_size', path: ['max_batch_bytes'] });
@@ -43,9 +45,9 @@ export const sendingQueueSchema = z
 export const retryOnFailureSchema = z
   .object({
     enabled: z.boolean().default(DEFAULT_RETRY_ON_FAILURE.enabled),
-    initial_interval: positiveInt.default(DEFAULT_RETRY_ON_FAILURE.initial_interval),
-    max_interval: positiveInt.default(DEFAULT_RETRY_ON_FAILURE.max_interval),
-    max_age: positiveInt.default(DEFAULT_RETRY_ON_FAILURE.max_age),
+    initial_interval: positiveMs().default(DEFAULT_RETRY_ON_FAILURE.initial_interval),
+    max_interval: positiveMs().default(DEFAULT_RETRY_ON_FAILURE.max_interval),
+    max_age: positiveMs().default(DEFAULT_RETRY_ON_FAILURE.max_age),
   })
   .strict()
   .refine((r) => r.max_interval >= r.initial_interval, {

@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { parseConfigText } from '../../../src/config/load.js';
+import { builtinRegistry } from '../../../src/components.js';
+import { ConfigError } from '../../../src/core/errors.js';
 import {
   createDefaultQueuedSenderConfig,
   queuedSenderConfigSchema,
@@ -17,6 +20,23 @@ describe('queued sender config', () => {
     expect(result.error?.issues[0]?.message).toContain('max_interval must be >= initial_interval');
   });
 
+  it('reads sizes and durations with units through the config loader, numbers still working', () => {
+    const config = parseConfigText(withQueue('{ max_size: 512MiB, max_batch_bytes: 4096, flush_timeout: 200ms }', '{ initial_interval: 1s, max_interval: 30000, max_age: 24h }'), {
+      registry: builtinRegistry(),
+      env: {},
+    });
+    expect(config.exporters.get('otlphttp/acme')?.config).toMatchObject({
+      sending_queue: { max_size: 512 * 1024 * 1024, max_batch_bytes: 4096, flush_timeout: 200 },
+      retry_on_failure: { initial_interval: 1_000, max_interval: 30_000, max_age: 24 * 3_600_000 },
+    });
+  });
+
+  it('names the key of a size or duration it cannot read', () => {
+    const problems = configProblems(withQueue('{ max_size: lots }', '{ initial_interval: soon }'));
+    expect(problems.some((p) => p.includes('sending_queue.max_size') && p.includes('size like 4MiB'))).toBe(true);
+    expect(problems.some((p) => p.includes('retry_on_failure.initial_interval') && p.includes('duration like 200ms'))).toBe(true);
+  });
+
   it('rejects an unknown storage kind', () => {
     expect(queuedSenderConfigSchema.safeParse({ sending_queue: { storage: 'tape' } }).success).toBe(false);
   });
@@ -32,3 +52,28 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(policy, 3, 7_000, midpoint)).toBe(7_000);
   });
 });
+
+function withQueue(sendingQueue: string, retry: string): string {
+  return `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:4318 } } }
+exporters:
+  otlphttp/acme:
+    endpoint: http://127.0.0.1:1/v1/traces
+    sending_queue: ${sendingQueue}
+    retry_on_failure: ${retry}
+service:
+  pipelines:
+    traces: { receivers: [otlp], exporters: [otlphttp/acme] }
+`;
+}
+
+function configProblems(text: string): readonly string[] {
+  try {
+    parseConfigText(text, { registry: builtinRegistry(), env: {} });
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
