@@ -160,8 +160,8 @@ service:
     expect(jsonSink.received[0]?.headers['x-team']).toBe('core');
 
     const metrics = await (await fetch(`http://127.0.0.1:${daemon.adminPort}/metrics`)).text();
-    expect(metrics).toMatch(/sluice_drain_sent_spans_total\{drain="drn_cfg_[0-9a-f]+"\} \d+/);
-    expect(metrics).toMatch(/sluice_drain_dropped_spans_total\{drain="drn_cfg_[0-9a-f]+",reason="edge"\} 60/);
+    expect(metrics).toMatch(/sluice_exporter_sent_spans_total\{exporter="drain\/drn_cfg_[0-9a-f]+"\} \d+/);
+    expect(metrics).toMatch(/sluice_exporter_dropped_spans_total\{exporter="drain\/drn_cfg_[0-9a-f]+",reason="edge"\} 60/);
     expect(metrics).toMatch(/sluice_sampling_kept_spans_total\{sampler="drain\/drn_cfg_[0-9a-f]+",rule="0"\} \d+/);
   }, 90_000);
 });

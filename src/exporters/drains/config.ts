@@ -73,9 +73,9 @@ export const drainsExporterConfigSchema = z.strictObject({
   max_pending_spans: z.number().int().positive(),
   /** ms, per delivery request */
   timeout: duration(),
-  queue: z.strictObject({ max_size: byteSize(), on_full: z.enum(ON_FULL) }),
+  queue: z.strictObject({ max_size: byteSize(), on_full: z.enum(ON_FULL), num_consumers: z.number().int().positive() }),
   retry: z.strictObject({ initial_interval: duration(), max_interval: duration(), max_age: duration() }),
-  batch: z.strictObject({ max_spans: z.number().int().positive(), max_bytes: byteSize() }),
+  batch: z.strictObject({ max_spans: z.number().int().positive(), max_bytes: byteSize(), flush_timeout: duration() }),
 });
 
 export type DrainsExporterConfig = z.output<typeof drainsExporterConfigSchema>;
@@ -85,8 +85,8 @@ export function createDefaultConfig() {
     decision_wait: '2s',
     max_pending_spans: 100_000,
     timeout: '10s',
-    queue: { max_size: '512MiB', on_full: 'drop' },
+    queue: { max_size: '512MiB', on_full: 'drop', num_consumers: 1 },
     retry: { initial_interval: '1s', max_interval: '30s', max_age: '24h' },
-    batch: { max_spans: 8192, max_bytes: '8MiB' },
+    batch: { max_spans: 8192, max_bytes: '8MiB', flush_timeout: '200ms' },
   };
 }

@@ -11,17 +11,17 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ResourceExhaustedError } from '../../core/errors.js';
-import type { Telemetry } from '../../core/telemetry.js';
+import { exporterMetrics, type Telemetry } from '../../core/telemetry.js';
 import type { WireIndex } from '../../otlp/wire.js';
 import { Sampler, SamplerStoppedError, type SpanSet } from '../../processors/sampling/sampler.js';
 import { DiskQueue, QueueFullError, RecordTooLargeError } from '../../queue/index.js';
 import type { Queue, QueueRecord } from '../../queue/types.js';
+import { FULL_QUEUE_RETRY_AFTER_MS, createQueuedSender, type QueuedSender } from '../exporterhelper/index.js';
 import { createHttpTransport, type Transport } from '../otlphttp/transport.js';
 import type { DrainsExporterConfig } from './config.js';
 import type { DrainDefinition } from './definition.js';
 import type { DeliveryStats, DropReason } from './delivery-stats.js';
-import { DeliveryWorker } from './delivery-worker.js';
-import type { DrainMetrics } from './metrics.js';
+import { observedTransport } from './observed-transport.js';
 
 const PENDING_READ_BYTES = 64 * 1024 * 1024;
 
@@ -29,10 +29,14 @@ export interface DrainUnitSettings {
   readonly storageDirectory: string;
   readonly config: DrainsExporterConfig;
   readonly telemetry: Telemetry;
-  readonly metrics: DrainMetrics;
   readonly stats: DeliveryStats;
   readonly logger: Logger;
   readonly userAgent: string;
+}
+
+/** The label of a drain in the exporter metrics (`exporter="drain/drn_..."`) and queue gauges. */
+export function drainLabel(id: string): string {
+  return `drain/${id}`;
 }
 
 export function drainDirectory(storageDirectory: string, id: string): string {
@@ -66,7 +70,8 @@ export class DrainUnit {
   readonly #settling = new Set<Promise<void>>();
   #sampler: Sampler;
   #transport: Transport;
-  #worker: DeliveryWorker;
+  readonly #sender: QueuedSender;
+  readonly #metrics: ReturnType<typeof exporterMetrics>;
   #pendingLoop: Promise<void> | undefined;
 
   constructor(definition: DrainDefinition, settings: DrainUnitSettings) {
@@ -76,11 +81,12 @@ export class DrainUnit {
     const directory = drainDirectory(settings.storageDirectory, definition.id);
     const maxSizeBytes = definition.queue?.maxSizeBytes ?? settings.config.queue.max_size;
     this.#onFull = definition.queue?.onFull ?? settings.config.queue.on_full;
-    this.#main = new DiskQueue({ name: `drain/${definition.id}`, directory: join(directory, 'queue'), maxSizeBytes, logger: this.#logger });
-    this.#pending = new DiskQueue({ name: `drain/${definition.id}/pending`, directory: join(directory, 'pending'), maxSizeBytes, logger: this.#logger });
+    this.#main = new DiskQueue({ name: drainLabel(definition.id), directory: join(directory, 'queue'), maxSizeBytes, logger: this.#logger });
+    this.#pending = new DiskQueue({ name: `${drainLabel(definition.id)}/pending`, directory: join(directory, 'pending'), maxSizeBytes, logger: this.#logger });
+    this.#metrics = exporterMetrics(settings.telemetry);
     this.#sampler = this.#newSampler(definition);
     this.#transport = createTransport(definition, settings.config.timeout, settings.userAgent);
-    this.#worker = this.#newWorker();
+    this.#sender = this.#newSender(maxSizeBytes);
   }
 
   get definition(): DrainDefinition {
@@ -88,9 +94,9 @@ export class DrainUnit {
   }
 
   async start(): Promise<void> {
-    await Promise.all([this.#main.open(), this.#pending.open()]);
+    // The sender owns the main queue: it opens it and starts its workers.
+    await Promise.all([this.#sender.start(), this.#pending.open()]);
     this.#sampler.start();
-    this.#worker.start();
     this.#pendingLoop = this.#runPending().catch((err: unknown) => {
       if (!this.#abort.signal.aborted) this.#logger.error({ err: err instanceof Error ? err.message : String(err) }, 'drain pending loop stopped');
     });
@@ -129,11 +135,11 @@ export class DrainUnit {
   /** Stops delivery (in-flight work gets graceMs), keeps everything unsettled on disk. */
   async shutdown(graceMs: number): Promise<void> {
     this.#abort.abort();
-    await this.#worker.stop(graceMs);
+    // Undecided spans stay in the pending queue, to be held again after a restart.
     this.#sampler.stop();
     await this.#pendingLoop;
     await Promise.all(this.#settling);
-    await Promise.all([this.#main.close(), this.#pending.close()]);
+    await Promise.all([this.#sender.shutdown(graceMs), this.#pending.close()]);
     await this.#transport.close();
   }
 
@@ -148,33 +154,26 @@ export class DrainUnit {
     });
   }
 
-  #newWorker(): DeliveryWorker {
-    const { config, stats, metrics } = this.#settings;
-    const labels = { drain: this.#definition.id };
-    const logger = this.#logger;
-    const drop = this.#drop.bind(this);
-    return new DeliveryWorker({
+  #newSender(maxSizeBytes: number): QueuedSender {
+    const { config } = this.#settings;
+    return createQueuedSender({
+      id: drainLabel(this.#definition.id),
       queue: this.#main,
-      transport: () => this.#transport,
-      limits: { maxSpans: config.batch.max_spans, maxBytes: config.batch.max_bytes },
-      retry: { initialIntervalMs: config.retry.initial_interval, maxIntervalMs: config.retry.max_interval, maxAgeMs: config.retry.max_age },
-      logger,
-      events: {
-        success(spans, rejectedSpans) {
-          stats.success(spans - rejectedSpans);
-          metrics.sent.inc(labels, spans - rejectedSpans);
-          drop('rejected', rejectedSpans);
+      transport: observedTransport(() => this.#transport, this.#settings.stats),
+      logger: this.#logger,
+      telemetry: this.#settings.telemetry,
+      config: {
+        sending_queue: {
+          enabled: true,
+          storage: 'disk',
+          max_size: maxSizeBytes,
+          on_full: this.#onFull,
+          num_consumers: config.queue.num_consumers,
+          max_batch_spans: config.batch.max_spans,
+          max_batch_bytes: config.batch.max_bytes,
+          flush_timeout: config.batch.flush_timeout,
         },
-        failure(spans, error, willRetry) {
-          stats.failure(error);
-          metrics.failed.inc(labels, spans);
-          if (willRetry) metrics.retries.inc(labels);
-          logger.warn({ spans, error, willRetry }, 'drain delivery failed');
-        },
-        dropped(reason, spans, error) {
-          drop(reason, spans);
-          logger.error({ spans, reason, error }, 'drain dropped spans');
-        },
+        retry_on_failure: { enabled: true, initial_interval: config.retry.initial_interval, max_interval: config.retry.max_interval, max_age: config.retry.max_age },
       },
     });
   }
@@ -182,7 +181,7 @@ export class DrainUnit {
   #drop(reason: DropReason, spans: number): void {
     if (spans <= 0) return;
     this.#settings.stats.dropped(reason, spans);
-    this.#settings.metrics.dropped.inc({ drain: this.#definition.id, reason }, spans);
+    this.#metrics.dropped.inc({ exporter: drainLabel(this.#definition.id), reason }, spans);
   }
 
   async #append(queue: Queue, spans: SpanSet): Promise<void> {
@@ -190,7 +189,9 @@ export class DrainUnit {
       await queue.append(spans.buf, spans.spanCount);
     } catch (err) {
       if (!(err instanceof QueueFullError) && !(err instanceof RecordTooLargeError)) throw err;
-      if (this.#onFull === 'refuse' && err instanceof QueueFullError) throw new ResourceExhaustedError(`drain ${this.#definition.name}: ${err.message}`);
+      if (this.#onFull === 'refuse' && err instanceof QueueFullError) {
+        throw new ResourceExhaustedError(`drain ${this.#definition.name}: ${err.message}`, { retryAfterMs: FULL_QUEUE_RETRY_AFTER_MS });
+      }
       this.#drop('queue_full', spans.spanCount);
     }
   }

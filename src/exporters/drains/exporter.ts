@@ -14,7 +14,6 @@ import type { DrainsExporterConfig } from './config.js';
 import { definitionFromConfig, newDrainId, type DrainDefinition, type DrainDelivery } from './definition.js';
 import { DeliveryStats } from './delivery-stats.js';
 import { createTransport, drainDirectory, DrainUnit } from './drain-unit.js';
-import { drainMetrics, type DrainMetrics } from './metrics.js';
 import { sampleTrace } from './sample-trace.js';
 import { DrainStore } from './store.js';
 
@@ -55,7 +54,6 @@ export class DrainsExporter implements Exporter, DrainsController {
   readonly #settings: CreateSettings;
   readonly #config: DrainsExporterConfig;
   readonly #logger: Logger;
-  readonly #metrics: DrainMetrics;
   readonly #definitions = new Map<string, DrainDefinition>();
   readonly #stats = new Map<string, DeliveryStats>();
   readonly #units = new Map<string, DrainUnit>();
@@ -72,7 +70,6 @@ export class DrainsExporter implements Exporter, DrainsController {
     this.#settings = settings;
     this.#config = config;
     this.#logger = settings.logger;
-    this.#metrics = drainMetrics(settings.telemetry);
     this.#storageDirectory = settings.storageDirectory;
   }
 
@@ -220,7 +217,6 @@ export class DrainsExporter implements Exporter, DrainsController {
       storageDirectory: this.#storageDirectory,
       config: this.#config,
       telemetry: this.#settings.telemetry,
-      metrics: this.#metrics,
       stats: this.#statsOf(definition.id),
       logger: this.#logger,
       userAgent: this.#userAgent(),

@@ -115,7 +115,7 @@ describe('drains exporter', () => {
     await waitFor(() => other.spanIds().length === 120, 10_000, 'other drain');
     const smallState = exporter.list().find((state) => state.definition.name === 'small');
     expect(smallState?.stats.counters.spansDropped.queue_full).toBeGreaterThan(0);
-    expect(await telemetry.registry.metrics()).toMatch(/sluice_drain_dropped_spans_total\{drain="drn_cfg_[0-9a-f]+",reason="queue_full"\} \d+/);
+    expect(await telemetry.registry.metrics()).toMatch(/sluice_exporter_dropped_spans_total\{exporter="drain\/drn_cfg_[0-9a-f]+",reason="queue_full"\} \d+/);
   });
 
   it('refuses with backpressure when a full drain is configured with on_full: refuse', async () => {

@@ -1,0 +1,37 @@
+// The drain's transport as the queued sender sees it: it delegates to the
+// drain's current HTTP transport (replaced in place when the drain is
+// updated) and reports every outcome to the drain's delivery stats, which
+// feed the API counters and the `errored` status.
+import type { SendResult, Transport as SenderTransport } from '../exporterhelper/transport.js';
+import type { Transport as HttpTransport } from '../otlphttp/transport.js';
+import type { DeliveryStats } from './delivery-stats.js';
+
+export function observedTransport(current: () => HttpTransport, stats: DeliveryStats): SenderTransport {
+  return {
+    send: async function sendObserved(records, spans, signal): Promise<SendResult> {
+      let result: SendResult;
+      try {
+        const outcome = await current().send(records, spans, signal);
+        if (outcome.status === 'success') {
+          result = outcome.message === undefined ? { status: 'success', rejectedSpans: outcome.rejectedSpans } : { status: 'success', rejectedSpans: outcome.rejectedSpans, rejectedMessage: outcome.message };
+        } else if (outcome.status === 'retryable') {
+          result = outcome.retryInMs === undefined ? { status: 'retryable', error: outcome.error } : { status: 'retryable', retryInMs: outcome.retryInMs, error: outcome.error };
+        } else {
+          result = { status: 'failure', error: outcome.error };
+        }
+      } catch (err) {
+        // HTTP outcomes are returned, never thrown: a throw means these bytes cannot be sent at all.
+        result = { status: 'failure', error: `could not send: ${err instanceof Error ? err.message : String(err)}` };
+      }
+      if (result.status === 'success') {
+        const rejected = Math.min(spans, result.rejectedSpans ?? 0);
+        stats.success(spans - rejected);
+        stats.dropped('rejected', rejected);
+      } else {
+        stats.failure(result.error);
+        if (result.status === 'failure') stats.dropped('permanent', spans);
+      }
+      return result;
+    },
+  };
+}
