@@ -126,6 +126,12 @@ describe('gateway request validation', () => {
     expect(error.code).toBe('request_too_large');
   });
 
+  it('answers 413 to a body over the default 20MiB limit while the client is still sending', async () => {
+    const { status, error } = await post({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'x'.repeat(21 * 1024 * 1024) }] });
+    expect(status).toBe(413);
+    expect(error.code).toBe('request_too_large');
+  });
+
   it('answers 404 to an unknown route', async () => {
     const response = await fetch(`${gateway.baseURL}/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` } });
     expect(response.status).toBe(404);
