@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
 import { errorMessage } from '../../core/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
-import type { KeyValue } from '../../otlp/model.js';
+import type { KeyValue, Span } from '../../otlp/model.js';
 import type { ResolvedProvider } from './attempt.js';
 import { ClientLink } from './client-link.js';
 import { ApiKeys } from './auth.js';
@@ -18,6 +18,7 @@ import { GatewayHttpError, sendError, sendJson } from './http-error.js';
 import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { providerAdapters } from './providers/index.js';
 import { createRouter } from './routing.js';
+import { SpanBatcher } from './span-batcher.js';
 import { startServerSpan, toRequest, type SpanRecord } from './spans.js';
 import { parseTraceparent } from './trace-context.js';
 import { UpstreamAgents } from './upstream.js';
@@ -58,6 +59,7 @@ export class GatewayReceiver implements Receiver {
   readonly #agents: UpstreamAgents;
   readonly #resource: KeyValue[];
   readonly #metrics: GatewayMetrics;
+  readonly #batcher = new SpanBatcher((spans) => this.#emit(spans));
   #server: Server | undefined;
   #stopping: Promise<void> | undefined;
 
@@ -141,6 +143,7 @@ export class GatewayReceiver implements Receiver {
         clearTimeout(grace);
       }
     }
+    this.#batcher.flush();
     await this.#agents.close();
   }
 
@@ -164,7 +167,7 @@ export class GatewayReceiver implements Receiver {
       const label = route?.route ?? 'unknown';
       this.#metrics.requests.inc({ receiver: this.#id, route: label, status: res.headersSent ? String(res.statusCode) : '499' });
       this.#metrics.duration.observe({ receiver: this.#id, route: label }, Number(process.hrtime.bigint() - started) / 1e9);
-      this.#emit(spans);
+      this.#batcher.add(spans.map((s) => s.toSpan()));
     };
     res.once('close', finish);
     this.#dispatch(req, res, route, method, server, spans, client).catch((err: unknown) => {
@@ -191,7 +194,7 @@ export class GatewayReceiver implements Receiver {
     await handleChat(this.#env, body, res, server, spans, client);
   }
 
-  #emit(spans: readonly SpanRecord[]): void {
+  #emit(spans: Span[]): void {
     const count = spans.length;
     const labels = { receiver: this.#id, transport: 'http' };
     const metrics = this.#metrics;

@@ -86,6 +86,6 @@ export function startClientSpan(name: string, server: SpanRecord): SpanRecord {
   return new SpanRecord(name, SpanKind.CLIENT, { traceId: server.traceId, spanId: server.spanId, flags: 1 });
 }
 
-export function toRequest(resource: KeyValue[], spans: readonly SpanRecord[]): ExportTraceServiceRequest {
-  return { resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ scope: SCOPE, spans: spans.map((s) => s.toSpan()) }] }] };
+export function toRequest(resource: KeyValue[], spans: Span[]): ExportTraceServiceRequest {
+  return { resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ scope: SCOPE, spans }] }] };
 }
