@@ -1,0 +1,278 @@
+// Issue 5's benchmark: the same fake OpenAI-compatible upstream reached three
+// ways (direct, through Sluice's gateway receiver, through @portkey-ai/gateway
+// 1.15.2), all at the same request rates. Sluice runs with spans on: every
+// request's SERVER and CLIENT spans go down a pipeline to the file exporter.
+// Latency added by a gateway = its percentile minus the direct percentile.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { closedLoop, openLoop, percentile, type ClosedLoopResult, type OpenLoopResult } from './lib/gateway-load.js';
+import { waitForQuiet, withBackground } from './lib/gateway-machine.js';
+import { summarizeProfile, type ProfileSummary } from './lib/gateway-profile.js';
+import { startPassthrough, startPortkey, startSluice, startUpstream, type Running } from './lib/gateway-targets.js';
+import { measure } from './lib/proc.js';
+import { pinSelf, table, writeSection } from './lib/results.js';
+
+const GATEWAY_CORE = 1;
+const LOAD_CORE = 0; // load generator and fake upstream
+const UPSTREAM_PORT = 18_801;
+const SLUICE_PORT = 18_802;
+const SLUICE_ADMIN_PORT = 18_803;
+const PORTKEY_PORT = 18_804;
+const PASSTHROUGH_PORT = 18_805;
+const WARMUP_MS = 2_000;
+const WARMUP_CONNECTIONS = 8;
+const LOW_RATE = 100; // requests/s
+const HIGH_RATE = 1_000; // requests/s
+const STEADY_MS = 10_000;
+const STREAM_RATE = 100; // requests/s
+const STREAM_MS = 10_000;
+const OPEN_CONNECTIONS = 64; // enough that a slow answer never holds back a scheduled send
+const MAX_CONNECTIONS = 64;
+const MAX_WARMUP_MS = 3_000;
+const MAX_MS = 10_000;
+const USAGE_MARGIN_MS = 500; // the CPU/RSS window ends this long before its load phase
+const PROFILE_MS = 5_000;
+const TOP_FRAMES = 12;
+const QUIET_PERCENT = 15; // % of one core others may use before a path starts
+const QUIET_WAIT_MS = 5_000;
+
+interface Usage {
+  cpuPercent: number;
+  rssMiB: number;
+}
+
+interface Measured {
+  name: string;
+  low: OpenLoopResult;
+  high: OpenLoopResult;
+  highUsage: Usage;
+  stream: OpenLoopResult;
+  max: ClosedLoopResult;
+  maxUsage: { gateway: Usage; upstream: Usage; load: Usage };
+  /** CPU other processes on the machine used during each phase, % of one core. */
+  background: { before: number; low: number; high: number; stream: number; max: number };
+}
+
+/** One request of each kind, checked, so a broken path fails the run instead of measuring errors. */
+async function smokeTest(run: Running): Promise<void> {
+  for (const stream of [false, true]) {
+    const r = await fetch(`${run.target.origin}${run.target.path}`, { method: 'POST', headers: run.target.headers, body: run.body(stream), signal: AbortSignal.timeout(5_000) });
+    const text = await r.text();
+    const good = r.status === 200 && (stream ? text.trimEnd().endsWith('data: [DONE]') : text.includes('"chat.completion"'));
+    if (!good) throw new Error(`${run.name}: ${stream ? 'streamed' : 'plain'} request answered ${r.status}: ${text.slice(0, 300)}`);
+  }
+}
+
+async function measurePath(run: Running, upstreamPid: number): Promise<Measured> {
+  const pids = [...new Set([run.pid, upstreamPid, process.pid])];
+  await smokeTest(run);
+  const plain = run.body(false);
+  const streamed = run.body(true);
+  await closedLoop(run.target, plain, WARMUP_CONNECTIONS, WARMUP_MS);
+  const before = await waitForQuiet(pids, QUIET_PERCENT, QUIET_WAIT_MS);
+  log(`${run.name}: ${LOW_RATE} req/s (others on the machine: ${before.toFixed(0)}% of a core)`);
+  const [low, lowOthers] = await withBackground(pids, () => openLoop(run.target, plain, { ratePerSecond: LOW_RATE, durationMs: STEADY_MS, firstByte: false, connections: OPEN_CONNECTIONS }));
+  log(`${run.name}: ${HIGH_RATE} req/s`);
+  const [[high, highUsage], highOthers] = await withBackground(pids, () =>
+    Promise.all([
+      openLoop(run.target, plain, { ratePerSecond: HIGH_RATE, durationMs: STEADY_MS, firstByte: false, connections: OPEN_CONNECTIONS }),
+      measure(run.pid, STEADY_MS - USAGE_MARGIN_MS),
+    ]),
+  );
+  log(`${run.name}: streaming at ${STREAM_RATE} req/s`);
+  const [stream, streamOthers] = await withBackground(pids, () => openLoop(run.target, streamed, { ratePerSecond: STREAM_RATE, durationMs: STREAM_MS, firstByte: true, connections: OPEN_CONNECTIONS }));
+  log(`${run.name}: maximum, ${MAX_CONNECTIONS} connections`);
+  await closedLoop(run.target, plain, MAX_CONNECTIONS, MAX_WARMUP_MS);
+  const window = MAX_MS - USAGE_MARGIN_MS;
+  const [[max, gateway, upstream, load], maxOthers] = await withBackground(pids, () =>
+    Promise.all([closedLoop(run.target, plain, MAX_CONNECTIONS, MAX_MS), measure(run.pid, window), measure(upstreamPid, window), measure(process.pid, window)]),
+  );
+  return {
+    name: run.name,
+    low,
+    high,
+    highUsage,
+    stream,
+    max,
+    maxUsage: { gateway, upstream, load },
+    background: { before, low: lowOthers, high: highOthers, stream: streamOthers, max: maxOthers },
+  };
+}
+
+/** Sluice again, under --cpu-prof, at its maximum rate: where its time goes per request. */
+async function profileSluice(): Promise<ProfileSummary> {
+  const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-profile-'));
+  try {
+    const run = await startSluice({ port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, upstreamPort: UPSTREAM_PORT, core: GATEWAY_CORE, profileDir: dir });
+    try {
+      const plain = run.body(false);
+      await closedLoop(run.target, plain, MAX_CONNECTIONS, PROFILE_MS);
+    } finally {
+      await run.stop();
+    }
+    return summarizeProfile(dir, TOP_FRAMES);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+function log(line: string): void {
+  process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
+}
+
+const ms = (v: number): string => (Number.isNaN(v) ? 'n/a' : v.toFixed(2));
+const signed = (v: number): string => (Number.isNaN(v) ? 'n/a' : `${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
+const count = (v: number): string => Math.round(v).toLocaleString('en-US');
+
+function errors(r: OpenLoopResult): number {
+  return r.failed + r.unfinished;
+}
+
+function pair(r: OpenLoopResult): string {
+  return `${ms(percentile(r.latenciesMs, 50))} / ${ms(percentile(r.latenciesMs, 99))}`;
+}
+
+function added(r: OpenLoopResult, base: OpenLoopResult): { p50: number; p99: number } {
+  return {
+    p50: percentile(r.latenciesMs, 50) - percentile(base.latenciesMs, 50),
+    p99: percentile(r.latenciesMs, 99) - percentile(base.latenciesMs, 99),
+  };
+}
+
+function addedPair(r: OpenLoopResult, base: OpenLoopResult, isBase: boolean): string {
+  if (isBase) return '—';
+  const a = added(r, base);
+  return `**${signed(a.p50)} / ${signed(a.p99)}**`;
+}
+
+function achieved(r: OpenLoopResult, durationMs: number): string {
+  return count(r.ok / (durationMs / 1000));
+}
+
+function verdict(ok: boolean): string {
+  return ok ? 'met' : '**missed**';
+}
+
+function report(results: Measured[], profile: ProfileSummary | undefined): string {
+  const base = results[0];
+  if (base === undefined) throw new Error('no direct measurement');
+  const latencyRows = results.map((r) => [
+    r.name,
+    pair(r.low),
+    addedPair(r.low, base.low, r === base),
+    pair(r.high),
+    addedPair(r.high, base.high, r === base),
+    `${achieved(r.high, STEADY_MS)} req/s`,
+    pair(r.stream),
+    addedPair(r.stream, base.stream, r === base),
+    `${errors(r.low)} / ${errors(r.high)} / ${errors(r.stream)}`,
+  ]);
+  const capacityRows = results.map((r) => [
+    r.name,
+    count(r.max.perSecond),
+    r.max.failed,
+    r === base ? '—' : r.highUsage.cpuPercent.toFixed(0),
+    r === base ? '—' : r.highUsage.rssMiB.toFixed(0),
+    r === base ? '—' : r.maxUsage.gateway.cpuPercent.toFixed(0),
+    r.maxUsage.upstream.cpuPercent.toFixed(0),
+    r.maxUsage.load.cpuPercent.toFixed(0),
+    [r.background.low, r.background.high, r.background.stream, r.background.max].map((v) => v.toFixed(0)).join(' / '),
+  ]);
+  const sluice = results.find((r) => r.name === 'sluice');
+  let targets = '';
+  if (sluice !== undefined) {
+    const a = added(sluice.high, base.high);
+    const maxOk = sluice.max.perSecond >= 10_000;
+    targets = table(
+      ['target (issue 5)', 'Sluice measured', 'verdict'],
+      [
+        [`p50 added at ${count(HIGH_RATE)} req/s <= 1 ms`, `${signed(a.p50)} ms`, verdict(a.p50 <= 1)],
+        [`p99 added at ${count(HIGH_RATE)} req/s <= 5 ms`, `${signed(a.p99)} ms`, verdict(a.p99 <= 5)],
+        ['maximum >= 10,000 req/s', `${count(sluice.max.perSecond)} req/s`, maxOk ? 'met' : `**missed** by ${count(10_000 - sluice.max.perSecond)} req/s`],
+      ],
+    );
+  }
+  const profileText =
+    profile === undefined
+      ? ''
+      : `### Where Sluice's time goes (node --cpu-prof, ${PROFILE_MS / 1000} s at its maximum rate, ${count(profile.busyMs)} ms busy)
+
+${table(['self time by package / source folder', '% of busy'], profile.areas.map((f) => [`\`${f.name}\``, f.percent.toFixed(1)]))}
+
+${table(['top functions by self time', '% of busy'], profile.frames.map((f) => [`\`${f.name}\``, f.percent.toFixed(1)]))}
+`;
+  return `Gateway under test pinned to core ${GATEWAY_CORE}; the undici load generator and the fake upstream (its own Node process, \`taskset -c ${LOAD_CORE}\`) share core ${LOAD_CORE}. The fake upstream answers a fixed \`chat.completion\` (non-streaming) or 8 SSE events and \`data: [DONE]\` (streaming) at once. Open loops send on a fixed schedule over ${OPEN_CONNECTIONS} keep-alive connections and time each request from its *scheduled* send (no coordinated omission): ${STEADY_MS / 1000} s each at ${LOW_RATE} and ${count(HIGH_RATE)} req/s (complete answers) and ${STREAM_MS / 1000} s of streams at ${STREAM_RATE} req/s (time to the first body byte). Maximum: closed loop, ${MAX_CONNECTIONS} connections, ${MAX_MS / 1000} s after ${MAX_WARMUP_MS / 1000} s of warm-up. Requests time out after 5 s; stragglers are counted as errors after a 6 s drain. *Added* = the gateway's percentile minus the direct percentile at the same rate (a difference of percentiles, not a percentile of per-request differences).
+
+Sluice: \`gateway\` receiver, provider \`fake\` (type \`openai\`) serving \`fake/bench-model\`, spans on: each request's SERVER and CLIENT spans go through the \`traces\` pipeline to the \`file\` exporter (OTLP/JSON lines on local disk, no fsync) — a real exporter path with no network peer to compete for the load core. Sluice runs from \`dist/bench/lib/gateway-daemon.js\`, which is \`sluice run\` plus registering the gateway receiver factory (\`src/components.ts\` does not register it yet). Portkey: \`@portkey-ai/gateway\` 1.15.2 \`--headless\`, headers \`x-portkey-provider: openai\` and \`x-portkey-custom-host\`; it has no span export, so its figures carry no tracing cost. Portkey's package nests \`@hono/node-server\` 1.19, which fails every streamed request (\`TypeError: immutable\`, Portkey #1389) whatever the top-level pin; the benchmark starts it with a resolve hook (\`bench/lib/gateway-portkey-hooks.ts\`) that loads the pinned top-level 1.14.1 instead.
+
+### Latency, ms (p50 / p99)
+
+${table(
+  [
+    'path',
+    `${LOW_RATE} req/s`,
+    `added at ${LOW_RATE}`,
+    `${count(HIGH_RATE)} req/s`,
+    `added at ${count(HIGH_RATE)}`,
+    `achieved at ${count(HIGH_RATE)}`,
+    `stream TTFB at ${STREAM_RATE} req/s`,
+    'added TTFB',
+    `errors (${LOW_RATE} / ${count(HIGH_RATE)} / stream)`,
+  ],
+  latencyRows,
+)}
+
+### Capacity and cost
+
+${table(
+  [
+    'path',
+    `max req/s (${MAX_CONNECTIONS} conns)`,
+    'errors at max',
+    `gateway CPU % at ${count(HIGH_RATE)} req/s`,
+    `gateway peak RSS MiB at ${count(HIGH_RATE)} req/s`,
+    'gateway CPU % at max',
+    'upstream CPU % at max',
+    'load generator CPU % at max',
+    `others' CPU % (${LOW_RATE} / ${count(HIGH_RATE)} / stream / max)`,
+  ],
+  capacityRows,
+)}
+
+CPU % is of one core. The bare Node passthrough (\`bench/lib/gateway-passthrough.ts\`: \`node:http\` server, body forwarded unparsed over an undici pool, answer copied back; no auth, validation or spans) is the floor any Node gateway starts from on this core. The direct row's maximum is the ceiling of core ${LOAD_CORE} (load generator plus upstream), which every gateway row shares. *Others' CPU* is what processes outside the benchmark (other sessions' tests and builds on this shared machine) used during each phase, in % of one core: where it is high, that row's latencies and maximum are pessimistic.
+
+${targets}
+
+${profileText}`;
+}
+
+async function main(): Promise<void> {
+  pinSelf(LOAD_CORE);
+  const upstream = await startUpstream(UPSTREAM_PORT, LOAD_CORE);
+  const results: Measured[] = [];
+  let profile: ProfileSummary | undefined;
+  try {
+    const starters: Array<() => Promise<Running>> = [
+      async () => upstream,
+      () => startPassthrough(PASSTHROUGH_PORT, UPSTREAM_PORT, GATEWAY_CORE),
+      () => startSluice({ port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, upstreamPort: UPSTREAM_PORT, core: GATEWAY_CORE }),
+      () => startPortkey(PORTKEY_PORT, UPSTREAM_PORT, GATEWAY_CORE),
+    ];
+    for (const start of starters) {
+      const run = await start();
+      try {
+        results.push(await measurePath(run, upstream.pid));
+      } finally {
+        if (run !== upstream) await run.stop();
+      }
+    }
+    log('sluice under --cpu-prof');
+    profile = await profileSluice();
+  } finally {
+    await upstream.stop();
+  }
+  writeSection('gateway', 'Chat gateway: direct vs Sluice vs Portkey (issue 5)', report(results, profile));
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await main();

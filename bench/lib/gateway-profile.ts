@@ -1,0 +1,88 @@
+// Reads a V8 .cpuprofile (node --cpu-prof) and ranks functions by self time.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
+const IDLE = '(idle)';
+
+interface CallFrame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface ProfileNode {
+  id: number;
+  callFrame: CallFrame;
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface Frame {
+  readonly name: string;
+  /** Share of the busy (non-idle) time, %. */
+  readonly percent: number;
+}
+
+/** Where a frame's code lives: a package, a source folder, a Node internal module, or a V8 pseudo-frame. */
+function area(frame: CallFrame): string {
+  const url = frame.url;
+  if (url === '') return frame.functionName;
+  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (pkg?.[1] !== undefined) return pkg[1];
+  const own = /\/dist\/((?:src|bench)\/(?:[^/]+\/)?[^/]+)\//.exec(url) ?? /\/dist\/((?:src|bench))\//.exec(url);
+  if (own?.[1] !== undefined) return own[1];
+  const internal = /^node:(?:internal\/)?([^/]+)/.exec(url);
+  if (internal?.[1] !== undefined) return `node:${internal[1]}`;
+  return url;
+}
+
+function label(frame: CallFrame): string {
+  const name = frame.functionName === '' ? '(anonymous)' : frame.functionName;
+  if (frame.url === '') return name;
+  const path = frame.url.startsWith('file://') ? relative(ROOT, fileURLToPath(frame.url)) : frame.url;
+  return `${name} ${path}:${frame.lineNumber + 1}`;
+}
+
+export interface ProfileSummary {
+  /** Top functions by self time. */
+  readonly frames: Frame[];
+  /** Self time summed per package, source folder or Node module. */
+  readonly areas: Frame[];
+  readonly busyMs: number;
+}
+
+function rank(totals: Map<string, number>, busy: number, count: number): Frame[] {
+  return [...totals.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([name, us]) => ({ name, percent: (us / busy) * 100 }));
+}
+
+/** The top `count` functions and areas by self time in the newest profile of `dir`. */
+export function summarizeProfile(dir: string, count: number): ProfileSummary {
+  const file = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort()
+    .at(-1);
+  if (file === undefined) throw new Error(`no .cpuprofile in ${dir}`);
+  const profile = JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile;
+  const labels = new Map<number, string>(profile.nodes.map((n) => [n.id, label(n.callFrame)]));
+  const areas = new Map<number, string>(profile.nodes.map((n) => [n.id, area(n.callFrame)]));
+  const self = new Map<string, number>();
+  const byArea = new Map<string, number>();
+  let busy = 0;
+  profile.samples.forEach(function addSample(id, i) {
+    const name = labels.get(id) ?? '(unknown)';
+    const us = profile.timeDeltas[i] ?? 0;
+    if (name === IDLE) return;
+    busy += us;
+    self.set(name, (self.get(name) ?? 0) + us);
+    const where = areas.get(id) ?? '(unknown)';
+    byArea.set(where, (byArea.get(where) ?? 0) + us);
+  });
+  return { frames: rank(self, busy, count), areas: rank(byArea, busy, count), busyMs: busy / 1000 };
+}
