@@ -3,14 +3,20 @@
 //
 // Delivery is at-least-once: a record handed out and delivered, whose ack was
 // not yet persisted when the process died, is handed out again after restart.
+// The ack position is persisted lazily (AckWriter), and records a reader
+// takes soon after they were committed come from memory (RecentRecords), so
+// the steady state costs one write + fsync per group of appends and nothing
+// else on disk.
 import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { readAckFile, writeAckFile } from './ack-file.js';
+import { readAckFile } from './ack-file.js';
+import { AckWriter } from './ack-writer.js';
 import { lockDirectory, type DirectoryLock } from './directory-lock.js';
 import { QueueClosedError, QueueFullError, QueueWriteError, RecordTooLargeError } from './errors.js';
 import { FRAME_OVERHEAD_BYTES, decodeFrame, encodeFrameHeader } from './framing.js';
 import { fsyncDirectory, prepareDirectory, recoverSegments, removeFile, segmentFileName } from './segment-files.js';
+import { RecentRecords } from './recent-records.js';
 import type { Queue, QueueRecord, QueueStats, ReadLimits } from './types.js';
 import { UnreadWaiters } from './unread-waiters.js';
 
@@ -19,6 +25,12 @@ const MIN_SEGMENT_BYTES = 4 * 1024;
 // A queue this small in total still rolls segments, so acked space is freed.
 const SEGMENTS_PER_QUEUE = 8;
 const READ_CHUNK_BYTES = 256 * 1024;
+export const DEFAULT_ACK_INTERVAL_MS = 1_000;
+export const DEFAULT_RECENT_BYTES = 8 * 1024 * 1024;
+/** An idle, fully acknowledged write segment is closed (and deleted) once it holds this share of a segment... */
+const RECYCLE_SEGMENT_SHARE = 0.25;
+/** ...or the queue is this full: a new file per small batch would cost a create and a directory fsync each time. */
+const RECYCLE_QUEUE_SHARE = 0.5;
 
 export interface DiskQueueOptions {
   /** Names the queue in errors, logs and metrics (the exporter or drain id). */
@@ -27,6 +39,10 @@ export interface DiskQueueOptions {
   readonly maxSizeBytes: number;
   /** A segment is closed and a new one started past this size. */
   readonly segmentBytes?: number;
+  /** The ack position reaches disk at most this often, and on close (ms). */
+  readonly ackIntervalMs?: number;
+  /** Budget of just-committed records kept in memory for readers (bytes; 0 reads everything from disk). */
+  readonly recentBytes?: number;
   readonly logger: Logger;
 }
 
@@ -43,6 +59,8 @@ interface Segment {
 interface PendingAppend {
   readonly header: Buffer;
   readonly data: Uint8Array;
+  readonly spans: number;
+  readonly enqueuedAtMs: number;
   readonly frameBytes: number;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
@@ -60,7 +78,9 @@ export class DiskQueue implements Queue {
   readonly #maxSizeBytes: number;
   readonly #segmentBytes: number;
   readonly #logger: Logger;
+  readonly #ackIntervalMs: number;
   readonly #waiters = new UnreadWaiters();
+  readonly #recent: RecentRecords<Segment>;
 
   #state: 'new' | 'open' | 'closed' = 'new';
   #opening: Promise<void> | undefined;
@@ -89,10 +109,9 @@ export class DiskQueue implements Queue {
   #readChain: Promise<unknown> = Promise.resolve();
 
   #ackPosition = 0;
-  #persistedAck = 0;
   readonly #acked = new Set<number>();
-  #ackJob: Promise<void> | undefined;
-  #ackAgain = false;
+  #ackWriter: AckWriter | undefined;
+  #reclaiming: Promise<void> = Promise.resolve();
 
   constructor(options: DiskQueueOptions) {
     this.name = options.name;
@@ -102,6 +121,8 @@ export class DiskQueue implements Queue {
       options.segmentBytes ??
       Math.max(MIN_SEGMENT_BYTES, Math.min(DEFAULT_SEGMENT_BYTES, Math.floor(options.maxSizeBytes / SEGMENTS_PER_QUEUE)));
     this.#logger = options.logger;
+    this.#ackIntervalMs = options.ackIntervalMs ?? DEFAULT_ACK_INTERVAL_MS;
+    this.#recent = new RecentRecords(options.recentBytes ?? DEFAULT_RECENT_BYTES);
   }
 
   open(): Promise<void> {
@@ -128,7 +149,12 @@ export class DiskQueue implements Queue {
     const ackPosition = 'position' in ack ? ack.position : 0;
     const recovered = await recoverSegments(this.#directory, ackPosition, this.#logger, this.name);
     this.#ackPosition = ackPosition;
-    this.#persistedAck = ackPosition;
+    this.#ackWriter = new AckWriter({
+      directory: this.#directory,
+      position: ackPosition,
+      intervalMs: this.#ackIntervalMs,
+      onError: (err) => this.#logger.warn({ queue: this.name, err }, 'persisting the queue ack position failed; records may be delivered twice'),
+    });
     this.#nextSeq = ackPosition;
     for (const r of recovered) {
       this.#segments.push({ base: r.base, path: r.path, count: r.count, bytes: r.bytes, sealed: true });
@@ -163,10 +189,11 @@ export class DiskQueue implements Queue {
     if (size + frameBytes > this.#maxSizeBytes) {
       return Promise.reject(new QueueFullError(this.name, size, this.#maxSizeBytes));
     }
-    const header = encodeFrameHeader(data, spans, Date.now());
+    const enqueuedAtMs = Date.now();
+    const header = encodeFrameHeader(data, spans, enqueuedAtMs);
     this.#pendingBytes += frameBytes;
     return new Promise<void>((resolve, reject) => {
-      this.#pending.push({ header, data, frameBytes, resolve, reject });
+      this.#pending.push({ header, data, spans, enqueuedAtMs, frameBytes, resolve, reject });
       // No fixed window: whatever arrives while one write+fsync runs shares the next.
       if (!this.#flushActive) {
         this.#flushActive = true;
@@ -192,6 +219,13 @@ export class DiskQueue implements Queue {
       if (bytesWritten !== bytes) throw new Error(`short write: ${bytesWritten} of ${bytes} bytes`);
       await handle.datasync();
       this.#fsyncs += 1;
+      let offset = segment.bytes;
+      let seq = this.#nextSeq;
+      for (const p of batch) {
+        offset += p.frameBytes;
+        this.#recent.push({ seq, segment, endOffset: offset, data: p.data, spans: p.spans, enqueuedAtMs: p.enqueuedAtMs });
+        seq += 1;
+      }
       segment.bytes += bytes;
       segment.count += batch.length;
       this.#diskBytes += bytes;
@@ -266,6 +300,17 @@ export class DiskQueue implements Queue {
     let bytes = 0;
     let want = READ_CHUNK_BYTES;
     while (this.#state === 'open') {
+      const recent = this.#recent.get(this.#cursor.seq);
+      if (recent !== undefined) {
+        if ((out.length > 0 || limits.strict === true) && (spans + recent.spans > limits.maxSpans || bytes + recent.data.byteLength > limits.maxBytes)) break;
+        out.push({ id: recent.seq, data: recent.data, spans: recent.spans, enqueuedAtMs: recent.enqueuedAtMs });
+        spans += recent.spans;
+        bytes += recent.data.byteLength;
+        this.#cursor = { segment: recent.segment, offset: recent.endOffset, seq: recent.seq + 1 };
+        this.#unread -= 1;
+        if (spans >= limits.maxSpans || bytes >= limits.maxBytes) break;
+        continue;
+      }
       const segment = this.#readSegment();
       if (segment === undefined) break;
       const start = this.#cursor.offset;
@@ -311,6 +356,7 @@ export class DiskQueue implements Queue {
       }
       if (full) break;
     }
+    this.#recent.dropBefore(this.#cursor.seq);
     return out;
   }
 
@@ -355,7 +401,7 @@ export class DiskQueue implements Queue {
     if (segment === this.#writeSegment) this.#rollBeforeNextWrite = true;
     this.#logger.error({ queue: this.name, segment: segment.path, lostRecords: lost, reason }, 'queue segment corrupt on read; skipped the rest of it');
     this.#advanceAckPosition();
-    this.#persistAck().catch(() => undefined);
+    this.#ackWriter?.update(this.#ackPosition);
   }
 
   // --- ack ------------------------------------------------------------------
@@ -369,7 +415,9 @@ export class DiskQueue implements Queue {
     }
     const before = this.#ackPosition;
     this.#advanceAckPosition();
-    return this.#ackPosition > before ? this.#persistAck() : Promise.resolve();
+    if (this.#ackPosition === before) return Promise.resolve();
+    this.#ackWriter?.update(this.#ackPosition);
+    return this.#reclaim();
   }
 
   /** Moves the ack position over the contiguous acknowledged prefix. */
@@ -382,7 +430,7 @@ export class DiskQueue implements Queue {
       if (this.#ackPosition < end) return;
       if (!segment.sealed) {
         // Fully acknowledged and idle: seal it so its space is freed.
-        if (!this.#flushActive && this.#pending.length === 0) {
+        if (!this.#flushActive && this.#pending.length === 0 && this.#worthRecycling(segment)) {
           this.#sealWriteSegment().catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'closing segment failed'));
         }
         return;
@@ -390,39 +438,33 @@ export class DiskQueue implements Queue {
     }
   }
 
-  #persistAck(): Promise<void> {
-    if (this.#ackJob !== undefined) {
-      this.#ackAgain = true;
-      return this.#ackJob;
-    }
-    const job = this.#writeAckLoop().finally(() => {
-      this.#ackJob = undefined;
-    });
-    this.#ackJob = job;
-    return job;
+  #worthRecycling(segment: Segment): boolean {
+    return segment.bytes >= this.#segmentBytes * RECYCLE_SEGMENT_SHARE || this.#sizeBytes() >= this.#maxSizeBytes * RECYCLE_QUEUE_SHARE;
   }
 
-  async #writeAckLoop(): Promise<void> {
-    do {
-      this.#ackAgain = false;
-      const position = this.#ackPosition;
-      await writeAckFile(this.#directory, position);
-      this.#persistedAck = position;
-      await this.#deleteAckedSegments();
-    } while (this.#ackAgain);
+  /**
+   * Deletes sealed segments the ack position has passed. This need not wait
+   * for the position to reach disk: their records were delivered, and
+   * recovery treats a missing segment below the persisted position as a gap.
+   */
+  #reclaim(): Promise<void> {
+    const first = this.#segments[0];
+    if (first === undefined || !first.sealed || first.base + first.count > this.#ackPosition) return Promise.resolve();
+    const job = this.#reclaiming.then(() => this.#deleteAckedSegments());
+    this.#reclaiming = job.catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'deleting an acknowledged segment failed'));
+    return job;
   }
 
   async #deleteAckedSegments(): Promise<void> {
     for (;;) {
       const segment = this.#segments[0];
-      if (segment === undefined || !segment.sealed || segment.base + segment.count > this.#persistedAck) return;
+      if (segment === undefined || !segment.sealed || segment.base + segment.count > this.#ackPosition) return;
       this.#segments.shift();
       this.#diskBytes -= segment.bytes;
       if (this.#readHandle?.segment === segment) await this.#closeReadHandle();
       await removeFile(segment.path);
     }
   }
-
   // --- stats and close --------------------------------------------------------
 
   #sizeBytes(): number {
@@ -450,7 +492,9 @@ export class DiskQueue implements Queue {
     this.#waiters.notify(false);
     await this.#flushing;
     await this.#readChain;
-    await this.#ackJob?.catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'persisting the ack position failed'));
+    await this.#reclaiming;
+    await this.#ackWriter?.flush().catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'persisting the ack position failed'));
+    this.#recent.clear();
     await this.#sealWriteSegment();
     await this.#closeReadHandle();
     await this.#lock?.release();

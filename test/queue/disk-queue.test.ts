@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm, stat, truncate, writeFile, readFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, rm, stat, truncate, writeFile, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -20,13 +20,15 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function openQueue(options: { maxSizeBytes?: number; segmentBytes?: number; directory?: string } = {}): Promise<DiskQueue> {
+async function openQueue(options: { maxSizeBytes?: number; segmentBytes?: number; directory?: string; ackIntervalMs?: number; recentBytes?: number } = {}): Promise<DiskQueue> {
   const queue = new DiskQueue({
     name: 'test',
     directory: options.directory ?? join(dir, 'q'),
     maxSizeBytes: options.maxSizeBytes ?? 1024 * 1024,
     logger,
     ...(options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes }),
+    ...(options.ackIntervalMs === undefined ? {} : { ackIntervalMs: options.ackIntervalMs }),
+    ...(options.recentBytes === undefined ? {} : { recentBytes: options.recentBytes }),
   });
   opened.push(queue);
   await queue.open();
@@ -39,6 +41,19 @@ function payload(n: number, size = 10): Uint8Array {
 
 function texts(records: readonly QueueRecord[]): number[] {
   return records.map((r) => r.data[0] ?? -1);
+}
+
+/** What a crash would leave: the queue's files as they are now, in another directory, while the queue stays open. */
+async function crashCopy(): Promise<string> {
+  const copy = join(dir, 'crashed');
+  await cp(join(dir, 'q'), copy, { recursive: true });
+  return copy;
+}
+
+async function flipLastByte(path: string): Promise<void> {
+  const bytes = await readFile(path);
+  bytes[bytes.length - 1] = 0xff ^ (bytes[bytes.length - 1] ?? 0);
+  await writeFile(path, bytes);
 }
 
 async function segmentFiles(): Promise<string[]> {
@@ -229,4 +244,68 @@ describe('DiskQueue', () => {
     await queue.append(payload(7), 1);
     expect(await waiting).toBe(true);
   });
+
+  it('redelivers, never loses, records acknowledged after the last ack write when the process dies', async () => {
+    const queue = await openQueue({ ackIntervalMs: 60_000 });
+    for (let i = 0; i < 4; i++) await queue.append(payload(i), 1);
+    const records = await queue.read(READ_ALL);
+    await queue.ack(records.slice(0, 2).map((r) => r.id));
+    const crashed = await crashCopy();
+
+    const restarted = await openQueue({ directory: crashed });
+    expect(texts(await restarted.read(READ_ALL))).toEqual([0, 1, 2, 3]);
+  });
+
+  it('writes the acknowledged position within the ack interval without waiting for close', async () => {
+    const queue = await openQueue({ ackIntervalMs: 20 });
+    for (let i = 0; i < 4; i++) await queue.append(payload(i), 1);
+    const records = await queue.read(READ_ALL);
+    await queue.ack(records.slice(0, 3).map((r) => r.id));
+    const ackFile = join(dir, 'q', 'ack');
+    await waitFor(async () => {
+      const bytes = await readFile(ackFile).catch(() => Buffer.alloc(0));
+      return bytes.length >= 4 && bytes.readUInt32LE(0) === 3;
+    });
+    const crashed = await crashCopy();
+
+    const restarted = await openQueue({ directory: crashed });
+    expect(texts(await restarted.read(READ_ALL))).toEqual([3]);
+  });
+
+  it('recovers when acknowledged segments were deleted before the ack position reached disk', async () => {
+    const queue = await openQueue({ segmentBytes: 100, ackIntervalMs: 60_000 });
+    for (let i = 0; i < 4; i++) await queue.append(payload(i, 60), 1); // one record per segment
+    const records = await queue.read(READ_ALL);
+    await queue.ack(records.slice(0, 2).map((r) => r.id));
+    expect((await segmentFiles()).length).toBe(2);
+    const crashed = await crashCopy();
+
+    const restarted = await openQueue({ directory: crashed, segmentBytes: 100 });
+    expect(texts(await restarted.read(READ_ALL))).toEqual([2, 3]);
+    await restarted.append(payload(4, 60), 1);
+    expect(texts(await restarted.read(READ_ALL))).toEqual([4]);
+  });
+
+  it('serves records read soon after their append from memory, not from the segment file', async () => {
+    const queue = await openQueue({ segmentBytes: 100 });
+    for (let i = 0; i < 3; i++) await queue.append(payload(i, 60), 1);
+    const [first] = await segmentFiles();
+    await flipLastByte(join(dir, 'q', first ?? ''));
+    expect(texts(await queue.read(READ_ALL))).toEqual([0, 1, 2]);
+  });
+
+  it('reads records evicted from memory back from their segment files, in order', async () => {
+    const queue = await openQueue({ segmentBytes: 100, recentBytes: 130 }); // room for the last two
+    for (let i = 0; i < 5; i++) await queue.append(payload(i, 60), 1);
+    const [first] = await segmentFiles();
+    await flipLastByte(join(dir, 'q', first ?? ''));
+    // Record 0 was read from disk (damaged there, so skipped); 1 and 2 from disk; 3 and 4 from memory.
+    expect(texts(await queue.read(READ_ALL))).toEqual([1, 2, 3, 4]);
+    await queue.append(payload(5, 60), 1);
+    expect(texts(await queue.read(READ_ALL))).toEqual([5]);
+  });
 });
+
+async function waitFor(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
+}
