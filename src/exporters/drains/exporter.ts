@@ -13,7 +13,8 @@ import { encodeRequest } from '../../otlp/proto-codec.js';
 import type { DrainsExporterConfig } from './config.js';
 import { definitionFromConfig, newDrainId, type DrainDefinition, type DrainDelivery } from './definition.js';
 import { DeliveryStats } from './delivery-stats.js';
-import { createTransport, drainDirectory, DrainUnit } from './drain-unit.js';
+import { createTransport } from './drain-sender.js';
+import { drainDirectory, DrainUnit } from './drain-unit.js';
 import { sampleTrace } from './sample-trace.js';
 import { DrainStore } from './store.js';
 

@@ -1,0 +1,64 @@
+// How a drain delivers: its HTTP transport (from the drain's delivery
+// settings) behind the shared queued sender (from the exporter's settings).
+import { readFileSync } from 'node:fs';
+import type { Logger } from 'pino';
+import type { Telemetry } from '../../core/telemetry.js';
+import type { Queue } from '../../queue/types.js';
+import { createQueuedSender, type QueuedSender } from '../exporterhelper/index.js';
+import { createHttpTransport, type Transport } from '../otlphttp/transport.js';
+import type { DrainsExporterConfig } from './config.js';
+import type { DrainDefinition } from './definition.js';
+import type { DeliveryStats } from './delivery-stats.js';
+import { observedTransport } from './observed-transport.js';
+
+export function createTransport(definition: DrainDefinition, timeoutMs: number, userAgent: string): Transport {
+  const { delivery } = definition;
+  const ca = delivery.ca ?? (delivery.caFile === undefined ? undefined : readFileSync(delivery.caFile, 'utf8'));
+  return createHttpTransport({
+    url: delivery.url,
+    encoding: delivery.encoding,
+    compression: delivery.compression,
+    headers: delivery.headers,
+    secret: delivery.secret,
+    ca,
+    insecure: delivery.insecure,
+    timeoutMs,
+    userAgent,
+  });
+}
+
+export interface DrainSenderOptions {
+  readonly label: string;
+  readonly queue: Queue;
+  readonly transport: () => Transport;
+  readonly stats: DeliveryStats;
+  readonly config: DrainsExporterConfig;
+  readonly maxSizeBytes: number;
+  readonly onFull: 'drop' | 'refuse';
+  readonly logger: Logger;
+  readonly telemetry: Telemetry;
+}
+
+export function createDrainSender(options: DrainSenderOptions): QueuedSender {
+  const { config } = options;
+  return createQueuedSender({
+    id: options.label,
+    queue: options.queue,
+    transport: observedTransport(options.transport, options.stats),
+    logger: options.logger,
+    telemetry: options.telemetry,
+    config: {
+      sending_queue: {
+        enabled: true,
+        storage: 'disk',
+        max_size: options.maxSizeBytes,
+        on_full: options.onFull,
+        num_consumers: config.queue.num_consumers,
+        max_batch_spans: config.batch.max_spans,
+        max_batch_bytes: config.batch.max_bytes,
+        flush_timeout: config.batch.flush_timeout,
+      },
+      retry_on_failure: { enabled: true, initial_interval: config.retry.initial_interval, max_interval: config.retry.max_interval, max_age: config.retry.max_age },
+    },
+  });
+}

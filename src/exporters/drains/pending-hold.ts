@@ -1,0 +1,78 @@
+// The durable side of "wait for the root": undecided spans are appended to
+// the drain's pending queue before consume() resolves; this loop reads each
+// pending record, holds it in the sampler until its traces are decided, hands
+// the result on, and only then acknowledges the record. Records not yet
+// acknowledged at shutdown are read and held again after the next start.
+import type { Logger } from 'pino';
+import { errorMessage } from '../../core/errors.js';
+import { SamplerStoppedError, type HoldResult, type Sampler } from '../../processors/sampling/sampler.js';
+import type { Queue, QueueRecord } from '../../queue/types.js';
+
+const PENDING_READ_BYTES = 64 * 1024 * 1024;
+
+export interface PendingHoldOptions {
+  readonly queue: Queue;
+  /** Read per record, so a drain whose rules changed holds with its new sampler. */
+  readonly sampler: () => Sampler;
+  /** Queues the kept spans; a throw leaves the record pending until restart. */
+  readonly decided: (held: HoldResult) => Promise<void>;
+  readonly maxSpansPerRead: number;
+  readonly logger: Logger;
+}
+
+export class PendingHold {
+  readonly #options: PendingHoldOptions;
+  readonly #abort = new AbortController();
+  readonly #settling = new Set<Promise<void>>();
+  #loop: Promise<void> | undefined;
+
+  constructor(options: PendingHoldOptions) {
+    this.#options = options;
+  }
+
+  async start(): Promise<void> {
+    await this.#options.queue.open();
+    this.#loop = this.#run().catch((err: unknown) => {
+      if (!this.#abort.signal.aborted) this.#options.logger.error({ err: errorMessage(err) }, 'drain pending loop stopped');
+    });
+  }
+
+  /** Call after stopping the sampler (its holds reject); waits for the loop and closes the queue. */
+  async stop(): Promise<void> {
+    this.#abort.abort();
+    await this.#loop;
+    await Promise.all(this.#settling);
+    await this.#options.queue.close();
+  }
+
+  async #run(): Promise<void> {
+    const { queue } = this.#options;
+    const signal = this.#abort.signal;
+    const limits = { maxSpans: this.#options.maxSpansPerRead, maxBytes: PENDING_READ_BYTES };
+    while (!signal.aborted) {
+      if (queue.stats().unreadRecords === 0 && !(await queue.waitForUnread(signal))) return;
+      for (const record of await queue.read(limits)) {
+        const settling = this.#settle(record).finally(() => this.#settling.delete(settling));
+        this.#settling.add(settling);
+      }
+    }
+  }
+
+  async #settle(record: QueueRecord): Promise<void> {
+    const { logger } = this.#options;
+    let held: HoldResult;
+    try {
+      held = await this.#options.sampler().hold(record.data);
+    } catch (err) {
+      // Stopped: the record stays on disk and is held again after a restart.
+      if (!(err instanceof SamplerStoppedError)) logger.error({ err: errorMessage(err) }, 'pending spans could not be held');
+      return;
+    }
+    try {
+      await this.#options.decided(held);
+      await this.#options.queue.ack([record.id]);
+    } catch (err) {
+      logger.error({ err: errorMessage(err) }, 'could not queue decided spans; they stay pending until restart');
+    }
+  }
+}
