@@ -51,6 +51,10 @@ export class SpanRecord {
     return this;
   }
 
+  get flags(): number | undefined {
+    return this.#flags;
+  }
+
   get failed(): boolean {
     return this.#error !== undefined;
   }
@@ -83,7 +87,7 @@ export function startServerSpan(name: string, parent: ParentContext | undefined)
 }
 
 export function startClientSpan(name: string, server: SpanRecord): SpanRecord {
-  return new SpanRecord(name, SpanKind.CLIENT, { traceId: server.traceId, spanId: server.spanId, flags: 1 });
+  return new SpanRecord(name, SpanKind.CLIENT, { traceId: server.traceId, spanId: server.spanId, flags: server.flags });
 }
 
 export function toRequest(resource: KeyValue[], spans: Span[]): ExportTraceServiceRequest {
