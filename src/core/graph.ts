@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { ValidatedConfig } from '../config/validate.js';
 import type { ComponentKind, CreateSettings, Exporter, Host, Processor, Receiver, TracesConsumer } from './component.js';
 import { errorMessage } from './errors.js';
+import { guardMemory } from './memory-guard.js';
 import { buildPipeline, fanOut } from './pipeline.js';
 
 interface Instance<T> {
@@ -51,7 +52,9 @@ export class Graph {
       const fed = Object.entries(config.service.pipelines)
         .filter(([, pipeline]) => pipeline.receivers.includes(id))
         .map(([pipelineId]) => required(pipelineEntries.get(pipelineId), 'pipeline', pipelineId));
-      const receiver = entry.factory.create(settingsFor('receiver', id), entry.config, fanOut(fed));
+      const limitMib = config.service.memory_limit_mib;
+      const next = limitMib === undefined ? fanOut(fed) : guardMemory(fanOut(fed), { limitMib });
+      const receiver = entry.factory.create(settingsFor('receiver', id), entry.config, next);
       this.#receivers.push({ id, kind: 'receiver', component: receiver });
     }
   }

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import type { TracesConsumer } from '../../src/core/component.js';
+import { ResourceExhaustedError } from '../../src/core/errors.js';
+import { MEMORY_SAMPLE_INTERVAL_MS, guardMemory } from '../../src/core/memory-guard.js';
+import { TraceBatch } from '../../src/otlp/batch.js';
+
+const MIB = 1024 * 1024;
+const batch = TraceBatch.fromProto(new Uint8Array());
+
+function counting(): TracesConsumer & { calls: number } {
+  const consumer = {
+    calls: 0,
+    consume(): Promise<void> {
+      consumer.calls += 1;
+      return Promise.resolve();
+    },
+  };
+  return consumer;
+}
+
+describe('memory guard', () => {
+  it('passes data on below the limit and refuses with ResourceExhaustedError above it', async () => {
+    let rss = 10 * MIB;
+    let now = 0;
+    const next = counting();
+    const guarded = guardMemory(next, { limitMib: 64, rss: () => rss, now: () => now });
+    await guarded.consume(batch);
+    rss = 100 * MIB;
+    now += MEMORY_SAMPLE_INTERVAL_MS;
+    const error = await guarded.consume(batch).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(ResourceExhaustedError);
+    expect((error as ResourceExhaustedError).retryAfterMs).toBeGreaterThan(0);
+    expect((error as Error).message).toContain('memory_limit_mib');
+    expect(next.calls).toBe(1);
+  });
+
+  it('reads memory at most once per sample interval', async () => {
+    let reads = 0;
+    let now = 0;
+    const guarded = guardMemory(counting(), { limitMib: 64, rss: () => (reads++, MIB), now: () => now });
+    for (let i = 0; i < 10; i++) await guarded.consume(batch);
+    now += MEMORY_SAMPLE_INTERVAL_MS;
+    await guarded.consume(batch);
+    expect(reads).toBe(2);
+  });
+});
