@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { builtinRegistry } from '../../../src/components.js';
+import { parseConfigText } from '../../../src/config/load.js';
+import { ConfigError } from '../../../src/core/errors.js';
+import type { DrainsExporterConfig } from '../../../src/exporters/drains/config.js';
+
+function config(drains: string, exporter = '{}'): string {
+  return `
+receivers:
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:4318" } } }
+exporters:
+  drains: ${exporter}
+drains:${drains}
+service:
+  pipelines:
+    traces: { receivers: [otlp], exporters: [drains] }
+`;
+}
+
+function problemsOf(text: string): readonly string[] {
+  try {
+    parseConfigText(text, { registry: builtinRegistry(), env: {} });
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
+
+describe('drains config', () => {
+  it('fills every drain and exporter default', () => {
+    const parsed = parseConfigText(config('\n  - { name: a, url: "https://x.example/v1/traces" }'), { registry: builtinRegistry(), env: {} });
+    const exporter = parsed.exporters.get('drains')?.config as DrainsExporterConfig;
+    expect(exporter.drains).toEqual([{ name: 'a', url: 'https://x.example/v1/traces', format: 'protobuf', compression: 'gzip', headers: {}, sampling: [], insecure: false }]);
+    expect(exporter).toMatchObject({
+      decision_wait: 2000,
+      max_pending_spans: 100_000,
+      timeout: 10_000,
+      queue: { max_size: 512 * 1024 * 1024, on_full: 'drop', num_consumers: 1 },
+      retry: { initial_interval: 1000, max_interval: 30_000, max_age: 86_400_000 },
+      batch: { max_spans: 8192, max_bytes: 8 * 1024 * 1024, flush_timeout: 200 },
+    });
+  });
+
+  it('names each bad drain key by its YAML path', () => {
+    const problems = problemsOf(
+      config(`
+  - name: a
+    url: https://x.example/v1/traces
+    format: xml
+    tls: { ca_file: /nonexistent/ca.pem }
+  - { name: a, url: "ftp://x", sampling: [{ environment: production, percentage: 10, extra: 1 }] }
+  - { name: "", url: "https://x.example" }`),
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        'drains[0].format: must be one of protobuf, json',
+        'drains[0].tls.ca_file: file not found',
+        'drains[1].url: must be an https URL',
+        'drains[1].sampling[0].extra: unknown key',
+        'drains[2].name: must not be empty',
+      ]),
+    );
+  });
+
+  it('refuses two drains of the same name', () => {
+    expect(problemsOf(config('\n  - { name: a, url: "https://x.example" }\n  - { name: a, url: "https://y.example" }'))).toEqual(['drains[1].name: duplicate drain name "a"']);
+  });
+
+  it('refuses a drains list without a drains exporter', () => {
+    const text = config('\n  - { name: a, url: "https://x.example" }').replace('  drains: {}\n', '  debug: {}\n').replace('exporters: [drains]', 'exporters: [debug]');
+    expect(problemsOf(text)).toContain('drains: no exporter of type drains is configured to use this section');
+  });
+});
