@@ -17,6 +17,7 @@ export { createSendingQueue, queueDirectory } from './create-queue.js';
 export {
   createQueuedSender,
   DEFAULT_SHUTDOWN_GRACE_MS,
+  DROP_REASONS,
   FULL_QUEUE_RETRY_AFTER_MS,
   type DropReason,
   type QueuedSender,

@@ -20,7 +20,8 @@ const ABORT_SETTLE_MS = 1_000;
 /** A worker whose queue read failed waits this long before reading again (ms). */
 const READ_ERROR_PAUSE_MS = 1_000;
 
-export type DropReason = 'queue_full' | 'permanent' | 'max_age' | 'retry_disabled' | 'rejected';
+export const DROP_REASONS = ['queue_full', 'permanent', 'max_age', 'retry_disabled', 'rejected'] as const;
+export type DropReason = (typeof DROP_REASONS)[number];
 
 export interface QueuedSenderOptions {
   /** The exporter or drain id: the `exporter` and `queue` metric label. */
@@ -69,6 +70,15 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
 
   function refreshGauges(): void {
     updateQueueGauges(gauges, queue);
+  }
+
+  /** Every series at 0 from the start, so dashboards and alerts see "none yet" rather than no data. */
+  function initCounters(): void {
+    for (const reason of DROP_REASONS) metrics.dropped.inc({ exporter: id, reason }, 0);
+    metrics.sent.inc({ exporter: id }, 0);
+    metrics.failed.inc({ exporter: id }, 0);
+    metrics.retries.inc({ exporter: id }, 0);
+    gauges.enqueueFailedSpans.inc({ queue: id }, 0);
   }
 
   async function consume(bytes: Uint8Array, spans: number): Promise<void> {
@@ -178,6 +188,7 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
   async function start(): Promise<void> {
     if (state !== 'idle') return;
     state = 'starting';
+    initCounters();
     if (!queueConfig.enabled) {
       state = 'running';
       return;
