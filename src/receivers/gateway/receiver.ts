@@ -26,6 +26,8 @@ import { UpstreamAgents } from './upstream.js';
 const MODELS_PREFIX = '/v1/models/';
 /** ms shutdown waits for in-flight responses (long streams) before closing their sockets. */
 const SHUTDOWN_GRACE_MS = 30_000;
+/** ms an idle client connection stays open; above common client-side pool timeouts. */
+const CLIENT_KEEP_ALIVE_MS = 65_000;
 
 type Route =
   | { name: 'models'; route: '/v1/models'; allow: 'GET' }
@@ -109,9 +111,10 @@ export class GatewayReceiver implements Receiver {
   }
 
   async start(_host: Host): Promise<void> {
-    const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
+    const server = createServer((req, res) => {
       this.#handle(req, res);
     });
+    server.keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
     this.#server = server;
     const { host, port } = this.#listen;
     await new Promise<void>(function listen(resolve, reject) {
@@ -199,8 +202,10 @@ export class GatewayReceiver implements Receiver {
     const labels = { receiver: this.#id, transport: 'http' };
     const metrics = this.#metrics;
     const logger = this.#logger;
+    // Processors downstream may rewrite the resource: each batch gets its own copy.
+    const resource = this.#resource.map((kv) => ({ key: kv.key, value: { ...kv.value } }));
     // Not awaited: the gateway's response never waits for its own spans (DESIGN 9).
-    this.#next.consume(TraceBatch.fromModel(toRequest(this.#resource, spans))).then(
+    this.#next.consume(TraceBatch.fromModel(toRequest(resource, spans))).then(
       function accepted() {
         metrics.spansAccepted.inc(labels, count);
       },
