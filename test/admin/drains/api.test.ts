@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { attachAdminRoutes } from '../../../src/admin/routes.js';
 import { AdminServer } from '../../../src/admin/server.js';
 import { Telemetry } from '../../../src/core/telemetry.js';
@@ -10,10 +10,10 @@ import { TraceBatch } from '../../../src/otlp/batch.js';
 import { requestOf, trace, traceIdWithR } from '../../processors/sampling/helpers.js';
 import { exporterConfig, makeHarness, type Harness } from '../../exporters/drains/harness.js';
 import { startSink, waitFor, type Sink } from '../../exporters/drains/sink.js';
-import { makeTestPki, type TestPki } from '../../exporters/drains/tls.js';
+import { testTls, type TestTls } from '../../helpers/tls.js';
 
 const KEY = 'admin-key-for-tests';
-let pki: TestPki;
+let pki: TestTls;
 let storage: string;
 let admin: AdminServer;
 let base: string;
@@ -21,9 +21,8 @@ let harness: Harness;
 let sink: Sink;
 
 beforeAll(() => {
-  pki = makeTestPki();
+  pki = testTls();
 });
-afterAll(() => pki.cleanup());
 
 async function startExporter(drains: unknown[] = []): Promise<void> {
   harness = makeHarness(exporterConfig(drains), storage, new Telemetry({ defaultMetrics: false }));
@@ -77,7 +76,7 @@ async function call(method: string, path: string, body?: unknown, key: string | 
 function drainBody(overrides: Record<string, unknown> = {}, delivery: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     name: 'honeycomb',
-    delivery: { type: 'otlphttp', endpoint: { traces: sink.url }, encoding: 'json', compression: 'gzip', headers: { 'x-honeycomb-team': 'team-secret-value' }, secret: 'signing-secret-value', tls: { ca: pki.caPem }, ...delivery },
+    delivery: { type: 'otlphttp', endpoint: { traces: sink.url }, encoding: 'json', compression: 'gzip', headers: { 'x-honeycomb-team': 'team-secret-value' }, secret: 'signing-secret-value', tls: { ca: pki.ca }, ...delivery },
     sampling: [{ type: 'head_sampling', env: 'production', rate: 0.1, requestPath: '/api' }],
     ...overrides,
   };

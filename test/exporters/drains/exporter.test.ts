@@ -1,19 +1,18 @@
 import { rmSync } from 'node:fs';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { requestOf, trace, traceIdWithR, type TestSpan } from '../../processors/sampling/helpers.js';
 import { exporterConfig, makeHarness, type Harness } from './harness.js';
 import { startSink, waitFor, type Sink } from './sink.js';
-import { makeTestPki, type TestPki } from './tls.js';
+import { testTls, type TestTls } from '../../helpers/tls.js';
 
 const HIGH = (1n << 56n) - 1n;
-let pki: TestPki;
+let pki: TestTls;
 const cleanups: (() => Promise<void> | void)[] = [];
 
 beforeAll(() => {
-  pki = makeTestPki();
+  pki = testTls();
 });
-afterAll(() => pki.cleanup());
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });

@@ -6,7 +6,7 @@ import { gunzipSync } from 'node:zlib';
 import { parseJsonRequest } from '../../../src/otlp/json-codec.js';
 import type { ExportTraceServiceRequest } from '../../../src/otlp/model.js';
 import { decodeRequest } from '../../../src/otlp/proto-codec.js';
-import type { TestPki } from './tls.js';
+import type { TestTls } from '../../helpers/tls.js';
 
 export interface SinkRequest {
   readonly headers: Record<string, string | string[] | undefined>;
@@ -27,7 +27,7 @@ export interface Sink {
   close(): Promise<void>;
 }
 
-export async function startSink(pki: TestPki): Promise<Sink> {
+export async function startSink(pki: TestTls): Promise<Sink> {
   const requests: SinkRequest[] = [];
   const sink: Partial<Sink> & { behaviour: number | 'hang' } = { behaviour: 200 };
   const server: Server = createServer({ key: pki.key, cert: pki.cert }, function handle(req, res) {
