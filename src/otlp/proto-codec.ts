@@ -28,14 +28,14 @@ interface PbAnyValue {
   boolValue?: boolean;
   intValue?: Int64;
   doubleValue?: number;
-  arrayValue?: { values?: PbAnyValue[] };
-  kvlistValue?: { values?: PbKeyValue[] };
+  arrayValue?: { values?: PbAnyValue[] } | null;
+  kvlistValue?: { values?: PbKeyValue[] } | null;
   bytesValue?: Uint8Array;
   value?: string;
 }
 interface PbKeyValue {
   key?: string;
-  value?: PbAnyValue;
+  value?: PbAnyValue | null;
 }
 interface PbResource {
   attributes?: PbKeyValue[];
@@ -77,15 +77,15 @@ interface PbSpan {
   droppedEventsCount?: number;
   links?: PbLink[];
   droppedLinksCount?: number;
-  status?: { message?: string; code?: number };
+  status?: { message?: string | null; code?: number } | null;
 }
 interface PbScopeSpans {
-  scope?: PbScope;
+  scope?: PbScope | null;
   spans?: PbSpan[];
   schemaUrl?: string;
 }
 interface PbResourceSpans {
-  resource?: PbResource;
+  resource?: PbResource | null;
   scopeSpans?: PbScopeSpans[];
   schemaUrl?: string;
 }
@@ -104,8 +104,8 @@ function has<T extends object>(message: T, key: keyof T): boolean {
   return Object.prototype.hasOwnProperty.call(message, key);
 }
 
-function anyValueFromPb(v: PbAnyValue | undefined): AnyValue {
-  if (v === undefined) return {};
+function anyValueFromPb(v: PbAnyValue | null | undefined): AnyValue {
+  if (v === undefined || v === null) return {};
   // protobufjs sets `value` to the name of the oneof member that is present.
   switch (v.value) {
     case 'stringValue':
@@ -185,7 +185,7 @@ export function spanFromPb(s: PbSpan): Span {
   if (s.droppedEventsCount) out.droppedEventsCount = s.droppedEventsCount;
   if (s.links !== undefined && s.links.length > 0) out.links = s.links.map(linkFromPb);
   if (s.droppedLinksCount) out.droppedLinksCount = s.droppedLinksCount;
-  if (s.status !== undefined) {
+  if (s.status !== undefined && s.status !== null) {
     const status: Status = {};
     if (s.status.message) status.message = s.status.message;
     if (s.status.code) status.code = s.status.code;
@@ -196,14 +196,14 @@ export function spanFromPb(s: PbSpan): Span {
 
 function scopeSpansFromPb(ss: PbScopeSpans): ScopeSpans {
   const out: ScopeSpans = { spans: (ss.spans ?? []).map(spanFromPb) };
-  if (ss.scope !== undefined) out.scope = scopeFromPb(ss.scope);
+  if (ss.scope !== undefined && ss.scope !== null) out.scope = scopeFromPb(ss.scope);
   if (ss.schemaUrl) out.schemaUrl = ss.schemaUrl;
   return out;
 }
 
 function resourceSpansFromPb(rs: PbResourceSpans): ResourceSpans {
   const out: ResourceSpans = { scopeSpans: (rs.scopeSpans ?? []).map(scopeSpansFromPb) };
-  if (rs.resource !== undefined) out.resource = resourceFromPb(rs.resource);
+  if (rs.resource !== undefined && rs.resource !== null) out.resource = resourceFromPb(rs.resource);
   if (rs.schemaUrl) out.schemaUrl = rs.schemaUrl;
   return out;
 }

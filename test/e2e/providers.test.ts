@@ -10,7 +10,7 @@ import { message, messageEnd, messageStart, sendEvents, sendMessage, textBlock, 
 import { validateAnthropic } from '../receivers/gateway/providers/anthropic/wire-schema.js';
 import { endFrames, frame, sendConverse, sendFrames, textFrames } from '../receivers/gateway/providers/bedrock/fixtures.js';
 import { CREDENTIALS, REGION, requestProblems, sigV4Problems } from '../receivers/gateway/providers/bedrock/wire-schema.js';
-import { json, PNG_BASE64, PNG_DATA_URL, servePng, startFake, type FakeUpstream, type Seen } from '../receivers/gateway/providers/google/fake-upstream.js';
+import { json, PNG_BASE64, PNG_DATA_URL, servePng, startFake, type FakeUpstream, type Seen } from '../receivers/gateway/providers/shared/fake-upstream.js';
 import { response, sendResponse, sendStream } from '../receivers/gateway/providers/google/fixtures.js';
 import { validateGemini } from '../receivers/gateway/providers/google/wire-schema.js';
 

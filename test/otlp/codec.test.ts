@@ -111,3 +111,20 @@ describe('ExportTraceServiceResponse', () => {
     expect(decodeResponse(encodeResponse(partial))).toEqual(partial);
   });
 });
+
+describe('absent message fields', () => {
+  it('decodes spans without status, scope or resource (protobufjs reports them as null)', () => {
+    const bare: ExportTraceServiceRequest = {
+      resourceSpans: [
+        { scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'bare', kind: 1, startTimeUnixNano: '1', endTimeUnixNano: '2', attributes: [{ key: 'empty' }] }] }] },
+      ],
+    };
+    const decoded = decodeRequest(encodeRequest(bare));
+    expect(decoded.resourceSpans[0]?.resource).toBeUndefined();
+    expect(decoded.resourceSpans[0]?.scopeSpans[0]?.scope).toBeUndefined();
+    const span = decoded.resourceSpans[0]?.scopeSpans[0]?.spans[0];
+    expect(span?.status).toBeUndefined();
+    expect(span?.attributes).toEqual([{ key: 'empty', value: {} }]);
+    expect(TraceBatch.fromProto(encodeRequest(bare)).toJson()).toContain('"name":"bare"');
+  });
+});

@@ -1,6 +1,6 @@
 // Anthropic error responses -> the gateway's error info.
 // https://docs.anthropic.com/en/api/errors
-import { asObject, isFallbackStatus } from '../google/inputs.js';
+import { asObject, isFallbackStatus } from '../shared/inputs.js';
 import type { UpstreamErrorInfo } from '../types.js';
 
 const decoder = new TextDecoder();

@@ -1,6 +1,6 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
-import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../google/inputs.js';
+import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
 import type { AttemptContext, UpstreamRequest } from '../types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicToolChoice } from './wire.js';

@@ -1,6 +1,6 @@
 // Anthropic Messages response -> OpenAI chat completion.
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.js';
-import { asObject } from '../google/inputs.js';
+import { asObject } from '../shared/inputs.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import type { AnthropicResponse, AnthropicStopReason, AnthropicUsage } from './wire.js';

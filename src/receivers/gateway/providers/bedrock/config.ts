@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { imageFetchConfigSchema, type ImageFetchConfig } from '../google/image-fetch.js';
+import { imageFetchConfigSchema, type ImageFetchConfig } from '../shared/image-fetch.js';
 import type { BaseProviderConfig } from '../types.js';
 
 export interface BedrockProviderConfig extends BaseProviderConfig {

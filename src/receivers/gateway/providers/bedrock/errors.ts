@@ -1,7 +1,7 @@
 // Bedrock runtime errors (`x-amzn-errortype` header, `{"message": ...}` body,
 // or an exception frame inside ConverseStream) -> the gateway's error info.
 // https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors
-import { asObject, isFallbackStatus } from '../google/inputs.js';
+import { asObject, isFallbackStatus } from '../shared/inputs.js';
 import type { UpstreamErrorInfo } from '../types.js';
 
 const decoder = new TextDecoder();

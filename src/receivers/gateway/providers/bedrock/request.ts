@@ -1,7 +1,7 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
 import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
-import { fetchImage } from '../google/image-fetch.js';
-import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../google/inputs.js';
+import { fetchImage } from '../shared/image-fetch.js';
+import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
 import type { AttemptContext, UpstreamRequest } from '../types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';

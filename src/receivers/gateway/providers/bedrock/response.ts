@@ -1,6 +1,6 @@
 // Bedrock Converse response -> OpenAI chat completion.
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.js';
-import { asObject, completionId } from '../google/inputs.js';
+import { asObject, completionId } from '../shared/inputs.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { BedrockProviderConfig } from './config.js';
 import type { ConverseResponse, ConverseStopReason, ConverseUsage } from './wire.js';

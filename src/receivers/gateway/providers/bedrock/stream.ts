@@ -1,6 +1,6 @@
 // Bedrock ConverseStream (binary event stream) -> OpenAI chat.completion.chunk objects.
 import type { ChatCompletionChunk, FinishReason, ToolCallDelta } from '../../openai-types.js';
-import { completionId } from '../google/inputs.js';
+import { completionId } from '../shared/inputs.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { errorTypeOf } from './errors.js';

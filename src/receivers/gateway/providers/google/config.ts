@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { BaseProviderConfig } from '../types.js';
-import { imageFetchConfigSchema, type ImageFetchConfig } from './image-fetch.js';
+import { imageFetchConfigSchema, type ImageFetchConfig } from '../shared/image-fetch.js';
 
 export interface GoogleProviderConfig extends BaseProviderConfig {
   type: 'google';

@@ -1,7 +1,7 @@
 // Gemini error responses ({"error": google.rpc.Status}) -> the gateway's error info.
 // https://ai.google.dev/gemini-api/docs/troubleshooting
 import type { UpstreamErrorInfo } from '../types.js';
-import { asObject, isFallbackStatus } from './inputs.js';
+import { asObject, isFallbackStatus } from '../shared/inputs.js';
 import type { GeminiError } from './wire.js';
 
 const decoder = new TextDecoder();

@@ -2,8 +2,8 @@
 import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
 import type { AttemptContext, UpstreamRequest } from '../types.js';
 import type { GoogleProviderConfig } from './config.js';
-import { fetchImage } from './image-fetch.js';
-import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from './inputs.js';
+import { fetchImage } from '../shared/image-fetch.js';
+import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
 import { toGeminiSchema } from './schema.js';
 import { requiresThoughtSignatures, SKIP_SIGNATURE, thoughtSignatureOf } from './tool-call-id.js';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';

@@ -2,7 +2,7 @@
 import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { GoogleProviderConfig } from './config.js';
-import { asObject, completionId } from './inputs.js';
+import { asObject, completionId } from '../shared/inputs.js';
 import { mintToolCallId } from './tool-call-id.js';
 import type { GeminiFinishReason, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
 

@@ -5,7 +5,7 @@
 // $ref is inlined from $defs/definitions, `type: [x, "null"]` becomes
 // `nullable`, `const` a one-value enum, `oneOf` `anyOf`, a one-entry `allOf`
 // its entry. https://ai.google.dev/api/caching#Schema
-import { asObject } from './inputs.js';
+import { asObject } from '../shared/inputs.js';
 
 type JsonObject = Record<string, unknown>;
 

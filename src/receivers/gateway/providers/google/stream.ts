@@ -5,7 +5,7 @@ import type { ChatCompletionChunk, FinishReason } from '../../openai-types.js';
 import { parseSse } from '../../sse.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { GoogleProviderConfig } from './config.js';
-import { completionId } from './inputs.js';
+import { completionId } from '../shared/inputs.js';
 import { mapFinishReason, mapUsage, parseGeminiBody, readParts } from './response.js';
 import type { GeminiUsageMetadata } from './wire.js';
 

@@ -1,6 +1,6 @@
 // Anthropic responses and stream events in their documented shapes.
 import type { ServerResponse } from 'node:http';
-import { json, sse } from '../google/fake-upstream.js';
+import { json, sse } from '../shared/fake-upstream.js';
 
 export function message(content: unknown[], stopReason: string, usage: Record<string, number> = { input_tokens: 12, output_tokens: 6 }): Record<string, unknown> {
   return { id: 'msg_01', type: 'message', role: 'assistant', model: 'claude-test-20250101', content, stop_reason: stopReason, stop_sequence: null, usage };

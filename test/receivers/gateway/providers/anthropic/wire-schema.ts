@@ -1,8 +1,8 @@
 // Anthropic's documented Messages request shape, as the fake upstream checks it.
 // https://docs.anthropic.com/en/api/messages
 import { z } from 'zod';
-import type { Seen } from '../google/fake-upstream.js';
-import { zodProblems } from '../google/fake-upstream.js';
+import type { Seen } from '../shared/fake-upstream.js';
+import { zodProblems } from '../shared/fake-upstream.js';
 
 const textBlock = z.strictObject({ type: z.literal('text'), text: z.string().min(1) });
 const imageBlock = z.strictObject({

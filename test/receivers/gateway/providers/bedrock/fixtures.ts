@@ -3,7 +3,7 @@
 import type { ServerResponse } from 'node:http';
 import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import { json } from '../google/fake-upstream.js';
+import { json } from '../shared/fake-upstream.js';
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 

@@ -3,7 +3,7 @@
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { z } from 'zod';
-import { zodProblems, type Seen } from '../google/fake-upstream.js';
+import { zodProblems, type Seen } from '../shared/fake-upstream.js';
 
 const oneOf = (keys: readonly string[]) => (block: Record<string, unknown>) => keys.filter((k) => block[k] !== undefined).length === 1;
 

@@ -1,6 +1,6 @@
 // Gemini responses and stream events in their documented shapes.
 import type { ServerResponse } from 'node:http';
-import { json, sse } from './fake-upstream.js';
+import { json, sse } from '../shared/fake-upstream.js';
 
 export const usageMetadata = { promptTokenCount: 20, candidatesTokenCount: 8, totalTokenCount: 28 };
 

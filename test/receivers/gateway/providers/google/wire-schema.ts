@@ -1,7 +1,7 @@
 // The Gemini API's documented generateContent request shape, as the fake checks it.
 // https://ai.google.dev/api/generate-content#request-body
 import { z } from 'zod';
-import { zodProblems, type Seen } from './fake-upstream.js';
+import { zodProblems, type Seen } from '../shared/fake-upstream.js';
 
 export type Schema = { [key: string]: unknown };
 
