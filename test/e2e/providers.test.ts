@@ -199,7 +199,20 @@ describe('provider adapters through the gateway with the openai SDK', () => {
     expect(anthropic.requests[0]?.body).toMatchObject({ tool_choice: { type: 'any' } });
   });
 
-  // Adapters throw ProviderRequestError (a PermanentError with `param`) for values a provider cannot
-  // take; attempt.ts's attemptFailure still maps it to 502 upstream_error. Enable once it maps to 400.
-  it.todo('answers 400 naming the param when an adapter rejects a value (temperature 1.5 for Anthropic)');
+it('answers 400 naming the param when no provider can take a value (temperature 1.5 for Anthropic and Bedrock)', async () => {
+    const error = await client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }], temperature: 1.5 }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('temperature');
+    expect(anthropic.requests).toHaveLength(0);
+    expect(bedrock.requests).toHaveLength(0);
+  });
+
+  it('falls back to a provider type that takes the value when an adapter refuses it', async () => {
+    replies.google = (_seen, res) => sendResponse(res, [{ text: 'warm answer' }], 'STOP');
+    const data = await client.chat.completions.create(
+      withGateway({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }], temperature: 1.5 }, { models: [GEMINI] }),
+    );
+    expect(data.choices[0]?.message.content).toBe('warm answer');
+    expect(google.requests[0]?.body).toMatchObject({ generationConfig: { temperature: 1.5 } });
+  });
 });

@@ -12,6 +12,7 @@ import { UpstreamStreamError } from './providers/types.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
 import { pipeStream } from './stream-response.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
+import { ProviderRequestError } from './providers/shared/inputs.js';
 
 export interface ResolvedProvider {
   readonly slug: string;
@@ -113,6 +114,12 @@ export function attemptFailure(err: unknown, clock: AttemptClock, slug: string):
   if (reason !== undefined) {
     const what = reason === 'first_byte_timeout' ? 'did not answer within first_byte_timeout' : 'went silent for longer than stream_idle_timeout';
     return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout', outcome: 'timeout' };
+  }
+  // A value this provider type cannot take (temperature 1.5 for Anthropic): the request is
+  // valid OpenAI, so another provider type may take it; if none does, the client gets the 400.
+  if (err instanceof ProviderRequestError) {
+    const error = new GatewayHttpError(400, `Provider ${slug} cannot take this request: ${err.message}`, { type: 'invalid_request_error', code: 'unsupported_value', param: err.param });
+    return { error, fallback: true, spanErrorType: 'unsupported_value', outcome: 'rejected' };
   }
   // An adapter refusing the request (say, a feature its provider lacks) answers as it chose.
   if (err instanceof GatewayHttpError) return { error: err, fallback: err.status >= 500, spanErrorType: err.spanErrorType, outcome: 'rejected' };
