@@ -50,13 +50,21 @@ export async function post(url: string, request: TestRequest): Promise<number> {
 }
 
 /** Sends every request with `concurrency` in flight; returns those answered 200 (acknowledged). */
-export async function sendAll(url: string, requests: readonly TestRequest[], concurrency: number, stop: () => boolean = () => false): Promise<TestRequest[]> {
+export async function sendAll(
+  url: string,
+  requests: readonly TestRequest[],
+  concurrency: number,
+  hooks: { readonly stop?: () => boolean; readonly onAck?: (acked: readonly TestRequest[]) => void } = {},
+): Promise<TestRequest[]> {
   const acked: TestRequest[] = [];
   let next = 0;
   async function worker(): Promise<void> {
-    while (next < requests.length && !stop()) {
+    while (next < requests.length && hooks.stop?.() !== true) {
       const request = requests[next++];
-      if (request !== undefined && (await post(url, request)) === 200) acked.push(request);
+      if (request !== undefined && (await post(url, request)) === 200) {
+        acked.push(request);
+        hooks.onAck?.(acked);
+      }
     }
   }
   await Promise.all(Array.from({ length: concurrency }, worker));
