@@ -24,7 +24,8 @@ function substituteString(text: string, env: Environment, problems: string[], pa
   return text.replace(REFERENCE, function replace(whole: string, escaped: string | undefined, name: string, fallback: string | undefined) {
     if (escaped !== undefined) return whole.slice(1);
     const set = env[name];
-    if (set !== undefined) return set;
+    // As in sh and the OpenTelemetry spec, an empty variable counts as unset when there is a default.
+    if (set !== undefined && (set !== '' || fallback === undefined)) return set;
     if (fallback !== undefined) return fallback;
     problems.push(`${formatPath(path)}: environment variable ${name} is not set (use \${env:${name}:-default} to give a default)`);
     return '';

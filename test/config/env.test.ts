@@ -18,6 +18,10 @@ describe('${env:...} substitution', () => {
     expect(substitute(['${env:PORT:-4318}', '${env:EMPTY:-}'], {}).value).toEqual(['4318', '']);
   });
 
+  it('uses the default when the variable is set but empty, and the empty value when there is none', () => {
+    expect(substitute(['${env:KEY:-fallback}', 'x${env:KEY}y'], { KEY: '' }).value).toEqual(['fallback', 'xy']);
+  });
+
   it('prefers a set variable over the default', () => {
     expect(substitute('${env:PORT:-4318}', { PORT: '9999' }).value).toBe('9999');
   });

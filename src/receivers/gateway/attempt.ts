@@ -8,7 +8,7 @@ import { captureOutput, choicesOf } from './capture.js';
 import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from './providers/types.js';
-import { UpstreamStreamError } from './providers/types.js';
+import { ProviderNotConfiguredError, UpstreamStreamError } from './providers/types.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
 import { pipeStream } from './stream-response.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
@@ -114,6 +114,10 @@ export function attemptFailure(err: unknown, clock: AttemptClock, slug: string):
   if (reason !== undefined) {
     const what = reason === 'first_byte_timeout' ? 'did not answer within first_byte_timeout' : 'went silent for longer than stream_idle_timeout';
     return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout', outcome: 'timeout' };
+  }
+  if (err instanceof ProviderNotConfiguredError) {
+    const error = new GatewayHttpError(503, err.message, { type: 'api_error', code: 'provider_not_configured' });
+    return { error, fallback: true, spanErrorType: 'provider_not_configured', outcome: 'rejected' };
   }
   // A value this provider type cannot take (temperature 1.5 for Anthropic): the request is
   // valid OpenAI, so another provider type may take it; if none does, the client gets the 400.

@@ -85,6 +85,29 @@ export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConf
   classifyError(status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): UpstreamErrorInfo;
 }
 
+/**
+ * The provider has no credentials yet (config.example.yaml ships providers
+ * whose keys come from unset variables): the attempt answers 503 with this
+ * message and the next provider is tried.
+ */
+export class ProviderNotConfiguredError extends Error {
+  readonly code = 'SLUICE_ERR_PROVIDER_NOT_CONFIGURED';
+
+  constructor(message: string) {
+    super(message);
+    this.name = 'ProviderNotConfiguredError';
+  }
+}
+
+/** The api_key a provider needs before any request is sent. */
+export function requireApiKey(ctx: { slug: string; provider: { api_key?: string | undefined } }): string {
+  const key = ctx.provider.api_key;
+  if (key === undefined || key === '') {
+    throw new ProviderNotConfiguredError(`Provider ${ctx.slug} has no api_key: set receivers.gateway.providers.${ctx.slug}.api_key.`);
+  }
+  return key;
+}
+
 /** An error event inside an upstream stream (Anthropic `error`, Bedrock exception frames, ...). */
 export class UpstreamStreamError extends Error {
   readonly code = 'SLUICE_ERR_UPSTREAM_STREAM';

@@ -3,7 +3,8 @@ import type { BaseProviderConfig } from '../types.js';
 
 export interface AnthropicProviderConfig extends BaseProviderConfig {
   type: 'anthropic';
-  api_key: string;
+  /** Empty until set: requests then answer 503 provider_not_configured. */
+  api_key?: string | undefined;
   /** The `anthropic-version` header. */
   anthropic_version: string;
   /** max_tokens when neither the request nor the catalog sets one (Anthropic requires it). */
@@ -13,7 +14,7 @@ export interface AnthropicProviderConfig extends BaseProviderConfig {
 export const anthropicConfigSchema: z.ZodType<AnthropicProviderConfig> = z.object({
   type: z.literal('anthropic'),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.anthropic.com'),
-  api_key: z.string().min(1, 'api_key is required'),
+  api_key: z.string().optional(),
   anthropic_version: z.string().min(1).default('2023-06-01'),
   default_max_tokens: z.int().positive().default(4096),
   headers: z.record(z.string(), z.string()).optional(),

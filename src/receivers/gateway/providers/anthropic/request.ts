@@ -1,7 +1,7 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
-import type { AttemptContext, UpstreamRequest } from '../types.js';
+import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicToolChoice } from './wire.js';
 
@@ -49,7 +49,7 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
       'content-type': 'application/json',
       accept: request.stream === true ? 'text/event-stream' : 'application/json',
       ...ctx.provider.headers,
-      'x-api-key': ctx.provider.api_key,
+      'x-api-key': requireApiKey(ctx),
       'anthropic-version': ctx.provider.anthropic_version,
     },
     body: JSON.stringify(body),

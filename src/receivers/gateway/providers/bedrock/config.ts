@@ -38,9 +38,5 @@ export const bedrockConfigSchema: z.ZodType<BedrockProviderConfig> = z
       ctx.addIssue({ code: 'custom', path: ['secret_access_key'], message: 'access_key_id and secret_access_key must be set together' });
       return z.NEVER;
     }
-    if (config.api_key === undefined && config.access_key_id === undefined && process.env['AWS_ACCESS_KEY_ID'] === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['access_key_id'], message: 'access_key_id and secret_access_key (or api_key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY) are required' });
-      return z.NEVER;
-    }
     return { ...config, region, base_url: config.base_url ?? `https://bedrock-runtime.${region}.amazonaws.com` };
   });

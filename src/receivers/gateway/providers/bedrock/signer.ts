@@ -1,15 +1,14 @@
 // SigV4 signing of Bedrock runtime requests (service `bedrock`), with the
 // credentials from the provider config or, per request, from the standard
 // AWS environment variables (so rotated session credentials are picked up).
+import { ProviderNotConfiguredError } from '../types.js';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { BedrockProviderConfig } from './config.js';
 
 export const SIGNING_SERVICE = 'bedrock';
 
-export class MissingCredentialsError extends Error {
-  readonly code = 'SLUICE_ERR_BEDROCK_CREDENTIALS';
-}
+export class MissingCredentialsError extends ProviderNotConfiguredError {}
 
 interface Credentials {
   accessKeyId: string;
@@ -21,8 +20,8 @@ function credentialsOf(config: BedrockProviderConfig): Credentials {
   const env = process.env;
   const accessKeyId = config.access_key_id ?? env['AWS_ACCESS_KEY_ID'];
   const secretAccessKey = config.secret_access_key ?? (config.access_key_id === undefined ? env['AWS_SECRET_ACCESS_KEY'] : undefined);
-  if (accessKeyId === undefined || secretAccessKey === undefined) {
-    throw new MissingCredentialsError('bedrock: no AWS credentials (set access_key_id/secret_access_key or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)');
+  if (accessKeyId === undefined || accessKeyId === '' || secretAccessKey === undefined || secretAccessKey === '') {
+    throw new MissingCredentialsError('The bedrock provider has no AWS credentials: set access_key_id and secret_access_key, api_key, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.');
   }
   const sessionToken = config.access_key_id !== undefined ? config.session_token : env['AWS_SESSION_TOKEN'];
   return sessionToken === undefined || sessionToken === '' ? { accessKeyId, secretAccessKey } : { accessKeyId, secretAccessKey, sessionToken };

@@ -4,7 +4,8 @@ import { imageFetchConfigSchema, type ImageFetchConfig } from '../shared/image-f
 
 export interface GoogleProviderConfig extends BaseProviderConfig {
   type: 'google';
-  api_key: string;
+  /** Empty until set: requests then answer 503 provider_not_configured. */
+  api_key?: string | undefined;
   /** How http(s) image URLs are fetched and inlined (Gemini takes inline bytes only). */
   image_fetch: ImageFetchConfig;
 }
@@ -12,7 +13,7 @@ export interface GoogleProviderConfig extends BaseProviderConfig {
 export const googleConfigSchema: z.ZodType<GoogleProviderConfig> = z.object({
   type: z.literal('google'),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://generativelanguage.googleapis.com'),
-  api_key: z.string().min(1, 'api_key is required'),
+  api_key: z.string().optional(),
   image_fetch: imageFetchConfigSchema,
   headers: z.record(z.string(), z.string()).optional(),
   first_byte_timeout: z.number().positive().optional(),

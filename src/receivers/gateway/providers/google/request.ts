@@ -1,6 +1,6 @@
 // OpenAI chat request -> Gemini generateContent / streamGenerateContent request.
 import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
-import type { AttemptContext, UpstreamRequest } from '../types.js';
+import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { fetchImage } from '../shared/image-fetch.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
@@ -51,7 +51,7 @@ export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: At
       'content-type': 'application/json',
       accept: request.stream === true ? 'text/event-stream' : 'application/json',
       ...ctx.provider.headers,
-      'x-goog-api-key': ctx.provider.api_key,
+      'x-goog-api-key': requireApiKey(ctx),
     },
     body: JSON.stringify(body),
   };

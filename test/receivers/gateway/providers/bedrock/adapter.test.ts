@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { bedrockAdapter } from '../../../../../src/receivers/gateway/providers/bedrock/index.js';
+import { ProviderNotConfiguredError } from '../../../../../src/receivers/gateway/providers/types.js';
 import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/shared/inputs.js';
 import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/types.js';
 import { assemble, complete, context, PNG_BASE64, PNG_DATA_URL, servePng, startFake, stream, type FakeUpstream, type Handler, type Seen } from '../shared/fake-upstream.js';
@@ -75,14 +76,20 @@ describe('bedrock adapter', () => {
     }
   });
 
-  it('defaults base_url from the region and refuses a config without region or credentials', () => {
+  it('defaults base_url from the region, refuses a config without region, and takes one without credentials', async () => {
     const parsed = bedrockAdapter.configSchema.parse({ type: 'bedrock', region: 'eu-west-3', access_key_id: 'a', secret_access_key: 'b' });
     expect(parsed.base_url).toBe('https://bedrock-runtime.eu-west-3.amazonaws.com');
     const saved = { ...process.env };
     for (const key of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_ACCESS_KEY_ID']) delete process.env[key];
     try {
       expect(bedrockAdapter.configSchema.safeParse({ type: 'bedrock', access_key_id: 'a', secret_access_key: 'b' }).error?.issues[0]?.path).toEqual(['region']);
-      expect(bedrockAdapter.configSchema.safeParse({ type: 'bedrock', region: 'us-east-1' }).success).toBe(false);
+      // Without credentials the provider is configured but each attempt answers provider_not_configured.
+      const keyless = bedrockAdapter.configSchema.parse({ type: 'bedrock', region: 'us-east-1' });
+      const attempt = bedrockAdapter.buildRequest(
+        { model: 'm', messages: [{ role: 'user', content: 'hi' }] },
+        { slug: 'bedrock', provider: keyless, model: 'm', maxTokens: 10, signal: new AbortController().signal },
+      );
+      await expect(attempt).rejects.toBeInstanceOf(ProviderNotConfiguredError);
       expect(bedrockAdapter.configSchema.safeParse({ type: 'bedrock', region: 'us-east-1', access_key_id: 'a' }).success).toBe(false);
     } finally {
       process.env = saved;
