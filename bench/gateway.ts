@@ -11,6 +11,7 @@ import { waitForQuiet, withBackground } from './lib/gateway-machine.js';
 import { summarizeProfile, type ProfileSummary } from './lib/gateway-profile.js';
 import { startPassthrough, startPortkey, startSluice, startUpstream, type Running } from './lib/gateway-targets.js';
 import { measure } from './lib/proc.js';
+import { startSink, type Sink } from './lib/sink.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
 
 const GATEWAY_CORE = 1;
@@ -33,6 +34,7 @@ const MAX_WARMUP_MS = 3_000;
 const MAX_MS = 10_000;
 const USAGE_MARGIN_MS = 500; // the CPU/RSS window ends this long before its load phase
 const PROFILE_MS = 5_000;
+const PROFILE_WARMUP_MS = 2_000;
 const TOP_FRAMES = 12;
 const QUIET_PERCENT = 15; // % of one core others may use before a path starts
 const QUIET_WAIT_MS = 5_000;
@@ -101,17 +103,20 @@ async function measurePath(run: Running, upstreamPid: number): Promise<Measured>
 }
 
 /** Sluice again, under --cpu-prof, at its maximum rate: where its time goes per request. */
-async function profileSluice(): Promise<ProfileSummary> {
+export async function profileSluice(sink: Sink): Promise<ProfileSummary> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-profile-'));
   try {
-    const run = await startSluice({ port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, upstreamPort: UPSTREAM_PORT, core: GATEWAY_CORE, profileDir: dir });
+    const run = await startSluice({ port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, upstreamPort: UPSTREAM_PORT, core: GATEWAY_CORE, spansUrl: sink.url, profileDir: dir });
+    // Start-up and warm-up are left out: the profile covers the load phase (and shutdown).
+    const skipMs = (run.startupMs ?? 0) + PROFILE_WARMUP_MS;
     try {
       const plain = run.body(false);
+      await closedLoop(run.target, plain, MAX_CONNECTIONS, PROFILE_WARMUP_MS);
       await closedLoop(run.target, plain, MAX_CONNECTIONS, PROFILE_MS);
     } finally {
       await run.stop();
     }
-    return summarizeProfile(dir, TOP_FRAMES);
+    return summarizeProfile(dir, TOP_FRAMES, skipMs);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -154,7 +159,13 @@ function verdict(ok: boolean): string {
   return ok ? 'met' : '**missed**';
 }
 
-function report(results: Measured[], profile: ProfileSummary | undefined): string {
+/** What the counting sink received from Sluice's otlphttp exporter during its measured run. */
+interface SpanExports {
+  posts: number;
+  bytes: number;
+}
+
+function report(results: Measured[], profile: ProfileSummary | undefined, spans: SpanExports | undefined): string {
   const base = results[0];
   if (base === undefined) throw new Error('no direct measurement');
   const latencyRows = results.map((r) => [
@@ -250,29 +261,36 @@ ${profileText}`;
 async function main(): Promise<void> {
   pinSelf(LOAD_CORE);
   const upstream = await startUpstream(UPSTREAM_PORT, LOAD_CORE);
+  const sink = await startSink();
   const results: Measured[] = [];
   let profile: ProfileSummary | undefined;
+  let spanExports: SpanExports | undefined;
   try {
     const starters: Array<() => Promise<Running>> = [
       async () => upstream,
       () => startPassthrough(PASSTHROUGH_PORT, UPSTREAM_PORT, GATEWAY_CORE),
-      () => startSluice({ port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, upstreamPort: UPSTREAM_PORT, core: GATEWAY_CORE }),
+      () => startSluice({ port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, upstreamPort: UPSTREAM_PORT, core: GATEWAY_CORE, spansUrl: sink.url }),
       () => startPortkey(PORTKEY_PORT, UPSTREAM_PORT, GATEWAY_CORE),
     ];
     for (const start of starters) {
       const run = await start();
+      const posts = sink.requests;
+      const bytes = sink.bytes;
       try {
         results.push(await measurePath(run, upstream.pid));
       } finally {
+        // stop() waits for the exit, and shutdown flushes the exporter queue first.
         if (run !== upstream) await run.stop();
       }
+      if (run.name === 'sluice') spanExports = { posts: sink.requests - posts, bytes: sink.bytes - bytes };
     }
     log('sluice under --cpu-prof');
-    profile = await profileSluice();
+    profile = await profileSluice(sink);
   } finally {
+    await sink.close();
     await upstream.stop();
   }
-  writeSection('gateway', 'Chat gateway: direct vs Sluice vs Portkey (issue 5)', report(results, profile));
+  writeSection('gateway', 'Chat gateway: direct vs Sluice vs Portkey (issue 5)', report(results, profile, spanExports));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -16,6 +16,7 @@ interface ProfileNode {
   callFrame: CallFrame;
 }
 interface CpuProfile {
+  startTime: number; // µs
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -62,8 +63,8 @@ function rank(totals: Map<string, number>, busy: number, count: number): Frame[]
     .map(([name, us]) => ({ name, percent: (us / busy) * 100 }));
 }
 
-/** The top `count` functions and areas by self time in the newest profile of `dir`. */
-export function summarizeProfile(dir: string, count: number): ProfileSummary {
+/** The top `count` functions and areas by self time in the newest profile of `dir`, leaving out its first `skipMs` (start-up). */
+export function summarizeProfile(dir: string, count: number, skipMs: number): ProfileSummary {
   const file = readdirSync(dir)
     .filter((f) => f.endsWith('.cpuprofile'))
     .sort()
@@ -75,10 +76,13 @@ export function summarizeProfile(dir: string, count: number): ProfileSummary {
   const self = new Map<string, number>();
   const byArea = new Map<string, number>();
   let busy = 0;
+  let at = 0; // µs since the profile started
+  const from = skipMs * 1000;
   profile.samples.forEach(function addSample(id, i) {
     const name = labels.get(id) ?? '(unknown)';
     const us = profile.timeDeltas[i] ?? 0;
-    if (name === IDLE) return;
+    at += us;
+    if (name === IDLE || at < from) return;
     busy += us;
     self.set(name, (self.get(name) ?? 0) + us);
     const where = areas.get(id) ?? '(unknown)';

@@ -5,14 +5,12 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { withCore } from './daemon.js';
+import { CLI, withCore } from './daemon.js';
 import type { Target } from './gateway-load.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const UPSTREAM_SCRIPT = fileURLToPath(new URL('./gateway-upstream.js', import.meta.url));
-const SLUICE_SCRIPT = fileURLToPath(new URL('./gateway-daemon.js', import.meta.url));
 const PASSTHROUGH_SCRIPT = fileURLToPath(new URL('./gateway-passthrough.js', import.meta.url));
-const PORTKEY_REGISTER = fileURLToPath(new URL('./gateway-portkey-register.js', import.meta.url));
 const PORTKEY_BIN = join(ROOT, 'node_modules', '@portkey-ai', 'gateway', 'build', 'start-server.js');
 const READY_POLLS = 100;
 const READY_POLL_MS = 100;
@@ -25,6 +23,8 @@ export const MODEL = 'fake/bench-model';
 export interface Running {
   readonly name: string;
   readonly pid: number;
+  /** ms from spawn to ready (Sluice only: lets the profile skip start-up). */
+  readonly startupMs?: number;
   readonly target: Target;
   /** The request body for this path (the model id differs). */
   readonly body: (stream: boolean) => string;
@@ -112,6 +112,8 @@ export interface SluiceOptions {
   readonly adminPort: number;
   readonly upstreamPort: number;
   readonly core: number;
+  /** Where the otlphttp exporter sends spans (a counting sink). */
+  readonly spansUrl: string;
   /** Directory for a --cpu-prof profile; no profiling when absent. */
   readonly profileDir?: string;
 }
@@ -129,13 +131,13 @@ receivers:
       - id: ${MODEL}
         endpoints: [{ provider: fake, model: bench-model }]
 exporters:
-  file: { path: ${join(dir, 'spans.jsonl')} }
+  otlphttp: { endpoint: "${o.spansUrl}", encoding: protobuf, compression: none }
 service:
   storage: { directory: ${join(dir, 'data')} }
   admin: { endpoint: 127.0.0.1:${o.adminPort} }
   telemetry: { logs: { level: warn } }
   pipelines:
-    traces: { receivers: [gateway], exporters: [file] }
+    traces: { receivers: [gateway], exporters: [otlphttp] }
 `;
 }
 
@@ -144,11 +146,13 @@ export async function startSluice(o: SluiceOptions): Promise<Running> {
   const config = join(dir, 'config.yaml');
   await writeFile(config, sluiceYaml(o, dir));
   const profile = o.profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', o.profileDir];
-  const child = spawnChild([...profile, SLUICE_SCRIPT, config], o.core);
+  const child = spawnChild([...profile, CLI, 'run', '--config', config], o.core);
+  const spawned = performance.now();
   await waitUntil(child, 'sluice', async () => (await fetch(`http://127.0.0.1:${o.adminPort}/readyz`)).status === 200);
   return {
     name: 'sluice',
     pid: pidOf(child),
+    startupMs: performance.now() - spawned,
     target: { origin: `http://127.0.0.1:${o.port}`, path: CHAT_PATH, headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` } },
     body: (stream) => chatBody(MODEL, stream),
     stop: async () => {
@@ -160,7 +164,7 @@ export async function startSluice(o: SluiceOptions): Promise<Running> {
 
 export async function startPortkey(port: number, upstreamPort: number, core: number): Promise<Running> {
   // --headless: no log-streaming UI; that is how a server deployment runs it.
-  const child = spawnChild(['--import', PORTKEY_REGISTER, PORTKEY_BIN, `--port=${port}`, '--headless'], core);
+  const child = spawnChild([PORTKEY_BIN, `--port=${port}`, '--headless'], core);
   const origin = `http://127.0.0.1:${port}`;
   const headers = {
     'content-type': 'application/json',
