@@ -11,6 +11,7 @@ export class TraceBatch {
   #proto: Uint8Array | undefined;
   #index: WireIndex | undefined;
   #model: ExportTraceServiceRequest | undefined;
+  #buildModel: (() => ExportTraceServiceRequest) | undefined;
 
   private constructor(proto: Uint8Array | undefined, index: WireIndex | undefined, model: ExportTraceServiceRequest | undefined) {
     this.#proto = proto;
@@ -26,6 +27,16 @@ export class TraceBatch {
   /** Wraps an already scanned request (used by processors that produced new bytes). */
   static fromIndex(index: WireIndex): TraceBatch {
     return new TraceBatch(index.buf, index, undefined);
+  }
+
+  /**
+   * Encoded bytes the caller produced itself (the gateway's own spans), with
+   * the model they encode built only if an output asks for it.
+   */
+  static fromOwnProto(bytes: Uint8Array, buildModel: () => ExportTraceServiceRequest): TraceBatch {
+    const batch = new TraceBatch(bytes, undefined, undefined);
+    batch.#buildModel = buildModel;
+    return batch;
   }
 
   static fromModel(model: ExportTraceServiceRequest): TraceBatch {
@@ -60,6 +71,10 @@ export class TraceBatch {
 
   /** The decoded model. Shared: callers must not mutate it. */
   toModel(): ExportTraceServiceRequest {
+    if (this.#model === undefined && this.#buildModel !== undefined) {
+      this.#model = this.#buildModel();
+      this.#buildModel = undefined;
+    }
     this.#model ??= decodeRequest(this.toProto());
     return this.#model;
   }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
 import { errorMessage } from '../../core/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
-import type { KeyValue, Span } from '../../otlp/model.js';
+import type { ExportTraceServiceRequest, KeyValue } from '../../otlp/model.js';
 import type { ResolvedProvider } from './attempt.js';
 import { ClientLink } from './client-link.js';
 import { ApiKeys } from './auth.js';
@@ -19,6 +19,7 @@ import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { providerAdapters } from './providers/index.js';
 import { createRouter } from './routing.js';
 import { SpanBatcher } from './span-batcher.js';
+import { encodeSpanRequest, type ResourcePairs } from './span-export.js';
 import { startServerSpan, toRequest, type SpanRecord } from './spans.js';
 import { parseTraceparent } from './trace-context.js';
 import { UpstreamAgents } from './upstream.js';
@@ -59,9 +60,9 @@ export class GatewayReceiver implements Receiver {
   readonly #catalog: Catalog;
   readonly #env: ChatEnv;
   readonly #agents: UpstreamAgents;
-  readonly #resource: KeyValue[];
+  readonly #resource: ResourcePairs;
   readonly #metrics: GatewayMetrics;
-  readonly #batcher = new SpanBatcher((spans) => this.#emit(spans));
+  readonly #batcher = new SpanBatcher<SpanRecord>((spans) => this.#emit(spans));
   #server: Server | undefined;
   #stopping: Promise<void> | undefined;
 
@@ -99,8 +100,8 @@ export class GatewayReceiver implements Receiver {
       },
     };
     this.#resource = [
-      { key: 'service.name', value: { stringValue: 'sluice' } },
-      { key: 'deployment.environment.name', value: { stringValue: config.environment } },
+      ['service.name', 'sluice'],
+      ['deployment.environment.name', config.environment],
     ];
   }
 
@@ -170,7 +171,7 @@ export class GatewayReceiver implements Receiver {
       const label = route?.route ?? 'unknown';
       this.#metrics.requests.inc({ receiver: this.#id, route: label, status: res.headersSent ? String(res.statusCode) : '499' });
       this.#metrics.duration.observe({ receiver: this.#id, route: label }, Number(process.hrtime.bigint() - started) / 1e9);
-      this.#batcher.add(spans.map((s) => s.toSpan()));
+      this.#batcher.add(spans);
     };
     res.once('close', finish);
     this.#dispatch(req, res, route, method, server, spans, client).catch((err: unknown) => {
@@ -197,15 +198,20 @@ export class GatewayReceiver implements Receiver {
     await handleChat(this.#env, body, res, server, spans, client);
   }
 
-  #emit(spans: Span[]): void {
+  #emit(spans: SpanRecord[]): void {
     const count = spans.length;
     const labels = { receiver: this.#id, transport: 'http' };
     const metrics = this.#metrics;
     const logger = this.#logger;
-    // Processors downstream may rewrite the resource: each batch gets its own copy.
-    const resource = this.#resource.map((kv) => ({ key: kv.key, value: { ...kv.value } }));
+    const resource = this.#resource;
+    function buildModel(): ExportTraceServiceRequest {
+      // Processors downstream may rewrite the resource: each batch gets its own copy.
+      const attributes: KeyValue[] = resource.map(([key, value]) => ({ key, value: { stringValue: value } }));
+      return toRequest(attributes, spans.map((s) => s.toSpan()));
+    }
+    const batch = TraceBatch.fromOwnProto(encodeSpanRequest(resource, spans), buildModel);
     // Not awaited: the gateway's response never waits for its own spans (DESIGN 9).
-    this.#next.consume(TraceBatch.fromModel(toRequest(resource, spans))).then(
+    this.#next.consume(batch).then(
       function accepted() {
         metrics.spansAccepted.inc(labels, count);
       },

@@ -8,16 +8,16 @@ export const SPAN_FLUSH_DELAY_MS = 50;
 /** A batch goes as soon as it holds this many spans. */
 export const SPAN_BATCH_MAX = 512;
 
-export class SpanBatcher {
-  readonly #emit: (spans: Span[]) => void;
-  #pending: Span[] = [];
+export class SpanBatcher<T = Span> {
+  readonly #emit: (spans: T[]) => void;
+  #pending: T[] = [];
   #timer: NodeJS.Timeout | undefined;
 
-  constructor(emit: (spans: Span[]) => void) {
+  constructor(emit: (spans: T[]) => void) {
     this.#emit = emit;
   }
 
-  add(spans: readonly Span[]): void {
+  add(spans: readonly T[]): void {
     for (const span of spans) this.#pending.push(span);
     if (this.#pending.length >= SPAN_BATCH_MAX) this.flush();
     else this.#timer ??= setTimeout(() => this.flush(), SPAN_FLUSH_DELAY_MS);

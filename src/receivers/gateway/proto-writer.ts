@@ -1,0 +1,130 @@
+// A minimal protobuf writer for the gateway's own spans: one growing buffer,
+// nested messages written in place with their length patched in afterwards.
+// Cheaper than building protobufjs objects (hex ids to bytes, int64 strings to
+// Long) for data whose shape the gateway fixes itself.
+
+const WIRE_VARINT = 0;
+const WIRE_FIXED64 = 1;
+const WIRE_LEN = 2;
+const WIRE_FIXED32 = 5;
+/** Bytes reserved for a nested message's length: a varint of up to 2^35 - 1. */
+const LENGTH_RESERVE = 5;
+const INITIAL_SIZE = 64 * 1024;
+
+export class ProtoWriter {
+  #buf: Buffer = Buffer.allocUnsafe(INITIAL_SIZE);
+  #pos = 0;
+
+  /** Starts a length-delimited field; pass the result to end(). */
+  begin(field: number): number {
+    this.#ensure(LENGTH_RESERVE + 2);
+    this.#tag(field, WIRE_LEN);
+    const mark = this.#pos;
+    this.#pos += LENGTH_RESERVE;
+    return mark;
+  }
+
+  /** Ends the field begun at `mark`: writes its length and moves the content up to it. */
+  end(mark: number): void {
+    const content = mark + LENGTH_RESERVE;
+    const length = this.#pos - content;
+    let at = mark;
+    let value = length;
+    while (value >= 0x80) {
+      this.#buf[at++] = (value & 0x7f) | 0x80;
+      value = Math.floor(value / 128);
+    }
+    this.#buf[at++] = value;
+    if (at < content) {
+      this.#buf.copyWithin(at, content, this.#pos);
+      this.#pos -= content - at;
+    }
+  }
+
+  string(field: number, value: string): void {
+    const length = Buffer.byteLength(value);
+    this.#ensure(length + 12);
+    this.#tag(field, WIRE_LEN);
+    this.#varint(length);
+    this.#pos += this.#buf.write(value, this.#pos);
+  }
+
+  /** A bytes field from a hex string (trace and span ids). */
+  hex(field: number, value: string): void {
+    const length = value.length >>> 1;
+    this.#ensure(length + 12);
+    this.#tag(field, WIRE_LEN);
+    this.#varint(length);
+    this.#pos += this.#buf.write(value, this.#pos, 'hex');
+  }
+
+  /** A bytes field copied as is (an already encoded message). */
+  bytes(field: number, value: Uint8Array): void {
+    this.#ensure(value.length + 12);
+    this.#tag(field, WIRE_LEN);
+    this.#varint(value.length);
+    this.#buf.set(value, this.#pos);
+    this.#pos += value.length;
+  }
+
+  /** int64 / enum: negative values take ten bytes (two's complement), as protobuf says; NaN is written as 0. */
+  int(field: number, value: number): void {
+    this.#ensure(22);
+    this.#tag(field, WIRE_VARINT);
+    if (value >= 0 && value <= Number.MAX_SAFE_INTEGER) {
+      this.#varint(value);
+      return;
+    }
+    let wide = BigInt.asUintN(64, BigInt(Number.isFinite(value) ? Math.trunc(value) : 0));
+    while (wide >= 0x80n) {
+      this.#buf[this.#pos++] = Number(wide & 0x7fn) | 0x80;
+      wide >>= 7n;
+    }
+    this.#buf[this.#pos++] = Number(wide);
+  }
+
+  fixed64(field: number, value: bigint): void {
+    this.#ensure(12);
+    this.#tag(field, WIRE_FIXED64);
+    this.#buf.writeBigUInt64LE(value, this.#pos);
+    this.#pos += 8;
+  }
+
+  fixed32(field: number, value: number): void {
+    this.#ensure(12);
+    this.#tag(field, WIRE_FIXED32);
+    this.#buf.writeUInt32LE(value >>> 0, this.#pos);
+    this.#pos += 4;
+  }
+
+  /** Drops whatever was written (after a failed encode). */
+  reset(): void {
+    this.#pos = 0;
+  }
+
+  /** The bytes written so far, copied out; the writer starts over. */
+  finish(): Uint8Array {
+    const out = Buffer.from(this.#buf.subarray(0, this.#pos));
+    this.#pos = 0;
+    return out;
+  }
+
+  #tag(field: number, wire: number): void {
+    this.#varint((field << 3) | wire);
+  }
+
+  #varint(value: number): void {
+    while (value >= 0x80) {
+      this.#buf[this.#pos++] = (value & 0x7f) | 0x80;
+      value = Math.floor(value / 128);
+    }
+    this.#buf[this.#pos++] = value;
+  }
+
+  #ensure(extra: number): void {
+    if (this.#pos + extra <= this.#buf.length) return;
+    const grown = Buffer.allocUnsafe(Math.max(this.#buf.length * 2, this.#pos + extra));
+    this.#buf.copy(grown, 0, 0, this.#pos);
+    this.#buf = grown;
+  }
+}
