@@ -47,27 +47,32 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   span.str('gen_ai.operation.name', 'chat').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
-  const ctx: AttemptContext = { slug: provider.slug, provider: provider.config, model: endpoint.model, maxTokens: endpoint.maxTokens, signal: clock.signal };
+  const ctx: AttemptContext = {
+    slug: provider.slug,
+    provider: provider.config,
+    model: endpoint.model,
+    maxTokens: endpoint.maxTokens,
+    get signal() {
+      return clock.signal;
+    },
+  };
   try {
     const upstream = await provider.adapter.buildRequest(state.request, ctx);
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
-    const response = await env.agents.send(provider.slug, upstream, url, clock.signal);
-    span.int('http.response.status_code', response.statusCode);
-    const body = timedBody(response.body, clock);
-    if (response.statusCode < 200 || response.statusCode >= 300) {
-      const info = provider.adapter.classifyError(response.statusCode, await readAll(body), response.headers);
-      span.fail(String(response.statusCode), info.message);
-      env.countAttempt(provider.slug, 'http_error');
-      return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param }) };
-    }
     const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
     if (state.request.stream === true) {
-      const committed = await pipeStream(provider.adapter.parseStream(body, ctx), res, headers, state, span, env.captureContent, clock);
+      const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
+      span.int('http.response.status_code', response.statusCode);
+      if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
+      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), res, headers, state, span, env.captureContent, clock);
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
     }
-    const bytes = await readAll(body);
+    const response = await env.agents.exchange(provider.slug, upstream, url, clock);
+    span.int('http.response.status_code', response.statusCode);
+    if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
+    const bytes = response.body;
     const completion = provider.adapter.parseResponse(bytes, ctx);
     recordCompletion(span, completion, env.captureContent);
     // A string body goes out in one write with the headers; a Buffer would take a writev.
@@ -85,6 +90,17 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     clock.clear();
     span.end();
   }
+}
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
+  const info = provider.adapter.classifyError(status, body, headers);
+  span.fail(String(status), info.message);
+  env.countAttempt(provider.slug, 'http_error');
+  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param }) };
 }
 
 function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureContent: boolean): void {

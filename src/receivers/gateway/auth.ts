@@ -16,6 +16,8 @@ interface KeyEntry {
 }
 
 const MS_PER_MINUTE = 60_000;
+/** Presented keys whose SHA-256 is remembered; the cache starts over when full. */
+const DIGEST_CACHE_SIZE = 256;
 
 class TokenBucket {
   readonly #capacity: number;
@@ -48,6 +50,10 @@ function digest(key: string): Buffer {
 
 export class ApiKeys {
   readonly #entries: readonly KeyEntry[];
+  // Hashing is what makes the comparison length-independent, not a secret:
+  // remembering the digest of a presented string skips a hash per request
+  // while every configured key is still compared with timingSafeEqual.
+  readonly #digests = new Map<string, Buffer>();
 
   constructor(keys: readonly ApiKeyConfig[]) {
     this.#entries = keys.map(function toEntry(k): KeyEntry {
@@ -61,7 +67,7 @@ export class ApiKeys {
     if (header === undefined || !/^bearer /i.test(header)) {
       throw new GatewayHttpError(401, 'Missing API key: send Authorization: Bearer <key>.', { code: 'missing_api_key' });
     }
-    const presented = digest(header.slice(7).trim());
+    const presented = this.#digest(header.slice(7).trim());
     let match: KeyEntry | undefined;
     for (const entry of this.#entries) {
       if (timingSafeEqual(entry.digest, presented) && match === undefined) match = entry;
@@ -72,5 +78,15 @@ export class ApiKeys {
       const seconds = Math.max(1, Math.ceil(waitMs / 1000));
       throw new GatewayHttpError(429, `Rate limit reached for this API key: retry in ${seconds}s.`, { code: 'rate_limit_exceeded', headers: { 'retry-after': String(seconds) } });
     }
+  }
+
+  #digest(key: string): Buffer {
+    let known = this.#digests.get(key);
+    if (known === undefined) {
+      known = digest(key);
+      if (this.#digests.size >= DIGEST_CACHE_SIZE) this.#digests.clear();
+      this.#digests.set(key, known);
+    }
+    return known;
   }
 }

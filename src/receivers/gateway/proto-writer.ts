@@ -10,6 +10,28 @@ const WIRE_FIXED32 = 5;
 /** Bytes reserved for a nested message's length: a varint of up to 2^35 - 1. */
 const LENGTH_RESERVE = 5;
 const INITIAL_SIZE = 64 * 1024;
+// opentelemetry/proto/common/v1/common.proto: KeyValue and AnyValue fields.
+const KEY_VALUE_KEY = 1;
+const KEY_VALUE_VALUE = 2;
+const ANY_STRING = 1;
+const ANY_INT = 3;
+const TAG_KEY = (KEY_VALUE_KEY << 3) | WIRE_LEN;
+const TAG_VALUE = (KEY_VALUE_VALUE << 3) | WIRE_LEN;
+const TAG_ANY_STRING = (ANY_STRING << 3) | WIRE_LEN;
+const TAG_ANY_INT = (ANY_INT << 3) | WIRE_VARINT;
+
+function varintSize(value: number): number {
+  let size = 1;
+  while (value >= 0x80) {
+    value = Math.floor(value / 128);
+    size++;
+  }
+  return size;
+}
+
+function isPlainVarint(value: number): boolean {
+  return value >= 0 && value <= Number.MAX_SAFE_INTEGER;
+}
 
 export class ProtoWriter {
   #buf: Buffer = Buffer.allocUnsafe(INITIAL_SIZE);
@@ -49,6 +71,51 @@ export class ProtoWriter {
     this.#pos += this.#buf.write(value, this.#pos);
   }
 
+  /** A KeyValue field with a string value, lengths computed up front (the common case, no moves). */
+  keyValueString(field: number, key: string, value: string): void {
+    const keyLength = Buffer.byteLength(key);
+    const valueLength = Buffer.byteLength(value);
+    const any = 1 + varintSize(valueLength) + valueLength;
+    const kv = 1 + varintSize(keyLength) + keyLength + 1 + varintSize(any) + any;
+    this.#ensure(kv + 12);
+    this.#tag(field, WIRE_LEN);
+    this.#varint(kv);
+    this.#buf[this.#pos++] = TAG_KEY;
+    this.#varint(keyLength);
+    this.#pos += this.#buf.write(key, this.#pos);
+    this.#buf[this.#pos++] = TAG_VALUE;
+    this.#varint(any);
+    this.#buf[this.#pos++] = TAG_ANY_STRING;
+    this.#varint(valueLength);
+    this.#pos += this.#buf.write(value, this.#pos);
+  }
+
+  /** A KeyValue field with an int64 value. */
+  keyValueInt(field: number, key: string, value: number): void {
+    if (!isPlainVarint(value)) {
+      const kv = this.begin(field);
+      this.string(KEY_VALUE_KEY, key);
+      const any = this.begin(KEY_VALUE_VALUE);
+      this.int(ANY_INT, value);
+      this.end(any);
+      this.end(kv);
+      return;
+    }
+    const keyLength = Buffer.byteLength(key);
+    const any = 1 + varintSize(value);
+    const kv = 1 + varintSize(keyLength) + keyLength + 1 + varintSize(any) + any;
+    this.#ensure(kv + 12);
+    this.#tag(field, WIRE_LEN);
+    this.#varint(kv);
+    this.#buf[this.#pos++] = TAG_KEY;
+    this.#varint(keyLength);
+    this.#pos += this.#buf.write(key, this.#pos);
+    this.#buf[this.#pos++] = TAG_VALUE;
+    this.#varint(any);
+    this.#buf[this.#pos++] = TAG_ANY_INT;
+    this.#varint(value);
+  }
+
   /** A bytes field from a hex string (trace and span ids). */
   hex(field: number, value: string): void {
     const length = value.length >>> 1;
@@ -71,7 +138,7 @@ export class ProtoWriter {
   int(field: number, value: number): void {
     this.#ensure(22);
     this.#tag(field, WIRE_VARINT);
-    if (value >= 0 && value <= Number.MAX_SAFE_INTEGER) {
+    if (isPlainVarint(value)) {
       this.#varint(value);
       return;
     }

@@ -1,7 +1,7 @@
 // One batch of the gateway's spans as an encoded ExportTraceServiceRequest:
 // one ResourceSpans (the gateway's resource), one ScopeSpans, the spans.
 import { ProtoWriter } from './proto-writer.js';
-import { ANY_STRING, KEY_VALUE_KEY, KEY_VALUE_VALUE, SCOPE_NAME, type SpanRecord } from './spans.js';
+import { SCOPE_NAME, type SpanRecord } from './spans.js';
 
 // opentelemetry/proto field numbers.
 const REQUEST_RESOURCE_SPANS = 1;
@@ -23,14 +23,7 @@ export function encodeSpanRequest(resource: ResourcePairs, spans: readonly SpanR
   w.reset();
   const resourceSpans = w.begin(REQUEST_RESOURCE_SPANS);
   const res = w.begin(RESOURCE_SPANS_RESOURCE);
-  for (const [key, value] of resource) {
-    const kv = w.begin(RESOURCE_ATTRIBUTES);
-    w.string(KEY_VALUE_KEY, key);
-    const any = w.begin(KEY_VALUE_VALUE);
-    w.string(ANY_STRING, value);
-    w.end(any);
-    w.end(kv);
-  }
+  for (const [key, value] of resource) w.keyValueString(RESOURCE_ATTRIBUTES, key, value);
   w.end(res);
   const scopeSpans = w.begin(RESOURCE_SPANS_SCOPE_SPANS);
   const scope = w.begin(SCOPE_SPANS_SCOPE);

@@ -22,10 +22,9 @@ const SPAN_STATUS = 15;
 const SPAN_FLAGS = 16;
 const STATUS_MESSAGE = 2;
 const STATUS_CODE = 3;
-export const KEY_VALUE_KEY = 1;
-export const KEY_VALUE_VALUE = 2;
-export const ANY_STRING = 1;
-const ANY_INT = 3;
+const KEY_VALUE_KEY = 1;
+const KEY_VALUE_VALUE = 2;
+const ANY_STRING = 1;
 const ANY_ARRAY = 5;
 const ARRAY_VALUES = 1;
 
@@ -143,20 +142,18 @@ function anyValue(value: AttributeValue): AnyValue {
 }
 
 function writeAttribute(w: ProtoWriter, key: string, value: AttributeValue): void {
+  if (typeof value === 'string') return w.keyValueString(SPAN_ATTRIBUTES, key, value);
+  if (typeof value === 'number') return w.keyValueInt(SPAN_ATTRIBUTES, key, value);
   const kv = w.begin(SPAN_ATTRIBUTES);
   w.string(KEY_VALUE_KEY, key);
   const any = w.begin(KEY_VALUE_VALUE);
-  if (typeof value === 'string') w.string(ANY_STRING, value);
-  else if (typeof value === 'number') w.int(ANY_INT, value);
-  else {
-    const array = w.begin(ANY_ARRAY);
-    for (const item of value) {
-      const element = w.begin(ARRAY_VALUES);
-      w.string(ANY_STRING, item);
-      w.end(element);
-    }
-    w.end(array);
+  const array = w.begin(ANY_ARRAY);
+  for (const item of value) {
+    const element = w.begin(ARRAY_VALUES);
+    w.string(ANY_STRING, item);
+    w.end(element);
   }
+  w.end(array);
   w.end(any);
   w.end(kv);
 }

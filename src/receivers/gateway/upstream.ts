@@ -1,9 +1,11 @@
 // Upstream HTTP: one keep-alive undici Agent per provider slug, and the
 // per-attempt clock that turns the first-byte and stream-idle timeouts (and a
 // client that went away) into an abort of that attempt.
+import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from './providers/types.js';
+import { exchange, type BufferedResponse } from './upstream-exchange.js';
 
 export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client_closed';
 
@@ -19,10 +21,9 @@ export class UpstreamAgents {
     }
   }
 
-  async send(slug: string, request: UpstreamRequest, url: UpstreamUrl, signal: AbortSignal): Promise<Dispatcher.ResponseData> {
-    const agent = this.#agents.get(slug);
-    if (agent === undefined) throw new Error(`no upstream agent for provider ${slug}`);
-    return agent.request({
+  /** A streaming request: the body arrives as a stream. */
+  async send(slug: string, request: UpstreamRequest, url: UpstreamUrl, signal: UpstreamAbort): Promise<Dispatcher.ResponseData> {
+    return this.#agent(slug).request({
       origin: url.origin,
       path: url.path,
       method: request.method,
@@ -32,6 +33,17 @@ export class UpstreamAgents {
     });
   }
 
+  /** A non-streaming request: the whole answer in one buffer. */
+  exchange(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock): Promise<BufferedResponse> {
+    return exchange(this.#agent(slug), request, url, clock);
+  }
+
+  #agent(slug: string): Agent {
+    const agent = this.#agents.get(slug);
+    if (agent === undefined) throw new Error(`no upstream agent for provider ${slug}`);
+    return agent;
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.#agents.values()].map((a) => a.destroy()));
     this.#agents.clear();
@@ -39,11 +51,31 @@ export class UpstreamAgents {
 }
 
 /**
+ * The abort signal handed to undici: it takes an EventEmitter with `aborted`
+ * and `reason`, which costs far less per attempt than an AbortController.
+ */
+export class UpstreamAbort extends EventEmitter {
+  aborted = false;
+  reason: Error | undefined;
+  /** The one direct listener of a dispatch-API exchange (upstream-exchange.ts). */
+  onAbort: ((reason: Error) => void) | undefined;
+
+  abort(reason: Error): void {
+    this.aborted = true;
+    this.reason = reason;
+    this.onAbort?.(reason);
+    this.emit('abort');
+  }
+}
+
+/**
  * One attempt's timers: the first-byte timer runs from the request until the
- * first body byte, then the idle timer restarts on every chunk.
+ * first body byte, then the idle timer restarts on every chunk. The
+ * AbortSignal adapters may ask for (image fetches) is made on first use.
  */
 export class AttemptClock {
-  readonly controller = new AbortController();
+  readonly upstream = new UpstreamAbort();
+  #controller: AbortController | undefined;
   #reason: AbortReason | undefined;
   #timer: NodeJS.Timeout;
   #sawByte = false;
@@ -60,7 +92,11 @@ export class AttemptClock {
   }
 
   get signal(): AbortSignal {
-    return this.controller.signal;
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.upstream.reason !== undefined) this.#controller.abort(this.upstream.reason);
+    }
+    return this.#controller.signal;
   }
 
   get reason(): AbortReason | undefined {
@@ -85,7 +121,9 @@ export class AttemptClock {
   #abort(reason: AbortReason): void {
     if (this.#reason !== undefined) return;
     this.#reason = reason;
-    this.controller.abort(new Error(reason));
+    const error = new Error(reason);
+    this.upstream.abort(error);
+    this.#controller?.abort(error);
   }
 }
 
@@ -96,10 +134,12 @@ export async function* timedBody(body: AsyncIterable<Uint8Array>, clock: Attempt
   }
 }
 
-export async function readAll(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+/** The whole body; with a clock, each chunk counts as upstream activity (as timedBody does). */
+export async function readAll(body: AsyncIterable<Uint8Array>, clock?: AttemptClock): Promise<Uint8Array> {
   const chunks: Uint8Array[] = [];
   let size = 0;
   for await (const chunk of body) {
+    clock?.onByte();
     chunks.push(chunk);
     size += chunk.length;
   }

@@ -30,7 +30,7 @@ describe('gateway span export', () => {
     const expected = model.resourceSpans[0]?.scopeSpans[0]?.spans.map(function asDecoded(span) {
       // The decoder leaves out UNSET status codes and turns NaN into 0.
       const status = span.status?.code === StatusCode.UNSET ? {} : span.status;
-      const attributes = span.attributes?.map((kv) => (kv.value.intValue === 'NaN' ? { key: kv.key, value: { intValue: '0' } } : kv));
+      const attributes = span.attributes?.map((kv) => (kv.value?.intValue === 'NaN' ? { key: kv.key, value: { intValue: '0' } } : kv));
       return { ...span, status, attributes };
     });
     expect(decoded.resourceSpans[0]?.resource).toEqual(model.resourceSpans[0]?.resource);

@@ -5,11 +5,15 @@ import type { AttemptContext, UpstreamRequest } from '../types.js';
 import type { OpenAIProviderConfig } from './config.js';
 
 /** Fields the gateway consumes itself; never sent upstream. */
-const GATEWAY_FIELDS = ['providerOptions', 'gateway', 'order', 'only', 'models'] as const;
+const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['providerOptions', 'gateway', 'order', 'only', 'models']);
 
 export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptContext<OpenAIProviderConfig>): UpstreamRequest {
-  const body: Record<string, unknown> = { ...request, model: ctx.model };
-  for (const field of GATEWAY_FIELDS) delete body[field];
+  // Copied key by key (not spread-then-delete, which leaves a slow dictionary-mode object).
+  const source = request as unknown as Record<string, unknown>;
+  const body: Record<string, unknown> = {};
+  for (const key of Object.keys(source)) {
+    if (!GATEWAY_FIELDS.has(key)) body[key] = key === 'model' ? ctx.model : source[key];
+  }
   // Ask for usage so the attempt's span has token counts; the gateway drops
   // the usage chunk again when the client did not ask for it.
   if (request.stream === true) body['stream_options'] = { ...request.stream_options, include_usage: true };
