@@ -8,6 +8,7 @@ import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletionRequest } from './openai-types.js';
 import type { Router, RoutingOptions } from './routing.js';
 import { chatRequestSchema, firstProblem, type ValidatedRequest } from './schema.js';
+import { fastParse } from './schema-fast.js';
 import type { SpanRecord } from './spans.js';
 
 export interface ChatEnv extends AttemptEnv {
@@ -56,15 +57,19 @@ function parseRequest(body: Buffer, server: SpanRecord): ChatCompletionRequest {
   if (typeof json === 'object' && json !== null && typeof (json as { model?: unknown }).model === 'string') {
     server.str('sluice.model', (json as { model: string }).model);
   }
+  const data = fastParse(json) ?? validate(json);
+  // `null` means "not set" in the OpenAI API; dropping it keeps adapters to one case.
+  for (const key of Object.keys(data)) if (data[key] === null) delete data[key];
+  return data as unknown as ChatCompletionRequest;
+}
+
+function validate(json: unknown): Record<string, unknown> {
   const parsed = chatRequestSchema.safeParse(json);
   if (!parsed.success) {
     const problem = firstProblem(parsed.error);
     throw new GatewayHttpError(400, problem.message, { param: problem.param, code: 'invalid_value' });
   }
-  const data = parsed.data as Record<string, unknown>;
-  // `null` means "not set" in the OpenAI API; dropping it keeps adapters to one case.
-  for (const key of Object.keys(data)) if (data[key] === null) delete data[key];
-  return data as unknown as ChatCompletionRequest;
+  return parsed.data as Record<string, unknown>;
 }
 
 /** providerOptions.gateway as documented, or as @ai-sdk/openai-compatible spreads it into the body. */
