@@ -28,12 +28,12 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     this.#clock = clock;
     this.#resolve = resolve;
     this.#reject = reject;
-    clock.upstream.onAbort = (reason) => this.#controller?.abort(reason);
+    clock.onAbort = (reason) => this.#controller?.abort(reason);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    const reason = this.#clock.upstream.reason;
+    const reason = this.#clock.error;
     if (reason !== undefined) controller.abort(reason);
   }
 
@@ -49,14 +49,14 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.#clock.upstream.onAbort = undefined;
+    this.#clock.onAbort = undefined;
     const chunks = this.#chunks;
     const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size);
     this.#resolve({ statusCode: this.#statusCode, headers: this.#headers, body });
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#clock.upstream.onAbort = undefined;
+    this.#clock.onAbort = undefined;
     this.#reject(error);
   }
 }
@@ -64,7 +64,7 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
 /** Sends `request` and resolves with the whole answer; the clock's timeouts and the client abort it. */
 export function exchange(dispatcher: Dispatcher, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock): Promise<BufferedResponse> {
   return new Promise(function dispatch(resolve, reject) {
-    const reason = clock.upstream.reason;
+    const reason = clock.error;
     if (reason !== undefined) {
       reject(reason);
       return;

@@ -57,13 +57,10 @@ export class UpstreamAgents {
 export class UpstreamAbort extends EventEmitter {
   aborted = false;
   reason: Error | undefined;
-  /** The one direct listener of a dispatch-API exchange (upstream-exchange.ts). */
-  onAbort: ((reason: Error) => void) | undefined;
 
   abort(reason: Error): void {
     this.aborted = true;
     this.reason = reason;
-    this.onAbort?.(reason);
     this.emit('abort');
   }
 }
@@ -74,7 +71,10 @@ export class UpstreamAbort extends EventEmitter {
  * AbortSignal adapters may ask for (image fetches) is made on first use.
  */
 export class AttemptClock {
-  readonly upstream = new UpstreamAbort();
+  /** The one direct listener of a dispatch-API exchange (upstream-exchange.ts). */
+  onAbort: ((reason: Error) => void) | undefined;
+  #error: Error | undefined;
+  #upstream: UpstreamAbort | undefined;
   #controller: AbortController | undefined;
   #reason: AbortReason | undefined;
   #timer: NodeJS.Timeout;
@@ -91,10 +91,25 @@ export class AttemptClock {
     else client.onClose(this.#onClientClose);
   }
 
+  /** The error the attempt was aborted with, if it was. */
+  get error(): Error | undefined {
+    return this.#error;
+  }
+
+  /** The signal for undici's request() (streams), made on first use. */
+  get upstream(): UpstreamAbort {
+    if (this.#upstream === undefined) {
+      this.#upstream = new UpstreamAbort();
+      if (this.#error !== undefined) this.#upstream.abort(this.#error);
+    }
+    return this.#upstream;
+  }
+
+  /** The AbortSignal adapters may ask for (image fetches), made on first use. */
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
       this.#controller = new AbortController();
-      if (this.upstream.reason !== undefined) this.#controller.abort(this.upstream.reason);
+      if (this.#error !== undefined) this.#controller.abort(this.#error);
     }
     return this.#controller.signal;
   }
@@ -122,7 +137,9 @@ export class AttemptClock {
     if (this.#reason !== undefined) return;
     this.#reason = reason;
     const error = new Error(reason);
-    this.upstream.abort(error);
+    this.#error = error;
+    this.onAbort?.(error);
+    this.#upstream?.abort(error);
     this.#controller?.abort(error);
   }
 }
