@@ -27,7 +27,7 @@ export interface QueueStats {
   /** Records appended and not yet handed out by read(). */
   readonly unreadRecords: number;
   readonly capacityBytes: number;
-  /** fsync calls made for appends (group commit shares one per batch). */
+  /** Durable writes made for appends (one O_DSYNC write, or write + fsync; group commit shares one per batch). */
   readonly fsyncs: number;
 }
 
