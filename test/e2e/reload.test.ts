@@ -1,0 +1,60 @@
+// SIGHUP applies a changed config without a restart: new listeners, new
+// resource attributes, and data already acknowledged still delivered.
+import { readFile, writeFile } from 'node:fs/promises';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
+import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
+import { makeSdkSpans } from '../helpers/sdk-spans.js';
+
+let daemon: RunningDaemon | undefined;
+let sink: OtlpSink | undefined;
+afterEach(async () => {
+  await daemon?.cleanup();
+  await sink?.close();
+  daemon = undefined;
+  sink = undefined;
+});
+
+function config(sinkUrl: string, otlpPort: number, deploymentId: string) {
+  return ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:${otlpPort} } } }
+processors:
+  resource: { attributes: { platform.projectId: prj_reload, platform.deploymentId: ${deploymentId} } }
+exporters:
+  otlphttp: { endpoint: ${sinkUrl}, compression: none, retry_on_failure: { initial_interval: 100, max_interval: 200 } }
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort} }
+  pipelines: { traces: { receivers: [otlp], processors: [resource], exporters: [otlphttp] } }
+`;
+}
+
+async function send(port: number): Promise<number> {
+  const exporter = new OTLPTraceExporter({ url: `http://127.0.0.1:${port}/v1/traces` });
+  const code = await new Promise<number>((resolve) => exporter.export(makeSdkSpans(), (r) => resolve(r.code)));
+  await exporter.shutdown();
+  return code;
+}
+
+describe('SIGHUP', () => {
+  it('applies a valid new config: a new port and new resource attributes, with earlier data still delivered', async () => {
+    sink = await startOtlpSink({ tls: false });
+    const [firstPort, secondPort] = [await freePort(), await freePort()];
+    daemon = await startDaemon(config(sink.url, firstPort, 'dpl_before'));
+    expect(await send(firstPort)).toBe(0);
+
+    expect(await readFile(daemon.configPath, 'utf8')).toContain('dpl_before');
+    await writeFile(daemon.configPath, config(sink.url, secondPort, 'dpl_after')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${secondPort}/v1/traces`, { method: 'GET' }).catch(() => null))?.status === 405, 10_000, 'the new OTLP port');
+    expect(await send(secondPort)).toBe(0);
+    await expect(fetch(`http://127.0.0.1:${firstPort}/v1/traces`, { method: 'GET' })).rejects.toThrow();
+
+    await sink.waitForSpans(4);
+    const deployments = sink.spans().map((s) => s.resource['platform.deploymentId']);
+    expect(deployments.filter((d) => d === 'dpl_before')).toHaveLength(2);
+    expect(deployments.filter((d) => d === 'dpl_after')).toHaveLength(2);
+  });
+});
