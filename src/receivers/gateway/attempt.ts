@@ -62,8 +62,8 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     const upstream = built instanceof Promise ? await built : built;
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
-    const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
     if (state.request.stream === true) {
+      const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
       const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
       span.int('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
@@ -74,12 +74,9 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     const response = await env.agents.exchange(provider.slug, upstream, url, clock);
     span.int('http.response.status_code', response.statusCode);
     if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
-    const bytes = response.body;
-    const completion = provider.adapter.parseResponse(bytes, ctx);
+    const [completion, payload] = completionAndPayload(provider.adapter, response.body, ctx);
     recordCompletion(span, completion, env.captureContent);
-    // A string body goes out in one write with the headers; a Buffer would take a writev.
-    const payload = provider.adapter.passthrough === true ? Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8') : JSON.stringify(completion);
-    res.writeHead(200, ['x-sluice-provider', provider.slug, 'x-sluice-attempts', headers['x-sluice-attempts'], 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
+    res.writeHead(200, ['x-sluice-provider', provider.slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
     res.end(payload);
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
@@ -92,6 +89,20 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     clock.clear();
     span.end();
   }
+}
+
+/**
+ * The completion (for spans) and the answer's body: a passthrough adapter's
+ * upstream text as it came, decoded once; otherwise the mapped completion.
+ * A string body goes out in one write with the headers; a Buffer would take a writev.
+ */
+function completionAndPayload(adapter: ProviderAdapter, bytes: Uint8Array, ctx: AttemptContext): [ChatCompletion, string] {
+  if (adapter.passthrough !== true) {
+    const completion = adapter.parseResponse(bytes, ctx);
+    return [completion, JSON.stringify(completion)];
+  }
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+  return [adapter.parseResponseText === undefined ? adapter.parseResponse(bytes, ctx) : adapter.parseResponseText(text, ctx), text];
 }
 
 function isSuccess(status: number): boolean {

@@ -73,6 +73,9 @@ export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConf
   /** Maps a 2xx non-streaming response body. */
   parseResponse(body: Uint8Array, ctx: AttemptContext<C>): ChatCompletion;
 
+  /** For passthrough adapters: parseResponse on the body already decoded (the answer needs the text too). */
+  parseResponseText?(text: string, ctx: AttemptContext<C>): ChatCompletion;
+
   /**
    * Maps a 2xx streaming response body (raw bytes as they arrive) to OpenAI
    * chunks. Chunks carry `usage` on the last one when the upstream reports it;

@@ -3,7 +3,7 @@
 import type { ProviderAdapter } from '../types.js';
 import { openaiConfigSchema, type OpenAIProviderConfig } from './config.js';
 import { buildOpenAIRequest } from './request.js';
-import { classifyOpenAIError, parseOpenAIResponse } from './response.js';
+import { classifyOpenAIError, parseOpenAIResponse, parseOpenAIResponseText } from './response.js';
 import { parseOpenAIStream } from './stream.js';
 
 export const openaiAdapter: ProviderAdapter<OpenAIProviderConfig> = {
@@ -13,6 +13,7 @@ export const openaiAdapter: ProviderAdapter<OpenAIProviderConfig> = {
   passthrough: true,
   buildRequest: buildOpenAIRequest,
   parseResponse: parseOpenAIResponse,
+  parseResponseText: parseOpenAIResponseText,
   parseStream: parseOpenAIStream,
   classifyError: classifyOpenAIError,
 };

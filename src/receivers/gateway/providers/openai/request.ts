@@ -17,9 +17,32 @@ export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptC
   // Ask for usage so the attempt's span has token counts; the gateway drops
   // the usage chunk again when the client did not ask for it.
   if (request.stream === true) body['stream_options'] = { ...request.stream_options, include_usage: true };
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: request.stream === true ? 'text/event-stream' : 'application/json', ...ctx.provider.headers };
-  if (ctx.provider.api_key !== undefined && ctx.provider.api_key !== '') headers['authorization'] = `Bearer ${ctx.provider.api_key}`;
-  return { url: `${trimSlash(ctx.provider.base_url)}/chat/completions`, method: 'POST', headers, body: JSON.stringify(body) };
+  const fixed = fixedParts(ctx.provider);
+  return { url: fixed.url, method: 'POST', headers: request.stream === true ? fixed.streamHeaders : fixed.plainHeaders, body: JSON.stringify(body) };
+}
+
+interface FixedParts {
+  readonly url: string;
+  readonly plainHeaders: Record<string, string>;
+  readonly streamHeaders: Record<string, string>;
+}
+
+// The URL and headers depend only on the provider's config: made once per config, frozen (shared by requests).
+const fixedByConfig = new WeakMap<OpenAIProviderConfig, FixedParts>();
+
+function fixedParts(provider: OpenAIProviderConfig): FixedParts {
+  let fixed = fixedByConfig.get(provider);
+  if (fixed === undefined) {
+    fixed = { url: `${trimSlash(provider.base_url)}/chat/completions`, plainHeaders: headersFor(provider, 'application/json'), streamHeaders: headersFor(provider, 'text/event-stream') };
+    fixedByConfig.set(provider, fixed);
+  }
+  return fixed;
+}
+
+function headersFor(provider: OpenAIProviderConfig, accept: string): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept, ...provider.headers };
+  if (provider.api_key !== undefined && provider.api_key !== '') headers['authorization'] = `Bearer ${provider.api_key}`;
+  return Object.freeze(headers);
 }
 
 function trimSlash(url: string): string {

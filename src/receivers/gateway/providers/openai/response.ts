@@ -5,7 +5,11 @@ const decoder = new TextDecoder();
 
 export function parseOpenAIResponse(body: Uint8Array): ChatCompletion {
   // Buffer's utf8 decoding costs less than TextDecoder's for bodies this small.
-  const parsed: unknown = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  return parseOpenAIResponseText(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+}
+
+export function parseOpenAIResponseText(text: string): ChatCompletion {
+  const parsed: unknown = JSON.parse(text);
   if (!isObject(parsed) || !Array.isArray(parsed['choices'])) {
     throw new UpstreamStreamError('upstream answered with a body that is not a chat completion');
   }
