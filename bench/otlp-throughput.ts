@@ -71,7 +71,7 @@ export async function maxThroughput(target: Target, bodies: Uint8Array[]): Promi
   return { spansPerSecond: (r.requests * SPANS_PER_REQUEST) / r.seconds, failures: r.failures };
 }
 
-async function steady(target: Target, bodies: Uint8Array[]) {
+export async function steady(target: Target, bodies: Uint8Array[]) {
   const rate = STEADY_SPANS_PER_SECOND / SPANS_PER_REQUEST;
   await openLoop(target.url, bodies, rate, WARMUP_MS);
   const [load, usage] = await Promise.all([openLoop(target.url, bodies, rate, STEADY_MS), measure(target.pid, STEADY_MS - 500)]);
