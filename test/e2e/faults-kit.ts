@@ -29,7 +29,17 @@ export function makeRequest(spans: number): TestRequest {
     status: { code: 1 },
   }));
   const body = encodeRequest({
-    resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'faults' } }] }, scopeSpans: [{ spans: list }] }],
+    resourceSpans: [
+      {
+        resource: {
+          attributes: [
+            { key: 'service.name', value: { stringValue: 'faults' } },
+            { key: 'deployment.environment.name', value: { stringValue: 'production' } },
+          ],
+        },
+        scopeSpans: [{ spans: list }],
+      },
+    ],
   });
   return { body, spanIds: list.map((s) => s.spanId) };
 }

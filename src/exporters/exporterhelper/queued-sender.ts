@@ -19,6 +19,8 @@ const DROP_LOG_INTERVAL_MS = 10_000;
 const ABORT_SETTLE_MS = 1_000;
 /** A worker whose queue read failed waits this long before reading again (ms). */
 const READ_ERROR_PAUSE_MS = 1_000;
+/** Queue gauges are also refreshed this often, for owners that append to the queue directly (drains) (ms). */
+const GAUGE_REFRESH_MS = 1_000;
 
 export const DROP_REASONS = ['queue_full', 'permanent', 'max_age', 'retry_disabled', 'rejected'] as const;
 export type DropReason = (typeof DROP_REASONS)[number];
@@ -62,6 +64,7 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
   const logDrop = createDropLogger(logger, id);
   let state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
+  let gaugeTimer: NodeJS.Timeout | undefined;
 
   function drop(reason: DropReason, spans: number, error: string): void {
     metrics.dropped.inc({ exporter: id, reason }, spans);
@@ -198,6 +201,8 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
     if (state !== 'starting') return;
     state = 'running';
     refreshGauges();
+    gaugeTimer = setInterval(refreshGauges, GAUGE_REFRESH_MS);
+    gaugeTimer.unref();
     for (let i = 0; i < queueConfig.num_consumers; i++) workers.push(runWorker());
   }
 
@@ -208,6 +213,7 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
 
   async function stopAll(graceMs: number): Promise<void> {
     state = 'stopped';
+    clearInterval(gaugeTimer);
     stop.abort();
     const finished = Promise.allSettled(workers);
     if (!(await settlesWithin(finished, graceMs))) {
