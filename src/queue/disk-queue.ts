@@ -55,6 +55,8 @@ export interface DiskQueueOptions {
   readonly ackIntervalMs?: number;
   /** Budget of just-committed records kept in memory for readers (bytes; 0 reads everything from disk). */
   readonly recentBytes?: number;
+  /** Opens a new segment file; tests wrap it to inject write failures. */
+  readonly openSegmentFile?: (path: string, flags: number) => Promise<FileHandle>;
   readonly logger: Logger;
 }
 
@@ -95,6 +97,7 @@ export class DiskQueue implements Queue {
   readonly #segmentBytes: number;
   readonly #logger: Logger;
   readonly #ackIntervalMs: number;
+  readonly #openSegmentFile: (path: string, flags: number) => Promise<FileHandle>;
   readonly #waiters = new UnreadWaiters();
   readonly #recent: RecentRecords<Segment>;
 
@@ -140,6 +143,7 @@ export class DiskQueue implements Queue {
       Math.max(MIN_SEGMENT_BYTES, Math.min(DEFAULT_SEGMENT_BYTES, Math.floor(options.maxSizeBytes / SEGMENTS_PER_QUEUE)));
     this.#logger = options.logger;
     this.#ackIntervalMs = options.ackIntervalMs ?? DEFAULT_ACK_INTERVAL_MS;
+    this.#openSegmentFile = options.openSegmentFile ?? open;
     this.#recent = new RecentRecords(options.recentBytes ?? DEFAULT_RECENT_BYTES);
   }
 
@@ -329,7 +333,7 @@ export class DiskQueue implements Queue {
       broken: false,
       sealed: false,
     };
-    const handle = await open(segment.path, SEGMENT_OPEN_FLAGS);
+    const handle = await this.#openSegmentFile(segment.path, SEGMENT_OPEN_FLAGS);
     try {
       await fsyncDirectory(this.#directory);
     } catch (err) {

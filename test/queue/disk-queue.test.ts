@@ -1,9 +1,9 @@
-import { cp, mkdtemp, readdir, rm, stat, truncate, writeFile, readFile } from 'node:fs/promises';
+import { cp, mkdtemp, open, readdir, rm, stat, truncate, writeFile, readFile, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DiskQueue, QueueDirectoryError, QueueFullError, QueueLockedError, type QueueRecord } from '../../src/queue/index.js';
+import { DiskQueue, QueueDirectoryError, QueueFullError, QueueLockedError, QueueWriteError, type QueueRecord } from '../../src/queue/index.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? "silent" });
 const READ_ALL = { maxSpans: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER };
@@ -20,7 +20,16 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function openQueue(options: { maxSizeBytes?: number; segmentBytes?: number; directory?: string; ackIntervalMs?: number; recentBytes?: number } = {}): Promise<DiskQueue> {
+async function openQueue(
+  options: {
+    maxSizeBytes?: number;
+    segmentBytes?: number;
+    directory?: string;
+    ackIntervalMs?: number;
+    recentBytes?: number;
+    openSegmentFile?: (path: string, flags: number) => Promise<FileHandle>;
+  } = {},
+): Promise<DiskQueue> {
   const queue = new DiskQueue({
     name: 'test',
     directory: options.directory ?? join(dir, 'q'),
@@ -29,6 +38,7 @@ async function openQueue(options: { maxSizeBytes?: number; segmentBytes?: number
     ...(options.segmentBytes === undefined ? {} : { segmentBytes: options.segmentBytes }),
     ...(options.ackIntervalMs === undefined ? {} : { ackIntervalMs: options.ackIntervalMs }),
     ...(options.recentBytes === undefined ? {} : { recentBytes: options.recentBytes }),
+    ...(options.openSegmentFile === undefined ? {} : { openSegmentFile: options.openSegmentFile }),
   });
   opened.push(queue);
   await queue.open();
@@ -304,8 +314,60 @@ describe('DiskQueue', () => {
     await queue.append(payload(5, 60), 1);
     expect(texts(await queue.read(READ_ALL))).toEqual([5]);
   });
+
+  it('fails a write still in flight behind a failed one, then appends to a new segment, and recovers only what was acknowledged', async () => {
+    const failSecond = signal();
+    const writeStarted = [signal(), signal(), signal()];
+    let writes = 0;
+    async function openFailing(path: string, flags: number): Promise<FileHandle> {
+      const handle = await open(path, flags);
+      return new Proxy(handle, {
+        get(target, prop) {
+          if (prop !== 'writev') {
+            const value: unknown = Reflect.get(target, prop);
+            return typeof value === 'function' ? value.bind(target) : value;
+          }
+          return async function writev(buffers: NodeJS.ArrayBufferView[], position: number) {
+            const n = writes++;
+            writeStarted[n]?.resolve();
+            if (n === 1) {
+              await failSecond.promise;
+              throw new Error('injected EIO');
+            }
+            return target.writev(buffers, position);
+          };
+        },
+      });
+    }
+    const queue = await openQueue({ openSegmentFile: openFailing });
+    await queue.append(payload(1), 1);
+    const second = queue.append(payload(2), 1).catch((err: unknown) => err);
+    await writeStarted[1]?.promise;
+    const third = queue.append(payload(3), 1).catch((err: unknown) => err);
+    await writeStarted[2]?.promise;
+    failSecond.resolve();
+    expect(await second).toBeInstanceOf(QueueWriteError);
+    // Written after the hole the failed write left, so it must not count as stored.
+    expect(await third).toBeInstanceOf(QueueWriteError);
+    await queue.append(payload(4), 1);
+    expect(texts(await queue.read(READ_ALL))).toEqual([1, 4]);
+    expect((await segmentFiles()).length).toBe(2);
+    await queue.close();
+
+    const reopened = await openQueue();
+    expect(texts(await reopened.read(READ_ALL))).toEqual([1, 4]);
+  });
 });
 
 async function waitFor(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+/** A promise and its resolve, for stepping through concurrent writes (Node 20 has no Promise.withResolvers). */
+function signal(): { promise: Promise<void>; resolve: () => void } {
+  let resolve: () => void = () => undefined;
+  const promise = new Promise<void>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
 }
