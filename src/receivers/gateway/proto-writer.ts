@@ -29,6 +29,21 @@ function varintSize(value: number): number {
   return size;
 }
 
+/** Strings up to this many chars are checked for ASCII and copied in JS: cheaper than a call into C++. */
+const SHORT_STRING = 128;
+
+/** value.length when it is short and all ASCII, else -1. */
+function asciiLength(value: string): number {
+  if (value.length > SHORT_STRING) return -1;
+  for (let i = 0; i < value.length; i++) if (value.charCodeAt(i) >= 0x80) return -1;
+  return value.length;
+}
+
+function hexDigit(code: number): number {
+  // '0'-'9' -> 0-9, 'a'-'f' / 'A'-'F' -> 10-15 (ids are validated hex)
+  return code <= 0x39 ? code - 0x30 : (code | 0x20) - 0x57;
+}
+
 function isPlainVarint(value: number): boolean {
   return value >= 0 && value <= Number.MAX_SAFE_INTEGER;
 }
@@ -64,17 +79,20 @@ export class ProtoWriter {
   }
 
   string(field: number, value: string): void {
-    const length = Buffer.byteLength(value);
+    const ascii = asciiLength(value);
+    const length = ascii >= 0 ? ascii : Buffer.byteLength(value);
     this.#ensure(length + 12);
     this.#tag(field, WIRE_LEN);
     this.#varint(length);
-    this.#pos += this.#buf.write(value, this.#pos);
+    this.#put(value, ascii >= 0);
   }
 
   /** A KeyValue field with a string value, lengths computed up front (the common case, no moves). */
   keyValueString(field: number, key: string, value: string): void {
-    const keyLength = Buffer.byteLength(key);
-    const valueLength = Buffer.byteLength(value);
+    const keyAscii = asciiLength(key);
+    const valueAscii = asciiLength(value);
+    const keyLength = keyAscii >= 0 ? keyAscii : Buffer.byteLength(key);
+    const valueLength = valueAscii >= 0 ? valueAscii : Buffer.byteLength(value);
     const any = 1 + varintSize(valueLength) + valueLength;
     const kv = 1 + varintSize(keyLength) + keyLength + 1 + varintSize(any) + any;
     this.#ensure(kv + 12);
@@ -82,12 +100,12 @@ export class ProtoWriter {
     this.#varint(kv);
     this.#buf[this.#pos++] = TAG_KEY;
     this.#varint(keyLength);
-    this.#pos += this.#buf.write(key, this.#pos);
+    this.#put(key, keyAscii >= 0);
     this.#buf[this.#pos++] = TAG_VALUE;
     this.#varint(any);
     this.#buf[this.#pos++] = TAG_ANY_STRING;
     this.#varint(valueLength);
-    this.#pos += this.#buf.write(value, this.#pos);
+    this.#put(value, valueAscii >= 0);
   }
 
   /** A KeyValue field with an int64 value. */
@@ -101,7 +119,8 @@ export class ProtoWriter {
       this.end(kv);
       return;
     }
-    const keyLength = Buffer.byteLength(key);
+    const keyAscii = asciiLength(key);
+    const keyLength = keyAscii >= 0 ? keyAscii : Buffer.byteLength(key);
     const any = 1 + varintSize(value);
     const kv = 1 + varintSize(keyLength) + keyLength + 1 + varintSize(any) + any;
     this.#ensure(kv + 12);
@@ -109,7 +128,7 @@ export class ProtoWriter {
     this.#varint(kv);
     this.#buf[this.#pos++] = TAG_KEY;
     this.#varint(keyLength);
-    this.#pos += this.#buf.write(key, this.#pos);
+    this.#put(key, keyAscii >= 0);
     this.#buf[this.#pos++] = TAG_VALUE;
     this.#varint(any);
     this.#buf[this.#pos++] = TAG_ANY_INT;
@@ -122,7 +141,10 @@ export class ProtoWriter {
     this.#ensure(length + 12);
     this.#tag(field, WIRE_LEN);
     this.#varint(length);
-    this.#pos += this.#buf.write(value, this.#pos, 'hex');
+    const buf = this.#buf;
+    let at = this.#pos;
+    for (let i = 0; i < length * 2; i += 2) buf[at++] = (hexDigit(value.charCodeAt(i)) << 4) | hexDigit(value.charCodeAt(i + 1));
+    this.#pos = at;
   }
 
   /** A bytes field copied as is (an already encoded message). */
@@ -174,6 +196,18 @@ export class ProtoWriter {
     const out = Buffer.from(this.#buf.subarray(0, this.#pos));
     this.#pos = 0;
     return out;
+  }
+
+  /** Writes a string whose byte length the caller already wrote; `ascii` from asciiLength. */
+  #put(value: string, ascii: boolean): void {
+    if (!ascii) {
+      this.#pos += this.#buf.write(value, this.#pos);
+      return;
+    }
+    const buf = this.#buf;
+    let at = this.#pos;
+    for (let i = 0; i < value.length; i++) buf[at++] = value.charCodeAt(i);
+    this.#pos = at;
   }
 
   #tag(field: number, wire: number): void {
