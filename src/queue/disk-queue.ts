@@ -528,9 +528,11 @@ export class DiskQueue implements Queue {
   #reclaim(): Promise<void> {
     const first = this.#segments[0];
     if (first === undefined || !first.sealed || first.base + first.count > this.#ackPosition) return Promise.resolve();
-    const job = this.#reclaiming.then(() => this.#deleteAckedSegments());
-    this.#reclaiming = job.catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'deleting an acknowledged segment failed'));
-    return job;
+    // Never rejects: a file that failed to go is logged; recovery removes it on the next start.
+    this.#reclaiming = this.#reclaiming
+      .then(() => this.#deleteAckedSegments())
+      .catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'deleting an acknowledged segment failed'));
+    return this.#reclaiming;
   }
 
   async #deleteAckedSegments(): Promise<void> {
@@ -543,6 +545,7 @@ export class DiskQueue implements Queue {
       await removeFile(segment.path);
     }
   }
+
   // --- stats and close --------------------------------------------------------
 
   #sizeBytes(): number {
