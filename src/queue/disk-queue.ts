@@ -216,7 +216,7 @@ export class DiskQueue implements Queue {
     this.#pendingBytes += frameBytes;
     return new Promise<void>((resolve, reject) => {
       this.#pending.push({ header, data, spans, enqueuedAtMs, frameBytes, resolve, reject });
-      // No fixed window: whatever arrives while one write+fsync runs shares the next.
+      // No fixed window: whatever arrives while writes are in flight shares the next one.
       if (!this.#flushActive) {
         this.#flushActive = true;
         this.#flushing = this.#flushPending();

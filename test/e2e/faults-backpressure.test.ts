@@ -34,8 +34,9 @@ describe('backpressure', () => {
       otlpPort: otlp.port,
       exporterYaml: '    sending_queue: { max_size: 16KiB, max_batch_bytes: 4KiB, on_full: refuse }',
     });
-    // Fill the queue: the destination is down, so nothing leaves it.
-    const fillers = makeRequests(40, 10);
+    // Fill the queue with one-span requests, so what room is left is smaller
+    // than the SDK's request: the destination is down, so nothing leaves it.
+    const fillers = makeRequests(150, 1);
     const accepted = await sendAll(otlp.url, fillers, 1);
     expect(accepted.length).toBeGreaterThan(0);
     expect(accepted.length).toBeLessThan(fillers.length);
