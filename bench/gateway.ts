@@ -159,6 +159,28 @@ function verdict(ok: boolean): string {
   return ok ? 'met' : '**missed**';
 }
 
+/** Share of busy time in the areas whose name starts with one of `prefixes`, %. */
+function share(profile: ProfileSummary, prefixes: readonly string[]): number {
+  return profile.areas.filter((a) => prefixes.some((p) => a.name.startsWith(p))).reduce((sum, a) => sum + a.percent, 0);
+}
+
+function cpuPerRequest(r: Measured): number {
+  return ((r.maxUsage.gateway.cpuPercent / 100) * 1e6) / r.max.perSecond;
+}
+
+/** The profile in a sentence or two: where Sluice's added cost goes. */
+function profileReading(profile: ProfileSummary, sluice: Measured | undefined, passthrough: Measured | undefined): string {
+  const pct = (v: number): string => `${v.toFixed(0)}%`;
+  const cost =
+    sluice !== undefined && passthrough !== undefined
+      ? `At its maximum Sluice spent ${cpuPerRequest(sluice).toFixed(0)} µs of CPU per request, the bare passthrough ${cpuPerRequest(passthrough).toFixed(0)} µs (both inflated when others' CPU is high: the two cores share the machine). `
+      : '';
+  const gateway = share(profile, ['src/receivers/gateway']);
+  const spanPath = share(profile, ['src/exporters', 'src/queue', 'src/otlp', 'src/core', 'node:fs', 'protobufjs', 'long']);
+  const io = share(profile, ['writev', 'writeBuffer', 'writeUtf8String', 'writeLatin1String', 'node:stream_base_commons', 'node:net', 'node:_http_', 'node:streams', 'node:events']);
+  return `${cost}Of Sluice's busy time in this profile: ${pct(io)} is Node's HTTP and socket machinery (\`writev\` on loopback includes the kernel delivering the bytes to the peer), ${pct(share(profile, ['undici']))} undici, ${pct(share(profile, ['(garbage collector)']))} garbage collection, ${pct(gateway)} the gateway's own code (mostly \`JSON.parse\` of the request and of the upstream answer, \`JSON.stringify\` of the upstream request, and span attribute writes), ${pct(share(profile, ['prom-client']))} Prometheus metrics, ${pct(share(profile, ['zod']))} zod (plain text requests take a fast path that returns zod's exact output) and ${pct(spanPath)} the span path after the gateway (pipeline, disk queue, otlphttp exporter, \`src/otlp\`, file I/O).`;
+}
+
 /** What the counting sink received from Sluice's otlphttp exporter during its measured run. */
 interface SpanExports {
   posts: number;
@@ -186,6 +208,7 @@ function report(results: Measured[], profile: ProfileSummary | undefined, spans:
     r === base ? '—' : r.highUsage.cpuPercent.toFixed(0),
     r === base ? '—' : r.highUsage.rssMiB.toFixed(0),
     r === base ? '—' : r.maxUsage.gateway.cpuPercent.toFixed(0),
+    r === base ? '—' : ((r.maxUsage.gateway.cpuPercent / 100) * 1e6 / r.max.perSecond).toFixed(0),
     r.maxUsage.upstream.cpuPercent.toFixed(0),
     r.maxUsage.load.cpuPercent.toFixed(0),
     [r.background.low, r.background.high, r.background.stream, r.background.max].map((v) => v.toFixed(0)).join(' / '),
@@ -204,18 +227,21 @@ function report(results: Measured[], profile: ProfileSummary | undefined, spans:
       ],
     );
   }
+  const passthrough = results.find((r) => r.name === 'bare Node passthrough');
   const profileText =
     profile === undefined
       ? ''
-      : `### Where Sluice's time goes (node --cpu-prof, ${PROFILE_MS / 1000} s at its maximum rate, ${count(profile.busyMs)} ms busy)
+      : `### Where Sluice's time goes (node --cpu-prof, ${PROFILE_MS / 1000} s at its maximum rate after ${PROFILE_WARMUP_MS / 1000} s of warm-up, start-up left out; ${count(profile.busyMs)} ms busy)
 
-${table(['self time by package / source folder', '% of busy'], profile.areas.map((f) => [`\`${f.name}\``, f.percent.toFixed(1)]))}
+${table(['self time by package / source folder', '% of busy'], profile.areas.slice(0, TOP_FRAMES).map((f) => [`\`${f.name}\``, f.percent.toFixed(1)]))}
 
 ${table(['top functions by self time', '% of busy'], profile.frames.map((f) => [`\`${f.name}\``, f.percent.toFixed(1)]))}
+
+${profileReading(profile, sluice, passthrough)}
 `;
   return `Gateway under test pinned to core ${GATEWAY_CORE}; the undici load generator and the fake upstream (its own Node process, \`taskset -c ${LOAD_CORE}\`) share core ${LOAD_CORE}. The fake upstream answers a fixed \`chat.completion\` (non-streaming) or 8 SSE events and \`data: [DONE]\` (streaming) at once. Open loops send on a fixed schedule over ${OPEN_CONNECTIONS} keep-alive connections and time each request from its *scheduled* send (no coordinated omission): ${STEADY_MS / 1000} s each at ${LOW_RATE} and ${count(HIGH_RATE)} req/s (complete answers) and ${STREAM_MS / 1000} s of streams at ${STREAM_RATE} req/s (time to the first body byte). Maximum: closed loop, ${MAX_CONNECTIONS} connections, ${MAX_MS / 1000} s after ${MAX_WARMUP_MS / 1000} s of warm-up. Requests time out after 5 s; stragglers are counted as errors after a 6 s drain. *Added* = the gateway's percentile minus the direct percentile at the same rate (a difference of percentiles, not a percentile of per-request differences).
 
-Sluice: \`gateway\` receiver, provider \`fake\` (type \`openai\`) serving \`fake/bench-model\`, spans on: each request's SERVER and CLIENT spans go through the \`traces\` pipeline to the \`file\` exporter (OTLP/JSON lines on local disk, no fsync) — a real exporter path with no network peer to compete for the load core. Sluice runs from \`dist/bench/lib/gateway-daemon.js\`, which is \`sluice run\` plus registering the gateway receiver factory (\`src/components.ts\` does not register it yet). Portkey: \`@portkey-ai/gateway\` 1.15.2 \`--headless\`, headers \`x-portkey-provider: openai\` and \`x-portkey-custom-host\`; it has no span export, so its figures carry no tracing cost. Portkey's package nests \`@hono/node-server\` 1.19, which fails every streamed request (\`TypeError: immutable\`, Portkey #1389) whatever the top-level pin; the benchmark starts it with a resolve hook (\`bench/lib/gateway-portkey-hooks.ts\`) that loads the pinned top-level 1.14.1 instead.
+Sluice: \`dist/src/cli.js run\` with the \`gateway\` receiver, provider \`fake\` (type \`openai\`) serving \`fake/bench-model\`, spans on: each request's SERVER and CLIENT spans go through the \`traces\` pipeline to the \`otlphttp\` exporter (protobuf, \`compression: none\`, default disk-backed sending queue) and on to a counting OTLP sink inside the load generator process (core ${LOAD_CORE}). The gateway batches its spans (up to 512, or every 50 ms) and writes them straight to OTLP protobuf, so the per-request tracing cost is a few attribute writes; the queue and exporter work once per batch.${spans === undefined ? '' : ` During Sluice's measured run the sink received ${count(spans.posts)} export requests, ${(spans.bytes / 1024 / 1024).toFixed(1)} MiB of spans.`} Portkey: \`@portkey-ai/gateway\` 1.15.2 \`--headless\`, started plainly (\`node_modules/@portkey-ai/gateway/build/start-server.js\`; an npm \`overrides\` entry pins its \`@hono/node-server\` to 1.14.1, Portkey #1389, and the smoke test checks a streamed request through it), headers \`x-portkey-provider: openai\` and \`x-portkey-custom-host\`; it has no span export, so its figures carry no tracing cost.
 
 ### Latency, ms (p50 / p99)
 
@@ -244,6 +270,7 @@ ${table(
     `gateway CPU % at ${count(HIGH_RATE)} req/s`,
     `gateway peak RSS MiB at ${count(HIGH_RATE)} req/s`,
     'gateway CPU % at max',
+    'gateway CPU µs per request at max',
     'upstream CPU % at max',
     'load generator CPU % at max',
     `others' CPU % (${LOW_RATE} / ${count(HIGH_RATE)} / stream / max)`,

@@ -51,7 +51,7 @@ function label(frame: CallFrame): string {
 export interface ProfileSummary {
   /** Top functions by self time. */
   readonly frames: Frame[];
-  /** Self time summed per package, source folder or Node module. */
+  /** Self time summed per package, source folder or Node module, all of them, largest first. */
   readonly areas: Frame[];
   readonly busyMs: number;
 }
@@ -88,5 +88,5 @@ export function summarizeProfile(dir: string, count: number, skipMs: number): Pr
     const where = areas.get(id) ?? '(unknown)';
     byArea.set(where, (byArea.get(where) ?? 0) + us);
   });
-  return { frames: rank(self, busy, count), areas: rank(byArea, busy, count), busyMs: busy / 1000 };
+  return { frames: rank(self, busy, count), areas: rank(byArea, busy, byArea.size), busyMs: busy / 1000 };
 }
