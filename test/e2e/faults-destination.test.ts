@@ -62,21 +62,25 @@ describe('faults at the destination', () => {
     const duplicates = received.length - new Set(received).size;
     console.log(`faults: ${sent.length} spans sent, ${new Set(received).size} unique delivered, ${duplicates} duplicates; destination answers ${JSON.stringify(Object.fromEntries(statuses))}`);
     expect(new Set(received).size).toBe(sent.length);
-    expect(duplicates).toBeGreaterThanOrEqual(0);
     expect(statuses.get(503) ?? 0).toBeGreaterThan(0);
     expect(statuses.get(429) ?? 0).toBeGreaterThan(0);
 
     // Issue 4 item 6: queue size and capacity, enqueue failures, retries and drops by reason.
-    const metrics = await metricsText(daemon);
+    // The queue gauges refresh each second; once everything is acknowledged no record is left.
+    let metrics = await metricsText(daemon);
+    for (let i = 0; i < 50 && metricValue(metrics, 'sluice_queue_records', { queue: EXPORTER }) !== 0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      metrics = await metricsText(daemon);
+    }
     expect(metricValue(metrics, 'sluice_queue_capacity_bytes', { queue: EXPORTER })).toBe(512 * 1024 * 1024);
-    expect(metricValue(metrics, 'sluice_queue_size_bytes', { queue: EXPORTER })).toBeGreaterThanOrEqual(0);
-    expect(metricValue(metrics, 'sluice_queue_records', { queue: EXPORTER })).toBeGreaterThanOrEqual(0);
+    expect(metricValue(metrics, 'sluice_queue_records', { queue: EXPORTER })).toBe(0);
     expect(metricValue(metrics, 'sluice_queue_enqueue_failed_spans_total', { queue: EXPORTER })).toBe(0);
     expect(metricValue(metrics, 'sluice_exporter_retries_total', { exporter: EXPORTER })).toBeGreaterThan(0);
     for (const reason of ['queue_full', 'permanent', 'max_age']) {
       expect(metricValue(metrics, 'sluice_exporter_dropped_spans_total', { exporter: EXPORTER, reason })).toBe(0);
     }
-    expect(metricValue(metrics, 'sluice_exporter_sent_spans_total', { exporter: EXPORTER })).toBeGreaterThanOrEqual(sent.length);
+    // Duplicates are reported: the daemon counts every span it delivered, the sink every span it took.
+    expect(metricValue(metrics, 'sluice_exporter_sent_spans_total', { exporter: EXPORTER })).toBe(received.length);
   });
 
   it('delivers every span when the destination fails 70% of requests at random', { timeout: 30_000 }, async () => {

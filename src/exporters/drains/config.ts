@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { z } from 'zod';
 import { byteSize, duration } from '../../config/units.js';
 import { samplingRuleSchema } from '../../processors/sampling/config.js';
+import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 import { MAX_DRAINS, MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from './limits.js';
 
 export const ON_FULL = ['drop', 'refuse'] as const;
@@ -32,7 +33,8 @@ export const drainConfigSchema = z
         ca_file: z.string().min(1).refine((path) => existsSync(path), { error: 'file not found' }),
       })
       .optional(),
-    queue: queueOverrideSchema.optional(),
+    /** Per-drain overrides of the exporter's sending_queue. */
+    sending_queue: queueOverrideSchema.optional(),
   })
   .superRefine(function checkUrl(drain, ctx) {
     const problem = urlProblem(drain.url, drain.insecure);
@@ -65,18 +67,23 @@ export const drainListSchema = z
     });
   });
 
-export const drainsExporterConfigSchema = z.strictObject({
-  /** Injected from the top-level `drains:` list. */
-  drains: z.custom<DrainConfig[]>().default([]),
-  /** ms */
-  decision_wait: duration(),
-  max_pending_spans: z.number().int().positive(),
-  /** ms, per delivery request */
-  timeout: duration(),
-  queue: z.strictObject({ max_size: byteSize(), on_full: z.enum(ON_FULL), num_consumers: z.number().int().positive() }),
-  retry: z.strictObject({ initial_interval: duration(), max_interval: duration(), max_age: duration() }),
-  batch: z.strictObject({ max_spans: z.number().int().positive(), max_bytes: byteSize(), flush_timeout: duration() }),
-});
+/** The same sending_queue and retry_on_failure keys as every queued exporter. */
+export const drainsExporterConfigSchema = z
+  .strictObject({
+    /** Injected from the top-level `drains:` list. */
+    drains: z.custom<DrainConfig[]>().default([]),
+    /** ms */
+    decision_wait: duration(),
+    max_pending_spans: z.number().int().positive(),
+    /** ms, per delivery request */
+    timeout: duration(),
+    ...queuedSenderConfigShape,
+  })
+  .superRefine(function drainsQueueOnDisk(config, ctx) {
+    // Drains promise durability: their queues (and the pending hold) are always on disk.
+    if (config.sending_queue.storage !== 'disk') ctx.addIssue({ code: 'custom', path: ['sending_queue', 'storage'], message: 'drains always queue on disk' });
+    if (!config.sending_queue.enabled) ctx.addIssue({ code: 'custom', path: ['sending_queue', 'enabled'], message: 'drains always queue on disk' });
+  });
 
 export type DrainsExporterConfig = z.output<typeof drainsExporterConfigSchema>;
 
@@ -85,8 +92,5 @@ export function createDefaultConfig() {
     decision_wait: '2s',
     max_pending_spans: 100_000,
     timeout: '10s',
-    queue: { max_size: '512MiB', on_full: 'drop', num_consumers: 1 },
-    retry: { initial_interval: '1s', max_interval: '30s', max_age: '24h' },
-    batch: { max_spans: 8192, max_bytes: '8MiB', flush_timeout: '200ms' },
   };
 }

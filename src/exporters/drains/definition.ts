@@ -52,9 +52,10 @@ export function definitionFromConfig(drain: DrainConfig, loadedAt: number): Drai
     ...(drain.secret === undefined || drain.secret === '' ? {} : { secret: drain.secret }),
     ...(drain.tls === undefined ? {} : { caFile: drain.tls.ca_file }),
   };
-  const queue = drain.queue === undefined ? undefined : {
-    ...(drain.queue.max_size === undefined ? {} : { maxSizeBytes: drain.queue.max_size }),
-    ...(drain.queue.on_full === undefined ? {} : { onFull: drain.queue.on_full }),
+  const override = drain.sending_queue;
+  const queue = override === undefined ? undefined : {
+    ...(override.max_size === undefined ? {} : { maxSizeBytes: override.max_size }),
+    ...(override.on_full === undefined ? {} : { onFull: override.on_full }),
   };
   return {
     id: configDrainId(drain.name),

@@ -48,17 +48,8 @@ export function createDrainSender(options: DrainSenderOptions): QueuedSender {
     logger: options.logger,
     telemetry: options.telemetry,
     config: {
-      sending_queue: {
-        enabled: true,
-        storage: 'disk',
-        max_size: options.maxSizeBytes,
-        on_full: options.onFull,
-        num_consumers: config.queue.num_consumers,
-        max_batch_spans: config.batch.max_spans,
-        max_batch_bytes: config.batch.max_bytes,
-        flush_timeout: config.batch.flush_timeout,
-      },
-      retry_on_failure: { enabled: true, initial_interval: config.retry.initial_interval, max_interval: config.retry.max_interval, max_age: config.retry.max_age },
+      sending_queue: { ...config.sending_queue, max_size: options.maxSizeBytes, on_full: options.onFull },
+      retry_on_failure: config.retry_on_failure,
     },
   });
 }

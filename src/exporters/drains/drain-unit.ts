@@ -8,7 +8,7 @@ import { ResourceExhaustedError } from '../../core/errors.js';
 import { exporterMetrics, type Telemetry } from '../../core/telemetry.js';
 import type { WireIndex } from '../../otlp/wire.js';
 import { Sampler, type SpanSet } from '../../processors/sampling/sampler.js';
-import { DiskQueue, QueueFullError, RecordTooLargeError } from '../../queue/index.js';
+import { DiskQueue, QueueFullError, RecordTooLargeError, queueMetrics } from '../../queue/index.js';
 import type { Queue } from '../../queue/types.js';
 import { FULL_QUEUE_RETRY_AFTER_MS, type QueuedSender } from '../exporterhelper/index.js';
 import type { Transport } from '../otlphttp/transport.js';
@@ -55,8 +55,8 @@ export class DrainUnit {
     this.#logger = settings.logger.child({ drain: definition.id });
     const label = drainLabel(definition.id);
     const directory = drainDirectory(settings.storageDirectory, definition.id);
-    const maxSizeBytes = definition.queue?.maxSizeBytes ?? settings.config.queue.max_size;
-    this.#onFull = definition.queue?.onFull ?? settings.config.queue.on_full;
+    const maxSizeBytes = definition.queue?.maxSizeBytes ?? settings.config.sending_queue.max_size;
+    this.#onFull = definition.queue?.onFull ?? settings.config.sending_queue.on_full;
     this.#metrics = exporterMetrics(settings.telemetry);
     this.#main = new DiskQueue({ name: label, directory: join(directory, 'queue'), maxSizeBytes, logger: this.#logger });
     this.#sampler = this.#newSampler(definition);
@@ -157,6 +157,7 @@ export class DrainUnit {
     try {
       await queue.append(spans.buf, spans.spanCount);
     } catch (err) {
+      queueMetrics(this.#settings.telemetry).enqueueFailedSpans.inc({ queue: queue.name }, spans.spanCount);
       if (!(err instanceof QueueFullError) && !(err instanceof RecordTooLargeError)) throw err;
       if (this.#onFull === 'refuse' && err instanceof QueueFullError) {
         throw new ResourceExhaustedError(`drain ${this.#definition.name}: ${err.message}`, { retryAfterMs: FULL_QUEUE_RETRY_AFTER_MS });

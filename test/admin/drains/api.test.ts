@@ -243,7 +243,7 @@ describe('drains API', () => {
     const ok = await call('POST', '/v1/drains/test', { delivery: drainBody().delivery });
     expect(ok.status).toBe(200);
     expect(ok.json).toMatchObject({ ok: true, status: 200 });
-    expect(ok.json.latencyMs).toBeGreaterThanOrEqual(0);
+    expect(typeof ok.json.latencyMs).toBe('number');
     await waitFor(() => sink.requests.length === 1);
     sink.behaviour = 503;
     expect((await call('POST', '/v1/drains/test', { delivery: drainBody().delivery })).json).toMatchObject({ ok: false, status: 503 });

@@ -36,9 +36,8 @@ describe('drains config', () => {
       decision_wait: 2000,
       max_pending_spans: 100_000,
       timeout: 10_000,
-      queue: { max_size: 512 * 1024 * 1024, on_full: 'drop', num_consumers: 1 },
-      retry: { initial_interval: 1000, max_interval: 30_000, max_age: 86_400_000 },
-      batch: { max_spans: 8192, max_bytes: 8 * 1024 * 1024, flush_timeout: 200 },
+      sending_queue: { storage: 'disk', max_size: 512 * 1024 * 1024, on_full: 'drop', num_consumers: 2, max_batch_spans: 8192, max_batch_bytes: 8 * 1024 * 1024, flush_timeout: 200 },
+      retry_on_failure: { initial_interval: 1000, max_interval: 30_000, max_age: 86_400_000 },
     });
   });
 
@@ -70,5 +69,20 @@ describe('drains config', () => {
   it('refuses a drains list without a drains exporter', () => {
     const text = config('\n  - { name: a, url: "https://x.example" }').replace('  drains: {}\n', '  debug: {}\n').replace('exporters: [drains]', 'exporters: [debug]');
     expect(problemsOf(text)).toContain('drains: no exporter of type drains is configured to use this section');
+  });
+});
+
+describe('drains queue settings', () => {
+  it('takes the shared sending_queue and retry_on_failure keys with units, and refuses a memory queue', () => {
+    const text = config(
+      '\n  - { name: a, url: "https://x.example/v1/traces", sending_queue: { max_size: 1MiB, on_full: refuse } }',
+      '{ sending_queue: { num_consumers: 3, flush_timeout: 50ms }, retry_on_failure: { max_age: 1h } }',
+    );
+    const parsed = parseConfigText(text, { registry: builtinRegistry(), env: {} });
+    const exporter = parsed.exporters.get('drains')?.config as DrainsExporterConfig;
+    expect(exporter.sending_queue).toMatchObject({ num_consumers: 3, flush_timeout: 50 });
+    expect(exporter.retry_on_failure.max_age).toBe(3_600_000);
+    expect(exporter.drains[0]?.sending_queue).toEqual({ max_size: 1024 * 1024, on_full: 'refuse' });
+    expect(problemsOf(text.replace('num_consumers: 3,', 'storage: memory,'))).toEqual(['exporters.drains.sending_queue.storage: drains always queue on disk']);
   });
 });

@@ -109,7 +109,7 @@ describe('drains exporter', () => {
     const small = await sinkFor();
     small.behaviour = 503;
     const other = await sinkFor();
-    const { exporter, telemetry } = await started([drain('small', small, { queue: { max_size: '4KiB' } }), drain('other', other)], { retry: { initial_interval: '10s' } });
+    const { exporter, telemetry } = await started([drain('small', small, { sending_queue: { max_size: '4KiB' } }), drain('other', other)], { retry_on_failure: { initial_interval: '10s' } });
     for (let i = 0; i < 20; i++) await exporter.consume(batch(trace({ children: 5 })));
     await waitFor(() => other.spanIds().length === 120, 10_000, 'other drain');
     const smallState = exporter.list().find((state) => state.definition.name === 'small');
@@ -120,7 +120,7 @@ describe('drains exporter', () => {
   it('refuses with backpressure when a full drain is configured with on_full: refuse', async () => {
     const sink = await sinkFor();
     sink.behaviour = 503;
-    const { exporter } = await started([drain('strict', sink, { queue: { max_size: '4KiB', on_full: 'refuse' } })], { retry: { initial_interval: '10s' } });
+    const { exporter } = await started([drain('strict', sink, { sending_queue: { max_size: '4KiB', on_full: 'refuse' } })], { retry_on_failure: { initial_interval: '10s' } });
     let refused: unknown;
     for (let i = 0; i < 20 && refused === undefined; i++) await exporter.consume(batch(trace({ children: 5 }))).catch((err: unknown) => (refused = err));
     expect((refused as { code?: string } | undefined)?.code).toBe('SLUICE_ERR_RESOURCE_EXHAUSTED');
@@ -138,7 +138,7 @@ describe('drains exporter', () => {
   it('retries retryable failures until the destination recovers', async () => {
     const sink = await sinkFor();
     sink.behaviour = 503;
-    const { exporter } = await started([drain('flaky', sink)], { retry: { initial_interval: '50ms', max_interval: '100ms' } });
+    const { exporter } = await started([drain('flaky', sink)], { retry_on_failure: { initial_interval: '50ms', max_interval: '100ms' } });
     await exporter.consume(batch(trace({})));
     await new Promise((resolve) => setTimeout(resolve, 300));
     sink.behaviour = 200;
