@@ -1,71 +1,54 @@
 // Anthropic Messages stream (SSE) -> OpenAI chat.completion.chunk objects.
 // https://docs.anthropic.com/en/docs/build-with-claude/streaming
-import type { ChatCompletionChunk, FinishReason, ToolCallDelta } from '../../openai-types.js';
+import type { ChatCompletionChunk } from '../../openai-types.js';
 import { parseSse } from '../../sse.js';
+import { ChunkBuilder } from '../shared/chunks.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import { mapStopReason, mapUsage } from './response.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from './wire.js';
 
-type Delta = ChatCompletionChunk['choices'][number]['delta'];
-
 export async function* parseAnthropicStream(body: AsyncIterable<Uint8Array>, ctx: AttemptContext<AnthropicProviderConfig>): AsyncGenerator<ChatCompletionChunk> {
-  let id = '';
-  let model = ctx.model;
-  const created = Math.floor(Date.now() / 1000);
+  const out = new ChunkBuilder('', ctx.model);
   const usage: Partial<AnthropicUsage> = {};
   // Content block index -> tool call index: text and thinking blocks take
   // block indexes too, but OpenAI numbers tool calls 0, 1, 2 on their own.
   const toolIndexes = new Map<number, number>();
 
-  // The role rides on the first chunk with content, not on message_start: an
-  // error event right after message_start (overloaded) then reaches the
-  // gateway before any byte went to the client, and it can still fall back.
-  let roleSent = false;
-
-  function chunk(delta: Delta, finishReason: FinishReason | null = null): ChatCompletionChunk {
-    const withRole: Delta = roleSent ? delta : { role: 'assistant', ...delta };
-    roleSent = true;
-    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: withRole, finish_reason: finishReason }] };
-  }
-  function toolDelta(call: ToolCallDelta): ChatCompletionChunk {
-    return chunk({ tool_calls: [call] });
-  }
-
   for await (const sse of parseSse(body)) {
     const event = parseEvent(sse.data);
     switch (event.type) {
       case 'message_start':
-        id = event.message.id;
-        model = event.message.model ?? model;
+        out.id = event.message.id;
+        out.model = event.message.model ?? out.model;
         Object.assign(usage, event.message.usage);
         break;
       case 'content_block_start': {
         const block = event.content_block;
-        if (block.type === 'text' && block.text !== '') yield chunk({ content: block.text });
+        if (block.type === 'text' && block.text !== '') yield out.delta({ content: block.text });
         if (block.type === 'tool_use') {
           const index = toolIndexes.size;
           toolIndexes.set(event.index, index);
-          yield toolDelta({ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } });
+          yield out.toolCalls([{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }]);
         }
         break;
       }
       case 'content_block_delta': {
         const delta = event.delta;
-        if (delta.type === 'text_delta') yield chunk({ content: delta.text });
+        if (delta.type === 'text_delta') yield out.delta({ content: delta.text });
         else if (delta.type === 'input_json_delta' && delta.partial_json !== '') {
           const index = toolIndexes.get(event.index);
           if (index === undefined) throw new UpstreamStreamError(`anthropic sent input_json_delta for block ${event.index}, which is not a tool_use block`);
-          yield toolDelta({ index, function: { arguments: delta.partial_json } });
+          yield out.toolCalls([{ index, function: { arguments: delta.partial_json } }]);
         }
         break;
       }
       case 'message_delta':
         Object.assign(usage, definedOnly(event.usage ?? {}));
-        yield chunk({}, mapStopReason(event.delta.stop_reason) ?? 'stop');
+        yield out.delta({}, mapStopReason(event.delta.stop_reason) ?? 'stop');
         break;
       case 'message_stop':
-        yield { id, object: 'chat.completion.chunk', created, model, choices: [], usage: mapUsage(usage) };
+        yield out.usage(mapUsage(usage));
         return;
       case 'error':
         throw new UpstreamStreamError(event.error.message, event.error.type === 'overloaded_error' ? 'api_error' : event.error.type);

@@ -1,5 +1,6 @@
 // Bedrock ConverseStream (binary event stream) -> OpenAI chat.completion.chunk objects.
-import type { ChatCompletionChunk, FinishReason, ToolCallDelta } from '../../openai-types.js';
+import type { ChatCompletionChunk } from '../../openai-types.js';
+import { ChunkBuilder } from '../shared/chunks.js';
 import { completionId } from '../shared/inputs.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { BedrockProviderConfig } from './config.js';
@@ -8,29 +9,13 @@ import { decodeEventStream, headerString } from './event-stream.js';
 import { mapStopReason, mapUsage } from './response.js';
 import type { ConverseStreamEvents } from './wire.js';
 
-type Delta = ChatCompletionChunk['choices'][number]['delta'];
 const decoder = new TextDecoder();
 
 export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: AttemptContext<BedrockProviderConfig>): AsyncGenerator<ChatCompletionChunk> {
-  const id = completionId();
-  const created = Math.floor(Date.now() / 1000);
-  const model = ctx.model;
+  const out = new ChunkBuilder(completionId(), ctx.model);
   // Content block index -> tool call index (text blocks take block indexes too).
   const toolIndexes = new Map<number, number>();
   let stopped = false;
-
-  // The role rides on the first chunk with content, not on messageStart, so
-  // an exception frame before any content can still fall back.
-  let roleSent = false;
-
-  function chunk(delta: Delta, finishReason: FinishReason | null = null): ChatCompletionChunk {
-    const withRole: Delta = roleSent ? delta : { role: 'assistant', ...delta };
-    roleSent = true;
-    return { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: withRole, finish_reason: finishReason }] };
-  }
-  function toolDelta(call: ToolCallDelta): ChatCompletionChunk {
-    return chunk({ tool_calls: [call] });
-  }
 
   for await (const message of decodeEventStream(body)) {
     const messageType = headerString(message, ':message-type');
@@ -47,27 +32,27 @@ export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: 
         if (start.toolUse !== undefined) {
           const index = toolIndexes.size;
           toolIndexes.set(contentBlockIndex, index);
-          yield toolDelta({ index, id: start.toolUse.toolUseId, type: 'function', function: { name: start.toolUse.name, arguments: '' } });
+          yield out.toolCalls([{ index, id: start.toolUse.toolUseId, type: 'function', function: { name: start.toolUse.name, arguments: '' } }]);
         }
         break;
       }
       case 'contentBlockDelta': {
         const { contentBlockIndex, delta } = event as ConverseStreamEvents['contentBlockDelta'];
-        if (delta.text !== undefined && delta.text !== '') yield chunk({ content: delta.text });
+        if (delta.text !== undefined && delta.text !== '') yield out.delta({ content: delta.text });
         if (delta.toolUse !== undefined && delta.toolUse.input !== '') {
           const index = toolIndexes.get(contentBlockIndex);
           if (index === undefined) throw new UpstreamStreamError(`bedrock sent a toolUse delta for block ${contentBlockIndex}, which started no tool call`);
-          yield toolDelta({ index, function: { arguments: delta.toolUse.input } });
+          yield out.toolCalls([{ index, function: { arguments: delta.toolUse.input } }]);
         }
         break;
       }
       case 'messageStop':
         stopped = true;
-        yield chunk({}, mapStopReason((event as ConverseStreamEvents['messageStop']).stopReason));
+        yield out.delta({}, mapStopReason((event as ConverseStreamEvents['messageStop']).stopReason));
         break;
       case 'metadata': {
         const { usage } = event as ConverseStreamEvents['metadata'];
-        if (usage !== undefined) yield { id, object: 'chat.completion.chunk', created, model, choices: [], usage: mapUsage(usage) };
+        if (usage !== undefined) yield out.usage(mapUsage(usage));
         break;
       }
       default:
