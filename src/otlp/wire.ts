@@ -33,9 +33,11 @@ export interface WireSpan {
 
 export interface WireScopeSpans {
   readonly field: Range;
+  /** Spans in this scope, counted when the request was scanned. */
+  readonly spanCount: number;
   /** Fields other than spans (scope, schema_url, unknown), copied verbatim. */
-  readonly otherFields: Range[];
-  readonly spans: WireSpan[];
+  readonly otherFields: readonly Range[];
+  readonly spans: readonly WireSpan[];
 }
 
 export interface WireResourceSpans {
@@ -43,13 +45,13 @@ export interface WireResourceSpans {
   /** The Resource message content, or undefined when the field is absent. */
   readonly resource: Range | undefined;
   /** Fields other than resource and scope_spans (schema_url, unknown). */
-  readonly otherFields: Range[];
-  readonly scopeSpans: WireScopeSpans[];
+  readonly otherFields: readonly Range[];
+  readonly scopeSpans: readonly WireScopeSpans[];
 }
 
 export interface WireIndex {
   readonly buf: Uint8Array;
-  readonly resourceSpans: WireResourceSpans[];
+  readonly resourceSpans: readonly WireResourceSpans[];
   readonly spanCount: number;
 }
 
@@ -67,12 +69,22 @@ function lengthDelimited(reader: protobuf.Reader, end: number, what: string): Ra
   return [start, start + length];
 }
 
+/** As lengthDelimited, for the validating walk: returns only the end, allocating nothing. */
+function lengthDelimitedEnd(reader: protobuf.Reader, end: number, what: string): number {
+  const length = reader.uint32();
+  const contentEnd = reader.pos + length;
+  if (contentEnd > end) throw malformed(`${what} overruns its container`);
+  return contentEnd;
+}
+
 function skip(reader: protobuf.Reader, wireType: number, end: number): void {
   reader.skipType(wireType);
   if (reader.pos > end) throw malformed('a field overruns its container');
 }
 
-function scanSpan(reader: protobuf.Reader, buf: Uint8Array, field: Range, content: Range): WireSpan {
+const EMPTY = new Uint8Array(0);
+
+function readSpan(reader: protobuf.Reader, buf: Uint8Array, field: Range, content: Range): WireSpan {
   let traceId: Uint8Array = EMPTY;
   let isRoot = true;
   let kind = 0;
@@ -97,32 +109,89 @@ function scanSpan(reader: protobuf.Reader, buf: Uint8Array, field: Range, conten
   return { field, content, traceId, isRoot, kind };
 }
 
-const EMPTY = new Uint8Array(0);
+/**
+ * A ScopeSpans whose span-level index is built on first use. Stamping
+ * resources and forwarding bytes never look at spans; sampling and drains
+ * do. The bytes were validated when the request was scanned, so reading
+ * them again cannot fail.
+ */
+class LazyScopeSpans implements WireScopeSpans {
+  readonly field: Range;
+  readonly spanCount: number;
+  readonly #buf: Uint8Array;
+  #otherFields: Range[] | undefined;
+  #spans: WireSpan[] | undefined;
 
-function scanScopeSpans(reader: protobuf.Reader, buf: Uint8Array, field: Range, content: Range): WireScopeSpans {
-  const otherFields: Range[] = [];
-  const spans: WireSpan[] = [];
-  reader.pos = content[0];
-  while (reader.pos < content[1]) {
-    const fieldStart = reader.pos;
-    const tag = reader.uint32();
-    if (tag >>> 3 === SS_SPANS && (tag & 7) === WIRE_LEN) {
-      const spanContent = lengthDelimited(reader, content[1], 'span');
-      spans.push(scanSpan(reader, buf, [fieldStart, spanContent[1]], spanContent));
-    } else {
-      skip(reader, tag & 7, content[1]);
-      otherFields.push([fieldStart, reader.pos]);
-    }
+  constructor(buf: Uint8Array, field: Range, spanCount: number) {
+    this.#buf = buf;
+    this.field = field;
+    this.spanCount = spanCount;
   }
-  return { field, otherFields, spans };
+
+  get otherFields(): readonly Range[] {
+    if (this.#otherFields === undefined) this.#read();
+    return this.#otherFields ?? [];
+  }
+
+  get spans(): readonly WireSpan[] {
+    if (this.#spans === undefined) this.#read();
+    return this.#spans ?? [];
+  }
+
+  #read(): void {
+    const buf = this.#buf;
+    const reader = protobuf.Reader.create(buf);
+    const otherFields: Range[] = [];
+    const spans: WireSpan[] = [];
+    // Skip the ScopeSpans field's own tag and length to reach its content.
+    reader.pos = this.field[0];
+    reader.uint32();
+    const end = lengthDelimitedEnd(reader, this.field[1], 'scope_spans');
+    while (reader.pos < end) {
+      const fieldStart = reader.pos;
+      const tag = reader.uint32();
+      if (tag >>> 3 === SS_SPANS && (tag & 7) === WIRE_LEN) {
+        const spanContent = lengthDelimited(reader, end, 'span');
+        spans.push(readSpan(reader, buf, [fieldStart, spanContent[1]], spanContent));
+      } else {
+        skip(reader, tag & 7, end);
+        otherFields.push([fieldStart, reader.pos]);
+      }
+    }
+    this.#otherFields = otherFields;
+    this.#spans = spans;
+  }
 }
 
-function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Range, content: Range): WireResourceSpans {
+/** Walks a Span's fields, checking their framing; allocates nothing. */
+function validateSpan(reader: protobuf.Reader, end: number): void {
+  while (reader.pos < end) {
+    const tag = reader.uint32();
+    skip(reader, tag & 7, end);
+  }
+}
+
+/** Walks a ScopeSpans down to its spans' fields; returns how many spans it holds. */
+function validateScopeSpans(reader: protobuf.Reader, end: number): number {
+  let spans = 0;
+  while (reader.pos < end) {
+    const tag = reader.uint32();
+    if (tag >>> 3 === SS_SPANS && (tag & 7) === WIRE_LEN) {
+      const spanEnd = lengthDelimitedEnd(reader, end, 'span');
+      validateSpan(reader, spanEnd);
+      spans += 1;
+    } else {
+      skip(reader, tag & 7, end);
+    }
+  }
+  return spans;
+}
+
+function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Range, end: number): WireResourceSpans {
   let resource: Range | undefined;
   const otherFields: Range[] = [];
   const scopeSpans: WireScopeSpans[] = [];
-  reader.pos = content[0];
-  while (reader.pos < content[1]) {
+  while (reader.pos < end) {
     const fieldStart = reader.pos;
     const tag = reader.uint32();
     const fieldNumber = tag >>> 3;
@@ -131,21 +200,25 @@ function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Rang
       // A repeated occurrence of a singular message merges; keep it simple and exact by
       // treating the last one as the resource only when there is one (the common case).
       if (resource !== undefined) throw malformed('resource_spans.resource appears twice');
-      resource = lengthDelimited(reader, content[1], 'resource');
+      resource = lengthDelimited(reader, end, 'resource');
     } else if (fieldNumber === RS_SCOPE_SPANS && wireType === WIRE_LEN) {
-      const ssContent = lengthDelimited(reader, content[1], 'scope_spans');
-      const end = reader.pos;
-      scopeSpans.push(scanScopeSpans(reader, buf, [fieldStart, ssContent[1]], ssContent));
-      reader.pos = end;
+      const ssEnd = lengthDelimitedEnd(reader, end, 'scope_spans');
+      const spans = validateScopeSpans(reader, ssEnd);
+      scopeSpans.push(new LazyScopeSpans(buf, [fieldStart, ssEnd], spans));
     } else {
-      skip(reader, wireType, content[1]);
+      skip(reader, wireType, end);
       otherFields.push([fieldStart, reader.pos]);
     }
   }
   return { field, resource, otherFields, scopeSpans };
 }
 
-/** Scans an encoded ExportTraceServiceRequest; throws MalformedDataError on broken framing. */
+/**
+ * Scans an encoded ExportTraceServiceRequest; throws MalformedDataError on
+ * broken framing. Every field down to the spans' own is checked now, but
+ * the index records only resource and scope ranges: the span level is read
+ * when first asked for (LazyScopeSpans).
+ */
 export function scanRequest(buf: Uint8Array): WireIndex {
   const reader = protobuf.Reader.create(buf);
   const resourceSpans: WireResourceSpans[] = [];
@@ -156,11 +229,10 @@ export function scanRequest(buf: Uint8Array): WireIndex {
       const tag = reader.uint32();
       if (tag === 0) throw malformed('invalid tag 0');
       if (tag >>> 3 === REQUEST_RESOURCE_SPANS && (tag & 7) === WIRE_LEN) {
-        const content = lengthDelimited(reader, buf.length, 'resource_spans');
-        const rs = scanResourceSpans(reader, buf, [fieldStart, content[1]], content);
-        for (const ss of rs.scopeSpans) spanCount += ss.spans.length;
+        const end = lengthDelimitedEnd(reader, buf.length, 'resource_spans');
+        const rs = scanResourceSpans(reader, buf, [fieldStart, end], end);
+        for (const ss of rs.scopeSpans) spanCount += ss.spanCount;
         resourceSpans.push(rs);
-        reader.pos = content[1];
       } else {
         skip(reader, tag & 7, buf.length);
       }
@@ -219,9 +291,11 @@ const TAG_SCOPE_SPANS = (RS_SCOPE_SPANS << 3) | WIRE_LEN;
 /**
  * Rewrites the Resource of every ResourceSpans. `stamp` receives the current
  * Resource content (or undefined) and returns the new content; everything
- * else is copied verbatim.
+ * else is copied verbatim. Returns the new request already indexed: its
+ * ranges are the old ones moved to where the copy put them, so the result
+ * is not scanned again.
  */
-export function rewriteResources(index: WireIndex, stamp: (resource: Uint8Array | undefined) => Uint8Array): Uint8Array {
+export function rewriteResources(index: WireIndex, stamp: (resource: Uint8Array | undefined) => Uint8Array): WireIndex {
   const { buf } = index;
   const parts = index.resourceSpans.map(function plan(rs) {
     const resource = stamp(rs.resource === undefined ? undefined : buf.subarray(rs.resource[0], rs.resource[1]));
@@ -233,16 +307,30 @@ export function rewriteResources(index: WireIndex, stamp: (resource: Uint8Array 
   let total = 0;
   for (const p of parts) total += fieldSize(TAG_RESOURCE_SPANS, p.contentLength);
   const w = new ByteWriter(total);
+  const resourceSpans: WireResourceSpans[] = [];
   for (const { rs, resource, contentLength } of parts) {
+    const fieldStart = w.pos;
     w.varint(TAG_RESOURCE_SPANS);
     w.varint(contentLength);
     w.varint(TAG_RESOURCE);
     w.varint(resource.length);
+    const resourceRange: Range = [w.pos, w.pos + resource.length];
     w.raw(resource);
-    for (const ss of rs.scopeSpans) w.copy(buf, ss.field);
-    for (const other of rs.otherFields) w.copy(buf, other);
+    const scopeSpans: WireScopeSpans[] = [];
+    for (const ss of rs.scopeSpans) {
+      const at = w.pos;
+      w.copy(buf, ss.field);
+      scopeSpans.push(new LazyScopeSpans(w.out, [at, w.pos], ss.spanCount));
+    }
+    const otherFields: Range[] = [];
+    for (const other of rs.otherFields) {
+      const at = w.pos;
+      w.copy(buf, other);
+      otherFields.push([at, w.pos]);
+    }
+    resourceSpans.push({ field: [fieldStart, w.pos], resource: resourceRange, otherFields, scopeSpans });
   }
-  return w.out;
+  return { buf: w.out, resourceSpans, spanCount: index.spanCount };
 }
 
 /** Which spans to keep: indexes into resourceSpans / scopeSpans / spans. */

@@ -1,5 +1,6 @@
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { describe, expect, it } from 'vitest';
+import { MalformedDataError } from '../../src/core/errors.js';
 import { bytesToHex } from '../../src/otlp/ids.js';
 import { decodeRequest, decodeResource, encodeResource } from '../../src/otlp/proto-codec.js';
 import { concatRequests, filterSpans, rewriteResources, scanRequest } from '../../src/otlp/wire.js';
@@ -20,6 +21,37 @@ describe('protobuf wire scanning', () => {
     expect(spans.map((s) => s.kind)).toEqual(modelSpans.map((s) => s.kind));
   });
 
+  it('indexes the rewritten request exactly as scanning it again would', () => {
+    const bytes = encode();
+    const out = rewriteResources(scanRequest(bytes), (resource) => {
+      const r = decodeResource(resource ?? new Uint8Array());
+      r.attributes.push({ key: 'platform.projectId', value: { stringValue: 'prj_1' } });
+      return encodeResource(r);
+    });
+    const rescanned = scanRequest(out.buf);
+    const shape = (index: typeof out) => ({
+      spanCount: index.spanCount,
+      resourceSpans: index.resourceSpans.map((rs) => ({
+        field: rs.field,
+        resource: rs.resource,
+        otherFields: rs.otherFields,
+        scopeSpans: rs.scopeSpans.map((ss) => ({ field: ss.field, spanCount: ss.spanCount, otherFields: ss.otherFields, spans: ss.spans })),
+      })),
+    });
+    expect(shape(out)).toEqual(shape(rescanned));
+  });
+
+  it('rejects a body with a broken field inside a span, though spans are indexed lazily', () => {
+    const bytes = Buffer.from(encode());
+    const index = scanRequest(bytes);
+    const span = index.resourceSpans[0]?.scopeSpans[0]?.spans[0];
+    if (span === undefined) throw new Error('no span');
+    // The span's first field is trace_id (tag 0x0a); wire type 7 does not exist.
+    expect(bytes[span.content[0]]).toBe(0x0a);
+    bytes[span.content[0]] = 0x0f;
+    expect(() => scanRequest(bytes)).toThrow(MalformedDataError);
+  });
+
   it('rewrites only the resource and leaves every span as it was', () => {
     const bytes = encode();
     const out = rewriteResources(scanRequest(bytes), (resource) => {
@@ -28,7 +60,7 @@ describe('protobuf wire scanning', () => {
       return encodeResource(r);
     });
     const before = decodeRequest(bytes);
-    const after = decodeRequest(out);
+    const after = decodeRequest(out.buf);
     expect(after.resourceSpans[0]?.scopeSpans).toEqual(before.resourceSpans[0]?.scopeSpans);
     expect(after.resourceSpans[0]?.resource?.attributes).toContainEqual({ key: 'platform.projectId', value: { stringValue: 'prj_1' } });
   });

@@ -6,7 +6,7 @@ import type { Processor } from '../../core/component.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import type { AnyValue, Resource } from '../../otlp/model.js';
 import { decodeResource, encodeResource } from '../../otlp/proto-codec.js';
-import { rewriteResources, scanRequest } from '../../otlp/wire.js';
+import { rewriteResources } from '../../otlp/wire.js';
 import type { AttributeAction, AttributeScalar, ResourceConfig } from './config.js';
 
 const CACHE_ENTRIES = 1024;
@@ -52,7 +52,7 @@ export function createResourceProcessor(config: ResourceConfig): Processor {
   return {
     process: function stampResources(batch) {
       if (config.actions.length === 0) return batch;
-      return TraceBatch.fromIndex(scanRequest(rewriteResources(batch.wire(), stamp)));
+      return TraceBatch.fromIndex(rewriteResources(batch.wire(), stamp));
     },
   };
 }
