@@ -1,7 +1,13 @@
 // How a failed request is answered, decided by error type (never message)
 // and shared by both transports: status codes, metric reason, retry delay.
-import { status as GrpcStatus } from '@grpc/grpc-js';
+import type { status as GrpcStatus } from '@grpc/grpc-js';
 import { errorMessage, isPermanent, isResourceExhausted, RetryableError } from '../../core/errors.js';
+
+// google.rpc.Code values, fixed by the gRPC spec; not imported from grpc-js
+// so that an HTTP-only receiver never loads it.
+const INVALID_ARGUMENT = 3 as GrpcStatus.INVALID_ARGUMENT;
+const RESOURCE_EXHAUSTED = 8 as GrpcStatus.RESOURCE_EXHAUSTED;
+const UNAVAILABLE = 14 as GrpcStatus.UNAVAILABLE;
 
 export type RefusalReason = 'malformed' | 'too_large' | 'backpressure' | 'error';
 
@@ -30,20 +36,20 @@ export class BodyTooLargeError extends Error {
 
 export function classify(err: unknown): Refusal {
   if (err instanceof BodyTooLargeError) {
-    return { reason: 'too_large', httpStatus: 413, grpcCode: GrpcStatus.RESOURCE_EXHAUSTED, message: err.message, retryAfterMs: undefined };
+    return { reason: 'too_large', httpStatus: 413, grpcCode: RESOURCE_EXHAUSTED, message: err.message, retryAfterMs: undefined };
   }
   if (isPermanent(err)) {
-    return { reason: 'malformed', httpStatus: 400, grpcCode: GrpcStatus.INVALID_ARGUMENT, message: err.message, retryAfterMs: undefined };
+    return { reason: 'malformed', httpStatus: 400, grpcCode: INVALID_ARGUMENT, message: err.message, retryAfterMs: undefined };
   }
   if (isResourceExhausted(err)) {
     return {
       reason: 'backpressure',
       httpStatus: 429,
-      grpcCode: GrpcStatus.RESOURCE_EXHAUSTED,
+      grpcCode: RESOURCE_EXHAUSTED,
       message: err.message,
       retryAfterMs: err.retryAfterMs ?? DEFAULT_BACKPRESSURE_RETRY_MS,
     };
   }
   const retryAfterMs = err instanceof RetryableError ? err.retryAfterMs : undefined;
-  return { reason: 'error', httpStatus: 503, grpcCode: GrpcStatus.UNAVAILABLE, message: errorMessage(err), retryAfterMs };
+  return { reason: 'error', httpStatus: 503, grpcCode: UNAVAILABLE, message: errorMessage(err), retryAfterMs };
 }

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
 import type { OtlpReceiverConfig } from './config.js';
 import type { Endpoint } from './endpoint.js';
-import { OtlpGrpcServer } from './grpc-server.js';
+import type { GrpcReceiverOptions, OtlpGrpcServer } from './grpc-server.js';
 import { OtlpHttpServer } from './http-server.js';
 import { transportMetrics } from './metrics.js';
 
@@ -15,7 +15,8 @@ export interface OtlpAddresses {
 export class OtlpReceiver implements Receiver {
   readonly #logger: Logger;
   readonly #http: OtlpHttpServer | undefined;
-  readonly #grpc: OtlpGrpcServer | undefined;
+  readonly #grpcOptions: GrpcReceiverOptions | undefined;
+  #grpc: OtlpGrpcServer | undefined;
   #started: Promise<void> | undefined;
   #shutdown: Promise<void> | undefined;
 
@@ -32,13 +33,13 @@ export class OtlpReceiver implements Receiver {
       });
     }
     if (grpc !== undefined) {
-      this.#grpc = new OtlpGrpcServer({
+      this.#grpcOptions = {
         id: settings.id,
         config: grpc,
         next,
         logger: this.#logger.child({ protocol: 'grpc' }),
         metrics: transportMetrics(settings.telemetry, settings.id, 'grpc'),
-      });
+      };
     }
   }
 
@@ -55,6 +56,11 @@ export class OtlpReceiver implements Receiver {
   }
 
   async #listen(): Promise<void> {
+    if (this.#grpcOptions !== undefined) {
+      // grpc-js costs about 5 MiB of memory: loaded only when protocols.grpc is configured.
+      const { OtlpGrpcServer } = await import('./grpc-server.js');
+      this.#grpc = new OtlpGrpcServer(this.#grpcOptions);
+    }
     const servers = [this.#http, this.#grpc].filter((server) => server !== undefined);
     const results = await Promise.allSettled(servers.map((server) => server.listen()));
     const failed = results.find((result) => result.status === 'rejected');
