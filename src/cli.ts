@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // `sluice run|validate --config FILE`. A thin entry point: parse arguments,
 // load the config, hand over to Service.
+import './core/young-generation.js';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { setFlagsFromString } from 'node:v8';
 import { builtinRegistry } from './components.js';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError, errorMessage } from './core/errors.js';
@@ -21,16 +21,6 @@ Options:
   -v, --version       print the version
   -h, --help          print this help
 `;
-
-/**
- * V8 grows the young generation's semi-spaces from 1 to 16 MiB as objects
- * survive, about 45 MiB more RSS at a steady 10,000 spans/s for no CPU saved
- * at that rate (bench/RESULTS.md). Heap-size flags such as
- * --max-semi-space-size are fixed once the heap exists; the growth factor is
- * read at every growth, so pinning it to 1 here keeps the initial size.
- * The price is more scavenges at full load (lower maximum throughput).
- */
-const YOUNG_GENERATION_FLAGS = '--semi-space-growth-factor=1';
 
 function readVersion(): string {
   // Two levels up from dist/src/cli.js, one from src/cli.ts.
@@ -58,7 +48,6 @@ async function validate(file: string): Promise<number> {
 }
 
 async function run(file: string, version: string): Promise<void> {
-  setFlagsFromString(YOUNG_GENERATION_FLAGS);
   const logger = createLogger();
   const registry = builtinRegistry();
   let config;
