@@ -15,6 +15,9 @@ import { startSink } from './lib/sink.js';
 const DAEMON_CORE = 1;
 const LOAD_CORE = 0;
 const WARMUP_MS = 3_000;
+// At 100 requests/s V8 is still compiling the hot path 15 s after start
+// (a quarter of the CPU samples were TurboFan); steady state means after that.
+const STEADY_WARMUP_MS = 30_000;
 const MAX_MS = 10_000;
 const STEADY_MS = 15_000;
 const STEADY_SPANS_PER_SECOND = 10_000;
@@ -73,7 +76,7 @@ export async function maxThroughput(target: Target, bodies: Uint8Array[]): Promi
 
 export async function steady(target: Target, bodies: Uint8Array[]) {
   const rate = STEADY_SPANS_PER_SECOND / SPANS_PER_REQUEST;
-  await openLoop(target.url, bodies, rate, WARMUP_MS);
+  await openLoop(target.url, bodies, rate, STEADY_WARMUP_MS);
   const [load, usage] = await Promise.all([openLoop(target.url, bodies, rate, STEADY_MS), measure(target.pid, STEADY_MS - 500)]);
   return { ...usage, failures: load.failures };
 }
@@ -93,6 +96,7 @@ async function main(): Promise<void> {
         target.name,
         Math.round(max.spansPerSecond).toLocaleString('en-US'),
         s.cpuPercent.toFixed(1),
+        `${s.userPercent.toFixed(1)} / ${s.systemPercent.toFixed(1)}`,
         s.rssMiB.toFixed(0),
         max.failures + s.failures,
       ]);
@@ -104,9 +108,9 @@ async function main(): Promise<void> {
   writeSection(
     'otlp-throughput',
     'OTLP/HTTP protobuf -> resource -> otlphttp (issue 2)',
-    `Load generator and sink pinned to core ${LOAD_CORE}, the process under test to core ${DAEMON_CORE}. Requests of ${SPANS_PER_REQUEST} spans with 10 attributes each; ${CONCURRENCY} concurrent keep-alive connections for the maximum (${MAX_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up); an open loop of ${STEADY_SPANS_PER_SECOND / SPANS_PER_REQUEST} requests/s for the steady state (${STEADY_MS / 1000} s). Sluice acknowledges only after its durable queue has fsynced the data.
+    `Load generator and sink pinned to core ${LOAD_CORE}, the process under test to core ${DAEMON_CORE}. Requests of ${SPANS_PER_REQUEST} spans with 10 attributes each; ${CONCURRENCY} concurrent keep-alive connections for the maximum (${MAX_MS / 1000} s after ${WARMUP_MS / 1000} s warm-up); an open loop of ${STEADY_SPANS_PER_SECOND / SPANS_PER_REQUEST} requests/s for the steady state (${STEADY_MS / 1000} s, after ${STEADY_WARMUP_MS / 1000} s at that rate so that V8 has finished compiling the hot path). Sluice acknowledges only after its durable queue has fsynced the data.
 
-${table(['process', 'max spans/s (acknowledged)', `CPU % of one core at ${STEADY_SPANS_PER_SECOND.toLocaleString('en-US')} spans/s`, 'peak RSS MiB', 'non-200 answers'], rows)}
+${table(['process', 'max spans/s (acknowledged)', `CPU % of one core at ${STEADY_SPANS_PER_SECOND.toLocaleString('en-US')} spans/s`, 'user / system %', 'peak RSS MiB', 'non-200 answers'], rows)}
 
 Targets (issue 2): at least 200,000 spans/s on one core; at 10,000 spans/s at most 5% of one core and 100 MiB RSS.`,
   );

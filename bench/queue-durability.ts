@@ -19,6 +19,8 @@ type QueueKind = (typeof QUEUES)[number];
 
 interface Steady {
   readonly cpuPercent: number;
+  readonly userPercent: number;
+  readonly systemPercent: number;
   readonly rssMiB: number;
   readonly failures: number;
 }
@@ -36,6 +38,10 @@ function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+function userSystem(s: Steady | undefined): string {
+  return s === undefined ? '-' : `${s.userPercent.toFixed(1)} / ${s.systemPercent.toFixed(1)}`;
 }
 
 function spansPerSecond(n: number): string {
@@ -70,15 +76,16 @@ async function main(): Promise<void> {
     spansPerSecond(median(max[kind])),
     max[kind].map(spansPerSecond).join(' / '),
     steadyState.get(kind)?.cpuPercent.toFixed(1) ?? '-',
+    userSystem(steadyState.get(kind)),
     steadyState.get(kind)?.rssMiB.toFixed(0) ?? '-',
     failures[kind],
   ]);
   writeSection(
     'queue-durability',
     'Pipeline throughput: durable vs in-memory queue (issue 4)',
-    `The daemon as in the otlp-throughput scenario (OTLP/HTTP protobuf, 100-span requests -> resource -> otlphttp protobuf to a local sink; daemon pinned to core 1, load and sink to core 0), with \`sending_queue.storage: disk\` (the default: a request is acknowledged only once its group commit is durable, an O_DSYNC write) and with \`storage: memory\`. Maximum: closed loop, 32 connections, 10 s after 3 s warm-up, ${MAX_ROUNDS} alternating rounds with a fresh daemon each, median reported. Steady: 10,000 spans/s for 15 s, once each.
+    `The daemon as in the otlp-throughput scenario (OTLP/HTTP protobuf, 100-span requests -> resource -> otlphttp protobuf to a local sink; daemon pinned to core 1, load and sink to core 0), with \`sending_queue.storage: disk\` (the default: a request is acknowledged only once its group commit is durable, an O_DSYNC write) and with \`storage: memory\`. Maximum: closed loop, 32 connections, 10 s after 3 s warm-up, ${MAX_ROUNDS} alternating rounds with a fresh daemon each, median reported. Steady: 10,000 spans/s for 15 s after 30 s at that rate (JIT warm-up), once each.
 
-${table(['queue', 'max spans/s (median)', 'rounds', 'CPU % of one core at 10,000 spans/s', 'peak RSS MiB (steady)', 'non-200 answers'], rows)}
+${table(['queue', 'max spans/s (median)', 'rounds', 'CPU % of one core at 10,000 spans/s', 'user / system %', 'peak RSS MiB (steady)', 'non-200 answers'], rows)}
 
 Durable: **${Math.round(ratio * 100)}%** of in-memory (target: at least ${TARGET_RATIO * 100}%) — ${ratio >= TARGET_RATIO ? 'met' : '**missed**'}. The machine is shared with other work; the spread between rounds shows how much.`,
   );

@@ -3,13 +3,17 @@ import { readFileSync } from 'node:fs';
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
-export function cpuSeconds(pid: number): number {
+/** User and system CPU seconds of every thread of the process. */
+export function cpuTimes(pid: number): { user: number; system: number } {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   // Fields after the command name, which may contain spaces, start after ')'.
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(fields[11]);
-  const stime = Number(fields[12]);
-  return (utime + stime) / CLOCK_TICKS;
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
+}
+
+export function cpuSeconds(pid: number): number {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
 }
 
 export function rssMiB(pid: number): number {
@@ -18,9 +22,9 @@ export function rssMiB(pid: number): number {
   return match === null ? Number.NaN : Number(match[1]) / 1024;
 }
 
-/** Samples a process over a window: CPU share of one core and peak RSS. */
-export async function measure(pid: number, windowMs: number): Promise<{ cpuPercent: number; rssMiB: number }> {
-  const cpu0 = cpuSeconds(pid);
+/** Samples a process over a window: CPU share of one core (and its user/system split) and peak RSS. */
+export async function measure(pid: number, windowMs: number): Promise<{ cpuPercent: number; userPercent: number; systemPercent: number; rssMiB: number }> {
+  const cpu0 = cpuTimes(pid);
   const t0 = process.hrtime.bigint();
   let peak = rssMiB(pid);
   const step = 250;
@@ -29,5 +33,8 @@ export async function measure(pid: number, windowMs: number): Promise<{ cpuPerce
     peak = Math.max(peak, rssMiB(pid));
   }
   const elapsed = Number(process.hrtime.bigint() - t0) / 1e9;
-  return { cpuPercent: ((cpuSeconds(pid) - cpu0) / elapsed) * 100, rssMiB: peak };
+  const cpu1 = cpuTimes(pid);
+  const userPercent = ((cpu1.user - cpu0.user) / elapsed) * 100;
+  const systemPercent = ((cpu1.system - cpu0.system) / elapsed) * 100;
+  return { cpuPercent: userPercent + systemPercent, userPercent, systemPercent, rssMiB: peak };
 }
