@@ -3,7 +3,7 @@
 // adapter schema, so a bad provider key is reported under its YAML path.
 import { z } from 'zod';
 import { byteSize, duration } from '../../config/units.js';
-import { providerAdapters, providerTypes } from './providers/index.js';
+import { providerConfigSchemas, providerTypes } from './providers/config-schemas.js';
 import type { BaseProviderConfig } from './providers/types.js';
 
 const apiKeySchema = z.union([
@@ -22,12 +22,12 @@ const providerSchema = z
     stream_idle_timeout: duration().optional(),
   })
   .transform(function validateProvider(raw, ctx): BaseProviderConfig {
-    const adapter = providerAdapters.get(raw.type);
-    if (adapter === undefined) {
+    const schema = providerConfigSchemas.get(raw.type);
+    if (schema === undefined) {
       ctx.addIssue({ code: 'custom', path: ['type'], message: `must be one of ${providerTypes().join(', ')}` });
       return z.NEVER;
     }
-    const parsed = adapter.configSchema.safeParse(stripUndefined(raw));
+    const parsed = schema.safeParse(stripUndefined(raw));
     if (!parsed.success) {
       for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
       return z.NEVER;

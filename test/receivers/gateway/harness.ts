@@ -8,7 +8,7 @@ import { Telemetry } from '../../../src/core/telemetry.js';
 import type { TraceBatch } from '../../../src/otlp/batch.js';
 import type { Span } from '../../../src/otlp/model.js';
 import { gatewayReceiverFactory } from '../../../src/receivers/gateway/factory.js';
-import type { GatewayReceiver } from '../../../src/receivers/gateway/receiver.js';
+import type { LazyGatewayReceiver } from '../../../src/receivers/gateway/factory.js';
 
 export const API_KEY = 'sk-test-key';
 
@@ -38,7 +38,7 @@ export async function startGateway(overrides: Record<string, unknown>): Promise<
     api_keys: [API_KEY],
     ...overrides,
   });
-  const receiver = gatewayReceiverFactory.create({ id: 'gateway', logger, telemetry, storageDirectory: '/tmp', version: '0.0.0' }, config, next) as GatewayReceiver;
+  const receiver = gatewayReceiverFactory.create({ id: 'gateway', logger, telemetry, storageDirectory: '/tmp', version: '0.0.0' }, config, next) as LazyGatewayReceiver;
   await receiver.start({ logger, telemetry, storageDirectory: '/tmp', version: '0.0.0' });
   const port = receiver.address?.port ?? 0;
   function allSpans(): Span[] {

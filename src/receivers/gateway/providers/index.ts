@@ -14,7 +14,3 @@ export const providerAdapters: ReadonlyMap<string, AnyAdapter> = new Map<string,
   ['google', googleAdapter as AnyAdapter],
   ['bedrock', bedrockAdapter as AnyAdapter],
 ]);
-
-export function providerTypes(): string[] {
-  return [...providerAdapters.keys()].sort();
-}
