@@ -49,6 +49,12 @@ describe('config.example.yaml', () => {
     expect(apiError.code).toBe('provider_not_configured');
     expect(apiError.message).toContain('AWS');
     expect(apiError.headers?.get('x-sluice-attempts')).toBe('2');
+
+    // An OpenAI-compatible provider whose api_key is set but empty is not configured either
+    // (one with no api_key at all, like `local`, is a server that needs none).
+    const openaiError = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    expect((openaiError as InstanceType<typeof OpenAI.InternalServerError>).code).toBe('provider_not_configured');
+    expect((openaiError as Error).message).toContain('receivers.gateway.providers.openai.api_key');
   });
 
   it('accepts OTLP and writes stamped spans to the file exporter', async () => {

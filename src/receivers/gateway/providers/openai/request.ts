@@ -1,7 +1,7 @@
 // OpenAI-compatible upstreams take the request as it came: only `model` is
 // replaced and the gateway's own routing fields are dropped.
 import type { ChatCompletionRequest } from '../../openai-types.js';
-import type { AttemptContext, UpstreamRequest } from '../types.js';
+import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { OpenAIProviderConfig } from './config.js';
 
 /** Fields the gateway consumes itself; never sent upstream. */
@@ -17,7 +17,7 @@ export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptC
   // Ask for usage so the attempt's span has token counts; the gateway drops
   // the usage chunk again when the client did not ask for it.
   if (request.stream === true) body['stream_options'] = { ...request.stream_options, include_usage: true };
-  const fixed = fixedParts(ctx.provider);
+  const fixed = fixedParts(ctx.slug, ctx.provider);
   return { url: fixed.url, method: 'POST', headers: request.stream === true ? fixed.streamHeaders : fixed.plainHeaders, body: JSON.stringify(body) };
 }
 
@@ -30,7 +30,10 @@ interface FixedParts {
 // The URL and headers depend only on the provider's config: made once per config, frozen (shared by requests).
 const fixedByConfig = new WeakMap<OpenAIProviderConfig, FixedParts>();
 
-function fixedParts(provider: OpenAIProviderConfig): FixedParts {
+function fixedParts(slug: string, provider: OpenAIProviderConfig): FixedParts {
+  // No api_key means the upstream needs none (Ollama, vLLM); an empty one is a
+  // key that was expected but not set (`${env:OPENAI_API_KEY:-}`).
+  if (provider.api_key === '') throw new ProviderNotConfiguredError(`Provider ${slug} has no api_key: set receivers.gateway.providers.${slug}.api_key.`);
   let fixed = fixedByConfig.get(provider);
   if (fixed === undefined) {
     fixed = { url: `${trimSlash(provider.base_url)}/chat/completions`, plainHeaders: headersFor(provider, 'application/json'), streamHeaders: headersFor(provider, 'text/event-stream') };
