@@ -35,7 +35,7 @@ beforeEach(async () => {
   admin = new AdminServer({ telemetry: new Telemetry({ defaultMetrics: false }), logger: pino({ level: 'silent' }), isReady: () => true, apiKey: () => KEY });
   await admin.listen('127.0.0.1:0');
   base = `http://127.0.0.1:${admin.address()?.port ?? 0}`;
-  sink = await startSink(pki);
+  sink = await startSink();
   await startExporter([{ name: 'from-config', url: sink.url, tls: { ca_file: pki.caFile }, sampling: [] }]);
 });
 

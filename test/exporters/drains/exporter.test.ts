@@ -18,7 +18,7 @@ afterEach(async () => {
 });
 
 async function sinkFor(): Promise<Sink> {
-  const sink = await startSink(pki);
+  const sink = await startSink();
   cleanups.push(() => sink.close());
   return sink;
 }
