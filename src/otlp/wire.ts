@@ -246,7 +246,7 @@ export function scanRequest(buf: Uint8Array): WireIndex {
 
 // ---- writing -----------------------------------------------------------
 
-function varintSize(value: number): number {
+export function varintSize(value: number): number {
   let size = 1;
   while (value >= 0x80) {
     value = Math.floor(value / 128);

@@ -3,6 +3,8 @@
 // Cheaper than building protobufjs objects (hex ids to bytes, int64 strings to
 // Long) for data whose shape the gateway fixes itself.
 
+import { varintSize } from '../../otlp/wire.js';
+
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
 const WIRE_LEN = 2;
@@ -19,15 +21,6 @@ const TAG_KEY = (KEY_VALUE_KEY << 3) | WIRE_LEN;
 const TAG_VALUE = (KEY_VALUE_VALUE << 3) | WIRE_LEN;
 const TAG_ANY_STRING = (ANY_STRING << 3) | WIRE_LEN;
 const TAG_ANY_INT = (ANY_INT << 3) | WIRE_VARINT;
-
-function varintSize(value: number): number {
-  let size = 1;
-  while (value >= 0x80) {
-    value = Math.floor(value / 128);
-    size++;
-  }
-  return size;
-}
 
 /** Strings up to this many chars are checked for ASCII and copied in JS: cheaper than a call into C++. */
 const SHORT_STRING = 128;
@@ -93,16 +86,7 @@ export class ProtoWriter {
     const valueAscii = asciiLength(value);
     const keyLength = keyAscii >= 0 ? keyAscii : Buffer.byteLength(key);
     const valueLength = valueAscii >= 0 ? valueAscii : Buffer.byteLength(value);
-    const any = 1 + varintSize(valueLength) + valueLength;
-    const kv = 1 + varintSize(keyLength) + keyLength + 1 + varintSize(any) + any;
-    this.#ensure(kv + 12);
-    this.#tag(field, WIRE_LEN);
-    this.#varint(kv);
-    this.#buf[this.#pos++] = TAG_KEY;
-    this.#varint(keyLength);
-    this.#put(key, keyAscii >= 0);
-    this.#buf[this.#pos++] = TAG_VALUE;
-    this.#varint(any);
+    this.#keyValueHead(field, key, keyAscii, keyLength, 1 + varintSize(valueLength) + valueLength);
     this.#buf[this.#pos++] = TAG_ANY_STRING;
     this.#varint(valueLength);
     this.#put(value, valueAscii >= 0);
@@ -121,7 +105,16 @@ export class ProtoWriter {
     }
     const keyAscii = asciiLength(key);
     const keyLength = keyAscii >= 0 ? keyAscii : Buffer.byteLength(key);
-    const any = 1 + varintSize(value);
+    this.#keyValueHead(field, key, keyAscii, keyLength, 1 + varintSize(value));
+    this.#buf[this.#pos++] = TAG_ANY_INT;
+    this.#varint(value);
+  }
+
+  /**
+   * A KeyValue field up to its AnyValue's own first tag: the lengths are known
+   * up front, so nothing is written twice. Reserves room for the AnyValue too.
+   */
+  #keyValueHead(field: number, key: string, keyAscii: number, keyLength: number, any: number): void {
     const kv = 1 + varintSize(keyLength) + keyLength + 1 + varintSize(any) + any;
     this.#ensure(kv + 12);
     this.#tag(field, WIRE_LEN);
@@ -131,8 +124,6 @@ export class ProtoWriter {
     this.#put(key, keyAscii >= 0);
     this.#buf[this.#pos++] = TAG_VALUE;
     this.#varint(any);
-    this.#buf[this.#pos++] = TAG_ANY_INT;
-    this.#varint(value);
   }
 
   /** A bytes field from a hex string (trace and span ids). */
