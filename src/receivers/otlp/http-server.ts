@@ -10,12 +10,12 @@ import { MalformedDataError } from '../../core/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import { parseJsonRequest, stringifyResponse } from '../../otlp/json-codec.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
-import { parseContentEncoding, readBody, RequestAbortedError } from './body.js';
+import { BodyTooLargeError, parseContentEncoding, readBody, RequestAbortedError } from '../../core/http-body.js';
 import type { HttpProtocolConfig } from './config.js';
 import { formatEndpoint, type Endpoint } from './endpoint.js';
 import { listenError } from './listen-error.js';
 import type { TransportMetrics } from './metrics.js';
-import { BodyTooLargeError, classify } from './outcome.js';
+import { classify } from './outcome.js';
 import { encodeStatus } from './rpc-status.js';
 
 const TRACES_PATH = '/v1/traces';

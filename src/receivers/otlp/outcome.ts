@@ -2,6 +2,7 @@
 // and shared by both transports: status codes, metric reason, retry delay.
 import type { status as GrpcStatus } from '@grpc/grpc-js';
 import { errorMessage, isPermanent, isResourceExhausted, RetryableError } from '../../core/errors.js';
+import { BodyTooLargeError } from '../../core/http-body.js';
 
 // google.rpc.Code values, fixed by the gRPC spec; not imported from grpc-js
 // so that an HTTP-only receiver never loads it.
@@ -24,15 +25,6 @@ export interface Refusal {
 export const DEFAULT_BACKPRESSURE_RETRY_MS = 1_000;
 
 /** The body (after decompression) is larger than the configured limit. */
-export class BodyTooLargeError extends Error {
-  readonly limit: number;
-
-  constructor(limit: number) {
-    super(`request body exceeds max_request_body_size (${limit} bytes)`);
-    this.name = 'BodyTooLargeError';
-    this.limit = limit;
-  }
-}
 
 export function classify(err: unknown): Refusal {
   if (err instanceof BodyTooLargeError) {

@@ -1,11 +1,21 @@
-// Reads a request body under a byte limit that holds before and after
+// Reads an HTTP request body under a byte limit that holds before and after
 // decompression: the limit is checked on every chunk, so an oversized body
 // (or a gzip bomb) is abandoned as soon as it passes the limit, with at most
 // one zlib output chunk in memory beyond it.
 import type { IncomingMessage } from 'node:http';
 import { createGunzip, createInflate, type Gunzip, type Inflate } from 'node:zlib';
-import { MalformedDataError } from '../../core/errors.js';
-import { BodyTooLargeError } from './outcome.js';
+import { MalformedDataError } from './errors.js';
+
+/** The body passed the limit (raw or decompressed). */
+export class BodyTooLargeError extends Error {
+  readonly limit: number;
+
+  constructor(limit: number) {
+    super(`request body exceeds max_request_body_size (${limit} bytes)`);
+    this.name = 'BodyTooLargeError';
+    this.limit = limit;
+  }
+}
 
 export type ContentEncoding = 'identity' | 'gzip' | 'deflate';
 
