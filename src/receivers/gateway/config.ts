@@ -3,12 +3,13 @@
 // adapter schema, so a bad provider key is reported under its YAML path.
 import { z } from 'zod';
 import { byteSize, duration } from '../../config/units.js';
+import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
 import { providerConfigSchemas, providerTypes } from './providers/config-schemas.js';
 import type { BaseProviderConfig } from './providers/types.js';
 
 const apiKeySchema = z.union([
   z.string().min(1, 'must not be empty'),
-  z.object({
+  z.strictObject({
     key: z.string().min(1, 'must not be empty'),
     /** Token bucket of this size, refilled continuously over a minute. */
     requests_per_minute: z.number().int().positive().optional(),
@@ -29,7 +30,11 @@ const providerSchema = z
     }
     const parsed = schema.safeParse(stripUndefined(raw));
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+      for (const issue of parsed.error.issues) {
+        // Unknown keys are named one by one, as everywhere else in the config.
+        if (issue.code === 'unrecognized_keys') for (const key of issue.keys) ctx.addIssue({ code: 'custom', path: [...issue.path, key], message: 'unknown key' });
+        else ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+      }
       return z.NEVER;
     }
     return parsed.data;
@@ -37,7 +42,7 @@ const providerSchema = z
 
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal string like "0.000003"');
 
-const modelSchema = z.object({
+const modelSchema = z.strictObject({
   id: z.string().regex(/^[^/\s]+\/\S+$/, 'must look like <provider>/<model>'),
   name: z.string().optional(),
   description: z.string().optional(),
@@ -47,13 +52,13 @@ const modelSchema = z.object({
   context_window: z.number().int().positive().optional(),
   max_tokens: z.number().int().positive().optional(),
   pricing: z.record(z.string(), decimalString).optional(),
-  endpoints: z.array(z.object({ provider: z.string().min(1), model: z.string().min(1) })).min(1, 'must list at least one endpoint'),
+  endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1) })).min(1, 'must list at least one endpoint'),
 });
 
 const endpointSchema = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):\d{1,5}$/, 'must be host:port');
 
 export const gatewayConfigSchema = z
-  .object({
+  .strictObject({
     endpoint: endpointSchema,
     environment: z.string().min(1),
     api_keys: z.array(apiKeySchema).min(1, 'must list at least one key'),
@@ -63,8 +68,11 @@ export const gatewayConfigSchema = z
     providers: z.record(z.string().regex(/^[^/\s]+$/, 'a provider slug must not contain "/"'), providerSchema),
     models: z.array(modelSchema),
     capture_content: z.boolean(),
+    ...httpListenerShape,
+    cors: corsSchema.optional(),
   })
   .superRefine(function checkReferences(config, ctx) {
+    checkHttpTimeouts(config, ctx);
     const seen = new Set<string>();
     config.models.forEach(function checkModel(model, i) {
       if (seen.has(model.id)) ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id ${model.id}` });
