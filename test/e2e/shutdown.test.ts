@@ -141,7 +141,9 @@ describe('bounded shutdown', () => {
   });
 
   it('bounds a SIGHUP reload that replaces a listener by the same grace', async () => {
-    const upstream = await startUpstream((_body, res) => res.end());
+    const upstream = await startUpstream((_body, res) => {
+      res.end();
+    });
     cleanups.push(() => upstream.close());
     const sink = await startOtlpSink({ tls: false });
     cleanups.push(() => sink.close());
