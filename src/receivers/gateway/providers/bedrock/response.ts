@@ -1,5 +1,5 @@
 // Bedrock Converse response -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../../openai-types.js';
+import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../../core/openai-types.js';
 import { asObject, completionId } from '../shared/inputs.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';

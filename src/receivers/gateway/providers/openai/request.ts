@@ -1,6 +1,6 @@
 // OpenAI-compatible upstreams take the request as it came: only `model` is
 // replaced and the gateway's own routing fields are dropped.
-import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../../openai-types.js';
+import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../../core/openai-types.js';
 import { invalidRequest } from '../shared/inputs.js';
 import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { OpenAIProviderConfig } from './config.js';

@@ -4,14 +4,14 @@
 import OpenAI from 'openai';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, attr, completion, sendJson, sendStream, chunk, startGateway, startUpstream, type Gateway, type Upstream } from './harness.js';
-import { message as anthropicMessage, messageEnd, messageStart, sendEvents, textBlock } from './providers/anthropic/fixtures.js';
-import { validateAnthropic } from './providers/anthropic/wire-schema.js';
-import { endFrames, frame, sendConverse, sendFrames, textFrames } from './providers/bedrock/fixtures.js';
-import { requestProblems } from './providers/bedrock/wire-schema.js';
-import { sendResponse, sendStream as sendGeminiStream } from './providers/google/fixtures.js';
-import { validateGemini } from './providers/google/wire-schema.js';
-import { json, startFake, type FakeUpstream, type Handler, type Seen } from './providers/shared/fake-upstream.js';
+import { API_KEY, attr, completion, sendJson, sendStream, chunk, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
+import { message as anthropicMessage, messageEnd, messageStart, sendEvents, textBlock } from '../providers/anthropic/fixtures.js';
+import { validateAnthropic } from '../providers/anthropic/wire-schema.js';
+import { endFrames, frame, sendConverse, sendFrames, textFrames } from '../providers/bedrock/fixtures.js';
+import { requestProblems } from '../providers/bedrock/wire-schema.js';
+import { sendResponse, sendStream as sendGeminiStream } from '../providers/google/fixtures.js';
+import { validateGemini } from '../providers/google/wire-schema.js';
+import { json, startFake, type FakeUpstream, type Handler, type Seen } from '../providers/shared/fake-upstream.js';
 
 let gateway: Gateway | undefined;
 let fake: FakeUpstream | undefined;
