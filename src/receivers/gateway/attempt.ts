@@ -26,6 +26,8 @@ export interface AttemptEnv {
   readonly agents: UpstreamAgents;
   readonly captureContent: boolean;
   readonly countAttempt: (provider: string, outcome: AttemptOutcome) => void;
+  /** The attempt's duration, from before its request was built until its answer (or stream) ended. */
+  readonly timeAttempt: (provider: string, seconds: number) => void;
 }
 
 export interface RequestState {
@@ -42,6 +44,7 @@ export type AttemptResult = { readonly answered: true } | { readonly answered: f
 
 export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: RequestState, res: ServerResponse): Promise<AttemptResult> {
   state.attempts += 1;
+  const started = performance.now();
   const span = startClientSpan(`chat ${endpoint.model}`, state.server);
   state.spans.push(span);
   span.str('gen_ai.operation.name', 'chat').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
@@ -88,6 +91,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   } finally {
     clock.clear();
     span.end();
+    env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
   }
 }
 
