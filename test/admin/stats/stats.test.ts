@@ -5,7 +5,7 @@ import { mountStatsApi } from '../../../src/admin/stats/routes.js';
 import { StatsSampler } from '../../../src/admin/stats/sampler.js';
 import type { StatsView } from '../../../src/admin/stats/view.js';
 import { exporterMetrics, receiverMetrics, Telemetry } from '../../../src/core/telemetry.js';
-import { gatewayMetrics } from '../../../src/receivers/gateway/metrics.js';
+import { gatewayMetrics } from '../../../src/receivers/gateway/core/metrics.js';
 import { queueMetrics } from '../../../src/queue/index.js';
 
 const KEY = 'admin-secret';

@@ -1,8 +1,8 @@
 // Gemini streamGenerateContent?alt=sse -> OpenAI chat.completion.chunk objects.
 // Each event is a whole GenerateContentResponse holding the next parts; a
 // function call arrives whole, in one part. The last event has finishReason.
-import type { ChatCompletionChunk, FinishReason } from '../../openai-types.js';
-import { parseSse } from '../../sse.js';
+import type { ChatCompletionChunk, FinishReason } from '../../core/openai-types.js';
+import { parseSse } from '../../core/sse.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { ChunkBuilder } from '../shared/chunks.js';
@@ -30,7 +30,8 @@ export async function* parseGoogleStream(body: AsyncIterable<Uint8Array>, ctx: A
     }
     if (response.usageMetadata !== undefined) usage = response.usageMetadata;
     const candidate = response.candidates?.[0];
-    const { text, toolCalls } = readParts(candidate?.content?.parts ?? []);
+    const { text, reasoning, toolCalls } = readParts(candidate?.content?.parts ?? []);
+    if (reasoning !== '') yield out.delta({ reasoning });
     if (text !== '') yield out.delta({ content: text });
     if (toolCalls.length > 0) {
       yield out.toolCalls(toolCalls.map((call) => ({ index: toolCount++, id: call.id, type: 'function' as const, function: call.function })));

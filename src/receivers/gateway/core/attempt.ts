@@ -1,0 +1,174 @@
+// One upstream attempt: map the request, send it on the provider's kept-alive
+// agent, and either answer the client (success, or a committed stream) or
+// return a failure for the fallback loop to judge.
+import type { ServerResponse } from 'node:http';
+import type { Endpoint } from './catalog.js';
+import type { ClientLink } from './client-link.js';
+import { captureOutput, choicesOf } from './capture.js';
+import { GatewayHttpError } from './http-error.js';
+import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
+import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/types.js';
+import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/types.js';
+import type { CompletionAnswer } from './protocol.js';
+import { recordUsage } from './span-usage.js';
+import { startClientSpan, type SpanRecord } from './spans.js';
+import { pipeStream } from './stream-pipe.js';
+import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
+import { ProviderRequestError } from '../providers/shared/inputs.js';
+
+export interface ResolvedProvider {
+  readonly slug: string;
+  readonly config: BaseProviderConfig;
+  readonly adapter: ProviderAdapter;
+  readonly firstByteMs: number;
+  readonly idleMs: number;
+}
+
+export interface AttemptEnv {
+  readonly agents: UpstreamAgents;
+  readonly captureContent: boolean;
+  readonly countAttempt: (provider: string, outcome: AttemptOutcome) => void;
+  /** The attempt's duration, from before its request was built until its answer (or stream) ended. */
+  readonly timeAttempt: (provider: string, seconds: number) => void;
+}
+
+/** One request answered from the Chat Completions lingua franca, whatever protocol the client speaks. */
+export interface RequestState {
+  readonly request: ChatCompletionRequest;
+  readonly res: ServerResponse;
+  /** Writes the answer in the client's protocol. */
+  readonly answer: CompletionAnswer;
+  readonly includeUsage: boolean;
+  readonly inputMessages: string | undefined;
+  readonly server: SpanRecord;
+  readonly spans: SpanRecord[];
+  readonly client: ClientLink;
+  attempts: number;
+}
+
+export type AttemptResult = { readonly answered: true } | { readonly answered: false; readonly error: GatewayHttpError; readonly fallback: boolean };
+
+export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: RequestState): Promise<AttemptResult> {
+  state.attempts += 1;
+  const started = performance.now();
+  const span = startClientSpan(`chat ${endpoint.model}`, state.server);
+  state.spans.push(span);
+  span.str('gen_ai.operation.name', 'chat').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
+  if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
+  const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
+  const ctx: AttemptContext = {
+    slug: provider.slug,
+    provider: provider.config,
+    model: endpoint.model,
+    maxTokens: endpoint.maxTokens,
+    get signal() {
+      return clock.signal;
+    },
+  };
+  try {
+    const built = provider.adapter.buildRequest(state.request, ctx);
+    // Most adapters map synchronously: awaiting only a promise saves a microtask turn.
+    const upstream = built instanceof Promise ? await built : built;
+    const url = parseUpstreamUrl(upstream.url);
+    span.str('server.address', url.hostname).int('server.port', url.port);
+    if (state.request.stream === true) {
+      const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
+      const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
+      span.int('http.response.status_code', response.statusCode);
+      if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
+      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), headers, state, span, env.captureContent, clock);
+      env.countAttempt(provider.slug, committed.outcome);
+      return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
+    }
+    const response = await env.agents.exchange(provider.slug, upstream, url, clock);
+    span.int('http.response.status_code', response.statusCode);
+    if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
+    const adapter = provider.adapter;
+    if (adapter.passthrough === true) {
+      const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');
+      const completion = adapter.parseResponseText === undefined ? adapter.parseResponse(response.body, ctx) : adapter.parseResponseText(text, ctx);
+      recordCompletion(span, completion, env.captureContent);
+      state.answer.complete(state.res, completion, text, state, provider.slug);
+    } else {
+      const completion = adapter.parseResponse(response.body, ctx);
+      recordCompletion(span, completion, env.captureContent);
+      state.answer.complete(state.res, completion, undefined, state, provider.slug);
+    }
+    env.countAttempt(provider.slug, 'success');
+    return { answered: true };
+  } catch (err) {
+    const failure = attemptFailure(err, clock, provider.slug);
+    span.fail(failure.spanErrorType, failure.error.message);
+    env.countAttempt(provider.slug, failure.outcome);
+    return { answered: false, fallback: failure.fallback, error: failure.error };
+  } finally {
+    clock.clear();
+    span.end();
+    env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
+  }
+}
+
+function isSuccess(status: number): boolean {
+  return status >= 200 && status < 300;
+}
+
+function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
+  const info = provider.adapter.classifyError(status, body, headers);
+  span.fail(String(status), info.message);
+  env.countAttempt(provider.slug, 'http_error');
+  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param }) };
+}
+
+function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureContent: boolean): void {
+  if (typeof completion.model === 'string') span.str('gen_ai.response.model', completion.model);
+  if (typeof completion.id === 'string') span.str('gen_ai.response.id', completion.id);
+  if (completion.usage !== undefined) recordUsage(span, completion.usage);
+  span.strings('gen_ai.response.finish_reasons', completion.choices.map((c) => c.finish_reason ?? ''));
+  if (captureContent) span.str('gen_ai.output.messages', captureOutput(choicesOf(completion)));
+}
+
+/** The attempts metric's `outcome` label: a fixed set, unlike error.type on spans. */
+export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'stream_error' | 'invalid_response' | 'rejected' | 'cancelled';
+
+export interface AttemptFailure {
+  error: GatewayHttpError;
+  fallback: boolean;
+  spanErrorType: string;
+  outcome: AttemptOutcome;
+}
+
+/** A failure that is not an upstream HTTP status: timeouts, network errors, bad upstream data, a client gone. */
+export function attemptFailure(err: unknown, clock: AttemptClock, slug: string): AttemptFailure {
+  const reason = clock.reason;
+  if (reason === 'client_closed') {
+    return { error: new GatewayHttpError(499, 'The client closed the request.', { code: 'client_closed' }), fallback: false, spanErrorType: 'cancelled', outcome: 'cancelled' };
+  }
+  if (reason !== undefined) {
+    const what = reason === 'first_byte_timeout' ? 'did not answer within first_byte_timeout' : 'went silent for longer than stream_idle_timeout';
+    return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout', outcome: 'timeout' };
+  }
+  if (err instanceof ProviderNotConfiguredError) {
+    const error = new GatewayHttpError(503, err.message, { type: 'api_error', code: 'provider_not_configured' });
+    return { error, fallback: true, spanErrorType: 'provider_not_configured', outcome: 'rejected' };
+  }
+  // A value this provider type cannot take (temperature 1.5 for Anthropic): the request is
+  // valid OpenAI, so another provider type may take it; if none does, the client gets the 400.
+  if (err instanceof ProviderRequestError) {
+    const error = new GatewayHttpError(400, `Provider ${slug} cannot take this request: ${err.message}`, { type: 'invalid_request_error', code: 'unsupported_value', param: err.param });
+    return { error, fallback: true, spanErrorType: 'unsupported_value', outcome: 'rejected' };
+  }
+  // An adapter refusing the request (say, a feature its provider lacks) answers as it chose.
+  if (err instanceof GatewayHttpError) return { error: err, fallback: err.status >= 500, spanErrorType: err.spanErrorType, outcome: 'rejected' };
+  if (err instanceof UpstreamStreamError) {
+    return { error: upstreamError(`Provider ${slug} failed: ${err.message}`), fallback: true, spanErrorType: err.errorType, outcome: 'stream_error' };
+  }
+  if (err instanceof SyntaxError) {
+    return { error: upstreamError(`Provider ${slug} answered with malformed JSON.`), fallback: true, spanErrorType: 'invalid_response', outcome: 'invalid_response' };
+  }
+  const code = typeof (err as { code?: unknown } | null)?.code === 'string' ? (err as { code: string }).code : 'network_error';
+  return { error: upstreamError(`Provider ${slug} could not be reached (${code}).`), fallback: true, spanErrorType: code, outcome: 'network_error' };
+}
+
+function upstreamError(message: string): GatewayHttpError {
+  return new GatewayHttpError(502, message, { type: 'api_error', code: 'upstream_error' });
+}

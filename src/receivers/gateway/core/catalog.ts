@@ -1,0 +1,68 @@
+// The model catalog: the records GET /v1/models serves (serialized once, at
+// construction) and the endpoint lists routing starts from.
+import type { ModelConfig } from '../config.js';
+
+export interface Endpoint {
+  /** Provider slug. */
+  readonly provider: string;
+  /** Model name sent upstream. */
+  readonly model: string;
+  /** The catalog's max_tokens for the model, if it is in the catalog. */
+  readonly maxTokens: number | undefined;
+}
+
+export interface ModelRecord {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  name: string;
+  description?: string;
+  type: 'language';
+  tags: string[];
+  context_window?: number;
+  max_tokens?: number;
+  pricing?: Record<string, string>;
+}
+
+export class Catalog {
+  readonly listJson: string;
+  readonly #recordJson = new Map<string, string>();
+  readonly #endpoints = new Map<string, readonly Endpoint[]>();
+
+  constructor(models: readonly ModelConfig[], createdDefault: number) {
+    const records = models.map(function toRecord(m): ModelRecord {
+      const record: ModelRecord = {
+        id: m.id,
+        object: 'model',
+        created: m.created ?? createdDefault,
+        owned_by: m.owned_by ?? m.id.slice(0, m.id.indexOf('/')),
+        name: m.name ?? m.id,
+        type: 'language',
+        tags: m.tags ?? [],
+      };
+      if (m.description !== undefined) record.description = m.description;
+      if (m.context_window !== undefined) record.context_window = m.context_window;
+      if (m.max_tokens !== undefined) record.max_tokens = m.max_tokens;
+      if (m.pricing !== undefined) record.pricing = m.pricing;
+      return record;
+    });
+    for (const [i, record] of records.entries()) {
+      const model = models[i] as ModelConfig;
+      this.#recordJson.set(record.id, JSON.stringify(record));
+      this.#endpoints.set(
+        record.id,
+        model.endpoints.map((e) => ({ provider: e.provider, model: e.model, maxTokens: model.max_tokens })),
+      );
+    }
+    this.listJson = JSON.stringify({ object: 'list', data: records });
+  }
+
+  recordJson(id: string): string | undefined {
+    return this.#recordJson.get(id);
+  }
+
+  endpoints(id: string): readonly Endpoint[] | undefined {
+    return this.#endpoints.get(id);
+  }
+}

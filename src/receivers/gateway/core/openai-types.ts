@@ -1,0 +1,189 @@
+// Wire shapes of the OpenAI Chat Completions API as the gateway serves it.
+// Requests arrive validated (see schema.ts) in these shapes; every provider
+// adapter maps from ChatCompletionRequest and back to ChatCompletion /
+// ChatCompletionChunk, so the gateway core handles one shape only.
+
+/** Anthropic's prompt-caching breakpoint; honoured by anthropic and bedrock providers. */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+  cache_control?: CacheControl;
+}
+
+export interface ImageUrlPart {
+  type: 'image_url';
+  image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+  cache_control?: CacheControl;
+}
+
+export type ContentPart = TextPart | ImageUrlPart;
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface SystemMessage {
+  role: 'system' | 'developer';
+  content: string | TextPart[];
+  name?: string;
+}
+
+export interface UserMessage {
+  role: 'user';
+  content: string | ContentPart[];
+  name?: string;
+}
+
+/**
+ * One piece of a model's reasoning, in OpenRouter's `reasoning_details` shape:
+ * the text with the provider's signature, or an encrypted (redacted) block.
+ * Clients send them back on the assistant message so signatures survive a
+ * multi-turn tool loop; `format` names the provider family that signed them.
+ */
+export type ReasoningDetail =
+  | { type: 'reasoning.text'; text: string; signature?: string | null; format?: string; index?: number }
+  | { type: 'reasoning.encrypted'; data: string; format?: string; index?: number };
+
+export interface AssistantMessage {
+  role: 'assistant';
+  content?: string | TextPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  refusal?: string | null;
+  /** The reasoning text of this turn, as the gateway returned it (informational; details carry the signatures). */
+  reasoning?: string | null;
+  reasoning_details?: ReasoningDetail[];
+}
+
+export interface ToolMessage {
+  role: 'tool';
+  content: string | TextPart[];
+  tool_call_id: string;
+}
+
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+
+export interface FunctionTool {
+  type: 'function';
+  function: {
+    name: string;
+    description?: string;
+    /** A JSON Schema object. */
+    parameters?: Record<string, unknown>;
+    strict?: boolean;
+  };
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+
+export type ResponseFormat =
+  | { type: 'text' }
+  | { type: 'json_object' }
+  | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
+
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high';
+
+/** OpenRouter's unified reasoning control; `reasoning_effort` is the OpenAI spelling of `effort`. */
+export interface ReasoningOptions {
+  effort?: ReasoningEffort;
+  /** A thinking budget in tokens (Anthropic budget_tokens, Gemini thinkingBudget). */
+  max_tokens?: number;
+  /** Reason, but leave the reasoning text out of the answer. */
+  exclude?: boolean;
+  enabled?: boolean;
+}
+
+export interface GatewayOptions {
+  /** Provider slugs tried first, in this order; the model's other endpoints follow. */
+  order?: string[];
+  /** Hard filter: only these provider slugs may serve the request. */
+  only?: string[];
+  /** Fallback model ids, tried after the requested model's endpoints. */
+  models?: string[];
+}
+
+export interface ChatCompletionRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  tools?: FunctionTool[];
+  tool_choice?: ToolChoice;
+  parallel_tool_calls?: boolean;
+  temperature?: number;
+  top_p?: number;
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  stop?: string | string[];
+  seed?: number;
+  n?: number;
+  presence_penalty?: number;
+  frequency_penalty?: number;
+  logit_bias?: Record<string, number>;
+  logprobs?: boolean;
+  top_logprobs?: number;
+  response_format?: ResponseFormat;
+  reasoning_effort?: ReasoningEffort;
+  reasoning?: ReasoningOptions;
+  user?: string;
+  providerOptions?: { gateway?: GatewayOptions } & Record<string, unknown>;
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+export interface ChatCompletion {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[] };
+    finish_reason: FinishReason | null;
+    logprobs?: unknown;
+  }>;
+  usage?: Usage;
+  system_fingerprint?: string;
+}
+
+export interface ToolCallDelta {
+  index: number;
+  id?: string;
+  type?: 'function';
+  function?: { name?: string; arguments?: string };
+}
+
+export interface ChatCompletionChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[] };
+    finish_reason: FinishReason | null;
+    logprobs?: unknown;
+  }>;
+  /** Present (possibly null) on the final usage chunk when stream_options.include_usage is set. */
+  usage?: Usage | null;
+  system_fingerprint?: string;
+}
+
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}

@@ -1,0 +1,172 @@
+// The gateway's own spans: recorded compactly, written straight to OTLP
+// protobuf (writeTo) for the pipeline, and turned into OTLP/JSON model objects
+// (toSpan) only when something downstream asks for the model.
+import { SpanKind, StatusCode, type AnyValue, type ExportTraceServiceRequest, type KeyValue, type Span } from '../../../otlp/model.js';
+import type { ProtoWriter } from './proto-writer.js';
+import { newSpanId, newTraceId, nowNanos, type ParentContext } from './trace-context.js';
+
+export const SCOPE_NAME = 'sluice.gateway';
+const SCOPE = { name: SCOPE_NAME };
+
+// opentelemetry/proto/trace/v1/trace.proto and common/v1/common.proto field numbers.
+const SPAN_TRACE_ID = 1;
+const SPAN_SPAN_ID = 2;
+const SPAN_TRACE_STATE = 3;
+const SPAN_PARENT_SPAN_ID = 4;
+const SPAN_NAME = 5;
+const SPAN_KIND = 6;
+const SPAN_START = 7;
+const SPAN_END = 8;
+const SPAN_ATTRIBUTES = 9;
+const SPAN_STATUS = 15;
+const SPAN_FLAGS = 16;
+const STATUS_MESSAGE = 2;
+const STATUS_CODE = 3;
+const KEY_VALUE_KEY = 1;
+const KEY_VALUE_VALUE = 2;
+const ANY_STRING = 1;
+const ANY_ARRAY = 5;
+const ARRAY_VALUES = 1;
+
+/** An attribute value: a string, an integer (already truncated), or a string array. */
+type AttributeValue = string | number | readonly string[];
+
+export class SpanRecord {
+  readonly traceId: string;
+  readonly spanId: string;
+  readonly parentSpanId: string | undefined;
+  readonly #keys: string[] = [];
+  readonly #values: AttributeValue[] = [];
+  readonly #name: string;
+  readonly #kind: number;
+  readonly #start: bigint;
+  readonly #flags: number | undefined;
+  readonly #traceState: string | undefined;
+  #end: bigint | undefined;
+  #error: string | undefined;
+
+  constructor(name: string, kind: number, parent: { traceId: string; spanId: string | undefined; flags?: number | undefined; traceState?: string | undefined }) {
+    this.#name = name;
+    this.#kind = kind;
+    this.traceId = parent.traceId;
+    this.parentSpanId = parent.spanId;
+    this.spanId = newSpanId();
+    this.#flags = parent.flags;
+    this.#traceState = parent.traceState;
+    this.#start = nowNanos();
+  }
+
+  str(key: string, value: string): this {
+    this.#keys.push(key);
+    this.#values.push(value);
+    return this;
+  }
+
+  int(key: string, value: number): this {
+    this.#keys.push(key);
+    this.#values.push(Math.trunc(value));
+    return this;
+  }
+
+  strings(key: string, values: readonly string[]): this {
+    this.#keys.push(key);
+    this.#values.push(values);
+    return this;
+  }
+
+  /** Records error.type and sets status ERROR. */
+  fail(errorType: string, message?: string): this {
+    if (this.#error === undefined) this.str('error.type', errorType);
+    this.#error = message ?? errorType;
+    return this;
+  }
+
+  get flags(): number | undefined {
+    return this.#flags;
+  }
+
+  get failed(): boolean {
+    return this.#error !== undefined;
+  }
+
+  end(): void {
+    this.#end ??= nowNanos();
+  }
+
+  /** Writes this span as one `spans` field of a ScopeSpans message. */
+  writeTo(w: ProtoWriter, field: number): void {
+    const span = w.begin(field);
+    w.hex(SPAN_TRACE_ID, this.traceId);
+    w.hex(SPAN_SPAN_ID, this.spanId);
+    if (this.#traceState !== undefined) w.string(SPAN_TRACE_STATE, this.#traceState);
+    if (this.parentSpanId !== undefined) w.hex(SPAN_PARENT_SPAN_ID, this.parentSpanId);
+    w.string(SPAN_NAME, this.#name);
+    w.int(SPAN_KIND, this.#kind);
+    w.fixed64(SPAN_START, this.#start);
+    w.fixed64(SPAN_END, this.#end ?? nowNanos());
+    for (let i = 0; i < this.#keys.length; i++) writeAttribute(w, this.#keys[i] as string, this.#values[i] as AttributeValue);
+    // An empty Status for UNSET, as the model's `{ code: UNSET }` encodes.
+    const status = w.begin(SPAN_STATUS);
+    if (this.#error !== undefined) {
+      w.string(STATUS_MESSAGE, this.#error);
+      w.int(STATUS_CODE, StatusCode.ERROR);
+    }
+    w.end(status);
+    if (this.#flags !== undefined) w.fixed32(SPAN_FLAGS, this.#flags);
+    w.end(span);
+  }
+
+  toSpan(): Span {
+    const attributes: KeyValue[] = this.#keys.map((key, i) => ({ key, value: anyValue(this.#values[i] as AttributeValue) }));
+    const span: Span = {
+      traceId: this.traceId,
+      spanId: this.spanId,
+      name: this.#name,
+      kind: this.#kind,
+      startTimeUnixNano: this.#start.toString(),
+      endTimeUnixNano: (this.#end ?? nowNanos()).toString(),
+      attributes,
+      status: this.#error === undefined ? { code: StatusCode.UNSET } : { code: StatusCode.ERROR, message: this.#error },
+    };
+    if (this.parentSpanId !== undefined) span.parentSpanId = this.parentSpanId;
+    if (this.#flags !== undefined) span.flags = this.#flags;
+    if (this.#traceState !== undefined) span.traceState = this.#traceState;
+    return span;
+  }
+}
+
+function anyValue(value: AttributeValue): AnyValue {
+  if (typeof value === 'string') return { stringValue: value };
+  if (typeof value === 'number') return { intValue: String(value) };
+  return { arrayValue: { values: value.map((v) => ({ stringValue: v })) } };
+}
+
+function writeAttribute(w: ProtoWriter, key: string, value: AttributeValue): void {
+  if (typeof value === 'string') return w.keyValueString(SPAN_ATTRIBUTES, key, value);
+  if (typeof value === 'number') return w.keyValueInt(SPAN_ATTRIBUTES, key, value);
+  const kv = w.begin(SPAN_ATTRIBUTES);
+  w.string(KEY_VALUE_KEY, key);
+  const any = w.begin(KEY_VALUE_VALUE);
+  const array = w.begin(ANY_ARRAY);
+  for (const item of value) {
+    const element = w.begin(ARRAY_VALUES);
+    w.string(ANY_STRING, item);
+    w.end(element);
+  }
+  w.end(array);
+  w.end(any);
+  w.end(kv);
+}
+
+export function startServerSpan(name: string, parent: ParentContext | undefined): SpanRecord {
+  if (parent === undefined) return new SpanRecord(name, SpanKind.SERVER, { traceId: newTraceId(), spanId: undefined, flags: 1 });
+  return new SpanRecord(name, SpanKind.SERVER, parent);
+}
+
+export function startClientSpan(name: string, server: SpanRecord): SpanRecord {
+  return new SpanRecord(name, SpanKind.CLIENT, { traceId: server.traceId, spanId: server.spanId, flags: server.flags });
+}
+
+export function toRequest(resource: KeyValue[], spans: Span[]): ExportTraceServiceRequest {
+  return { resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ scope: SCOPE, spans }] }] };
+}

@@ -1,0 +1,186 @@
+// Upstream HTTP: one keep-alive undici Agent per provider slug, and the
+// per-attempt clock that turns the first-byte and stream-idle timeouts (and a
+// client that went away) into an abort of that attempt.
+import { EventEmitter } from 'node:events';
+import { Agent, type Dispatcher } from 'undici';
+import type { ClientLink } from './client-link.js';
+import type { UpstreamRequest } from '../providers/types.js';
+import { exchange, type BufferedResponse } from './upstream-exchange.js';
+
+export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client_closed';
+
+const KEEP_ALIVE_TIMEOUT = 30_000; // ms an idle upstream connection is kept
+
+export class UpstreamAgents {
+  readonly #agents = new Map<string, Agent>();
+
+  constructor(slugs: Iterable<string>) {
+    for (const slug of slugs) {
+      // Our own clock owns the timeouts, so undici's are off.
+      this.#agents.set(slug, new Agent({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT, headersTimeout: 0, bodyTimeout: 0 }));
+    }
+  }
+
+  /** A streaming request: the body arrives as a stream. */
+  async send(slug: string, request: UpstreamRequest, url: UpstreamUrl, signal: UpstreamAbort): Promise<Dispatcher.ResponseData> {
+    return this.#agent(slug).request({
+      origin: url.origin,
+      path: url.path,
+      method: request.method,
+      headers: request.headers,
+      body: request.body,
+      signal,
+    });
+  }
+
+  /** A non-streaming request: the whole answer in one buffer. */
+  exchange(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock): Promise<BufferedResponse> {
+    return exchange(this.#agent(slug), request, url, clock);
+  }
+
+  #agent(slug: string): Agent {
+    const agent = this.#agents.get(slug);
+    if (agent === undefined) throw new Error(`no upstream agent for provider ${slug}`);
+    return agent;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#agents.values()].map((a) => a.destroy()));
+    this.#agents.clear();
+  }
+}
+
+/**
+ * The abort signal handed to undici: it takes an EventEmitter with `aborted`
+ * and `reason`, which costs far less per attempt than an AbortController.
+ */
+export class UpstreamAbort extends EventEmitter {
+  aborted = false;
+  reason: Error | undefined;
+
+  abort(reason: Error): void {
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
+
+/**
+ * One attempt's timers: the first-byte timer runs from the request until the
+ * first body byte, then the idle timer restarts on every chunk. The
+ * AbortSignal adapters may ask for (image fetches) is made on first use.
+ */
+export class AttemptClock {
+  /** The one direct listener of a dispatch-API exchange (upstream-exchange.ts). */
+  onAbort: ((reason: Error) => void) | undefined;
+  #error: Error | undefined;
+  #upstream: UpstreamAbort | undefined;
+  #controller: AbortController | undefined;
+  #reason: AbortReason | undefined;
+  #timer: NodeJS.Timeout;
+  #sawByte = false;
+  readonly #idleMs: number;
+  readonly #client: ClientLink;
+  readonly #onClientClose = (): void => this.#abort('client_closed');
+
+  constructor(firstByteMs: number, idleMs: number, client: ClientLink) {
+    this.#idleMs = idleMs;
+    this.#client = client;
+    this.#timer = setTimeout(() => this.#abort('first_byte_timeout'), firstByteMs);
+    if (client.closed) this.#abort('client_closed');
+    else client.onClose(this.#onClientClose);
+  }
+
+  /** The error the attempt was aborted with, if it was. */
+  get error(): Error | undefined {
+    return this.#error;
+  }
+
+  /** The signal for undici's request() (streams), made on first use. */
+  get upstream(): UpstreamAbort {
+    if (this.#upstream === undefined) {
+      this.#upstream = new UpstreamAbort();
+      if (this.#error !== undefined) this.#upstream.abort(this.#error);
+    }
+    return this.#upstream;
+  }
+
+  /** The AbortSignal adapters may ask for (image fetches), made on first use. */
+  get signal(): AbortSignal {
+    if (this.#controller === undefined) {
+      this.#controller = new AbortController();
+      if (this.#error !== undefined) this.#controller.abort(this.#error);
+    }
+    return this.#controller.signal;
+  }
+
+  get reason(): AbortReason | undefined {
+    return this.#reason;
+  }
+
+  onByte(): void {
+    if (this.#sawByte) {
+      this.#timer.refresh();
+      return;
+    }
+    this.#sawByte = true;
+    clearTimeout(this.#timer);
+    this.#timer = setTimeout(() => this.#abort('stream_idle_timeout'), this.#idleMs);
+  }
+
+  clear(): void {
+    clearTimeout(this.#timer);
+    this.#client.onClose(undefined);
+  }
+
+  #abort(reason: AbortReason): void {
+    if (this.#reason !== undefined) return;
+    this.#reason = reason;
+    const error = new Error(reason);
+    this.#error = error;
+    this.onAbort?.(error);
+    this.#upstream?.abort(error);
+    this.#controller?.abort(error);
+  }
+}
+
+export async function* timedBody(body: AsyncIterable<Uint8Array>, clock: AttemptClock): AsyncGenerator<Uint8Array> {
+  for await (const chunk of body) {
+    clock.onByte();
+    yield chunk;
+  }
+}
+
+/** The whole body; with a clock, each chunk counts as upstream activity (as timedBody does). */
+export async function readAll(body: AsyncIterable<Uint8Array>, clock?: AttemptClock): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    clock?.onByte();
+    chunks.push(chunk);
+    size += chunk.length;
+  }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
+}
+
+export interface UpstreamUrl {
+  readonly origin: string;
+  readonly path: string;
+  readonly hostname: string;
+  readonly port: number;
+}
+
+// Adapters build the same few URLs over and over; parse each once.
+const URL_CACHE_LIMIT = 1024;
+const urlCache = new Map<string, UpstreamUrl>();
+
+export function parseUpstreamUrl(raw: string): UpstreamUrl {
+  let parsed = urlCache.get(raw);
+  if (parsed === undefined) {
+    const url = new URL(raw);
+    parsed = { origin: url.origin, path: url.pathname + url.search, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port) };
+    if (urlCache.size >= URL_CACHE_LIMIT) urlCache.clear();
+    urlCache.set(raw, parsed);
+  }
+  return parsed;
+}

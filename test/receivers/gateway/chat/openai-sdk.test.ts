@@ -1,0 +1,235 @@
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
+
+const PNG_DATA_URL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+const models = [
+  {
+    id: 'openai/gpt-test',
+    name: 'GPT Test',
+    description: 'a test model',
+    context_window: 128000,
+    max_tokens: 16000,
+    pricing: { input: '0.000001', output: '0.000002' },
+    endpoints: [{ provider: 'openai', model: 'gpt-test-upstream' }],
+  },
+];
+
+let gateway: Gateway | undefined;
+let upstream: Upstream | undefined;
+
+afterEach(async () => {
+  await gateway?.close();
+  await upstream?.close();
+  gateway = undefined;
+  upstream = undefined;
+});
+
+async function setup(handler: Parameters<typeof startUpstream>[0], extra: Record<string, unknown> = {}): Promise<OpenAI> {
+  upstream = await startUpstream(handler);
+  gateway = await startGateway({ providers: { openai: openaiProvider(upstream) }, models, ...extra });
+  return new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+}
+
+describe('gateway with the official openai SDK', () => {
+  it('lists the catalog in the DESIGN record shape', async () => {
+    const client = await setup(() => undefined);
+    const page = await client.models.list();
+    expect(page.data).toHaveLength(1);
+    expect(page.data[0]).toMatchObject({
+      id: 'openai/gpt-test',
+      object: 'model',
+      owned_by: 'openai',
+      name: 'GPT Test',
+      description: 'a test model',
+      type: 'language',
+      tags: [],
+      context_window: 128000,
+      max_tokens: 16000,
+      pricing: { input: '0.000001', output: '0.000002' },
+    });
+    expect(typeof page.data[0]?.created).toBe('number');
+  });
+
+  it('retrieves one model whose id contains a slash', async () => {
+    const client = await setup(() => undefined);
+    const model = await client.models.retrieve('openai/gpt-test');
+    expect(model.id).toBe('openai/gpt-test');
+  });
+
+  it('answers a non-streaming completion through the upstream with the upstream model name', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, completion('hello there')));
+    const result = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    expect(result.choices[0]?.message.content).toBe('hello there');
+    expect(upstream?.requests[0]?.body['model']).toBe('gpt-test-upstream');
+    expect(upstream?.requests[0]?.headers['authorization']).toBe('Bearer sk-upstream');
+    expect(upstream?.requests[0]?.url).toBe('/v1/chat/completions');
+  });
+
+  it('sets x-sluice-provider and x-sluice-attempts on the response', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, completion('ok')));
+    const { response } = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect(response.headers.get('x-sluice-provider')).toBe('openai');
+    expect(response.headers.get('x-sluice-attempts')).toBe('1');
+  });
+
+  it('streams chunks that the SDK iterates asynchronously', async () => {
+    const client = await setup((_body, res) => textStream(res, ['Hel', 'lo']));
+    const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    const finishes: Array<string | null> = [];
+    for await (const part of stream) {
+      text += part.choices[0]?.delta.content ?? '';
+      if (part.choices[0] !== undefined) finishes.push(part.choices[0].finish_reason);
+    }
+    expect(text).toBe('Hello');
+    expect(finishes.at(-1)).toBe('stop');
+  });
+
+  it('sends the final usage chunk only when stream_options.include_usage is set', async () => {
+    const client = await setup((_body, res) => textStream(res, ['a']));
+    const withUsage = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const usages: unknown[] = [];
+    for await (const part of withUsage) if (part.usage) usages.push(part.usage);
+    expect(usages).toEqual([{ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }]);
+    const without = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let sawUsage = false;
+    for await (const part of without) if (part.usage) sawUsage = true;
+    expect(sawUsage).toBe(false);
+  });
+
+  it('round-trips a tool call: tool_calls out, tool result back in', async () => {
+    const client = await setup((body, res) => {
+      const messages = body['messages'] as Array<Record<string, unknown>>;
+      if (messages.at(-1)?.['role'] === 'tool') return sendJson(res, 200, completion(`It is ${String(messages.at(-1)?.['content'])}`));
+      sendJson(res, 200, {
+        ...completion(''),
+        choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] }, finish_reason: 'tool_calls' }],
+      });
+    });
+    const tools = [{ type: 'function' as const, function: { name: 'weather', description: 'Weather in a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } }];
+    const first = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'Weather in Paris?' }], tools, tool_choice: 'auto' });
+    const call = first.choices[0]?.message.tool_calls?.[0];
+    expect(call?.type === 'function' ? call.function : undefined).toEqual({ name: 'weather', arguments: '{"city":"Paris"}' });
+    const second = await client.chat.completions.create({
+      model: 'openai/gpt-test',
+      tools,
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+      ],
+    });
+    expect(second.choices[0]?.message.content).toBe('It is sunny');
+    expect(upstream?.requests[0]?.body['tools']).toEqual(tools);
+  });
+
+  it('streams tool calls as delta.tool_calls', async () => {
+    const client = await setup((_body, res) =>
+      sendStream(res, [
+        chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+        chunk({}, 'tool_calls'),
+      ]),
+    );
+    const stream = await client.chat.completions.create({
+      model: 'openai/gpt-test',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [{ type: 'function', function: { name: 'weather', parameters: { type: 'object', properties: {} } } }],
+      stream: true,
+    });
+    let args = '';
+    for await (const part of stream) args += part.choices[0]?.delta.tool_calls?.[0]?.function?.arguments ?? '';
+    expect(args).toBe('{"city":"Oslo"}');
+  });
+
+  it('passes image parts as an http URL and as a data URL', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, completion('a pixel')));
+    await client.chat.completions.create({
+      model: 'openai/gpt-test',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what is this?' },
+            { type: 'image_url', image_url: { url: 'https://example.com/cat.png', detail: 'low' } },
+            { type: 'image_url', image_url: { url: PNG_DATA_URL } },
+          ],
+        },
+      ],
+    });
+    const content = (upstream?.requests[0]?.body['messages'] as Array<{ content: Array<{ image_url?: { url: string } }> }>)[0]?.content;
+    expect(content?.[1]?.image_url?.url).toBe('https://example.com/cat.png');
+    expect(content?.[2]?.image_url?.url).toBe(PNG_DATA_URL);
+  });
+
+  it('surfaces a wrong key as AuthenticationError', async () => {
+    await setup(() => undefined);
+    const client = new OpenAI({ baseURL: gateway?.baseURL ?? '', apiKey: 'wrong', maxRetries: 0 });
+    await expect(client.models.list()).rejects.toBeInstanceOf(OpenAI.AuthenticationError);
+  });
+
+  it('surfaces an invalid request as BadRequestError naming the param', async () => {
+    const client = await setup(() => undefined);
+    const error = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], temperature: 3 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('temperature');
+  });
+
+  it('surfaces an unknown model as NotFoundError with code model_not_found', async () => {
+    const client = await setup(() => undefined);
+    const error = await client.chat.completions.create({ model: 'nobody/nothing', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.NotFoundError);
+    expect((error as InstanceType<typeof OpenAI.NotFoundError>).code).toBe('model_not_found');
+  });
+
+  it('surfaces the key rate limit as RateLimitError', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, completion('ok')), { api_keys: [{ key: API_KEY, requests_per_minute: 1 }] });
+    await client.models.list();
+    await expect(client.models.list()).rejects.toBeInstanceOf(OpenAI.RateLimitError);
+  });
+
+  it('surfaces a body over the limit as a 413 APIError', async () => {
+    const client = await setup(() => undefined, { max_request_body_size: '1KiB' });
+    const error = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'x'.repeat(4096) }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as InstanceType<typeof OpenAI.APIError>).status).toBe(413);
+  });
+
+  it('surfaces an unreachable upstream as InternalServerError 502', async () => {
+    await setup(() => undefined);
+    const port = upstream?.port ?? 0;
+    await upstream?.close();
+    upstream = undefined;
+    await gateway?.close();
+    gateway = await startGateway({ providers: { openai: { type: 'openai', base_url: `http://127.0.0.1:${port}/v1` } }, models });
+    const direct = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const error = await direct.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((error as InstanceType<typeof OpenAI.InternalServerError>).status).toBe(502);
+    expect((error as InstanceType<typeof OpenAI.InternalServerError>).code).toBe('upstream_error');
+  });
+
+  it('surfaces an upstream 500 as InternalServerError with the upstream message', async () => {
+    const client = await setup((_body, res) => sendJson(res, 500, { error: { message: 'upstream exploded', type: 'server_error', param: null, code: null } }));
+    const error = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((error as Error).message).toContain('upstream exploded');
+  });
+
+  it('raises an in-band stream error as an APIError during iteration', async () => {
+    const client = await setup((_body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'partial' }))}\n\n`);
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const seen: string[] = [];
+    const error = await (async () => {
+      for await (const part of stream) seen.push(part.choices[0]?.delta.content ?? '');
+    })().catch((e: unknown) => e);
+    expect(seen).toEqual(['partial']);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+  });
+});

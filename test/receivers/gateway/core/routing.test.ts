@@ -1,0 +1,261 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY, chunk, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
+
+let gateway: Gateway | undefined;
+const upstreams: Upstream[] = [];
+const servers: Server[] = [];
+
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  await Promise.all(upstreams.splice(0).map((u) => u.close()));
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => { s.closeAllConnections(); s.close(r); })));
+});
+
+async function upstream(handler: UpstreamHandler): Promise<Upstream> {
+  const u = await startUpstream(handler);
+  upstreams.push(u);
+  return u;
+}
+
+function answering(text: string): UpstreamHandler {
+  return (_body, res) => sendJson(res, 200, completion(text));
+}
+
+/** A port that refuses connections: bound once, then closed. */
+async function refusedPort(): Promise<number> {
+  const s = createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as AddressInfo).port;
+  await new Promise((r) => s.close(r));
+  return port;
+}
+
+const threeWay = (a: Upstream, b: Upstream, c: Upstream, extra: Record<string, unknown> = {}) => ({
+  providers: { alpha: openaiProvider(a), beta: openaiProvider(b), gamma: openaiProvider(c) },
+  models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm-alpha' }, { provider: 'beta', model: 'm-beta' }, { provider: 'gamma', model: 'm-gamma' }] }],
+  ...extra,
+});
+
+function client(): OpenAI {
+  return new OpenAI({ baseURL: gateway?.baseURL ?? '', apiKey: API_KEY, maxRetries: 0 });
+}
+
+async function ask(body: Record<string, unknown> = {}): Promise<{ text: string | null | undefined; provider: string | null; attempts: string | null }> {
+  const { data, response } = await client()
+    .chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], ...body } as OpenAI.ChatCompletionCreateParamsNonStreaming)
+    .withResponse();
+  return { text: data.choices[0]?.message.content, provider: response.headers.get('x-sluice-provider'), attempts: response.headers.get('x-sluice-attempts') };
+}
+
+describe('gateway routing and fallback', () => {
+  it('tries the catalog endpoints in their default order', async () => {
+    gateway = await startGateway(threeWay(await upstream(answering('A')), await upstream(answering('B')), await upstream(answering('C'))));
+    expect(await ask()).toEqual({ text: 'A', provider: 'alpha', attempts: '1' });
+  });
+
+  it('puts providerOptions.gateway.order first, in its order', async () => {
+    gateway = await startGateway(threeWay(await upstream(answering('A')), await upstream(answering('B')), await upstream(answering('C'))));
+    expect((await ask({ providerOptions: { gateway: { order: ['gamma', 'beta'] } } })).provider).toBe('gamma');
+  });
+
+  it('keeps only the providers listed in only', async () => {
+    const a = await upstream((_b, res) => sendJson(res, 503, { error: { message: 'down' } }));
+    gateway = await startGateway(threeWay(a, await upstream(answering('B')), await upstream(answering('C'))));
+    const result = await ask({ providerOptions: { gateway: { only: ['alpha', 'gamma'] } } });
+    expect(result).toEqual({ text: 'C', provider: 'gamma', attempts: '2' });
+  });
+
+  it('combines order and only as their intersection in order', async () => {
+    gateway = await startGateway(threeWay(await upstream(answering('A')), await upstream(answering('B')), await upstream(answering('C'))));
+    expect((await ask({ providerOptions: { gateway: { order: ['beta', 'gamma'], only: ['gamma', 'alpha'] } } })).provider).toBe('gamma');
+  });
+
+  it('falls back to the models listed in providerOptions.gateway.models', async () => {
+    const down = await upstream((_b, res) => sendJson(res, 503, { error: { message: 'down' } }));
+    const other = await upstream(answering('from backup'));
+    gateway = await startGateway({
+      providers: { alpha: openaiProvider(down), beta: openaiProvider(other) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm1' }] }],
+    });
+    const result = await ask({ providerOptions: { gateway: { models: ['beta/backup-model'] } } });
+    expect(result).toEqual({ text: 'from backup', provider: 'beta', attempts: '2' });
+    expect(other.requests[0]?.body['model']).toBe('backup-model');
+  });
+
+  it('routes a model outside the catalog straight to its configured provider', async () => {
+    const u = await upstream(answering('direct'));
+    gateway = await startGateway({ providers: { local: openaiProvider(u) }, models: [] });
+    const result = await client().chat.completions.create({ model: 'local/llama3.2:1b', messages: [{ role: 'user', content: 'hi' }] });
+    expect(result.choices[0]?.message.content).toBe('direct');
+    expect(u.requests[0]?.body['model']).toBe('llama3.2:1b');
+  });
+
+  it('falls back when the first endpoint answers 503', async () => {
+    const a = await upstream((_b, res) => sendJson(res, 503, { error: { message: 'overloaded' } }));
+    gateway = await startGateway(threeWay(a, await upstream(answering('B')), await upstream(answering('C'))));
+    expect(await ask()).toEqual({ text: 'B', provider: 'beta', attempts: '2' });
+  });
+
+  it('falls back when the first endpoint refuses connections', async () => {
+    const port = await refusedPort();
+    const b = await upstream(answering('B'));
+    gateway = await startGateway({
+      providers: { alpha: { type: 'openai', base_url: `http://127.0.0.1:${port}/v1` }, beta: openaiProvider(b) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }, { provider: 'beta', model: 'm' }] }],
+    });
+    expect(await ask()).toEqual({ text: 'B', provider: 'beta', attempts: '2' });
+  });
+
+  it('falls back when the first endpoint sends no headers within first_byte_timeout', async () => {
+    const a = await upstream(() => undefined);
+    const b = await upstream(answering('B'));
+    gateway = await startGateway(threeWay(a, b, b, { first_byte_timeout: '150ms' }));
+    expect(await ask()).toEqual({ text: 'B', provider: 'beta', attempts: '2' });
+    expect(a.aborted).toHaveLength(1);
+  });
+
+  it('falls back when a stream sends headers but stalls before its first byte', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.flushHeaders();
+    });
+    const b = await upstream((_b, res) => textStream(res, ['from ', 'beta']));
+    gateway = await startGateway({
+      providers: { alpha: openaiProvider(a, { first_byte_timeout: '150ms' }), beta: openaiProvider(b) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }, { provider: 'beta', model: 'm' }] }],
+    });
+    const { data: stream, response } = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    expect(text).toBe('from beta');
+    expect(response.headers.get('x-sluice-provider')).toBe('beta');
+    expect(response.headers.get('x-sluice-attempts')).toBe('2');
+  });
+
+  it('ends a stream cut after its first byte with an in-band error and does not fall back', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'half' }))}\n\n`);
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const b = await upstream((_b, res) => textStream(res, ['never']));
+    gateway = await startGateway(threeWay(a, b, b));
+    const response = await fetch(`${gateway.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    });
+    const text = await response.text();
+    const events = text.split('\n\n').filter((e) => e !== '');
+    expect(response.status).toBe(200);
+    expect(events[0]).toContain('half');
+    expect(JSON.parse(events.at(-1)?.slice('data: '.length) ?? '{}')).toMatchObject({ error: { type: 'api_error', code: 'upstream_error' } });
+    expect(text).not.toContain('[DONE]');
+    expect(b.requests).toHaveLength(0);
+  });
+
+  it('ends a stream that goes silent past stream_idle_timeout with an in-band error', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'started' }))}\n\n`);
+    });
+    gateway = await startGateway({
+      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '150ms' }) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }],
+    });
+    const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const error = await (async () => {
+      for await (const part of stream) void part;
+    })().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as Error).message).toContain('stream_idle_timeout');
+  });
+
+  it('passes an upstream 400 back without trying the next endpoint', async () => {
+    const a = await upstream((_b, res) => sendJson(res, 400, { error: { message: 'bad thing in messages', type: 'invalid_request_error', param: 'messages', code: 'bad_messages' } }));
+    const b = await upstream(answering('B'));
+    gateway = await startGateway(threeWay(a, b, b));
+    const error = await ask().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).code).toBe('bad_messages');
+    expect((error as Error).message).toContain('bad thing in messages');
+    expect(b.requests).toHaveLength(0);
+  });
+
+  it('answers with the last upstream status when every endpoint fails', async () => {
+    const a = await upstream((_b, res) => sendJson(res, 503, { error: { message: 'first down' } }));
+    const b = await upstream((_b, res) => sendJson(res, 429, { error: { message: 'second busy' } }));
+    gateway = await startGateway({
+      providers: { alpha: openaiProvider(a), beta: openaiProvider(b) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }, { provider: 'beta', model: 'm' }] }],
+    });
+    const error = await ask().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((error as Error).message).toContain('second busy');
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('x-sluice-attempts')).toBe('2');
+  });
+
+  it('falls back on an upstream 401', async () => {
+    const a = await upstream((_b, res) => sendJson(res, 401, { error: { message: 'bad upstream key' } }));
+    gateway = await startGateway(threeWay(a, await upstream(answering('B')), await upstream(answering('C'))));
+    expect((await ask()).provider).toBe('beta');
+  });
+
+  it('cancels the upstream request when the client disconnects', async () => {
+    let arrived: () => void = () => undefined;
+    const seen = new Promise<void>((r) => (arrived = r));
+    const a = await upstream(() => arrived());
+    gateway = await startGateway(threeWay(a, a, a));
+    const controller = new AbortController();
+    const pending = fetch(`${gateway.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }] }),
+      signal: controller.signal,
+    }).catch(() => undefined);
+    await seen;
+    controller.abort();
+    await pending;
+    for (let i = 0; i < 100 && a.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(a.aborted).toHaveLength(1);
+    expect(a.requests).toHaveLength(1);
+  });
+
+  it('cancels the upstream stream when the client disconnects mid-stream', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'first' }))}\n\n`);
+    });
+    gateway = await startGateway(threeWay(a, a, a));
+    const controller = new AbortController();
+    const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: controller.signal });
+    const seen: string[] = [];
+    await (async () => {
+      for await (const part of stream) {
+        seen.push(part.choices[0]?.delta.content ?? '');
+        controller.abort();
+      }
+    })().catch(() => undefined);
+    for (let i = 0; i < 100 && a.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual(['first']);
+    expect(a.aborted).toHaveLength(1);
+    expect(a.requests).toHaveLength(1);
+  });
+
+  it('accepts the routing options as @ai-sdk/openai-compatible spreads them into the body', async () => {
+    gateway = await startGateway(threeWay(await upstream(answering('A')), await upstream(answering('B')), await upstream(answering('C'))));
+    expect((await ask({ order: ['beta'] })).provider).toBe('beta');
+    expect((await ask({ gateway: { only: ['gamma'] } })).provider).toBe('gamma');
+  });
+
+  it('does not send the routing options upstream', async () => {
+    const a = await upstream(answering('A'));
+    gateway = await startGateway(threeWay(a, a, a));
+    await ask({ providerOptions: { gateway: { order: ['alpha'] } } });
+    expect(Object.keys(a.requests[0]?.body ?? {}).sort()).toEqual(['messages', 'model']);
+  });
+});

@@ -1,0 +1,152 @@
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SpanKind, StatusCode } from '../../../../src/otlp/model.js';
+import { API_KEY, attr, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
+
+let gateway: Gateway | undefined;
+const upstreams: Upstream[] = [];
+
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  await Promise.all(upstreams.splice(0).map((u) => u.close()));
+});
+
+async function setup(extra: Record<string, unknown> = {}, firstStatus = 503): Promise<OpenAI> {
+  const down = await startUpstream((_b, res) => sendJson(res, firstStatus, { error: { message: 'down' } }));
+  const up = await startUpstream((body, res) => (body['stream'] === true ? textStream(res, ['streamed']) : sendJson(res, 200, completion('hello'))));
+  upstreams.push(down, up);
+  gateway = await startGateway({
+    environment: 'staging',
+    providers: { first: openaiProvider(down), second: openaiProvider(up) },
+    models: [{ id: 'acme/model', endpoints: [{ provider: 'first', model: 'm-first' }, { provider: 'second', model: 'm-second' }] }],
+    ...extra,
+  });
+  return new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+}
+
+const messages = [{ role: 'user' as const, content: 'a secret prompt' }];
+
+describe('gateway spans', () => {
+  it('emits a SERVER span and one CLIENT child per attempt', async () => {
+    const client = await setup();
+    await client.chat.completions.create({ model: 'acme/model', messages });
+    const spans = await gateway!.spans(3);
+    const server = spans.find((s) => s.kind === SpanKind.SERVER);
+    const clients = spans.filter((s) => s.kind === SpanKind.CLIENT);
+    expect(server?.name).toBe('POST /v1/chat/completions');
+    expect(server?.parentSpanId ?? '').toBe('');
+    expect(clients.map((s) => s.name)).toEqual(['chat m-first', 'chat m-second']);
+    for (const c of clients) {
+      expect(c.parentSpanId).toBe(server?.spanId);
+      expect(c.traceId).toBe(server?.traceId);
+    }
+  });
+
+  it('records HTTP attributes and the requested model on the SERVER span', async () => {
+    const client = await setup();
+    await client.chat.completions.create({ model: 'acme/model', messages });
+    const server = (await gateway!.spans(3)).find((s) => s.kind === SpanKind.SERVER);
+    expect(attr(server, 'http.request.method')).toBe('POST');
+    expect(attr(server, 'url.path')).toBe('/v1/chat/completions');
+    expect(attr(server, 'http.route')).toBe('/v1/chat/completions');
+    expect(attr(server, 'http.response.status_code')).toBe(200);
+    expect(attr(server, 'sluice.model')).toBe('acme/model');
+    expect(server?.status?.code).toBe(StatusCode.UNSET);
+  });
+
+  it('records GenAI attributes on the CLIENT spans, with error.type on the failed one', async () => {
+    const client = await setup();
+    await client.chat.completions.create({ model: 'acme/model', messages });
+    const [failed, ok] = (await gateway!.spans(3)).filter((s) => s.kind === SpanKind.CLIENT);
+    expect(attr(failed, 'error.type')).toBe('503');
+    expect(failed?.status?.code).toBe(StatusCode.ERROR);
+    expect(attr(ok, 'gen_ai.operation.name')).toBe('chat');
+    expect(attr(ok, 'gen_ai.provider.name')).toBe('openai');
+    expect(attr(ok, 'sluice.provider')).toBe('second');
+    expect(attr(ok, 'gen_ai.request.model')).toBe('m-second');
+    expect(attr(ok, 'gen_ai.response.model')).toBe('gpt-test-2024');
+    expect(attr(ok, 'gen_ai.usage.input_tokens')).toBe(11);
+    expect(attr(ok, 'gen_ai.usage.output_tokens')).toBe(7);
+    expect(attr(ok, 'gen_ai.response.finish_reasons')).toEqual(['stop']);
+    expect(attr(ok, 'server.address')).toBe('127.0.0.1');
+    expect(attr(ok, 'server.port')).toBe(upstreams[1]?.port);
+    expect(attr(ok, 'error.type')).toBeUndefined();
+  });
+
+  it('records usage and finish reasons of a streamed attempt', async () => {
+    const client = await setup();
+    const stream = await client.chat.completions.create({ model: 'acme/model', messages, stream: true });
+    for await (const part of stream) void part;
+    const ok = (await gateway!.spans(3)).filter((s) => s.kind === SpanKind.CLIENT)[1];
+    expect(attr(ok, 'gen_ai.usage.input_tokens')).toBe(5);
+    expect(attr(ok, 'gen_ai.usage.output_tokens')).toBe(3);
+    expect(attr(ok, 'gen_ai.response.finish_reasons')).toEqual(['stop']);
+  });
+
+  it('stamps service.name and deployment.environment.name on the resource', async () => {
+    const client = await setup();
+    await client.models.list();
+    await gateway!.spans(1);
+    expect(gateway!.resource()).toEqual({ 'service.name': 'sluice', 'deployment.environment.name': 'staging' });
+  });
+
+  it('continues an incoming traceparent', async () => {
+    const client = await setup();
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const parent = '00f067aa0ba902b7';
+    await client.chat.completions.create({ model: 'acme/model', messages }, { headers: { traceparent: `00-${traceId}-${parent}-01` } });
+    const spans = await gateway!.spans(3);
+    const server = spans.find((s) => s.kind === SpanKind.SERVER);
+    expect(server?.traceId).toBe(traceId);
+    expect(server?.parentSpanId).toBe(parent);
+    expect(spans.every((s) => s.traceId === traceId)).toBe(true);
+  });
+
+  it('starts a new trace when the traceparent is malformed', async () => {
+    const client = await setup();
+    await client.models.list({ headers: { traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01' } });
+    const [server] = await gateway!.spans(1);
+    expect(server?.traceId).not.toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(server?.traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(server?.parentSpanId ?? '').toBe('');
+  });
+
+  it('records no prompt or completion text by default', async () => {
+    const client = await setup();
+    await client.chat.completions.create({ model: 'acme/model', messages });
+    const text = JSON.stringify(await gateway!.spans(3));
+    expect(text).not.toContain('a secret prompt');
+    expect(text).not.toContain('hello');
+  });
+
+  it('records input and output messages without image data when capture_content is true', async () => {
+    const client = await setup({ capture_content: true });
+    await client.chat.completions.create({
+      model: 'acme/model',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,aGVsbG8gaW1hZ2U=' } }] }],
+    });
+    const ok = (await gateway!.spans(3)).filter((s) => s.kind === SpanKind.CLIENT)[1];
+    const input = JSON.parse(String(attr(ok, 'gen_ai.input.messages'))) as unknown;
+    expect(input).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'look' }, { type: 'blob', modality: 'image', mime_type: 'image/png', content: '[omitted]' }] }]);
+    expect(JSON.parse(String(attr(ok, 'gen_ai.output.messages')))).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'hello' }], finish_reason: 'stop' }]);
+    expect(JSON.stringify(ok)).not.toContain('aGVsbG8gaW1hZ2U=');
+  });
+
+  it('records a rejected request as a SERVER span with error.type and status ERROR', async () => {
+    const client = await setup();
+    await client.chat.completions.create({ model: 'acme/model', messages, temperature: 9 }).catch(() => undefined);
+    const [server] = await gateway!.spans(1);
+    expect(attr(server, 'http.response.status_code')).toBe(400);
+    expect(attr(server, 'error.type')).toBe('invalid_value');
+    expect(server?.status?.code).toBe(StatusCode.ERROR);
+  });
+
+  it('names the models route span after its route template', async () => {
+    await setup();
+    await fetch(`${gateway!.baseURL}/models/acme/model`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    const [server] = await gateway!.spans(1);
+    expect(server?.name).toBe('GET /v1/models/{id}');
+    expect(attr(server, 'url.path')).toBe('/v1/models/acme/model');
+  });
+});
