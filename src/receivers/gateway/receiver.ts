@@ -9,11 +9,14 @@ import { TraceBatch } from '../../otlp/batch.js';
 import type { ExportTraceServiceRequest, KeyValue } from '../../otlp/model.js';
 import type { ResolvedProvider } from './attempt.js';
 import { ClientLink } from './client-link.js';
+import { Accountant, type AccountKey, type KeyLimits } from '../../usage/accountant.js';
+import { usageMetrics } from '../../usage/metrics.js';
 import { ApiKeys } from './auth.js';
+import { refusalError } from './refusal.js';
 import { readBody } from './body.js';
 import { Catalog } from './catalog.js';
 import { handleChat, type ChatEnv } from './chat.js';
-import type { GatewayConfig } from './config.js';
+import { apiKeyName, type GatewayConfig } from './config.js';
 import { GatewayHttpError, sendError, sendJson } from './http-error.js';
 import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { providerAdapters } from './providers/index.js';
@@ -56,7 +59,10 @@ export class GatewayReceiver implements Receiver {
   readonly #next: TracesConsumer;
   readonly #listen: { host: string; port: number };
   readonly #bodyLimit: number;
-  readonly #keys: ApiKeys;
+  readonly #apiKeys: GatewayConfig['api_keys'];
+  /** Set at start(host): the keys' limits use the host's shared state. */
+  #keys: ApiKeys<AccountKey> | undefined;
+  #accountant: Accountant | undefined;
   readonly #catalog: Catalog;
   readonly #env: ChatEnv;
   readonly #agents: UpstreamAgents;
@@ -72,7 +78,7 @@ export class GatewayReceiver implements Receiver {
     this.#next = next;
     this.#listen = parseEndpoint(config.endpoint);
     this.#bodyLimit = config.max_request_body_size;
-    this.#keys = new ApiKeys(config.api_keys.map((k) => (typeof k === 'string' ? { key: k, requestsPerMinute: undefined } : { key: k.key, requestsPerMinute: k.requests_per_minute })));
+    this.#apiKeys = config.api_keys;
     this.#catalog = new Catalog(config.models, Math.floor(Date.now() / 1000));
     this.#metrics = gatewayMetrics(settings.telemetry);
     const providers = new Map<string, ResolvedProvider>();
@@ -111,16 +117,20 @@ export class GatewayReceiver implements Receiver {
     return typeof address === 'object' && address !== null ? address : undefined;
   }
 
-  async start(_host: Host): Promise<void> {
+  async start(host: Host): Promise<void> {
+    const [ledger, generations] = await Promise.all([host.state.spendLedger(), host.state.generationStore()]);
+    const accountant = new Accountant({ rateLimiter: (options) => host.state.rateLimiter(options), ledger, generations, metrics: usageMetrics(host.telemetry), logger: this.#logger });
+    this.#accountant = accountant;
+    this.#keys = new ApiKeys(this.#apiKeys.map((entry) => ({ key: typeof entry === 'string' ? entry : entry.key, value: accountant.key(keyLimits(entry)) })));
     const server = createServer((req, res) => {
       this.#handle(req, res);
     });
     server.keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
     this.#server = server;
-    const { host, port } = this.#listen;
+    const { host: address, port } = this.#listen;
     await new Promise<void>(function listen(resolve, reject) {
       server.once('error', reject);
-      server.listen(port, host, function listening() {
+      server.listen(port, address, function listening() {
         server.off('error', reject);
         resolve();
       });
@@ -186,7 +196,11 @@ export class GatewayReceiver implements Receiver {
     if (method !== route.allow) {
       throw new GatewayHttpError(405, `Method ${method} is not allowed on ${route.route}; use ${route.allow}.`, { code: 'method_not_allowed', headers: { allow: route.allow } });
     }
-    this.#keys.authorize(req);
+    const keys = this.#keys as ApiKeys<AccountKey>;
+    const accountant = this.#accountant as Accountant;
+    const key = keys.authorize(req);
+    const refused = await accountant.admitRequest(key);
+    if (refused !== undefined) throw refusalError(refused);
     if (route.name === 'models') return sendJson(res, 200, this.#catalog.listJson);
     if (route.name === 'model') {
       server.str('sluice.model', route.id);
@@ -194,6 +208,8 @@ export class GatewayReceiver implements Receiver {
       if (record === undefined) throw new GatewayHttpError(404, `The model \`${route.id}\` does not exist.`, { code: 'model_not_found', param: 'model' });
       return sendJson(res, 200, record);
     }
+    const overBudget = await accountant.admitGeneration(key, Date.now());
+    if (overBudget !== undefined) throw refusalError(overBudget);
     const body = await readBody(req, this.#bodyLimit);
     await handleChat(this.#env, body, res, server, spans, client);
   }
@@ -221,6 +237,11 @@ export class GatewayReceiver implements Receiver {
       },
     );
   }
+}
+
+function keyLimits(entry: GatewayConfig['api_keys'][number]): KeyLimits {
+  if (typeof entry === 'string') return { name: apiKeyName(entry), requestsPerMinute: undefined, tokensPerMinute: undefined, budget: undefined };
+  return { name: apiKeyName(entry), requestsPerMinute: entry.requests_per_minute, tokensPerMinute: entry.tokens_per_minute, budget: entry.budget };
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
