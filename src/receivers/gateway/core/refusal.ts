@@ -1,6 +1,6 @@
 // The answers to a request its key may not make now: over requests or tokens
 // per minute (429 with Retry-After), or over its budget (429 budget_exceeded).
-import type { Refusal } from '../../usage/accountant.js';
+import type { Refusal } from '../../../usage/accountant.js';
 import { GatewayHttpError } from './http-error.js';
 
 export function refusalError(refusal: Refusal): GatewayHttpError {

@@ -13,6 +13,13 @@ interface KeyEntry<T> {
 /** Presented keys whose SHA-256 is remembered; the cache starts over when full. */
 const DIGEST_CACHE_SIZE = 256;
 
+/** The key in `Authorization: Bearer <key>`, the default way clients present one. */
+export function bearerKey(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined || !/^bearer /i.test(header)) return undefined;
+  return header.slice(7).trim();
+}
+
 function digest(key: string): Buffer {
   return createHash('sha256').update(key).digest();
 }
@@ -29,12 +36,11 @@ export class ApiKeys<T> {
   }
 
   /** The matching key's value; throws 401 for a missing or unknown key. */
-  authorize(req: IncomingMessage): T {
-    const header = req.headers.authorization;
-    if (header === undefined || !/^bearer /i.test(header)) {
+  authorize(key: string | undefined): T {
+    if (key === undefined) {
       throw new GatewayHttpError(401, 'Missing API key: send Authorization: Bearer <key>.', { code: 'missing_api_key' });
     }
-    const presented = this.#digest(header.slice(7).trim());
+    const presented = this.#digest(key);
     let match: KeyEntry<T> | undefined;
     for (const entry of this.#entries) {
       if (timingSafeEqual(entry.digest, presented) && match === undefined) match = entry;
