@@ -83,6 +83,7 @@ export class GatewayReceiver implements Receiver {
     }
     this.#agents = new UpstreamAgents(providers.keys());
     const attempts = this.#metrics.attempts;
+    const attemptDuration = this.#metrics.attemptDuration;
     const receiver = this.#id;
     this.#env = {
       agents: this.#agents,
@@ -91,6 +92,9 @@ export class GatewayReceiver implements Receiver {
       providers,
       countAttempt: function countAttempt(provider, outcome) {
         attempts.inc({ receiver, provider, outcome });
+      },
+      timeAttempt: function timeAttempt(provider, seconds) {
+        attemptDuration.observe({ receiver, provider }, seconds);
       },
     };
     this.#resource = [
