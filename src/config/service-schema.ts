@@ -34,6 +34,12 @@ export const serviceSchema = z.strictObject({
   memory_limit_mib: z.number().int().positive().optional(),
   /** In-flight requests get this long on SIGTERM/SIGINT or a reload; then every connection left is destroyed. */
   shutdown_grace: duration().default(5_000),
+  usage: z
+    .strictObject({
+      /** Generation records older than this are deleted (spend per budget period is kept apart). */
+      retention: duration().pipe(z.number().min(86_400_000, { error: 'must be at least 1d' })).prefault('30d'),
+    })
+    .prefault({}),
   pipelines: z.record(
     z.string().regex(PIPELINE_ID, { error: 'pipeline ids are `traces` or `traces/<name>` (only traces are supported)' }),
     pipelineSchema,
