@@ -11,6 +11,14 @@ import { PRICE_KINDS, type PriceKind } from '../../usage/pricing.js';
 import { providerConfigSchemas, providerTypes } from './providers/config-schemas.js';
 import type { BaseProviderConfig } from './providers/types.js';
 
+/** Re-reports a nested parse's problems at their paths; unknown keys one by one, as everywhere else in the config. */
+function forwardIssues(issues: readonly z.core.$ZodIssue[], ctx: z.RefinementCtx): void {
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) ctx.addIssue({ code: 'custom', path: [...issue.path, key], message: 'unknown key' });
+    else ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+  }
+}
+
 const bareKeySchema = z.string().min(1, 'must not be empty');
 
 const keyRecordSchema = z.strictObject({
@@ -33,7 +41,7 @@ const keyRecordSchema = z.strictObject({
 const apiKeySchema = z.unknown().transform(function validateKey(value, ctx): string | z.output<typeof keyRecordSchema> {
   const parsed = typeof value === 'string' ? bareKeySchema.safeParse(value) : keyRecordSchema.safeParse(value);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+    forwardIssues(parsed.error.issues, ctx);
     return z.NEVER;
   }
   return parsed.data;
@@ -53,11 +61,7 @@ const providerSchema = z
     }
     const parsed = schema.safeParse(stripUndefined(raw));
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        // Unknown keys are named one by one, as everywhere else in the config.
-        if (issue.code === 'unrecognized_keys') for (const key of issue.keys) ctx.addIssue({ code: 'custom', path: [...issue.path, key], message: 'unknown key' });
-        else ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
-      }
+      forwardIssues(parsed.error.issues, ctx);
       return z.NEVER;
     }
     return parsed.data;

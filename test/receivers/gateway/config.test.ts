@@ -46,7 +46,7 @@ describe('gateway config', () => {
   });
 
   it('refuses unknown keys in a key record, bad budgets and duplicate names', () => {
-    expect(problems({ api_keys: [{ key: 'a', rpm: 5 }] })).toEqual(['api_keys.0: Unrecognized key: "rpm"']);
+    expect(problems({ api_keys: [{ key: 'a', rpm: 5 }] })).toEqual(['api_keys.0.rpm: unknown key']);
     expect(problems({ api_keys: [{ key: 'a', budget: { usd: -1, period: 'year' } }] })).toEqual([
       'api_keys.0.budget.usd: Too small: expected number to be >=0',
       'api_keys.0.budget.period: Invalid option: expected one of "day"|"week"|"month"|"total"',
