@@ -17,7 +17,7 @@ import type { AnthropicProviderConfig } from '../providers/anthropic/config.js';
 import { mapUsage } from '../providers/anthropic/response.js';
 import type { AnthropicUsage } from '../providers/anthropic/wire.js';
 import { requireApiKey, UpstreamStreamError, type UpstreamRequest } from '../providers/types.js';
-import { anthropicErrorBody } from './errors.js';
+import { anthropicErrorBody, OVERLOADED_STATUS } from './errors.js';
 
 export interface NativeState extends PlanState {
   /** The client's request body, parsed. */
@@ -118,9 +118,12 @@ async function pipeEvents(body: AsyncIterable<Uint8Array>, headers: Record<strin
       const data = parseEvent(event.data);
       const type = typeof data['type'] === 'string' ? data['type'] : (event.event ?? 'unknown');
       if (type === 'error' && !committed) {
+        // Before the first byte an in-band error is an answer like an HTTP one: the next endpoint may try.
         const error = (data['error'] ?? {}) as { type?: string; message?: string };
-        const overloaded = error.type === 'overloaded_error';
-        throw new UpstreamStreamError(error.message ?? 'anthropic stream error', overloaded ? 'overloaded_error' : (error.type ?? 'api_error'));
+        const message = `Provider ${slug} failed: ${error.message ?? 'anthropic stream error'}`;
+        span.fail(error.type ?? 'api_error', message);
+        const status = error.type === 'overloaded_error' ? OVERLOADED_STATUS : error.type === 'rate_limit_error' ? 429 : 502;
+        return { answered: false, fallback: true, error: new GatewayHttpError(status, message, { type: 'api_error', code: error.type ?? 'upstream_error' }) };
       }
       observeEvent(type, data, observed);
       if (!committed) {

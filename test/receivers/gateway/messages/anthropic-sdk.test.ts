@@ -406,6 +406,21 @@ describe('Messages API errors through the SDK', () => {
     expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type } });
   });
 
+  it('answers an overloaded error event before the first byte with 529, and a cut after it with an error event', async () => {
+    const client = await setup({
+      anthropic: (seen, res) => {
+        const text = (seen.body as { messages: Array<{ content: string }> }).messages[0]?.content;
+        if (text === 'busy') sendEvents(res, [{ event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }]);
+        else sendEvents(res, [messageStart(), ...textBlock(0, ['Part'])], { cut: true });
+      },
+    });
+    const busy = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'busy' }] }).catch((err: unknown) => err);
+    expect(busy).toBeInstanceOf(Anthropic.OverloadedError);
+    const cut = await client.messages.stream({ model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'cut' }] }).finalMessage().catch((err: unknown) => err);
+    expect(cut).toBeInstanceOf(Anthropic.APIError);
+    expect((cut as Error).message).toMatch(/api_error/);
+  });
+
   it('takes the key as Authorization: Bearer too, and routes by the x-sluice-order header', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'A' }], 'end_turn')), bedrock: (_seen, res) => sendConverse(res, [{ text: 'B' }]) });
     const bearer = new Anthropic({ baseURL: `http://127.0.0.1:${gateway?.port}`, apiKey: null, authToken: API_KEY, maxRetries: 0, defaultHeaders: { 'x-sluice-order': 'bedrock' } });
