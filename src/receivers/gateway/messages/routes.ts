@@ -15,6 +15,6 @@ function presentedKey(req: IncomingMessage): string | undefined {
 }
 
 export const messagesRoutes: readonly ProtocolRoute[] = [
-  { route: '/v1/messages', method: 'POST', path: '/v1/messages', errors: messagesErrors, presentedKey, handle: handleMessages },
+  { route: '/v1/messages', method: 'POST', path: '/v1/messages', errors: messagesErrors, presentedKey, generates: true, handle: handleMessages },
   { route: '/v1/messages/count_tokens', method: 'POST', path: '/v1/messages/count_tokens', errors: messagesErrors, presentedKey, handle: handleCountTokens },
 ];

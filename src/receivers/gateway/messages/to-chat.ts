@@ -33,7 +33,8 @@ export function toChatRequest(request: MessagesRequest, providerType: string): C
     if (message.role === 'user') messages.push(...userTurn(message.content, `messages.${i}.content`, providerType));
     else messages.push(assistantTurn(message.content, `messages.${i}.content`, providerType));
   });
-  const chat: ChatCompletionRequest = { model: request.model, messages, max_tokens: request.max_tokens, stream: request.stream === true };
+  // max_completion_tokens: OpenAI's reasoning models refuse max_tokens; every adapter reads it first.
+  const chat: ChatCompletionRequest = { model: request.model, messages, max_completion_tokens: request.max_tokens, stream: request.stream === true };
   if (request.stream === true) chat.stream_options = { include_usage: true };
   if (request.temperature !== undefined) chat.temperature = request.temperature;
   if (request.top_p !== undefined) chat.top_p = request.top_p;

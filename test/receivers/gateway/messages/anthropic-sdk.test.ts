@@ -219,7 +219,7 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
         { role: 'system', content: [{ type: 'text', text: 'You describe images.' }] },
         { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } }, { type: 'text', text: 'What is it?' }] },
       ],
-      max_tokens: 300,
+      max_completion_tokens: 300,
       stream: false,
       stop: ['END'],
       user: 'u-1',
