@@ -12,6 +12,9 @@ export const chatErrors: ErrorFormat = {
   body: function chatErrorBody(error) {
     return JSON.stringify(error.body());
   },
+  streamEvent: function chatErrorEvent(error) {
+    return `data: ${JSON.stringify(error.body())}\n\n`;
+  },
 };
 
 const chatStream: StreamEncoder = {
