@@ -93,6 +93,7 @@ beforeAll(async () => {
   const otlpPort = await freePort();
   gatewayPort = await freePort();
   const deadUpstream = await freePort();
+  const deadDrain = await freePort();
   otlpUrl = `http://127.0.0.1:${otlpPort}/v1/traces`;
   daemon = await startDaemon(
     ({ dir, adminPort }) => `
@@ -127,6 +128,10 @@ drains:
     tls: { ca_file: ${tls.caFile} }
     sampling:
       - { environment: nowhere, percentage: 100 }
+  - name: dead-end
+    url: https://127.0.0.1:${deadDrain}/v1/traces
+    sampling:
+      - { environment: development, percentage: 100 }
 service:
   storage: { directory: ${dir}/data }
   admin: { endpoint: 127.0.0.1:${adminPort}, api_key: ${ADMIN_KEY} }
@@ -204,6 +209,11 @@ describe('web console', () => {
     expect(await page.getByLabel('Endpoint URL').inputValue()).toBe(sink.url);
     expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    // It can still be tested as stored: its CA comes from the config file, never through the page.
+    await page.getByRole('button', { name: 'Test delivery' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200 in \d+ ms/);
+    expect(sink.received[0]?.headers['x-sluice-signature']).toBe(createHmac('sha256', 'config-secret').update(sink.received[0]?.raw ?? '').digest('hex'));
+    sink.received.length = 0;
     await page.getByRole('button', { name: 'Back' }).click();
     expect(await page.getByRole('row').filter({ hasText: 'from-config' }).getByRole('button', { name: 'Delete' }).count()).toBe(0);
   });
@@ -338,6 +348,11 @@ describe('web console', () => {
     await page.getByRole('link', { name: 'Drains' }).click();
     const sentCell = page.getByRole('row').filter({ hasText: 'console-drain' }).getByRole('cell').nth(4);
     await expect.poll(() => sentCell.textContent()).not.toBe('0');
+    // The drain whose endpoint is down shows errored, with its last error and when it happened.
+    const dead = page.getByRole('row').filter({ hasText: 'dead-end' });
+    await expect.poll(() => dead.getByRole('cell').nth(1).textContent()).toBe('errored');
+    expect(await dead.getByRole('cell').nth(6).textContent()).toMatch(/ECONNREFUSED|connect|refused/i);
+    expect(await dead.locator('time').textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     await screenshot('drains');
     await page.getByRole('row').filter({ hasText: 'console-drain' }).getByRole('button', { name: 'Edit' }).click();
     expect(await page.getByLabel('Secret').inputValue()).toBe('');
@@ -348,6 +363,12 @@ describe('web console', () => {
     await page.getByRole('row').filter({ hasText: 'console-drain' }).getByRole('button', { name: 'Edit' }).click();
     expect(await page.getByLabel('Secret').inputValue()).toBe('');
     expect(await page.getByTestId('secret-state').textContent()).toBe('A secret is set.');
+    expect(await page.getByLabel('TLS CA').inputValue()).toBe('');
+    // Tested as stored: the new secret signs, the stored CA verifies the sink.
+    sink.received.length = 0;
+    await page.getByRole('button', { name: 'Test delivery' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200/);
+    expect(sink.received[0]?.headers['x-sluice-signature']).toBe(createHmac('sha256', 'second-secret').update(sink.received[0]?.raw ?? '').digest('hex'));
     const shown = await page.content();
     expect(shown).not.toContain('second-secret');
     expect(shown).not.toContain('first-secret');
@@ -368,7 +389,7 @@ describe('web console', () => {
     await row.getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => row.count()).toBe(0);
     const after = (await (await adminApi('/v1/drains')).json()) as { drains: Array<{ name: string }> };
-    expect(after.drains.map((drain) => drain.name)).toEqual(['from-config']);
+    expect(after.drains.map((drain) => drain.name)).toEqual(['from-config', 'dead-end']);
     expect(pageErrors).toEqual([]);
   });
 });
