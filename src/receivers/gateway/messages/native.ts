@@ -5,7 +5,7 @@
 // on the way only for the CLIENT span (usage, stop reason) and so that an
 // error before the first event can still fall back.
 import type { ServerResponse } from 'node:http';
-import { attemptFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
+import { attemptFailure, failedAttempt, httpFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
 import type { PlanState } from '../core/attempt-loop.js';
 import type { Endpoint } from '../core/catalog.js';
 import { GatewayHttpError } from '../core/http-error.js';
@@ -72,10 +72,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
-    const failure = attemptFailure(err, clock, provider.slug);
-    span.fail(failure.spanErrorType, failure.error.message);
-    env.countAttempt(provider.slug, failure.outcome);
-    return { answered: false, fallback: failure.fallback, error: failure.error };
+    return failedAttempt(env, provider, span, err, clock);
   } finally {
     clock.clear();
     record(span, observed);
@@ -98,12 +95,6 @@ export function buildNativeRequest(provider: ResolvedProvider, model: string, st
   return { url: `${config.base_url.replace(/\/+$/, '')}${state.path}`, method: 'POST', headers, body: JSON.stringify(body) };
 }
 
-function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
-  const info = provider.adapter.classifyError(status, body, headers);
-  span.fail(String(status), info.message);
-  env.countAttempt(provider.slug, 'http_error');
-  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param }) };
-}
 
 /**
  * Forwards the upstream's events as they come. Nothing is written before the
