@@ -1,5 +1,6 @@
-// The `service` section: storage, admin endpoint, logs, pipelines.
+// The `service` section: storage, admin endpoint, logs, cluster, pipelines.
 import { z } from 'zod';
+import { clusterConfigSchema } from '../cluster/config.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -28,6 +29,8 @@ export const serviceSchema = z.strictObject({
     })
     .prefault({}),
   memory_limit_mib: z.number().int().positive().optional(),
+  /** Absent: one instance, all state local (DESIGN section 13). */
+  cluster: clusterConfigSchema.optional(),
   pipelines: z.record(
     z.string().regex(PIPELINE_ID, { error: 'pipeline ids are `traces` or `traces/<name>` (only traces are supported)' }),
     pipelineSchema,

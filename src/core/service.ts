@@ -3,9 +3,16 @@
 // config is invalid or fails to start.
 import type { Logger } from 'pino';
 import type { ValidatedConfig } from '../config/validate.js';
+import { hostname } from 'node:os';
+import { mountClusterApi } from '../admin/cluster.js';
+import { mountDrainsApi } from '../admin/drains/routes.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
+import { Cluster, newInstanceId } from '../cluster/cluster.js';
+import { SHARED_STATE } from '../cluster/shared-state.js';
+import { DRAINS_CONTROLLER } from '../exporters/drains/controller.js';
 import type { Host } from './component.js';
+import { hostService, provideService } from './host-services.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { Graph } from './graph.js';
 import { ensureStorageDirectory } from './storage.js';
@@ -24,6 +31,12 @@ export class Service {
   readonly #version: string;
   #config: ValidatedConfig | undefined;
   #graph: Graph | undefined;
+  #host: Host | undefined;
+  #cluster: Cluster | undefined;
+  /** The cluster config #cluster was built from, to rebuild it only when it changes. */
+  #clusterKey: string | undefined;
+  /** Without service.cluster.instance_id, one random id for the process's life (reloads keep it). */
+  readonly #defaultInstanceId = newInstanceId();
   #stopping = false;
   #shutdown: Promise<void> | undefined;
   // Starts and reloads run one at a time, in order.
@@ -39,6 +52,9 @@ export class Service {
       isReady: () => this.ready,
       apiKey: () => this.#config?.service.admin.api_key,
     });
+    // Host-level APIs: each finds what it serves in the running graph per request.
+    mountDrainsApi(this.admin, () => (this.#host === undefined ? undefined : hostService(this.#host, DRAINS_CONTROLLER)));
+    mountClusterApi(this.admin, () => this.#cluster?.status());
   }
 
   /** True once every component has started, false while reloading or stopping. */
@@ -100,6 +116,7 @@ export class Service {
     this.#stopping = true;
     this.#shutdown ??= this.#serially(async () => {
       await this.#graph?.shutdown();
+      await this.#cluster?.close();
       await this.admin.close();
       this.logger.info('sluice stopped');
     });
@@ -116,9 +133,39 @@ export class Service {
     }
     const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version };
     attachAdminRoutes(host, this.admin);
+    const cluster = await this.#clusterFor(config);
+    if (cluster.state.mode !== 'local') provideService(host, SHARED_STATE, cluster.state);
+    this.#host = host;
     const graph = new Graph(config, host);
     this.#graph = graph;
     await graph.start();
+  }
+
+  /** The running cluster, rebuilt only when service.cluster changed (a reload keeps the connection). */
+  async #clusterFor(config: ValidatedConfig): Promise<Cluster> {
+    const settings = config.service.cluster;
+    const key = JSON.stringify(settings ?? null);
+    if (this.#cluster !== undefined && this.#clusterKey === key) return this.#cluster;
+    await this.#cluster?.close();
+    const id = settings === undefined || settings.instance_id === '' ? this.#defaultInstanceId : settings.instance_id;
+    const cluster = new Cluster(settings, id, {
+      logger: this.logger.child({ component: 'cluster' }),
+      telemetry: this.telemetry,
+      version: this.#version,
+      address: () => this.#adminAddress(),
+    });
+    cluster.start();
+    this.#cluster = cluster;
+    this.#clusterKey = key;
+    if (settings !== undefined) this.logger.info({ instance: id, redis: cluster.redisUrl }, 'cluster mode: shared state in Redis');
+    return cluster;
+  }
+
+  #adminAddress(): string {
+    const address = this.admin.address();
+    if (address === undefined) return '';
+    const host = address.address === '0.0.0.0' || address.address === '::' ? hostname() : address.address;
+    return `${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {

@@ -1,0 +1,106 @@
+// The cluster as the service runs it: the Redis connection, this instance's
+// heartbeats and the Redis implementations of every shared store, or, with
+// no `service.cluster`, local state and a one-instance view.
+import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { Telemetry } from '../core/telemetry.js';
+import type { ClusterConfig } from './config.js';
+import { LocalDecisionStore } from './local/decision-store.js';
+import { LocalDrainStore } from './local/drain-store.js';
+import { RedisConnection } from './redis/connection.js';
+import { RedisDecisionStore } from './redis/decision-store.js';
+import { RedisDrainStore } from './redis/drain-store.js';
+import { Heartbeats, type InstanceInfo } from './redis/heartbeats.js';
+import { localSharedState, type SharedState } from './shared-state.js';
+
+export interface ClusterStatus {
+  readonly mode: 'local' | 'redis';
+  /** This instance's id. */
+  readonly instance: string;
+  readonly redis: { readonly url: string; readonly status: 'up' | 'down' } | null;
+  readonly instances: ReadonlyArray<InstanceInfo & { readonly self: boolean }>;
+}
+
+export interface ClusterOptions {
+  readonly logger: Logger;
+  readonly telemetry: Telemetry;
+  readonly version: string;
+  /** Where this instance's admin endpoint is reached. */
+  readonly address: () => string;
+}
+
+export function newInstanceId(): string {
+  return `sluice-${randomBytes(6).toString('hex')}`;
+}
+
+export class Cluster {
+  readonly id: string;
+  readonly state: SharedState;
+  readonly #options: ClusterOptions;
+  readonly #redis: RedisConnection | undefined;
+  readonly #heartbeats: Heartbeats | undefined;
+  readonly #startedAt = Date.now();
+
+  /** `config` undefined: one instance, local state. */
+  constructor(config: ClusterConfig | undefined, id: string, options: ClusterOptions) {
+    this.id = id;
+    this.#options = options;
+    if (config === undefined) {
+      this.state = localSharedState;
+      return;
+    }
+    const redis = new RedisConnection(config.redis, { logger: options.logger, telemetry: options.telemetry });
+    this.#redis = redis;
+    this.#heartbeats = new Heartbeats(redis, () => this.#self());
+    const logger = options.logger;
+    this.state = {
+      mode: 'redis',
+      drainStore(storageDirectory, parse) {
+        return new RedisDrainStore(redis, new LocalDrainStore(storageDirectory, parse), parse, logger);
+      },
+      decisionStore(store) {
+        return new RedisDecisionStore(redis, new LocalDecisionStore({ directory: store.directory, logger: store.logger }), store.name, store.logger);
+      },
+    };
+  }
+
+  get redisUrl(): string | undefined {
+    return this.#redis?.url;
+  }
+
+  start(): void {
+    this.#redis?.connect();
+    this.#heartbeats?.start();
+  }
+
+  async status(): Promise<ClusterStatus> {
+    const redis = this.#redis;
+    const self = { ...this.#self(), lastHeartbeat: Date.now() };
+    if (redis === undefined) return { mode: 'local', instance: this.id, redis: null, instances: [{ ...self, self: true }] };
+    let instances: InstanceInfo[] = [];
+    if (redis.up) {
+      try {
+        instances = await this.#heartbeats?.live() ?? [];
+      } catch {
+        instances = [];
+      }
+    }
+    // While Redis is down (or before the first beat), this instance still knows itself.
+    if (!instances.some((i) => i.id === this.id)) instances = [...instances, self];
+    return {
+      mode: 'redis',
+      instance: this.id,
+      redis: { url: redis.url, status: redis.up ? 'up' : 'down' },
+      instances: instances.map((i) => ({ ...i, self: i.id === this.id })),
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.#heartbeats?.stop();
+    await this.#redis?.close();
+  }
+
+  #self(): Omit<InstanceInfo, 'lastHeartbeat'> {
+    return { id: this.id, version: this.#options.version, address: this.#options.address(), startedAt: this.#startedAt };
+  }
+}
