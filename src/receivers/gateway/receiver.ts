@@ -7,42 +7,30 @@ import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/
 import { errorMessage } from '../../core/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import type { ExportTraceServiceRequest, KeyValue } from '../../otlp/model.js';
-import type { ResolvedProvider } from './attempt.js';
-import { ClientLink } from './client-link.js';
-import { ApiKeys } from './auth.js';
-import { readBody } from './body.js';
-import { Catalog } from './catalog.js';
-import { handleChat, type ChatEnv } from './chat.js';
+import type { ResolvedProvider } from './core/attempt.js';
+import type { PlanEnv } from './core/attempt-loop.js';
+import { ApiKeys, bearerKey } from './core/auth.js';
+import { Catalog } from './core/catalog.js';
+import { ClientLink } from './core/client-link.js';
+import { GatewayHttpError, sendError } from './core/http-error.js';
+import { gatewayMetrics, type GatewayMetrics } from './core/metrics.js';
+import type { ErrorFormat, GatewayServices, ProtocolRoute } from './core/protocol.js';
+import { forMethod, RouteTable } from './core/route-table.js';
+import { createRouter } from './core/routing.js';
+import { SpanBatcher } from './core/span-batcher.js';
+import { encodeSpanRequest, type ResourcePairs } from './core/span-export.js';
+import { startServerSpan, toRequest, type SpanRecord } from './core/spans.js';
+import { parseTraceparent } from './core/trace-context.js';
+import { UpstreamAgents } from './core/upstream.js';
+import { chatErrors } from './chat/answer.js';
 import type { GatewayConfig } from './config.js';
-import { GatewayHttpError, sendError, sendJson } from './http-error.js';
-import { gatewayMetrics, type GatewayMetrics } from './metrics.js';
 import { providerAdapters } from './providers/index.js';
-import { createRouter } from './routing.js';
-import { SpanBatcher } from './span-batcher.js';
-import { encodeSpanRequest, type ResourcePairs } from './span-export.js';
-import { startServerSpan, toRequest, type SpanRecord } from './spans.js';
-import { parseTraceparent } from './trace-context.js';
-import { UpstreamAgents } from './upstream.js';
+import { gatewayRoutes } from './routes.js';
 
-const MODELS_PREFIX = '/v1/models/';
 /** ms shutdown waits for in-flight responses (long streams) before closing their sockets. */
 const SHUTDOWN_GRACE_MS = 30_000;
 /** ms an idle client connection stays open; above common client-side pool timeouts. */
 const CLIENT_KEEP_ALIVE_MS = 65_000;
-
-type Route =
-  | { name: 'models'; route: '/v1/models'; allow: 'GET' }
-  | { name: 'model'; route: '/v1/models/{id}'; allow: 'GET'; id: string }
-  | { name: 'chat'; route: '/v1/chat/completions'; allow: 'POST' };
-
-function matchRoute(path: string): Route | undefined {
-  if (path === '/v1/chat/completions') return { name: 'chat', route: '/v1/chat/completions', allow: 'POST' };
-  if (path === '/v1/models') return { name: 'models', route: '/v1/models', allow: 'GET' };
-  if (path.startsWith(MODELS_PREFIX) && path.length > MODELS_PREFIX.length) {
-    return { name: 'model', route: '/v1/models/{id}', allow: 'GET', id: decodeURIComponent(path.slice(MODELS_PREFIX.length)) };
-  }
-  return undefined;
-}
 
 export function parseEndpoint(endpoint: string): { host: string; port: number } {
   const colon = endpoint.lastIndexOf(':');
@@ -55,10 +43,8 @@ export class GatewayReceiver implements Receiver {
   readonly #logger: Logger;
   readonly #next: TracesConsumer;
   readonly #listen: { host: string; port: number };
-  readonly #bodyLimit: number;
-  readonly #keys: ApiKeys;
-  readonly #catalog: Catalog;
-  readonly #env: ChatEnv;
+  readonly #services: GatewayServices;
+  readonly #routes = new RouteTable(gatewayRoutes);
   readonly #agents: UpstreamAgents;
   readonly #resource: ResourcePairs;
   readonly #metrics: GatewayMetrics;
@@ -71,9 +57,7 @@ export class GatewayReceiver implements Receiver {
     this.#logger = settings.logger;
     this.#next = next;
     this.#listen = parseEndpoint(config.endpoint);
-    this.#bodyLimit = config.max_request_body_size;
-    this.#keys = new ApiKeys(config.api_keys.map((k) => (typeof k === 'string' ? { key: k, requestsPerMinute: undefined } : { key: k.key, requestsPerMinute: k.requests_per_minute })));
-    this.#catalog = new Catalog(config.models, Math.floor(Date.now() / 1000));
+    const catalog = new Catalog(config.models, Math.floor(Date.now() / 1000));
     this.#metrics = gatewayMetrics(settings.telemetry);
     const providers = new Map<string, ResolvedProvider>();
     for (const [slug, provider] of Object.entries(config.providers)) {
@@ -90,14 +74,20 @@ export class GatewayReceiver implements Receiver {
     this.#agents = new UpstreamAgents(providers.keys());
     const attempts = this.#metrics.attempts;
     const receiver = this.#id;
-    this.#env = {
+    const env: PlanEnv = {
       agents: this.#agents,
       captureContent: config.capture_content,
-      router: createRouter(this.#catalog, new Set(providers.keys())),
+      router: createRouter(catalog, new Set(providers.keys())),
       providers,
       countAttempt: function countAttempt(provider, outcome) {
         attempts.inc({ receiver, provider, outcome });
       },
+    };
+    this.#services = {
+      keys: new ApiKeys(config.api_keys.map((k) => (typeof k === 'string' ? { key: k, requestsPerMinute: undefined } : { key: k.key, requestsPerMinute: k.requests_per_minute }))),
+      catalog,
+      env,
+      bodyLimit: config.max_request_body_size,
     };
     this.#resource = [
       ['service.name', 'sluice'],
@@ -155,12 +145,14 @@ export class GatewayReceiver implements Receiver {
     const started = process.hrtime.bigint();
     const method = req.method ?? 'GET';
     const rawUrl = req.url ?? '/';
-    const query = rawUrl.indexOf('?');
-    const path = query === -1 ? rawUrl : rawUrl.slice(0, query);
-    const route = matchRoute(path);
-    const server = startServerSpan(route === undefined ? method : `${method} ${route.route}`, parseTraceparent(header(req, 'traceparent'), header(req, 'tracestate')));
+    const queryAt = rawUrl.indexOf('?');
+    const path = queryAt === -1 ? rawUrl : rawUrl.slice(0, queryAt);
+    const onPath = this.#routes.onPath(path);
+    const route = forMethod(onPath, method);
+    const routeName = onPath[0]?.route;
+    const server = startServerSpan(routeName === undefined ? method : `${method} ${routeName}`, parseTraceparent(header(req, 'traceparent'), header(req, 'tracestate')));
     server.str('http.request.method', method).str('url.path', path);
-    if (route !== undefined) server.str('http.route', route.route);
+    if (routeName !== undefined) server.str('http.route', routeName);
     const spans: SpanRecord[] = [server];
     const client = new ClientLink();
     const finish = (): void => {
@@ -168,34 +160,40 @@ export class GatewayReceiver implements Receiver {
       if (res.headersSent) server.int('http.response.status_code', res.statusCode);
       else server.fail('client_closed');
       server.end();
-      const label = route?.route ?? 'unknown';
+      const label = routeName ?? 'unknown';
       this.#metrics.requests.inc({ receiver: this.#id, route: label, status: res.headersSent ? String(res.statusCode) : '499' });
       this.#metrics.duration.observe({ receiver: this.#id, route: label }, Number(process.hrtime.bigint() - started) / 1e9);
       this.#batcher.add(spans);
     };
     res.once('close', finish);
-    this.#dispatch(req, res, route, method, server, spans, client).catch((err: unknown) => {
+    const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? chatErrors;
+    this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client).catch((err: unknown) => {
       const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
       server.fail(error.spanErrorType, error.message);
-      sendError(res, error);
+      sendError(res, error, errors);
     });
   }
 
-  async #dispatch(req: IncomingMessage, res: ServerResponse, route: Route | undefined, method: string, server: SpanRecord, spans: SpanRecord[], client: ClientLink): Promise<void> {
-    if (route === undefined) throw new GatewayHttpError(404, `Unknown route ${method} ${req.url ?? ''}.`, { code: 'not_found' });
-    if (method !== route.allow) {
-      throw new GatewayHttpError(405, `Method ${method} is not allowed on ${route.route}; use ${route.allow}.`, { code: 'method_not_allowed', headers: { allow: route.allow } });
+  async #dispatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    route: ProtocolRoute | undefined,
+    onPath: readonly ProtocolRoute[],
+    method: string,
+    path: string,
+    query: string,
+    server: SpanRecord,
+    spans: SpanRecord[],
+    client: ClientLink,
+  ): Promise<void> {
+    if (route === undefined) {
+      const first = onPath[0];
+      if (first === undefined) throw new GatewayHttpError(404, `Unknown route ${method} ${req.url ?? ''}.`, { code: 'not_found' });
+      const allow = onPath.map((r) => r.method).join(', ');
+      throw new GatewayHttpError(405, `Method ${method} is not allowed on ${first.route}; use ${allow}.`, { code: 'method_not_allowed', headers: { allow } });
     }
-    this.#keys.authorize(req);
-    if (route.name === 'models') return sendJson(res, 200, this.#catalog.listJson);
-    if (route.name === 'model') {
-      server.str('sluice.model', route.id);
-      const record = this.#catalog.recordJson(route.id);
-      if (record === undefined) throw new GatewayHttpError(404, `The model \`${route.id}\` does not exist.`, { code: 'model_not_found', param: 'model' });
-      return sendJson(res, 200, record);
-    }
-    const body = await readBody(req, this.#bodyLimit);
-    await handleChat(this.#env, body, res, server, spans, client);
+    this.#services.keys.authorize(route.presentedKey === undefined ? bearerKey(req) : route.presentedKey(req));
+    await route.handle(this.#services, { req, res, path, query, server, spans, client });
   }
 
   #emit(spans: SpanRecord[]): void {

@@ -1,5 +1,5 @@
 // OpenAI chat request -> Anthropic Messages request.
-import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
+import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../core/openai-types.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { AnthropicProviderConfig } from './config.js';

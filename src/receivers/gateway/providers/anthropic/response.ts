@@ -1,5 +1,5 @@
 // Anthropic Messages response -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.js';
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../core/openai-types.js';
 import { asObject } from '../shared/inputs.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { AnthropicProviderConfig } from './config.js';

@@ -1,7 +1,7 @@
 // Anthropic Messages stream (SSE) -> OpenAI chat.completion.chunk objects.
 // https://docs.anthropic.com/en/docs/build-with-claude/streaming
-import type { ChatCompletionChunk } from '../../openai-types.js';
-import { parseSse } from '../../sse.js';
+import type { ChatCompletionChunk } from '../../core/openai-types.js';
+import { parseSse } from '../../core/sse.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { AnthropicProviderConfig } from './config.js';

@@ -1,5 +1,5 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
-import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
+import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../core/openai-types.js';
 import { fetchImage } from '../shared/image-fetch.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
 import type { AttemptContext, UpstreamRequest } from '../types.js';

@@ -1,5 +1,5 @@
 // Bedrock Converse response -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.js';
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../core/openai-types.js';
 import { asObject, completionId } from '../shared/inputs.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { BedrockProviderConfig } from './config.js';

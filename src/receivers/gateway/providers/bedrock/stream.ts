@@ -1,5 +1,5 @@
 // Bedrock ConverseStream (binary event stream) -> OpenAI chat.completion.chunk objects.
-import type { ChatCompletionChunk } from '../../openai-types.js';
+import type { ChatCompletionChunk } from '../../core/openai-types.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { completionId } from '../shared/inputs.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';

@@ -1,5 +1,5 @@
 // OpenAI chat request -> Gemini generateContent / streamGenerateContent request.
-import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../openai-types.js';
+import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../core/openai-types.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { fetchImage } from '../shared/image-fetch.js';

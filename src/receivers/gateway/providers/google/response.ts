@@ -1,5 +1,5 @@
 // Gemini GenerateContentResponse -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../openai-types.js';
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../core/openai-types.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { asObject, completionId } from '../shared/inputs.js';

@@ -1,6 +1,6 @@
 // OpenAI-compatible upstreams take the request as it came: only `model` is
 // replaced and the gateway's own routing fields are dropped.
-import type { ChatCompletionRequest } from '../../openai-types.js';
+import type { ChatCompletionRequest } from '../../core/openai-types.js';
 import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { OpenAIProviderConfig } from './config.js';
 

@@ -1,4 +1,4 @@
-import type { ChatCompletion } from '../../openai-types.js';
+import type { ChatCompletion } from '../../core/openai-types.js';
 import { UpstreamStreamError, type UpstreamErrorInfo } from '../types.js';
 
 const decoder = new TextDecoder();

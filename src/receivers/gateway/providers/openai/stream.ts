@@ -1,5 +1,5 @@
-import type { ChatCompletionChunk } from '../../openai-types.js';
-import { parseSse } from '../../sse.js';
+import type { ChatCompletionChunk } from '../../core/openai-types.js';
+import { parseSse } from '../../core/sse.js';
 import { UpstreamStreamError } from '../types.js';
 import { isObject } from './response.js';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { decodeRequest } from '../../../src/otlp/proto-codec.js';
-import { StatusCode } from '../../../src/otlp/model.js';
-import { encodeSpanRequest } from '../../../src/receivers/gateway/span-export.js';
-import { startClientSpan, startServerSpan, toRequest } from '../../../src/receivers/gateway/spans.js';
+import { decodeRequest } from '../../../../src/otlp/proto-codec.js';
+import { StatusCode } from '../../../../src/otlp/model.js';
+import { encodeSpanRequest } from '../../../../src/receivers/gateway/core/span-export.js';
+import { startClientSpan, startServerSpan, toRequest } from '../../../../src/receivers/gateway/core/spans.js';
 
 function records() {
   const server = startServerSpan('POST /v1/chat/completions', { traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), flags: 1, traceState: 'k=v' });

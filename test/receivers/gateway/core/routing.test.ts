@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, chunk, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from './harness.js';
+import { API_KEY, chunk, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];

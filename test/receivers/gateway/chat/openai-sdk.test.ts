@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, type Gateway, type Upstream } from './harness.js';
+import { API_KEY, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
 
 const PNG_DATA_URL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 

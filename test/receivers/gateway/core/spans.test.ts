@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SpanKind, StatusCode } from '../../../src/otlp/model.js';
-import { API_KEY, attr, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream } from './harness.js';
+import { SpanKind, StatusCode } from '../../../../src/otlp/model.js';
+import { API_KEY, attr, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];

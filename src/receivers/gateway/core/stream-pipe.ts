@@ -1,6 +1,7 @@
-// Streams an upstream's chunks to the client as OpenAI SSE. Nothing is sent
-// until the first chunk exists, so a failure before it can still fall back;
-// after it, a failure ends the stream with an in-band error event.
+// Streams an upstream's chunks to the client as server-sent events in the
+// client's protocol (the request's StreamEncoder writes each event). Nothing
+// is sent until the first chunk exists, so a failure before it can still fall
+// back; after it, a failure ends the stream with an in-band error event.
 import type { ServerResponse } from 'node:http';
 import { attemptFailure, type AttemptOutcome, type RequestState } from './attempt.js';
 import { captureOutput, type CapturedChoice } from './capture.js';
@@ -95,7 +96,6 @@ function corkedWriter(res: ServerResponse): (text: string) => boolean {
 
 export async function pipeStream(
   chunks: AsyncIterable<ChatCompletionChunk>,
-  res: ServerResponse,
   headers: Record<string, string>,
   state: RequestState,
   span: SpanRecord,
@@ -113,33 +113,27 @@ export async function pipeStream(
     span.fail(failure.spanErrorType, failure.error.message);
     return { answered: false, outcome: failure.outcome, error: failure.error };
   }
+  const res = state.res;
+  const encoder = state.answer.openStream(state);
   res.writeHead(200, { ...headers, ...SSE_HEADERS });
   const write = corkedWriter(res);
   try {
     while (next.done !== true) {
       const chunk = next.value;
       observer.observe(chunk);
-      if (chunk.usage !== undefined && !state.includeUsage) {
-        if (chunk.choices.length === 0) {
-          next = await iterator.next();
-          continue;
-        }
-        delete chunk.usage;
-      }
-      if (!write(`data: ${JSON.stringify(chunk)}\n\n`)) await waitForDrain(res);
+      const text = encoder.chunk(chunk, state);
+      if (text !== '' && !write(text)) await waitForDrain(res);
       if (state.client.closed) throw new Error('client_closed');
       next = await iterator.next();
     }
-    res.end('data: [DONE]\n\n');
+    res.end(encoder.end(state));
     return { answered: true, outcome: 'success' };
   } catch (err) {
     const failure = attemptFailure(err, clock, String(headers['x-sluice-provider']));
     span.fail(failure.spanErrorType, failure.error.message);
     state.server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
     if (failure.spanErrorType !== 'cancelled' && !res.destroyed) {
-      // No [DONE] after the error: the stream did not complete, and clients
-      // (the openai SDK among them) raise the error event as an APIError.
-      res.end(`data: ${JSON.stringify(failure.error.body())}\n\n`);
+      res.end(encoder.error(failure.error, state));
     } else {
       res.destroy();
     }

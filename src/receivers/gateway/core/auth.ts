@@ -44,6 +44,13 @@ class TokenBucket {
   }
 }
 
+/** The key in `Authorization: Bearer <key>`, the default way clients present one. */
+export function bearerKey(req: IncomingMessage): string | undefined {
+  const header = req.headers.authorization;
+  if (header === undefined || !/^bearer /i.test(header)) return undefined;
+  return header.slice(7).trim();
+}
+
 function digest(key: string): Buffer {
   return createHash('sha256').update(key).digest();
 }
@@ -62,12 +69,11 @@ export class ApiKeys {
   }
 
   /** Throws 401 for a missing or unknown key, 429 (with Retry-After) over the key's rate. */
-  authorize(req: IncomingMessage): void {
-    const header = req.headers.authorization;
-    if (header === undefined || !/^bearer /i.test(header)) {
+  authorize(key: string | undefined): void {
+    if (key === undefined) {
       throw new GatewayHttpError(401, 'Missing API key: send Authorization: Bearer <key>.', { code: 'missing_api_key' });
     }
-    const presented = this.#digest(header.slice(7).trim());
+    const presented = this.#digest(key);
     let match: KeyEntry | undefined;
     for (const entry of this.#entries) {
       if (timingSafeEqual(entry.digest, presented) && match === undefined) match = entry;

@@ -7,12 +7,13 @@ import type { ClientLink } from './client-link.js';
 import { captureOutput, choicesOf } from './capture.js';
 import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
-import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from './providers/types.js';
-import { ProviderNotConfiguredError, UpstreamStreamError } from './providers/types.js';
+import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/types.js';
+import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/types.js';
+import type { CompletionAnswer } from './protocol.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
-import { pipeStream } from './stream-response.js';
+import { pipeStream } from './stream-pipe.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
-import { ProviderRequestError } from './providers/shared/inputs.js';
+import { ProviderRequestError } from '../providers/shared/inputs.js';
 
 export interface ResolvedProvider {
   readonly slug: string;
@@ -28,8 +29,12 @@ export interface AttemptEnv {
   readonly countAttempt: (provider: string, outcome: AttemptOutcome) => void;
 }
 
+/** One request answered from the Chat Completions lingua franca, whatever protocol the client speaks. */
 export interface RequestState {
   readonly request: ChatCompletionRequest;
+  readonly res: ServerResponse;
+  /** Writes the answer in the client's protocol. */
+  readonly answer: CompletionAnswer;
   readonly includeUsage: boolean;
   readonly inputMessages: string | undefined;
   readonly server: SpanRecord;
@@ -40,7 +45,7 @@ export interface RequestState {
 
 export type AttemptResult = { readonly answered: true } | { readonly answered: false; readonly error: GatewayHttpError; readonly fallback: boolean };
 
-export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: RequestState, res: ServerResponse): Promise<AttemptResult> {
+export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: RequestState): Promise<AttemptResult> {
   state.attempts += 1;
   const span = startClientSpan(`chat ${endpoint.model}`, state.server);
   state.spans.push(span);
@@ -67,17 +72,24 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
       const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
       span.int('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
-      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), res, headers, state, span, env.captureContent, clock);
+      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), headers, state, span, env.captureContent, clock);
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
     }
     const response = await env.agents.exchange(provider.slug, upstream, url, clock);
     span.int('http.response.status_code', response.statusCode);
     if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
-    const [completion, payload] = completionAndPayload(provider.adapter, response.body, ctx);
-    recordCompletion(span, completion, env.captureContent);
-    res.writeHead(200, ['x-sluice-provider', provider.slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
-    res.end(payload);
+    const adapter = provider.adapter;
+    if (adapter.passthrough === true) {
+      const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');
+      const completion = adapter.parseResponseText === undefined ? adapter.parseResponse(response.body, ctx) : adapter.parseResponseText(text, ctx);
+      recordCompletion(span, completion, env.captureContent);
+      state.answer.complete(state.res, completion, text, state, provider.slug);
+    } else {
+      const completion = adapter.parseResponse(response.body, ctx);
+      recordCompletion(span, completion, env.captureContent);
+      state.answer.complete(state.res, completion, undefined, state, provider.slug);
+    }
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
@@ -89,20 +101,6 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     clock.clear();
     span.end();
   }
-}
-
-/**
- * The completion (for spans) and the answer's body: a passthrough adapter's
- * upstream text as it came, decoded once; otherwise the mapped completion.
- * A string body goes out in one write with the headers; a Buffer would take a writev.
- */
-function completionAndPayload(adapter: ProviderAdapter, bytes: Uint8Array, ctx: AttemptContext): [ChatCompletion, string] {
-  if (adapter.passthrough !== true) {
-    const completion = adapter.parseResponse(bytes, ctx);
-    return [completion, JSON.stringify(completion)];
-  }
-  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
-  return [adapter.parseResponseText === undefined ? adapter.parseResponse(bytes, ctx) : adapter.parseResponseText(text, ctx), text];
 }
 
 function isSuccess(status: number): boolean {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { chatRequestSchema } from '../../../src/receivers/gateway/schema.js';
-import { fastParse } from '../../../src/receivers/gateway/schema-fast.js';
+import { chatRequestSchema } from '../../../../src/receivers/gateway/chat/schema.js';
+import { fastParse } from '../../../../src/receivers/gateway/chat/schema-fast.js';
 
 const text = [
   { role: 'system', content: 'Be terse.' },

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { BodyTooLargeError, readBody as readLimitedBody, RequestAbortedError } from '../../core/http-body.js';
+import { BodyTooLargeError, readBody as readLimitedBody, RequestAbortedError } from '../../../core/http-body.js';
 import { GatewayHttpError } from './http-error.js';
 
 /** Reads the request body, answering 413 as soon as it passes `limit` bytes. */

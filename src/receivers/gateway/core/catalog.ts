@@ -1,6 +1,6 @@
 // The model catalog: the records GET /v1/models serves (serialized once, at
 // construction) and the endpoint lists routing starts from.
-import type { ModelConfig } from './config.js';
+import type { ModelConfig } from '../config.js';
 
 export interface Endpoint {
   /** Provider slug. */

@@ -1,7 +1,7 @@
 // Collects the gateway's spans and hands them downstream in batches, like an
 // SDK's BatchSpanProcessor: one pipeline batch per request would cost every
 // processor and exporter a full round per request.
-import type { Span } from '../../otlp/model.js';
+import type { Span } from '../../../otlp/model.js';
 
 /** ms a span may wait for companions before its batch goes. */
 export const SPAN_FLUSH_DELAY_MS = 50;

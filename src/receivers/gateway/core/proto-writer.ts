@@ -3,7 +3,7 @@
 // Cheaper than building protobufjs objects (hex ids to bytes, int64 strings to
 // Long) for data whose shape the gateway fixes itself.
 
-import { varintSize } from '../../otlp/wire.js';
+import { varintSize } from '../../../otlp/wire.js';
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;

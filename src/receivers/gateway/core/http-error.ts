@@ -49,7 +49,8 @@ export function sendJson(res: ServerResponse, status: number, body: string, head
   res.end(body);
 }
 
-export function sendError(res: ServerResponse, error: GatewayHttpError, extraHeaders: Readonly<Record<string, string>> = {}): void {
+/** Answers with `error` in the body format of the client's protocol (nothing if headers went out). */
+export function sendError(res: ServerResponse, error: GatewayHttpError, format: { body(error: GatewayHttpError): string }): void {
   if (res.headersSent) return;
-  sendJson(res, error.status, JSON.stringify(error.body()), { ...extraHeaders, ...error.headers });
+  sendJson(res, error.status, format.body(error), error.headers);
 }

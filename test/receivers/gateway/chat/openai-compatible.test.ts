@@ -2,7 +2,7 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { generateText, stepCountIs, streamText, tool } from 'ai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { API_KEY, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from './harness.js';
+import { API_KEY, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];

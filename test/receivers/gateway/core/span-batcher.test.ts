@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { Span } from '../../../src/otlp/model.js';
-import { SPAN_BATCH_MAX, SpanBatcher } from '../../../src/receivers/gateway/span-batcher.js';
+import type { Span } from '../../../../src/otlp/model.js';
+import { SPAN_BATCH_MAX, SpanBatcher } from '../../../../src/receivers/gateway/core/span-batcher.js';
 
 function span(i: number): Span {
   return { traceId: '1'.repeat(32), spanId: i.toString(16).padStart(16, '0'), name: 's', startTimeUnixNano: '1', endTimeUnixNano: '2' };

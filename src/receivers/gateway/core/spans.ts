@@ -1,7 +1,7 @@
 // The gateway's own spans: recorded compactly, written straight to OTLP
 // protobuf (writeTo) for the pipeline, and turned into OTLP/JSON model objects
 // (toSpan) only when something downstream asks for the model.
-import { SpanKind, StatusCode, type AnyValue, type ExportTraceServiceRequest, type KeyValue, type Span } from '../../otlp/model.js';
+import { SpanKind, StatusCode, type AnyValue, type ExportTraceServiceRequest, type KeyValue, type Span } from '../../../otlp/model.js';
 import type { ProtoWriter } from './proto-writer.js';
 import { newSpanId, newTraceId, nowNanos, type ParentContext } from './trace-context.js';
 

@@ -2,7 +2,7 @@
 // out of range are rejected (400), never clamped. Unknown top-level fields
 // pass through to OpenAI-compatible upstreams; unknown nested keys are dropped.
 import { z } from 'zod';
-import type { ChatCompletionRequest } from './openai-types.js';
+import type { ChatCompletionRequest } from '../core/openai-types.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const DATA_URL_HEAD = /^data:(image\/[A-Za-z0-9.+-]+);base64,/;

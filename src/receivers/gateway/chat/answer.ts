@@ -1,0 +1,45 @@
+// How Chat Completions answers are written: the completion as JSON (a
+// passthrough upstream's own bytes when there are some), a stream as
+// `data: <chunk>` events ended by `data: [DONE]`. Stateless, so one shared
+// encoder serves every request.
+import type { ServerResponse } from 'node:http';
+import type { RequestState } from '../core/attempt.js';
+import type { GatewayHttpError } from '../core/http-error.js';
+import type { ChatCompletion, ChatCompletionChunk } from '../core/openai-types.js';
+import type { CompletionAnswer, ErrorFormat, StreamEncoder } from '../core/protocol.js';
+
+export const chatErrors: ErrorFormat = {
+  body: function chatErrorBody(error) {
+    return JSON.stringify(error.body());
+  },
+};
+
+const chatStream: StreamEncoder = {
+  chunk: function encodeChunk(chunk: ChatCompletionChunk, state: RequestState): string {
+    if (chunk.usage !== undefined && !state.includeUsage) {
+      if (chunk.choices.length === 0) return '';
+      delete chunk.usage;
+    }
+    return `data: ${JSON.stringify(chunk)}\n\n`;
+  },
+  end: function encodeEnd(): string {
+    return 'data: [DONE]\n\n';
+  },
+  // No [DONE] after the error: the stream did not complete, and clients
+  // (the openai SDK among them) raise the error event as an APIError.
+  error: function encodeError(error: GatewayHttpError): string {
+    return `data: ${JSON.stringify(error.body())}\n\n`;
+  },
+};
+
+export const chatAnswer: CompletionAnswer = {
+  complete: function answerCompletion(res: ServerResponse, completion: ChatCompletion, text: string | undefined, state: RequestState, slug: string): void {
+    // A string body goes out in one write with the headers; a Buffer would take a writev.
+    const payload = text ?? JSON.stringify(completion);
+    res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
+    res.end(payload);
+  },
+  openStream: function openChatStream(): StreamEncoder {
+    return chatStream;
+  },
+};

@@ -1,0 +1,43 @@
+// The fallback loop every protocol shares: try the planned endpoints in order
+// until one answers or a failure must not fall back, then answer with the
+// last failure (and how many attempts were made).
+import type { Endpoint } from './catalog.js';
+import type { ClientLink } from './client-link.js';
+import { GatewayHttpError } from './http-error.js';
+import type { AttemptEnv, AttemptResult, ResolvedProvider } from './attempt.js';
+import type { Router } from './routing.js';
+import type { SpanRecord } from './spans.js';
+
+export interface PlanEnv extends AttemptEnv {
+  readonly router: Router;
+  readonly providers: ReadonlyMap<string, ResolvedProvider>;
+}
+
+export interface PlanState {
+  readonly server: SpanRecord;
+  readonly client: ClientLink;
+  attempts: number;
+}
+
+/** One attempt on one endpoint; it answers the client itself on success. */
+export type TryEndpoint<S extends PlanState> = (env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: S) => Promise<AttemptResult>;
+
+/** Resolves when an attempt answered (or the client left); throws the failure to answer otherwise. */
+export async function runPlan<S extends PlanState>(env: PlanEnv, plan: readonly Endpoint[], state: S, attempt: TryEndpoint<S>): Promise<void> {
+  let last: GatewayHttpError | undefined;
+  for (const endpoint of plan) {
+    if (state.client.closed) return;
+    const provider = env.providers.get(endpoint.provider);
+    if (provider === undefined) continue; // config validation makes this unreachable
+    const result = await attempt(env, provider, endpoint, state);
+    if (result.answered) {
+      state.server.str('sluice.provider', provider.slug);
+      return;
+    }
+    last = result.error;
+    if (!result.fallback) break;
+  }
+  if (state.client.closed) return;
+  const failure = last ?? new GatewayHttpError(502, 'No upstream attempt was made.', { type: 'api_error', code: 'upstream_error' });
+  throw failure.withHeaders({ 'x-sluice-attempts': String(state.attempts) });
+}

@@ -1,0 +1,6 @@
+// Every route the gateway serves, one list per client protocol folder.
+// Adding a protocol is a folder and one line here.
+import { chatRoutes } from './chat/routes.js';
+import type { ProtocolRoute } from './core/protocol.js';
+
+export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes];
