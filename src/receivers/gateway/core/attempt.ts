@@ -10,6 +10,7 @@ import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/types.js';
 import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/types.js';
 import type { CompletionAnswer } from './protocol.js';
+import { recordUsage } from './span-usage.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
 import { pipeStream } from './stream-pipe.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
@@ -117,7 +118,7 @@ function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanReco
 function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureContent: boolean): void {
   if (typeof completion.model === 'string') span.str('gen_ai.response.model', completion.model);
   if (typeof completion.id === 'string') span.str('gen_ai.response.id', completion.id);
-  if (completion.usage !== undefined) span.int('gen_ai.usage.input_tokens', completion.usage.prompt_tokens).int('gen_ai.usage.output_tokens', completion.usage.completion_tokens);
+  if (completion.usage !== undefined) recordUsage(span, completion.usage);
   span.strings('gen_ai.response.finish_reasons', completion.choices.map((c) => c.finish_reason ?? ''));
   if (captureContent) span.str('gen_ai.output.messages', captureOutput(choicesOf(completion)));
 }
