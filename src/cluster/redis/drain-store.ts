@@ -16,6 +16,14 @@ import type { RedisConnection } from './connection.js';
 
 export const RESYNC_INTERVAL_MS = 1_000;
 
+// KEYS: version, hash, channel; ARGV: id, json, id, json, ...
+const SEED_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
+redis.call('SET', KEYS[1], '1')
+redis.call('PUBLISH', KEYS[3], 'seed')
+return 1`;
+
 export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
   readonly #redis: RedisConnection;
   readonly #local: LocalDrainStore<D>;
@@ -116,16 +124,15 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
     }
   }
 
-  /** A Redis without our version key is new or lost its data: it gets this instance's copy. */
+  /**
+   * A Redis without our version key is new or lost its data: it gets this
+   * instance's copy. One script, so no instance ever reads the emptied hash
+   * between the version key appearing and the drains being put back.
+   */
   async #seed(mine: readonly D[]): Promise<void> {
-    const client = this.#redis.client;
-    if ((await client.set(this.#versionKey, '0', 'NX')) !== 'OK') return;
-    if (mine.length > 0) {
-      const multi = client.multi();
-      for (const drain of mine) multi.hsetnx(this.#hash, drain.id, JSON.stringify(drain));
-      await multi.incr(this.#versionKey).publish(this.#channel, 'seed').exec();
-    }
-    this.#logger.info({ drains: mine.length }, 'cluster Redis had no drains; seeded it from the local copy');
+    const args = mine.flatMap((drain) => [drain.id, JSON.stringify(drain)]);
+    const seeded = await this.#redis.client.eval(SEED_SCRIPT, 3, this.#versionKey, this.#hash, this.#channel, ...args);
+    if (seeded === 1) this.#logger.info({ drains: mine.length }, 'cluster Redis had no drains; seeded it from the local copy');
   }
 
   #parseAll(all: Record<string, string>): D[] {
