@@ -11,6 +11,9 @@ import { attachAdminRoutes } from '../admin/routes.js';
 import { Cluster, newInstanceId } from '../cluster/cluster.js';
 import { SHARED_STATE } from '../cluster/shared-state.js';
 import { DRAINS_CONTROLLER } from '../exporters/drains/controller.js';
+import { mountConsole } from '../admin/console/serve.js';
+import { StatsSampler } from '../admin/stats/sampler.js';
+import { mountStatsApi } from '../admin/stats/routes.js';
 import type { Host } from './component.js';
 import { hostService, provideService } from './host-services.js';
 import { ConfigError, errorMessage } from './errors.js';
@@ -28,6 +31,7 @@ export class Service {
   readonly logger: Logger;
   readonly telemetry: Telemetry;
   readonly admin: AdminServer;
+  readonly stats: StatsSampler;
   readonly #version: string;
   #config: ValidatedConfig | undefined;
   #graph: Graph | undefined;
@@ -55,6 +59,9 @@ export class Service {
     // Host-level APIs: each finds what it serves in the running graph per request.
     mountDrainsApi(this.admin, () => (this.#host === undefined ? undefined : hostService(this.#host, DRAINS_CONTROLLER)));
     mountClusterApi(this.admin, () => this.#cluster?.status());
+    this.stats = new StatsSampler({ registry: this.telemetry.registry });
+    mountStatsApi(this.admin, this.stats, () => this.#config);
+    mountConsole(this.admin);
   }
 
   /** True once every component has started, false while reloading or stopping. */
@@ -72,6 +79,7 @@ export class Service {
       if (this.#stopping) throw new Error('the service is shutting down');
       try {
         await this.#apply(config);
+        this.stats.start();
       } catch (err) {
         await this.admin.close();
         throw err;
@@ -115,6 +123,7 @@ export class Service {
   shutdown(): Promise<void> {
     this.#stopping = true;
     this.#shutdown ??= this.#serially(async () => {
+      this.stats.stop();
       await this.#graph?.shutdown();
       await this.#cluster?.close();
       await this.admin.close();

@@ -28,6 +28,8 @@ export interface AttemptEnv {
   readonly agents: UpstreamAgents;
   readonly captureContent: boolean;
   readonly countAttempt: (provider: string, outcome: AttemptOutcome) => void;
+  /** The attempt's duration, from before its request was built until its answer (or stream) ended. */
+  readonly timeAttempt: (provider: string, seconds: number) => void;
 }
 
 /** One request answered from the Chat Completions lingua franca, whatever protocol the client speaks. */
@@ -48,6 +50,7 @@ export type AttemptResult = { readonly answered: true } | { readonly answered: f
 
 export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: RequestState): Promise<AttemptResult> {
   state.attempts += 1;
+  const started = performance.now();
   const span = startClientSpan(`chat ${endpoint.model}`, state.server);
   state.spans.push(span);
   span.str('gen_ai.operation.name', 'chat').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
@@ -101,6 +104,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   } finally {
     clock.clear();
     span.end();
+    env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
   }
 }
 
