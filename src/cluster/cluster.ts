@@ -1,17 +1,12 @@
-// The cluster as the service runs it: the Redis connection, this instance's
-// heartbeats and the Redis implementations of every shared store, or, with
-// no `service.cluster`, local state and a one-instance view.
+// The cluster as the service runs it: the Redis connection and this
+// instance's heartbeats, or, with no `service.cluster`, a one-instance view.
+// The shared stores themselves are RedisState's (redis/state.ts).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Telemetry } from '../core/telemetry.js';
 import type { ClusterConfig } from './config.js';
-import { LocalDecisionStore } from './local/decision-store.js';
-import { LocalDrainStore } from './local/drain-store.js';
 import { RedisConnection } from './redis/connection.js';
-import { RedisDecisionStore } from './redis/decision-store.js';
-import { RedisDrainStore } from './redis/drain-store.js';
 import { Heartbeats, type InstanceInfo } from './redis/heartbeats.js';
-import { localSharedState, type SharedState } from './shared-state.js';
 
 export interface ClusterStatus {
   readonly mode: 'local' | 'redis';
@@ -35,9 +30,9 @@ export function newInstanceId(): string {
 
 export class Cluster {
   readonly id: string;
-  readonly state: SharedState;
+  /** The connection shared stores use; undefined without service.cluster. */
+  readonly redis: RedisConnection | undefined;
   readonly #options: ClusterOptions;
-  readonly #redis: RedisConnection | undefined;
   readonly #heartbeats: Heartbeats | undefined;
   readonly #startedAt = Date.now();
 
@@ -45,36 +40,22 @@ export class Cluster {
   constructor(config: ClusterConfig | undefined, id: string, options: ClusterOptions) {
     this.id = id;
     this.#options = options;
-    if (config === undefined) {
-      this.state = localSharedState;
-      return;
-    }
-    const redis = new RedisConnection(config.redis, { logger: options.logger, telemetry: options.telemetry });
-    this.#redis = redis;
-    this.#heartbeats = new Heartbeats(redis, () => this.#self());
-    const logger = options.logger;
-    this.state = {
-      mode: 'redis',
-      drainStore(storageDirectory, parse) {
-        return new RedisDrainStore(redis, new LocalDrainStore(storageDirectory, parse), parse, logger);
-      },
-      decisionStore(store) {
-        return new RedisDecisionStore(redis, new LocalDecisionStore({ directory: store.directory, logger: store.logger }), store.name, store.logger);
-      },
-    };
+    if (config === undefined) return;
+    this.redis = new RedisConnection(config.redis, { logger: options.logger, telemetry: options.telemetry });
+    this.#heartbeats = new Heartbeats(this.redis, () => this.#self());
   }
 
   get redisUrl(): string | undefined {
-    return this.#redis?.url;
+    return this.redis?.url;
   }
 
   start(): void {
-    this.#redis?.connect();
+    this.redis?.connect();
     this.#heartbeats?.start();
   }
 
   async status(): Promise<ClusterStatus> {
-    const redis = this.#redis;
+    const redis = this.redis;
     const self = { ...this.#self(), lastHeartbeat: Date.now() };
     if (redis === undefined) return { mode: 'local', instance: this.id, redis: null, instances: [{ ...self, self: true }] };
     let instances: InstanceInfo[] = [];
@@ -97,7 +78,7 @@ export class Cluster {
 
   async close(): Promise<void> {
     await this.#heartbeats?.stop();
-    await this.#redis?.close();
+    await this.redis?.close();
   }
 
   #self(): Omit<InstanceInfo, 'lastHeartbeat'> {

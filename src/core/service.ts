@@ -9,13 +9,14 @@ import { mountDrainsApi } from '../admin/drains/routes.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
 import { Cluster, newInstanceId } from '../cluster/cluster.js';
-import { SHARED_STATE } from '../cluster/shared-state.js';
+import { RedisState } from '../cluster/redis/state.js';
+import { LocalState, type SharedState } from '../cluster/state.js';
 import { DRAINS_CONTROLLER } from '../exporters/drains/controller.js';
 import { mountConsole } from '../admin/console/serve.js';
 import { StatsSampler } from '../admin/stats/sampler.js';
 import { mountStatsApi } from '../admin/stats/routes.js';
 import type { Host } from './component.js';
-import { hostService, provideService } from './host-services.js';
+import { hostService } from './host-services.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { Graph } from './graph.js';
 import { ensureStorageDirectory } from './storage.js';
@@ -41,6 +42,7 @@ export class Service {
   #clusterKey: string | undefined;
   /** Without service.cluster.instance_id, one random id for the process's life (reloads keep it). */
   readonly #defaultInstanceId = newInstanceId();
+  #state: { readonly state: SharedState; readonly identity: string } | undefined;
   #stopping = false;
   #shutdown: Promise<void> | undefined;
   // Starts and reloads run one at a time, in order.
@@ -125,6 +127,7 @@ export class Service {
     this.#shutdown ??= this.#serially(async () => {
       this.stats.stop();
       await this.#graph?.shutdown();
+      await this.#state?.state.close();
       await this.#cluster?.close();
       await this.admin.close();
       this.logger.info('sluice stopped');
@@ -140,10 +143,10 @@ export class Service {
       await this.admin.close();
       await this.admin.listen(config.service.admin.endpoint);
     }
-    const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version };
-    attachAdminRoutes(host, this.admin);
     const cluster = await this.#clusterFor(config);
-    if (cluster.state.mode !== 'local') provideService(host, SHARED_STATE, cluster.state);
+    const state = await this.#sharedState(config, storageDirectory, cluster);
+    const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version, state, adminApiKey: () => this.#config?.service.admin.api_key };
+    attachAdminRoutes(host, this.admin);
     this.#host = host;
     const graph = new Graph(config, host);
     this.#graph = graph;
@@ -175,6 +178,19 @@ export class Service {
     if (address === undefined) return '';
     const host = address.address === '0.0.0.0' || address.address === '::' ? hostname() : address.address;
     return `${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  }
+
+  /** One SharedState per storage directory, retention and cluster; a reload that changes them reopens it. */
+  async #sharedState(config: ValidatedConfig, storageDirectory: string, cluster: Cluster): Promise<SharedState> {
+    const retentionMs = config.service.usage.retention;
+    const identity = `${storageDirectory}\u0000${retentionMs}\u0000${this.#clusterKey ?? ''}`;
+    if (this.#state?.identity === identity) return this.#state.state;
+    await this.#state?.state.close();
+    const logger = this.logger.child({ component: 'state' });
+    const local = new LocalState({ storageDirectory, retentionMs, logger });
+    const state = cluster.redis === undefined ? local : new RedisState(cluster.redis, local, { logger, retentionMs });
+    this.#state = { state, identity };
+    return state;
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {

@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { DecisionStore } from '../../cluster/decision-store.js';
-import type { SharedState } from '../../cluster/shared-state.js';
+import type { SharedState } from '../../cluster/state.js';
 import { ResourceExhaustedError } from '../../core/errors.js';
 import { exporterMetrics, type Telemetry } from '../../core/telemetry.js';
 import type { WireIndex } from '../../otlp/wire.js';

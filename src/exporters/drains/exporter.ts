@@ -7,7 +7,7 @@
 import { rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import type { DrainStore } from '../../cluster/drain-store.js';
-import { localSharedState, sharedStateOf, type SharedState } from '../../cluster/shared-state.js';
+import type { SharedState } from '../../cluster/state.js';
 import type { CreateSettings, Exporter, Host } from '../../core/component.js';
 import { errorMessage } from '../../core/errors.js';
 import { provideService } from '../../core/host-services.js';
@@ -54,8 +54,8 @@ export class DrainsExporter implements Exporter, DrainsController {
     if (this.#started) return;
     this.#started = true;
     this.#storageDirectory = host.storageDirectory;
-    this.#shared = sharedStateOf(host);
-    this.#store = this.#shared.drainStore(this.#storageDirectory, parseStoredDrain);
+    this.#shared = host.state;
+    this.#store = this.#shared.drainStore(parseStoredDrain);
     const loadedAt = Date.now();
     for (const drain of this.#config.drains) this.#definitions.set(definitionFromConfig(drain, loadedAt).id, definitionFromConfig(drain, loadedAt));
     for (const drain of await this.#store.load()) {
@@ -226,6 +226,11 @@ export class DrainsExporter implements Exporter, DrainsController {
     return [...this.#definitions.values()].filter((drain) => drain.source === 'api');
   }
 
+  #requiredShared(): SharedState {
+    if (this.#shared === undefined) throw new Error('the drains exporter is not started');
+    return this.#shared;
+  }
+
   #requiredStore(): DrainStore<DrainDefinition> {
     if (this.#store === undefined) throw new Error('the drains exporter is not started');
     return this.#store;
@@ -240,7 +245,7 @@ export class DrainsExporter implements Exporter, DrainsController {
       stats: this.#statsOf(definition.id),
       logger: this.#logger,
       userAgent: this.#userAgent(),
-      state: this.#shared ?? localSharedState,
+      state: this.#requiredShared(),
     });
     await unit.start();
     this.#units.set(definition.id, unit);
