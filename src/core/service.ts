@@ -73,7 +73,7 @@ export class Service {
     mountDrainsApi(this.admin, () => (this.#host === undefined ? undefined : hostService(this.#host, DRAINS_CONTROLLER)));
     mountClusterApi(this.admin, () => this.#cluster?.status());
     this.stats = new StatsSampler({ registry: this.telemetry.registry });
-    mountStatsApi(this.admin, this.stats, () => this.#config);
+    mountStatsApi(this.admin, this.stats, { config: () => this.#config, state: () => this.#state?.state });
     mountConsole(this.admin);
   }
 
