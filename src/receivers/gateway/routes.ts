@@ -1,6 +1,7 @@
 // Every route the gateway serves, one list per client protocol folder.
 // Adding a protocol is a folder and one line here.
+import { aiSdkRoutes } from './aisdk/routes.js';
 import { chatRoutes } from './chat/routes.js';
 import type { ProtocolRoute } from './core/protocol.js';
 
-export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes];
+export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...aiSdkRoutes];

@@ -9,7 +9,8 @@ import type { ChatCompletionRequest } from '../core/openai-types.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { RoutingOptions } from '../core/routing.js';
 import { chatAnswer } from './answer.js';
-import { chatRequestSchema, firstProblem, type ValidatedRequest } from './schema.js';
+import { firstProblem } from '../core/schema-problem.js';
+import { chatRequestSchema, type ValidatedRequest } from './schema.js';
 import { fastParse } from './schema-fast.js';
 import type { SpanRecord } from '../core/spans.js';
 

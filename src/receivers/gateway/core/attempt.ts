@@ -72,7 +72,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
       const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
       span.int('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
-      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), headers, state, span, env.captureContent, clock);
+      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), provider.slug, headers, state, span, env.captureContent, clock);
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
     }

@@ -11,6 +11,8 @@ export interface Endpoint {
   readonly maxTokens: number | undefined;
 }
 
+export type ModelType = 'language' | 'embedding';
+
 export interface ModelRecord {
   id: string;
   object: 'model';
@@ -18,7 +20,7 @@ export interface ModelRecord {
   owned_by: string;
   name: string;
   description?: string;
-  type: 'language';
+  type: ModelType;
   tags: string[];
   context_window?: number;
   max_tokens?: number;
@@ -27,8 +29,11 @@ export interface ModelRecord {
 
 export class Catalog {
   readonly listJson: string;
+  /** The records GET /v1/models lists, in catalog order. */
+  readonly records: readonly ModelRecord[];
   readonly #recordJson = new Map<string, string>();
   readonly #endpoints = new Map<string, readonly Endpoint[]>();
+  readonly #types = new Map<string, ModelType>();
 
   constructor(models: readonly ModelConfig[], createdDefault: number) {
     const records = models.map(function toRecord(m): ModelRecord {
@@ -38,7 +43,7 @@ export class Catalog {
         created: m.created ?? createdDefault,
         owned_by: m.owned_by ?? m.id.slice(0, m.id.indexOf('/')),
         name: m.name ?? m.id,
-        type: 'language',
+        type: m.type,
         tags: m.tags ?? [],
       };
       if (m.description !== undefined) record.description = m.description;
@@ -50,11 +55,13 @@ export class Catalog {
     for (const [i, record] of records.entries()) {
       const model = models[i] as ModelConfig;
       this.#recordJson.set(record.id, JSON.stringify(record));
+      this.#types.set(record.id, record.type);
       this.#endpoints.set(
         record.id,
         model.endpoints.map((e) => ({ provider: e.provider, model: e.model, maxTokens: model.max_tokens })),
       );
     }
+    this.records = records;
     this.listJson = JSON.stringify({ object: 'list', data: records });
   }
 
@@ -64,5 +71,10 @@ export class Catalog {
 
   endpoints(id: string): readonly Endpoint[] | undefined {
     return this.#endpoints.get(id);
+  }
+
+  /** The catalog type of a model (undefined for one not in the catalog). */
+  typeOf(id: string): ModelType | undefined {
+    return this.#types.get(id);
   }
 }

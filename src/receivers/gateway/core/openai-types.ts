@@ -76,6 +76,9 @@ export interface GatewayOptions {
   models?: string[];
 }
 
+/** How hard a reasoning model thinks (OpenAI's names; each adapter maps it to its provider's control). */
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
+
 export interface ChatCompletionRequest {
   model: string;
   messages: ChatMessage[];
@@ -86,6 +89,9 @@ export interface ChatCompletionRequest {
   parallel_tool_calls?: boolean;
   temperature?: number;
   top_p?: number;
+  /** Not OpenAI's: sampling from the k likeliest tokens, for providers that take it. */
+  top_k?: number;
+  reasoning_effort?: ReasoningEffort;
   max_tokens?: number;
   max_completion_tokens?: number;
   stop?: string | string[];
@@ -118,7 +124,8 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null };
+    /** `reasoning`: the model's reasoning text, where the provider returns it. */
+    message: { role: 'assistant'; content: string | null; reasoning?: string | null; tool_calls?: ToolCall[]; refusal?: string | null };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   }>;
@@ -140,7 +147,7 @@ export interface ChatCompletionChunk {
   model: string;
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null };
+    delta: { role?: 'assistant'; content?: string | null; reasoning?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   }>;
