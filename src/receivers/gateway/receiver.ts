@@ -12,7 +12,7 @@ import type { PlanEnv } from './core/attempt-loop.js';
 import { ApiKeys, bearerKey } from './core/auth.js';
 import { Catalog } from './core/catalog.js';
 import { ClientLink } from './core/client-link.js';
-import { GatewayHttpError, sendError } from './core/http-error.js';
+import { GatewayHttpError, openaiErrors, sendError } from './core/http-error.js';
 import { gatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 import type { ErrorFormat, GatewayServices, ProtocolRoute } from './core/protocol.js';
 import { forMethod, RouteTable } from './core/route-table.js';
@@ -22,7 +22,6 @@ import { encodeSpanRequest, type ResourcePairs } from './core/span-export.js';
 import { startServerSpan, toRequest, type SpanRecord } from './core/spans.js';
 import { parseTraceparent } from './core/trace-context.js';
 import { UpstreamAgents } from './core/upstream.js';
-import { chatErrors } from './chat/answer.js';
 import type { GatewayConfig } from './config.js';
 import { providerAdapters } from './providers/index.js';
 import { gatewayRoutes } from './routes.js';
@@ -166,7 +165,7 @@ export class GatewayReceiver implements Receiver {
       this.#batcher.add(spans);
     };
     res.once('close', finish);
-    const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? chatErrors;
+    const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? openaiErrors;
     this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client).catch((err: unknown) => {
       const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
       server.fail(error.spanErrorType, error.message);

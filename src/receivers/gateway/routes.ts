@@ -2,6 +2,7 @@
 // Adding a protocol is a folder and one line here.
 import { aiSdkRoutes } from './aisdk/routes.js';
 import { chatRoutes } from './chat/routes.js';
+import { embeddingsRoutes } from './embeddings/routes.js';
 import type { ProtocolRoute } from './core/protocol.js';
 
-export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...aiSdkRoutes];
+export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...embeddingsRoutes, ...aiSdkRoutes];

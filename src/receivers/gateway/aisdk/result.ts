@@ -2,7 +2,6 @@
 // finish reason in the nested shapes V3 and V4 clients read (flat usage or a
 // string finish reason would break `ai`), and providerMetadata.gateway.
 import type { FinishReason, Usage } from '../core/openai-types.js';
-import type { RequestState } from '../core/attempt.js';
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 
@@ -52,6 +51,6 @@ export interface GatewayMetadata {
   cost?: number;
 }
 
-export function gatewayMetadata(state: RequestState, modelId: string, slug: string): GatewayMetadata {
+export function gatewayMetadata(state: { readonly attempts: number }, modelId: string, slug: string): GatewayMetadata {
   return { modelId, provider: slug, attempts: state.attempts };
 }

@@ -18,6 +18,9 @@ export async function handleChat(services: GatewayServices, request: RouteReques
   const body = await readBody(request.req, services.bodyLimit);
   const env = services.env;
   const chat = parseRequest(body, request.server);
+  if (services.catalog.typeOf(chat.model) === 'embedding') {
+    throw new GatewayHttpError(400, `The model \`${chat.model}\` is an embedding model: use POST /v1/embeddings.`, { code: 'wrong_model_type', param: 'model' });
+  }
   const [options, optionsParam] = routingOptions(chat);
   const plan = env.router.plan(chat.model, options, optionsParam);
   const state: RequestState = {

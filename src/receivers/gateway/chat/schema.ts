@@ -2,6 +2,7 @@
 // out of range are rejected (400), never clamped. Unknown top-level fields
 // pass through to OpenAI-compatible upstreams; unknown nested keys are dropped.
 import { z } from 'zod';
+import { gatewayOptionsSchema } from '../core/gateway-options.js';
 import type { ChatCompletionRequest } from '../core/openai-types.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -94,7 +95,6 @@ const responseFormat = z.discriminatedUnion('type', [
 ]);
 
 const slugList = z.array(z.string().min(1));
-export const gatewayOptionsSchema = z.object({ order: slugList.optional(), only: slugList.optional(), models: slugList.optional() });
 
 const nonNegInt = z.number().int().nonnegative();
 

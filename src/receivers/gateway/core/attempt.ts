@@ -103,11 +103,11 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   }
 }
 
-function isSuccess(status: number): boolean {
+export function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
 }
 
-function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
+export function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
   const info = provider.adapter.classifyError(status, body, headers);
   span.fail(String(status), info.message);
   env.countAttempt(provider.slug, 'http_error');
