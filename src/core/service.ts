@@ -5,6 +5,9 @@ import type { Logger } from 'pino';
 import type { ValidatedConfig } from '../config/validate.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
+import { mountConsole } from '../admin/console/serve.js';
+import { StatsSampler } from '../admin/stats/sampler.js';
+import { mountStatsApi } from '../admin/stats/routes.js';
 import type { Host } from './component.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { Graph } from './graph.js';
@@ -21,6 +24,7 @@ export class Service {
   readonly logger: Logger;
   readonly telemetry: Telemetry;
   readonly admin: AdminServer;
+  readonly stats: StatsSampler;
   readonly #version: string;
   #config: ValidatedConfig | undefined;
   #graph: Graph | undefined;
@@ -39,6 +43,9 @@ export class Service {
       isReady: () => this.ready,
       apiKey: () => this.#config?.service.admin.api_key,
     });
+    this.stats = new StatsSampler({ registry: this.telemetry.registry });
+    mountStatsApi(this.admin, this.stats, () => this.#config);
+    mountConsole(this.admin);
   }
 
   /** True once every component has started, false while reloading or stopping. */
@@ -56,6 +63,7 @@ export class Service {
       if (this.#stopping) throw new Error('the service is shutting down');
       try {
         await this.#apply(config);
+        this.stats.start();
       } catch (err) {
         await this.admin.close();
         throw err;
@@ -99,6 +107,7 @@ export class Service {
   shutdown(): Promise<void> {
     this.#stopping = true;
     this.#shutdown ??= this.#serially(async () => {
+      this.stats.stop();
       await this.#graph?.shutdown();
       await this.admin.close();
       this.logger.info('sluice stopped');

@@ -2,6 +2,7 @@
 // so that a component (re)created on config reload finds the series it had
 // before instead of registering a duplicate.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerEventLoopDelay } from './event-loop-delay.js';
 
 // prom-client samples event-loop delay with a timer of this period; its
 // default (10 ms) wakes an idle daemon 100 times a second, 0.4% of a core here.
@@ -12,7 +13,10 @@ export class Telemetry {
   readonly #metrics = new Map<string, Counter | Gauge | Histogram>();
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'sluice_process_', eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+    if (options.defaultMetrics !== false) {
+      collectDefaultMetrics({ register: this.registry, prefix: 'sluice_process_', eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+      registerEventLoopDelay(this.registry);
+    }
   }
 
   counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {

@@ -2,8 +2,10 @@
 // (fan-out hands the same batch to several pipelines) and keeps whichever
 // forms it has been asked for: the encoded protobuf request (the hot path),
 // its wire index, and the decoded model (only when some output needs it).
+// JSON is transcoded from the protobuf bytes, not from the model.
 import { decodeRequest, encodeRequest } from './proto-codec.js';
 import { stringifyRequest } from './json-codec.js';
+import { transcodeToJson, transcodeToJsonSliced } from './json-transcoder.js';
 import type { ExportTraceServiceRequest } from './model.js';
 import { concatRequests, scanRequest, type WireIndex } from './wire.js';
 
@@ -79,7 +81,15 @@ export class TraceBatch {
     return this.#model;
   }
 
+  /** OTLP/JSON text, all at once. */
   toJson(): string {
-    return stringifyRequest(this.toModel());
+    if (this.#proto === undefined && this.#model !== undefined) return stringifyRequest(this.#model);
+    return transcodeToJson([this.toProto()]);
+  }
+
+  /** OTLP/JSON text, in slices of at most `sliceMs` with a turn of the event loop between them. */
+  toJsonSliced(sliceMs: number): Promise<string> {
+    if (this.#proto === undefined && this.#model !== undefined) return Promise.resolve(stringifyRequest(this.#model));
+    return transcodeToJsonSliced([this.toProto()], sliceMs);
   }
 }

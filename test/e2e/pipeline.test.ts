@@ -120,6 +120,9 @@ describe('pipeline end to end', () => {
     const metrics = await (await fetch(`http://127.0.0.1:${s.daemon.adminPort}/metrics`)).text();
     expect(metrics).toMatch(/sluice_receiver_accepted_spans_total\{receiver="otlp",transport="http"\} 2/);
     expect(metrics).toMatch(/sluice_receiver_refused_requests_total\{[^}]*receiver="otlp"[^}]*\} 1/);
+    expect(metrics).toContain('# TYPE sluice_event_loop_delay_seconds histogram');
+    expect(metrics).toMatch(/sluice_event_loop_delay_seconds_bucket\{le="0\.002"\} \d+/);
+    expect(Number(/sluice_event_loop_delay_seconds_count (\d+)/.exec(metrics)?.[1])).toBeGreaterThan(0);
     await (async function waitForSent() {
       for (let i = 0; i < 100; i++) {
         const m = await (await fetch(`http://127.0.0.1:${s.daemon.adminPort}/metrics`)).text();

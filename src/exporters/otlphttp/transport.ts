@@ -7,9 +7,9 @@ import { createHmac } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gzip as gzipCallback } from 'node:zlib';
 import { Agent, request } from 'undici';
-import { TraceBatch } from '../../otlp/batch.js';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
+import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
 import { concatRequests } from '../../otlp/wire.js';
 import { parseRetryAfter } from './retry-after.js';
 
@@ -19,6 +19,7 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 const ERROR_BODY_PREVIEW = 512; // characters of a failed response kept for the log
 const KEEP_ALIVE_TIMEOUT = 30_000; // ms
 const CONNECT_TIMEOUT = 10_000; // ms
+const JSON_SLICE_MS = 1; // longest stretch of JSON encoding between two turns of the event loop
 
 export type SendOutcome =
   | { status: 'success'; httpStatus: number; rejectedSpans: number; message?: string }
@@ -60,8 +61,7 @@ export async function serializeBody(
   records: readonly Uint8Array[],
   options: Pick<HttpTransportOptions, 'encoding' | 'compression' | 'secret'>,
 ): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
-  const proto = concatRequests(records);
-  let body: Uint8Array = options.encoding === 'json' ? Buffer.from(TraceBatch.fromProto(proto).toJson()) : proto;
+  let body: Uint8Array = options.encoding === 'json' ? Buffer.from(await transcodeToJsonSliced(records, JSON_SLICE_MS)) : concatRequests(records);
   const headers: Record<string, string> = {
     'content-type': options.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
   };

@@ -72,6 +72,7 @@ export class GatewayReceiver implements Receiver {
     }
     this.#agents = new UpstreamAgents(providers.keys());
     const attempts = this.#metrics.attempts;
+    const attemptDuration = this.#metrics.attemptDuration;
     const receiver = this.#id;
     const env: PlanEnv = {
       agents: this.#agents,
@@ -80,6 +81,9 @@ export class GatewayReceiver implements Receiver {
       providers,
       countAttempt: function countAttempt(provider, outcome) {
         attempts.inc({ receiver, provider, outcome });
+      },
+      timeAttempt: function timeAttempt(provider, seconds) {
+        attemptDuration.observe({ receiver, provider }, seconds);
       },
     };
     this.#services = {

@@ -219,6 +219,6 @@ function toToolChoice(choice: LanguageModelCall['toolChoice'], tools: readonly F
 
 function toReasoningEffort(level: LanguageModelCall['reasoning']): ReasoningEffort | undefined {
   if (level === undefined || level === 'provider-default') return undefined;
-  // Chat Completions stops at xhigh.
-  return level === 'max' ? 'xhigh' : level;
+  // The gateway's efforts stop at high.
+  return level === 'xhigh' || level === 'max' ? 'high' : level;
 }

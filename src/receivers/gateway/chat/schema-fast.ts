@@ -41,7 +41,7 @@ const FAST_KEYS: ReadonlyMap<string, Check> = new Map<string, Check>([
 /** The schema's other keys: any of them sends the request to zod. */
 const ZOD_KEYS: ReadonlySet<string> = new Set([
   'stream_options', 'tools', 'tool_choice', 'parallel_tool_calls', 'stop', 'logit_bias', 'logprobs', 'top_logprobs',
-  'response_format', 'providerOptions', 'gateway', 'order', 'only', 'models', '__proto__',
+  'response_format', 'reasoning_effort', 'reasoning', 'providerOptions', 'gateway', 'order', 'only', 'models', '__proto__',
 ]);
 
 function isRecord(value: unknown): value is Record<string, unknown> {

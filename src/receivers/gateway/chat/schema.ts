@@ -20,13 +20,15 @@ function isImageUrl(url: string): boolean {
   return URL.canParse(url);
 }
 
-const textPart = z.object({ type: z.literal('text'), text: z.string() });
+const cacheControl = z.object({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
+const textPart = z.object({ type: z.literal('text'), text: z.string(), cache_control: cacheControl.optional() });
 const imagePart = z.object({
   type: z.literal('image_url'),
   image_url: z.object({
     url: z.string().refine(isImageUrl, 'must be an http(s) URL or a data:image/<type>;base64,<data> URL with valid base64'),
     detail: z.enum(['auto', 'low', 'high']).optional(),
   }),
+  cache_control: cacheControl.optional(),
 });
 const userPart = z.discriminatedUnion('type', [textPart, imagePart]);
 const textContent = z.union([z.string(), z.array(textPart)]);
@@ -36,6 +38,13 @@ const toolCall = z.object({
   type: z.literal('function'),
   function: z.object({ name: z.string().min(1), arguments: z.string() }),
 });
+
+const reasoningDetail = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('reasoning.text'), text: z.string(), signature: z.string().nullable().optional(), format: z.string().optional(), index: z.number().int().optional() }),
+  z.object({ type: z.literal('reasoning.encrypted'), data: z.string().min(1), format: z.string().optional(), index: z.number().int().optional() }),
+  // Summaries (OpenAI's reasoning models via OpenRouter) carry nothing to replay.
+  z.object({ type: z.literal('reasoning.summary'), summary: z.string(), format: z.string().optional(), index: z.number().int().optional() }),
+]);
 
 const systemMessage = z.object({ role: z.literal('system'), content: textContent, name: z.string().optional() });
 const developerMessage = z.object({ role: z.literal('developer'), content: textContent, name: z.string().optional() });
@@ -47,6 +56,11 @@ const assistantMessage = z
     name: z.string().optional(),
     tool_calls: z.array(toolCall).min(1).optional(),
     refusal: z.string().nullable().optional(),
+    reasoning: z.string().nullable().optional(),
+    reasoning_details: z
+      .array(reasoningDetail)
+      .optional()
+      .transform((details) => details?.filter((d) => d.type !== 'reasoning.summary')),
   })
   .refine((m) => (m.content !== undefined && m.content !== null) || m.tool_calls !== undefined, {
     message: 'an assistant message needs content or tool_calls',
@@ -94,6 +108,14 @@ const responseFormat = z.discriminatedUnion('type', [
   }),
 ]);
 
+const reasoningEffort = z.enum(['none', 'minimal', 'low', 'medium', 'high']);
+const reasoningOptions = z.object({
+  effort: reasoningEffort.optional(),
+  max_tokens: z.number().int().positive().optional(),
+  exclude: z.boolean().optional(),
+  enabled: z.boolean().optional(),
+});
+
 const slugList = z.array(z.string().min(1));
 
 const nonNegInt = z.number().int().nonnegative();
@@ -120,6 +142,8 @@ export const chatRequestSchema = z
     logprobs: z.boolean().nullable().optional(),
     top_logprobs: nonNegInt.max(20).nullable().optional(),
     response_format: responseFormat.optional(),
+    reasoning_effort: reasoningEffort.nullable().optional(),
+    reasoning: reasoningOptions.nullable().optional(),
     user: z.string().optional(),
     providerOptions: z.looseObject({ gateway: gatewayOptionsSchema.optional() }).optional(),
     // What @ai-sdk/openai-compatible sends: providerOptions.<name> is spread
@@ -140,6 +164,9 @@ export const chatRequestSchema = z
     }
     if (typeof choice === 'object' && request.tools?.some((t) => t.function.name === choice.function.name) !== true) {
       ctx.addIssue({ code: 'custom', path: ['tool_choice', 'function', 'name'], message: `no tool named ${choice.function.name} in tools` });
+    }
+    if (request.reasoning_effort != null && request.reasoning?.effort !== undefined && request.reasoning.effort !== request.reasoning_effort) {
+      ctx.addIssue({ code: 'custom', path: ['reasoning', 'effort'], message: 'differs from reasoning_effort; set one of them' });
     }
     if (request.top_logprobs != null && request.logprobs !== true) {
       ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: 'top_logprobs requires logprobs: true' });

@@ -10,6 +10,7 @@ import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/types.js';
 import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/types.js';
 import type { CompletionAnswer } from './protocol.js';
+import { recordUsage } from './span-usage.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
 import { pipeStream } from './stream-pipe.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
@@ -27,6 +28,8 @@ export interface AttemptEnv {
   readonly agents: UpstreamAgents;
   readonly captureContent: boolean;
   readonly countAttempt: (provider: string, outcome: AttemptOutcome) => void;
+  /** The attempt's duration, from before its request was built until its answer (or stream) ended. */
+  readonly timeAttempt: (provider: string, seconds: number) => void;
 }
 
 /** One request answered from the Chat Completions lingua franca, whatever protocol the client speaks. */
@@ -47,6 +50,7 @@ export type AttemptResult = { readonly answered: true } | { readonly answered: f
 
 export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: RequestState): Promise<AttemptResult> {
   state.attempts += 1;
+  const started = performance.now();
   const span = startClientSpan(`chat ${endpoint.model}`, state.server);
   state.spans.push(span);
   span.str('gen_ai.operation.name', 'chat').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
@@ -100,6 +104,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   } finally {
     clock.clear();
     span.end();
+    env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
   }
 }
 
@@ -117,7 +122,7 @@ export function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: S
 function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureContent: boolean): void {
   if (typeof completion.model === 'string') span.str('gen_ai.response.model', completion.model);
   if (typeof completion.id === 'string') span.str('gen_ai.response.id', completion.id);
-  if (completion.usage !== undefined) span.int('gen_ai.usage.input_tokens', completion.usage.prompt_tokens).int('gen_ai.usage.output_tokens', completion.usage.completion_tokens);
+  if (completion.usage !== undefined) recordUsage(span, completion.usage);
   span.strings('gen_ai.response.finish_reasons', completion.choices.map((c) => c.finish_reason ?? ''));
   if (captureContent) span.str('gen_ai.output.messages', captureOutput(choicesOf(completion)));
 }

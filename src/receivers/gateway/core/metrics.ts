@@ -5,6 +5,7 @@ export interface GatewayMetrics {
   requests: Counter<'receiver' | 'route' | 'status'>;
   attempts: Counter<'receiver' | 'provider' | 'outcome'>;
   duration: Histogram<'receiver' | 'route'>;
+  attemptDuration: Histogram<'receiver' | 'provider'>;
   spansAccepted: Counter<'receiver' | 'transport'>;
   spansRefused: Counter<'receiver' | 'transport' | 'reason'>;
 }
@@ -16,6 +17,7 @@ export function gatewayMetrics(telemetry: Telemetry): GatewayMetrics {
     requests: telemetry.counter('sluice_gateway_requests_total', 'Gateway requests answered, by route and HTTP status.', ['receiver', 'route', 'status']),
     attempts: telemetry.counter('sluice_gateway_attempts_total', 'Upstream attempts, by provider slug and outcome.', ['receiver', 'provider', 'outcome']),
     duration: telemetry.histogram('sluice_gateway_request_duration_seconds', 'Gateway request latency until the response ended.', ['receiver', 'route'], DURATION_BUCKETS),
+    attemptDuration: telemetry.histogram('sluice_gateway_attempt_duration_seconds', 'Upstream attempt latency by provider slug, until its answer or stream ended.', ['receiver', 'provider'], DURATION_BUCKETS),
     spansAccepted: receiverMetrics(telemetry).accepted,
     spansRefused: receiverMetrics(telemetry).refused,
   };

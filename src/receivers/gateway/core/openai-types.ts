@@ -3,14 +3,22 @@
 // adapter maps from ChatCompletionRequest and back to ChatCompletion /
 // ChatCompletionChunk, so the gateway core handles one shape only.
 
+/** Anthropic's prompt-caching breakpoint; honoured by anthropic and bedrock providers. */
+export interface CacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 export interface TextPart {
   type: 'text';
   text: string;
+  cache_control?: CacheControl;
 }
 
 export interface ImageUrlPart {
   type: 'image_url';
   image_url: { url: string; detail?: 'auto' | 'low' | 'high' };
+  cache_control?: CacheControl;
 }
 
 export type ContentPart = TextPart | ImageUrlPart;
@@ -33,12 +41,25 @@ export interface UserMessage {
   name?: string;
 }
 
+/**
+ * One piece of a model's reasoning, in OpenRouter's `reasoning_details` shape:
+ * the text with the provider's signature, or an encrypted (redacted) block.
+ * Clients send them back on the assistant message so signatures survive a
+ * multi-turn tool loop; `format` names the provider family that signed them.
+ */
+export type ReasoningDetail =
+  | { type: 'reasoning.text'; text: string; signature?: string | null; format?: string; index?: number }
+  | { type: 'reasoning.encrypted'; data: string; format?: string; index?: number };
+
 export interface AssistantMessage {
   role: 'assistant';
   content?: string | TextPart[] | null;
   name?: string;
   tool_calls?: ToolCall[];
   refusal?: string | null;
+  /** The reasoning text of this turn, as the gateway returned it (informational; details carry the signatures). */
+  reasoning?: string | null;
+  reasoning_details?: ReasoningDetail[];
 }
 
 export interface ToolMessage {
@@ -67,6 +88,18 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
 
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high';
+
+/** OpenRouter's unified reasoning control; `reasoning_effort` is the OpenAI spelling of `effort`. */
+export interface ReasoningOptions {
+  effort?: ReasoningEffort;
+  /** A thinking budget in tokens (Anthropic budget_tokens, Gemini thinkingBudget). */
+  max_tokens?: number;
+  /** Reason, but leave the reasoning text out of the answer. */
+  exclude?: boolean;
+  enabled?: boolean;
+}
+
 export interface GatewayOptions {
   /** Provider slugs tried first, in this order; the model's other endpoints follow. */
   order?: string[];
@@ -75,9 +108,6 @@ export interface GatewayOptions {
   /** Fallback model ids, tried after the requested model's endpoints. */
   models?: string[];
 }
-
-/** How hard a reasoning model thinks (OpenAI's names; each adapter maps it to its provider's control). */
-export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh';
 
 export interface ChatCompletionRequest {
   model: string;
@@ -91,7 +121,6 @@ export interface ChatCompletionRequest {
   top_p?: number;
   /** Not OpenAI's: sampling from the k likeliest tokens, for providers that take it. */
   top_k?: number;
-  reasoning_effort?: ReasoningEffort;
   max_tokens?: number;
   max_completion_tokens?: number;
   stop?: string | string[];
@@ -103,6 +132,8 @@ export interface ChatCompletionRequest {
   logprobs?: boolean;
   top_logprobs?: number;
   response_format?: ResponseFormat;
+  reasoning_effort?: ReasoningEffort;
+  reasoning?: ReasoningOptions;
   user?: string;
   providerOptions?: { gateway?: GatewayOptions } & Record<string, unknown>;
 }
@@ -124,8 +155,7 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    /** `reasoning`: the model's reasoning text, where the provider returns it. */
-    message: { role: 'assistant'; content: string | null; reasoning?: string | null; tool_calls?: ToolCall[]; refusal?: string | null };
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[] };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   }>;
@@ -147,7 +177,7 @@ export interface ChatCompletionChunk {
   model: string;
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; reasoning?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null };
+    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[] };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   }>;

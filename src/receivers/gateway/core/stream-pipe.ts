@@ -7,6 +7,7 @@ import { attemptFailure, type AttemptOutcome, type RequestState } from './attemp
 import { captureOutput, type CapturedChoice } from './capture.js';
 import type { GatewayHttpError } from './http-error.js';
 import type { ChatCompletionChunk, Usage } from './openai-types.js';
+import { recordUsage } from './span-usage.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
@@ -43,7 +44,7 @@ class StreamObserver {
   record(span: SpanRecord, capture: boolean): void {
     if (this.model !== undefined) span.str('gen_ai.response.model', this.model);
     if (this.id !== undefined) span.str('gen_ai.response.id', this.id);
-    if (this.usage !== undefined) span.int('gen_ai.usage.input_tokens', this.usage.prompt_tokens).int('gen_ai.usage.output_tokens', this.usage.completion_tokens);
+    if (this.usage !== undefined) recordUsage(span, this.usage);
     const present = this.choices.filter((c) => c !== undefined);
     span.strings('gen_ai.response.finish_reasons', present.map((c) => c.finishReason ?? ''));
     if (capture) span.str('gen_ai.output.messages', captureOutput(present));

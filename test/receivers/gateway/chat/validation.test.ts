@@ -61,6 +61,10 @@ const invalid: Array<[string, Record<string, unknown>, string]> = [
   ['stream_options without stream', { model: 'openai/gpt-test', messages: user, stream_options: { include_usage: true } }, 'stream_options'],
   ['a non-boolean include_usage', { model: 'openai/gpt-test', messages: user, stream: true, stream_options: { include_usage: 'yes' } }, 'stream_options.include_usage'],
   ['a non-string user', { model: 'openai/gpt-test', messages: user, user: 7 }, 'user'],
+  ['an unknown reasoning_effort', { model: 'openai/gpt-test', messages: user, reasoning_effort: 'extreme' }, 'reasoning_effort'],
+  ['a reasoning budget of 0', { model: 'openai/gpt-test', messages: user, reasoning: { max_tokens: 0 } }, 'reasoning.max_tokens'],
+  ['reasoning.effort differing from reasoning_effort', { model: 'openai/gpt-test', messages: user, reasoning_effort: 'low', reasoning: { effort: 'high' } }, 'reasoning.effort'],
+  ['a cache_control of an unknown type', { model: 'openai/gpt-test', messages: [{ role: 'user', content: [{ type: 'text', text: 'a', cache_control: { type: 'forever' } }] }] }, 'messages[0].content[0].cache_control.type'],
   ['a non-array order', { model: 'openai/gpt-test', messages: user, providerOptions: { gateway: { order: 'openai' } } }, 'providerOptions.gateway.order'],
 ];
 

@@ -1,9 +1,10 @@
 // OpenAI chat request -> Anthropic Messages request.
-import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../core/openai-types.js';
+import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../../core/openai-types.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
+import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { AnthropicProviderConfig } from './config.js';
-import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicToolChoice } from './wire.js';
+import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicTextBlock, AnthropicToolChoice } from './wire.js';
 
 const IMAGE_TYPES = new Set(['image/jpeg', 'image/png', 'image/gif', 'image/webp']);
 
@@ -16,12 +17,19 @@ const RANGED_FIELDS = [
 export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: AttemptContext<AnthropicProviderConfig>): UpstreamRequest {
   rejectUnsupported(request);
   const { system, messages } = mapMessages(request.messages);
+  const clientMax = request.max_completion_tokens ?? request.max_tokens;
   const body: AnthropicRequest = {
     model: ctx.model,
-    max_tokens: request.max_completion_tokens ?? request.max_tokens ?? ctx.maxTokens ?? ctx.provider.default_max_tokens,
+    max_tokens: clientMax ?? ctx.maxTokens ?? ctx.provider.default_max_tokens,
     messages,
   };
-  if (system !== '') body.system = system;
+  if (system.length > 0) body.system = system.some((block) => block.cache_control !== undefined) ? system : system.map((block) => block.text).join('\n\n');
+  const reasoning = reasoningOf(request);
+  if (reasoning?.on === true) {
+    const { budget, maxTokens } = thinkingBudget(reasoning, body.max_tokens, clientMax !== undefined, request, 'anthropic');
+    body.thinking = { type: 'enabled', budget_tokens: budget };
+    body.max_tokens = maxTokens;
+  }
   for (const field of RANGED_FIELDS) {
     const value = request[field.from];
     if (value === undefined) continue;
@@ -39,6 +47,11 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
     }));
     const choice = mapToolChoice(request.tool_choice, request.parallel_tool_calls);
     if (choice !== undefined) body.tool_choice = choice;
+  }
+  const output = structuredOutputTool(request, 'anthropic', reasoning);
+  if (output !== undefined) {
+    body.tools = [{ name: output.name, description: output.description, input_schema: output.schema }];
+    body.tool_choice = { type: 'tool', name: output.name };
   }
   if (request.stream === true) body.stream = true;
 
@@ -59,8 +72,6 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
 function rejectUnsupported(request: ChatCompletionRequest): void {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type anthropic returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type anthropic');
-  const format = request.response_format?.type;
-  if (format !== undefined && format !== 'text') invalidRequest('response_format', `${format} is not supported by provider type anthropic`);
 }
 
 function mapToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): AnthropicToolChoice | undefined {
@@ -73,8 +84,8 @@ function mapToolChoice(choice: ToolChoice | undefined, parallel: boolean | undef
 }
 
 /** System and developer messages become `system`; the rest alternate user/assistant, same-role neighbours merged. */
-function mapMessages(input: readonly ChatMessage[]): { system: string; messages: AnthropicMessage[] } {
-  const system: string[] = [];
+function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBlock[]; messages: AnthropicMessage[] } {
+  const system: AnthropicTextBlock[] = [];
   const messages: AnthropicMessage[] = [];
   input.forEach((message, i) => {
     const param = `messages[${i}]`;
@@ -82,13 +93,14 @@ function mapMessages(input: readonly ChatMessage[]): { system: string; messages:
     switch (message.role) {
       case 'system':
       case 'developer':
-        system.push(textOf(message.content));
+        system.push(...textParts(message.content));
         return;
       case 'user':
         turn = { role: 'user', content: typeof message.content === 'string' ? textBlocks(message.content) : message.content.flatMap((part, j) => mapPart(part, `${param}.content[${j}]`)) };
         break;
       case 'assistant': {
-        const content: AnthropicRequestBlock[] = textBlocks(textOf(message.content));
+        // Signed thinking comes first in the turn, as Anthropic returned it.
+        const content: AnthropicRequestBlock[] = [...thinkingBlocks(message), ...textParts(message.content ?? '')];
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
           content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) });
         }
@@ -98,7 +110,8 @@ function mapMessages(input: readonly ChatMessage[]): { system: string; messages:
       case 'tool': {
         // An empty result is sent without content (Anthropic rejects empty text).
         const text = textOf(message.content);
-        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: message.tool_call_id, ...(text !== '' ? { content: text } : {}) }] };
+        const cache = typeof message.content === 'string' ? undefined : message.content.findLast((part) => part.cache_control !== undefined)?.cache_control;
+        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: message.tool_call_id, ...(text !== '' ? { content: text } : {}), ...(cache !== undefined ? { cache_control: cache } : {}) }] };
         break;
       }
     }
@@ -108,21 +121,38 @@ function mapMessages(input: readonly ChatMessage[]): { system: string; messages:
     if (last !== undefined && last.role === turn.role) last.content.push(...turn.content);
     else messages.push(turn);
   });
-  return { system: system.filter((text) => text !== '').join('\n\n'), messages };
+  return { system, messages };
 }
 
-function textBlocks(text: string): AnthropicRequestBlock[] {
+function textBlocks(text: string): AnthropicTextBlock[] {
   return text === '' ? [] : [{ type: 'text', text }];
 }
 
+/** Text parts as blocks, each keeping its cache_control breakpoint. */
+function textParts(content: string | readonly TextPart[]): AnthropicTextBlock[] {
+  if (typeof content === 'string') return textBlocks(content);
+  return content.flatMap((part) => (part.text === '' ? [] : [withCache({ type: 'text', text: part.text }, part)]));
+}
+
+function withCache<B extends AnthropicTextBlock | Extract<AnthropicRequestBlock, { type: 'image' }>>(block: B, part: ContentPart): B {
+  if (part.cache_control !== undefined) block.cache_control = part.cache_control;
+  return block;
+}
+
+function thinkingBlocks(message: AssistantMessage): AnthropicRequestBlock[] {
+  return replayBlocks(message.reasoning_details, REASONING_FORMATS.anthropic).map((block) =>
+    block.kind === 'text' ? { type: 'thinking', thinking: block.text, signature: block.signature } : { type: 'redacted_thinking', data: block.data },
+  );
+}
+
 function mapPart(part: ContentPart, param: string): AnthropicRequestBlock[] {
-  if (part.type === 'text') return textBlocks(part.text);
+  if (part.type === 'text') return textParts([part]);
   const url = part.image_url.url;
   const inline = parseDataUrl(url, `${param}.image_url.url`);
   if (inline !== undefined) {
     if (!IMAGE_TYPES.has(inline.mediaType)) invalidRequest(`${param}.image_url.url`, `${inline.mediaType} is not supported by provider type anthropic (jpeg, png, gif, webp)`);
-    return [{ type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }];
+    return [withCache({ type: 'image', source: { type: 'base64', media_type: inline.mediaType, data: inline.data } }, part)];
   }
   if (!isHttpUrl(url)) invalidRequest(`${param}.image_url.url`, 'must be an http(s) or data URL');
-  return [{ type: 'image', source: { type: 'url', url } }];
+  return [withCache({ type: 'image', source: { type: 'url', url } }, part)];
 }

@@ -1,6 +1,7 @@
 // Anthropic Messages response -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../core/openai-types.js';
+import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../../core/openai-types.js';
 import { asObject } from '../shared/inputs.js';
+import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import type { AnthropicResponse, AnthropicStopReason, AnthropicUsage } from './wire.js';
@@ -41,11 +42,23 @@ export function parseAnthropicResponse(body: Uint8Array, ctx: AttemptContext<Ant
   }
   const message = parsed as AnthropicResponse;
   let text = '';
+  let reasoning = '';
+  let structured = false;
   const toolCalls: ToolCall[] = [];
+  const details: ReasoningDetail[] = [];
+  const format = REASONING_FORMATS.anthropic;
   for (const block of message.content) {
     if (block.type === 'text') text += block.text;
-    else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    else if (block.type === 'tool_use' && block.name === STRUCTURED_OUTPUT_TOOL) {
+      text += JSON.stringify(block.input ?? {});
+      structured = true;
+    } else if (block.type === 'tool_use') toolCalls.push({ id: block.id, type: 'function', function: { name: block.name, arguments: JSON.stringify(block.input ?? {}) } });
+    else if (block.type === 'thinking') {
+      reasoning += block.thinking;
+      details.push({ type: 'reasoning.text', text: block.thinking, signature: block.signature, format, index: details.length });
+    } else if (block.type === 'redacted_thinking') details.push({ type: 'reasoning.encrypted', data: block.data, format, index: details.length });
   }
+  const reasoningFields = details.length > 0 ? { reasoning, reasoning_details: details } : {};
   return {
     id: message.id,
     object: 'chat.completion',
@@ -54,8 +67,9 @@ export function parseAnthropicResponse(body: Uint8Array, ctx: AttemptContext<Ant
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
-        finish_reason: mapStopReason(message.stop_reason),
+        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...reasoningFields },
+        // The forced structured-output call is the answer, not a tool call to run.
+        finish_reason: structured && message.stop_reason === 'tool_use' ? 'stop' : mapStopReason(message.stop_reason),
       },
     ],
     usage: mapUsage(message.usage ?? {}),

@@ -5,14 +5,33 @@ export type AnthropicImageSource =
   | { type: 'base64'; media_type: string; data: string }
   | { type: 'url'; url: string };
 
+/** A prompt-caching breakpoint on a block (https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching). */
+export interface AnthropicCacheControl {
+  type: 'ephemeral';
+  ttl?: '5m' | '1h';
+}
+
 export interface AnthropicTextBlock {
   type: 'text';
   text: string;
+  cache_control?: AnthropicCacheControl;
 }
 
 export interface AnthropicImageBlock {
   type: 'image';
   source: AnthropicImageSource;
+  cache_control?: AnthropicCacheControl;
+}
+
+export interface AnthropicThinkingBlock {
+  type: 'thinking';
+  thinking: string;
+  signature: string;
+}
+
+export interface AnthropicRedactedThinkingBlock {
+  type: 'redacted_thinking';
+  data: string;
 }
 
 export interface AnthropicToolUseBlock {
@@ -26,9 +45,10 @@ export interface AnthropicToolResultBlock {
   type: 'tool_result';
   tool_use_id: string;
   content?: string | AnthropicTextBlock[];
+  cache_control?: AnthropicCacheControl;
 }
 
-export type AnthropicRequestBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock;
+export type AnthropicRequestBlock = AnthropicTextBlock | AnthropicImageBlock | AnthropicToolUseBlock | AnthropicToolResultBlock | AnthropicThinkingBlock | AnthropicRedactedThinkingBlock;
 
 export interface AnthropicMessage {
   role: 'user' | 'assistant';
@@ -50,7 +70,7 @@ export interface AnthropicRequest {
   model: string;
   max_tokens: number;
   messages: AnthropicMessage[];
-  system?: string;
+  system?: string | AnthropicTextBlock[];
   temperature?: number;
   top_p?: number;
   stop_sequences?: string[];
@@ -58,6 +78,7 @@ export interface AnthropicRequest {
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id: string };
+  thinking?: { type: 'enabled'; budget_tokens: number };
 }
 
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
@@ -69,11 +90,13 @@ export interface AnthropicUsage {
   cache_read_input_tokens?: number | null;
 }
 
-/** Response content blocks; `thinking` and others are read past. */
+/** Response content blocks; server tool blocks and others are read past. */
 export type AnthropicResponseBlock =
   | AnthropicTextBlock
   | AnthropicToolUseBlock
-  | { type: 'thinking' | 'redacted_thinking' | 'server_tool_use' | 'web_search_tool_result' };
+  | AnthropicThinkingBlock
+  | AnthropicRedactedThinkingBlock
+  | { type: 'server_tool_use' | 'web_search_tool_result' };
 
 export interface AnthropicResponse {
   id: string;
@@ -101,7 +124,9 @@ export type AnthropicStreamEvent =
       delta:
         | { type: 'text_delta'; text: string }
         | { type: 'input_json_delta'; partial_json: string }
-        | { type: 'thinking_delta' | 'signature_delta' | 'citations_delta' };
+        | { type: 'thinking_delta'; thinking: string }
+        | { type: 'signature_delta'; signature: string }
+        | { type: 'citations_delta' };
     }
   | { type: 'content_block_stop'; index: number }
   | {

@@ -1,11 +1,17 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
-import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../core/openai-types.js';
+import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../../core/openai-types.js';
 import { fetchImage } from '../shared/image-fetch.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
+import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
-import type { ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice } from './wire.js';
+import type { ConverseCachePoint, ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice } from './wire.js';
+
+const CACHE_POINT: ConverseCachePoint = { cachePoint: { type: 'default' } };
+
+/** max_tokens for Claude thinking when neither the request nor the catalog sets one (Converse needs room for the budget). */
+const THINKING_MAX_TOKENS = 16_384;
 
 const IMAGE_FORMATS: Readonly<Record<string, ConverseImageFormat>> = {
   'image/png': 'png',
@@ -25,9 +31,12 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
   rejectUnsupported(request);
   const messages = await mapMessages(request.messages, ctx);
   const body: ConverseRequest = { messages };
-  const system = request.messages.flatMap((message) => (message.role === 'system' || message.role === 'developer' ? [textOf(message.content)] : [])).filter((text) => text !== '');
-  if (system.length > 0) body.system = system.map((text) => ({ text }));
+  const system = request.messages.flatMap((message) => (message.role === 'system' || message.role === 'developer' ? textBlocksOf(message.content) : []));
+  if (system.length > 0) body.system = system as Array<{ text: string } | ConverseCachePoint>;
   const inferenceConfig = mapInferenceConfig(request, ctx);
+  const reasoning = reasoningOf(request);
+  const additional = mapReasoning(reasoning, request, ctx, inferenceConfig);
+  if (additional !== undefined) body.additionalModelRequestFields = additional;
   if (Object.keys(inferenceConfig).length > 0) body.inferenceConfig = inferenceConfig;
   if (request.tools !== undefined && request.tools.length > 0) {
     // Converse has no "none": leave the tools out, unless the history holds
@@ -42,6 +51,10 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
       const choice = mapToolChoice(request.tool_choice);
       if (choice !== undefined) body.toolConfig.toolChoice = choice;
     }
+  }
+  const output = structuredOutputTool(request, 'bedrock', reasoning);
+  if (output !== undefined) {
+    body.toolConfig = { tools: [{ toolSpec: { name: output.name, description: output.description, inputSchema: { json: output.schema } } }], toolChoice: { tool: { name: output.name } } };
   }
 
   const operation = request.stream === true ? 'converse-stream' : 'converse';
@@ -61,8 +74,24 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
 function rejectUnsupported(request: ChatCompletionRequest): void {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type bedrock returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type bedrock');
-  const format = request.response_format?.type;
-  if (format !== undefined && format !== 'text') invalidRequest('response_format', `${format} is not supported by provider type bedrock`);
+}
+
+/**
+ * Converse has no common reasoning field: Claude models take Anthropic's
+ * `thinking` and Amazon Nova 2 its `reasoningConfig`, both through
+ * additionalModelRequestFields.
+ */
+function mapReasoning(reasoning: Reasoning | undefined, request: ChatCompletionRequest, ctx: AttemptContext<BedrockProviderConfig>, config: ConverseInferenceConfig): Record<string, unknown> | undefined {
+  if (reasoning === undefined || !reasoning.on) return undefined;
+  if (/anthropic\.|claude/i.test(ctx.model)) {
+    const clientMax = request.max_completion_tokens ?? request.max_tokens;
+    const { budget, maxTokens } = thinkingBudget(reasoning, config.maxTokens ?? THINKING_MAX_TOKENS, clientMax !== undefined, request, 'bedrock');
+    config.maxTokens = maxTokens;
+    return { thinking: { type: 'enabled', budget_tokens: budget } };
+  }
+  if (reasoning.budget !== undefined) invalidRequest('reasoning.max_tokens', `provider type bedrock takes a thinking budget for Claude models only; use reasoning_effort for ${ctx.model}`);
+  if (reasoning.exclude) invalidRequest('reasoning.exclude', 'is not supported by provider type bedrock');
+  return { reasoningConfig: { type: 'enabled', maxReasoningEffort: reasoning.effort === 'minimal' ? 'low' : reasoning.effort } };
 }
 
 function mapInferenceConfig(request: ChatCompletionRequest, ctx: AttemptContext<BedrockProviderConfig>): ConverseInferenceConfig {
@@ -100,16 +129,19 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
         turn = { role: 'user', content: typeof message.content === 'string' ? textBlocks(message.content) : (await Promise.all(message.content.map((part, j) => mapPart(part, `${param}.content[${j}]`, ctx)))).flat() };
         break;
       case 'assistant': {
-        const content = textBlocks(textOf(message.content));
+        // Signed reasoning comes first in the turn, as the model returned it.
+        const content = [...reasoningBlocks(message), ...textBlocksOf(message.content ?? '')];
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
           content.push({ toolUse: { toolUseId: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } });
         }
         turn = { role: 'assistant', content };
         break;
       }
-      case 'tool':
-        turn = { role: 'user', content: [{ toolResult: { toolUseId: message.tool_call_id, content: [{ text: textOf(message.content) }] } }] };
+      case 'tool': {
+        const cached = typeof message.content !== 'string' && message.content.some((part) => part.cache_control !== undefined);
+        turn = { role: 'user', content: [{ toolResult: { toolUseId: message.tool_call_id, content: [{ text: textOf(message.content) }] } }, ...(cached ? [CACHE_POINT] : [])] };
         break;
+      }
     }
     if (turn.content.length === 0) continue;
     const last = messages.at(-1);
@@ -124,12 +156,28 @@ function textBlocks(text: string): ConverseContentBlock[] {
   return text === '' ? [] : [{ text }];
 }
 
+/** Text parts as blocks; a part with cache_control is followed by a cache point. */
+function textBlocksOf(content: string | readonly TextPart[]): ConverseContentBlock[] {
+  if (typeof content === 'string') return textBlocks(content);
+  return content.flatMap((part) => cached(part, textBlocks(part.text)));
+}
+
+function cached(part: ContentPart, blocks: ConverseContentBlock[]): ConverseContentBlock[] {
+  return part.cache_control === undefined ? blocks : [...blocks, CACHE_POINT];
+}
+
+function reasoningBlocks(message: AssistantMessage): ConverseContentBlock[] {
+  return replayBlocks(message.reasoning_details, REASONING_FORMATS.bedrock).map((block) =>
+    block.kind === 'text' ? { reasoningContent: { reasoningText: { text: block.text, signature: block.signature } } } : { reasoningContent: { redactedContent: block.data } },
+  );
+}
+
 async function mapPart(part: ContentPart, param: string, ctx: AttemptContext<BedrockProviderConfig>): Promise<ConverseContentBlock[]> {
-  if (part.type === 'text') return textBlocks(part.text);
+  if (part.type === 'text') return textBlocksOf([part]);
   const url = part.image_url.url;
   const urlParam = `${param}.image_url.url`;
   const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await fetchImage(url, ctx.provider.image_fetch, ctx.signal, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));
   const format = IMAGE_FORMATS[image.mediaType];
   if (format === undefined) invalidRequest(urlParam, `${image.mediaType} is not supported by provider type bedrock (png, jpeg, gif, webp)`);
-  return [{ image: { format, source: { bytes: image.data } } }];
+  return cached(part, [{ image: { format, source: { bytes: image.data } } }]);
 }

@@ -1,6 +1,7 @@
 // Bedrock Converse response -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../core/openai-types.js';
+import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../../core/openai-types.js';
 import { asObject, completionId } from '../shared/inputs.js';
+import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { BedrockProviderConfig } from './config.js';
 import type { ConverseResponse, ConverseStopReason, ConverseUsage } from './wire.js';
@@ -37,11 +38,26 @@ export function parseBedrockResponse(body: Uint8Array, ctx: AttemptContext<Bedro
   if (message === undefined || !Array.isArray(message['content'])) throw new UpstreamStreamError('bedrock answered with a body that is not a Converse response');
   const response = parsed as ConverseResponse;
   let text = '';
+  let reasoning = '';
+  let structured = false;
   const toolCalls: ToolCall[] = [];
+  const details: ReasoningDetail[] = [];
+  const format = REASONING_FORMATS.bedrock;
   for (const block of response.output.message.content) {
     if ('text' in block) text += block.text;
-    else if ('toolUse' in block) toolCalls.push({ id: block.toolUse.toolUseId, type: 'function', function: { name: block.toolUse.name, arguments: JSON.stringify(block.toolUse.input ?? {}) } });
+    else if ('toolUse' in block && block.toolUse.name === STRUCTURED_OUTPUT_TOOL) {
+      text += JSON.stringify(block.toolUse.input ?? {});
+      structured = true;
+    } else if ('toolUse' in block) toolCalls.push({ id: block.toolUse.toolUseId, type: 'function', function: { name: block.toolUse.name, arguments: JSON.stringify(block.toolUse.input ?? {}) } });
+    else if ('reasoningContent' in block) {
+      const content = block.reasoningContent;
+      if ('reasoningText' in content) {
+        reasoning += content.reasoningText.text;
+        details.push({ type: 'reasoning.text', text: content.reasoningText.text, signature: content.reasoningText.signature ?? null, format, index: details.length });
+      } else details.push({ type: 'reasoning.encrypted', data: content.redactedContent, format, index: details.length });
+    }
   }
+  const reasoningFields = details.length > 0 ? { reasoning, reasoning_details: details } : {};
   return {
     // Converse names neither the response nor the model.
     id: completionId(),
@@ -51,8 +67,9 @@ export function parseBedrockResponse(body: Uint8Array, ctx: AttemptContext<Bedro
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
-        finish_reason: mapStopReason(response.stopReason),
+        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...reasoningFields },
+        // The forced structured-output call is the answer, not a tool call to run.
+        finish_reason: structured && response.stopReason === 'tool_use' ? 'stop' : mapStopReason(response.stopReason),
       },
     ],
     ...(response.usage !== undefined ? { usage: mapUsage(response.usage) } : {}),

@@ -2,6 +2,7 @@
 import type { ChatCompletionChunk } from '../../core/openai-types.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { completionId } from '../shared/inputs.js';
+import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
 import { UpstreamStreamError, type AttemptContext } from '../types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { errorTypeOf } from './errors.js';
@@ -16,6 +17,11 @@ export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: 
   // Content block index -> tool call index (text blocks take block indexes too).
   const toolIndexes = new Map<number, number>();
   let stopped = false;
+  // The block carrying a structured-output answer: its JSON streams as content.
+  let structuredBlock: number | undefined;
+  // Block index -> reasoning_details index.
+  const reasoningIndexes = new Map<number, number>();
+  const format = REASONING_FORMATS.bedrock;
 
   for await (const message of decodeEventStream(body)) {
     const messageType = headerString(message, ':message-type');
@@ -29,7 +35,8 @@ export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: 
     switch (eventType) {
       case 'contentBlockStart': {
         const { contentBlockIndex, start } = event as ConverseStreamEvents['contentBlockStart'];
-        if (start.toolUse !== undefined) {
+        if (start.toolUse?.name === STRUCTURED_OUTPUT_TOOL) structuredBlock = contentBlockIndex;
+        else if (start.toolUse !== undefined) {
           const index = toolIndexes.size;
           toolIndexes.set(contentBlockIndex, index);
           yield out.toolCalls([{ index, id: start.toolUse.toolUseId, type: 'function', function: { name: start.toolUse.name, arguments: '' } }]);
@@ -39,17 +46,32 @@ export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: 
       case 'contentBlockDelta': {
         const { contentBlockIndex, delta } = event as ConverseStreamEvents['contentBlockDelta'];
         if (delta.text !== undefined && delta.text !== '') yield out.delta({ content: delta.text });
-        if (delta.toolUse !== undefined && delta.toolUse.input !== '') {
+        if (delta.reasoningContent !== undefined) {
+          let index = reasoningIndexes.get(contentBlockIndex);
+          if (index === undefined) {
+            index = reasoningIndexes.size;
+            reasoningIndexes.set(contentBlockIndex, index);
+          }
+          const { text, signature, redactedContent } = delta.reasoningContent;
+          if (text !== undefined && text !== '') yield out.delta({ reasoning: text, reasoning_details: [{ type: 'reasoning.text', text, format, index }] });
+          if (signature !== undefined) yield out.delta({ reasoning_details: [{ type: 'reasoning.text', text: '', signature, format, index }] });
+          if (redactedContent !== undefined) yield out.delta({ reasoning_details: [{ type: 'reasoning.encrypted', data: redactedContent, format, index }] });
+        }
+        if (delta.toolUse !== undefined && contentBlockIndex === structuredBlock) {
+          if (delta.toolUse.input !== '') yield out.delta({ content: delta.toolUse.input });
+        } else if (delta.toolUse !== undefined && delta.toolUse.input !== '') {
           const index = toolIndexes.get(contentBlockIndex);
           if (index === undefined) throw new UpstreamStreamError(`bedrock sent a toolUse delta for block ${contentBlockIndex}, which started no tool call`);
           yield out.toolCalls([{ index, function: { arguments: delta.toolUse.input } }]);
         }
         break;
       }
-      case 'messageStop':
+      case 'messageStop': {
         stopped = true;
-        yield out.delta({}, mapStopReason((event as ConverseStreamEvents['messageStop']).stopReason));
+        const { stopReason } = event as ConverseStreamEvents['messageStop'];
+        yield out.delta({}, structuredBlock !== undefined && stopReason === 'tool_use' ? 'stop' : mapStopReason(stopReason));
         break;
+      }
       case 'metadata': {
         const { usage } = event as ConverseStreamEvents['metadata'];
         if (usage !== undefined) yield out.usage(mapUsage(usage));

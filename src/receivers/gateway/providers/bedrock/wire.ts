@@ -10,11 +10,21 @@ export interface ConverseToolUse {
   input: unknown;
 }
 
+/** Reasoning of a Claude (or other reasoning) model: signed text, or redacted bytes as base64. */
+export type ConverseReasoningContent = { reasoningText: { text: string; signature?: string } } | { redactedContent: string };
+
+/** A prompt-caching checkpoint: everything before it in the request is cached. */
+export interface ConverseCachePoint {
+  cachePoint: { type: 'default' };
+}
+
 export type ConverseContentBlock =
   | { text: string }
   | { image: { format: ConverseImageFormat; source: { bytes: string } } }
   | { toolUse: ConverseToolUse }
-  | { toolResult: { toolUseId: string; content: Array<{ text: string }>; status?: 'success' | 'error' } };
+  | { toolResult: { toolUseId: string; content: Array<{ text: string }>; status?: 'success' | 'error' } }
+  | { reasoningContent: ConverseReasoningContent }
+  | ConverseCachePoint;
 
 export interface ConverseMessage {
   role: 'user' | 'assistant';
@@ -37,9 +47,14 @@ export interface ConverseToolConfig {
 
 export interface ConverseRequest {
   messages: ConverseMessage[];
-  system?: Array<{ text: string }>;
+  system?: Array<{ text: string } | ConverseCachePoint>;
   inferenceConfig?: ConverseInferenceConfig;
   toolConfig?: ConverseToolConfig;
+  /**
+   * Model-specific fields: Claude's `thinking: {type, budget_tokens}`, Nova's
+   * `reasoningConfig: {type, maxReasoningEffort}`.
+   */
+  additionalModelRequestFields?: Record<string, unknown>;
 }
 
 export type ConverseStopReason =
@@ -59,8 +74,8 @@ export interface ConverseUsage {
   cacheWriteInputTokens?: number;
 }
 
-/** Response content blocks; reasoningContent and others are read past. */
-export type ConverseResponseBlock = { text: string } | { toolUse: ConverseToolUse } | { reasoningContent: unknown };
+/** Response content blocks; others are read past. */
+export type ConverseResponseBlock = { text: string } | { toolUse: ConverseToolUse } | { reasoningContent: ConverseReasoningContent };
 
 export interface ConverseResponse {
   output: { message: { role: 'assistant'; content: ConverseResponseBlock[] } };
@@ -74,7 +89,7 @@ export interface ConverseResponse {
 export interface ConverseStreamEvents {
   messageStart: { role: 'assistant' };
   contentBlockStart: { contentBlockIndex: number; start: { toolUse?: { toolUseId: string; name: string } } };
-  contentBlockDelta: { contentBlockIndex: number; delta: { text?: string; toolUse?: { input: string }; reasoningContent?: unknown } };
+  contentBlockDelta: { contentBlockIndex: number; delta: { text?: string; toolUse?: { input: string }; reasoningContent?: { text?: string; signature?: string; redactedContent?: string } } };
   contentBlockStop: { contentBlockIndex: number };
   messageStop: { stopReason: ConverseStopReason };
   metadata: { usage?: ConverseUsage; metrics?: { latencyMs: number } };

@@ -4,6 +4,7 @@ import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../typ
 import type { GoogleProviderConfig } from './config.js';
 import { fetchImage } from '../shared/image-fetch.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
+import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { toGeminiSchema } from './schema.js';
 import { requiresThoughtSignatures, SKIP_SIGNATURE, thoughtSignatureOf } from './tool-call-id.js';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';
@@ -18,6 +19,9 @@ const GENERATION_FIELDS = [
 ] as const satisfies ReadonlyArray<readonly [keyof ChatCompletionRequest, keyof GeminiGenerationConfig]>;
 
 const MAX_STOP_SEQUENCES = 5;
+
+/** reasoning_effort -> thinkingBudget, as Google's OpenAI compatibility layer maps it (minimal: Flash-Lite's floor). */
+const THINKING_BUDGETS: Readonly<Record<Effort, number>> = { minimal: 512, low: 1024, medium: 8192, high: 24_576 };
 
 export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: AttemptContext<GoogleProviderConfig>): Promise<UpstreamRequest> {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type google returns one choice only');
@@ -73,6 +77,10 @@ function mapGenerationConfig(request: ChatCompletionRequest): GeminiGenerationCo
   if (format?.type === 'json_schema') {
     config.responseMimeType = 'application/json';
     if (format.json_schema.schema !== undefined) config.responseSchema = toGeminiSchema(format.json_schema.schema);
+  }
+  const reasoning = reasoningOf(request);
+  if (reasoning !== undefined) {
+    config.thinkingConfig = reasoning.on ? { thinkingBudget: reasoning.budget ?? THINKING_BUDGETS[reasoning.effort], includeThoughts: !reasoning.exclude } : { thinkingBudget: 0 };
   }
   return config;
 }

@@ -42,18 +42,22 @@ export function mapUsage(usage: GeminiUsageMetadata): Usage {
   return mapped;
 }
 
-/** The answer's text and function calls; thought summaries are left out. */
-export function readParts(parts: readonly GeminiPart[]): { text: string; toolCalls: ToolCall[] } {
+/** The answer's text and function calls, and the thought summaries apart as reasoning. */
+export function readParts(parts: readonly GeminiPart[]): { text: string; reasoning: string; toolCalls: ToolCall[] } {
   let text = '';
+  let reasoning = '';
   const toolCalls: ToolCall[] = [];
   for (const part of parts) {
-    if (part.thought === true) continue;
+    if (part.thought === true) {
+      reasoning += part.text ?? '';
+      continue;
+    }
     if (part.text !== undefined) text += part.text;
     if (part.functionCall !== undefined) {
       toolCalls.push({ id: mintToolCallId(part.thoughtSignature), type: 'function', function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) } });
     }
   }
-  return { text, toolCalls };
+  return { text, reasoning, toolCalls };
 }
 
 export function parseGeminiBody(text: string): GeminiResponse {
@@ -67,7 +71,7 @@ export function parseGeminiBody(text: string): GeminiResponse {
 export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<GoogleProviderConfig>): ChatCompletion {
   const response = parseGeminiBody(decoder.decode(body));
   const candidate = response.candidates?.[0];
-  const { text, toolCalls } = readParts(candidate?.content?.parts ?? []);
+  const { text, reasoning, toolCalls } = readParts(candidate?.content?.parts ?? []);
   // No candidate at all: the prompt itself was blocked (promptFeedback.blockReason).
   const finishReason = candidate === undefined ? 'content_filter' : mapFinishReason(candidate.finishReason ?? 'STOP', toolCalls.length > 0);
   return {
@@ -78,7 +82,7 @@ export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<Google
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...(reasoning !== '' ? { reasoning } : {}) },
         finish_reason: finishReason,
       },
     ],

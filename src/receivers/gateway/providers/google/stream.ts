@@ -30,7 +30,8 @@ export async function* parseGoogleStream(body: AsyncIterable<Uint8Array>, ctx: A
     }
     if (response.usageMetadata !== undefined) usage = response.usageMetadata;
     const candidate = response.candidates?.[0];
-    const { text, toolCalls } = readParts(candidate?.content?.parts ?? []);
+    const { text, reasoning, toolCalls } = readParts(candidate?.content?.parts ?? []);
+    if (reasoning !== '') yield out.delta({ reasoning });
     if (text !== '') yield out.delta({ content: text });
     if (toolCalls.length > 0) {
       yield out.toolCalls(toolCalls.map((call) => ({ index: toolCount++, id: call.id, type: 'function' as const, function: call.function })));

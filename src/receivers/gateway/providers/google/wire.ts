@@ -44,6 +44,8 @@ export interface GeminiGenerationConfig {
   frequencyPenalty?: number;
   responseMimeType?: string;
   responseSchema?: Record<string, unknown>;
+  /** Gemini 2.5+: a thinking budget in tokens (0 turns thinking off), and whether thought summaries come back. */
+  thinkingConfig?: { thinkingBudget?: number; includeThoughts?: boolean };
 }
 
 export interface GeminiRequest {

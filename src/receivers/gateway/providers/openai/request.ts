@@ -1,24 +1,60 @@
 // OpenAI-compatible upstreams take the request as it came: only `model` is
 // replaced and the gateway's own routing fields are dropped.
-import type { ChatCompletionRequest } from '../../core/openai-types.js';
+import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../../core/openai-types.js';
+import { invalidRequest } from '../shared/inputs.js';
 import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { OpenAIProviderConfig } from './config.js';
 
-/** Fields the gateway consumes itself; never sent upstream. */
-const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['providerOptions', 'gateway', 'order', 'only', 'models']);
+/** Fields the gateway consumes itself; never sent upstream (`reasoning` is mapped below). */
+const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['providerOptions', 'gateway', 'order', 'only', 'models', 'reasoning']);
 
 export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptContext<OpenAIProviderConfig>): UpstreamRequest {
   // Copied key by key (not spread-then-delete, which leaves a slow dictionary-mode object).
   const source = request as unknown as Record<string, unknown>;
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(source)) {
-    if (!GATEWAY_FIELDS.has(key)) body[key] = key === 'model' ? ctx.model : source[key];
+    if (!GATEWAY_FIELDS.has(key)) body[key] = key === 'model' ? ctx.model : key === 'messages' ? withoutExtensions(request.messages) : source[key];
   }
+  if (request.reasoning !== undefined) mapReasoning(request, body);
   // Ask for usage so the attempt's span has token counts; the gateway drops
   // the usage chunk again when the client did not ask for it.
   if (request.stream === true) body['stream_options'] = { ...request.stream_options, include_usage: true };
   const fixed = fixedParts(ctx.slug, ctx.provider);
   return { url: fixed.url, method: 'POST', headers: request.stream === true ? fixed.streamHeaders : fixed.plainHeaders, body: JSON.stringify(body) };
+}
+
+/** OpenAI's Chat Completions API takes an effort only: `reasoning: {effort}` becomes `reasoning_effort`. */
+function mapReasoning(request: ChatCompletionRequest, body: Record<string, unknown>): void {
+  const reasoning = request.reasoning ?? {};
+  if (reasoning.max_tokens !== undefined) invalidRequest('reasoning.max_tokens', 'provider type openai takes reasoning_effort, not a token budget');
+  if (reasoning.exclude === true) invalidRequest('reasoning.exclude', 'is not supported by provider type openai');
+  const effort = reasoning.enabled === false ? 'none' : (reasoning.effort ?? (reasoning.enabled === true ? 'medium' : undefined));
+  if (effort !== undefined && body['reasoning_effort'] === undefined) body['reasoning_effort'] = effort;
+}
+
+/**
+ * The gateway's extensions to the message shapes (cache_control on parts,
+ * reasoning and reasoning_details on assistant turns) are for the providers
+ * that use them; OpenAI caches prompts by itself and keeps reasoning server
+ * side. The array is returned as it is when no message carries them.
+ */
+function withoutExtensions(messages: ChatMessage[]): ChatMessage[] {
+  if (!messages.some(hasExtension)) return messages;
+  return messages.map(function strip(message): ChatMessage {
+    if (!hasExtension(message)) return message;
+    if (message.role === 'assistant') {
+      const { reasoning: _reasoning, reasoning_details: _details, ...rest } = message;
+      return typeof rest.content === 'string' || rest.content == null ? rest : { ...rest, content: rest.content.map(({ cache_control: _c, ...part }) => part) };
+    }
+    if (typeof message.content === 'string') return message;
+    if (message.role === 'user') return { ...message, content: message.content.map(({ cache_control: _c, ...part }): ContentPart => part) };
+    return { ...message, content: message.content.map(({ cache_control: _c, ...part }) => part) };
+  });
+}
+
+function hasExtension(message: ChatMessage): boolean {
+  if (message.role === 'assistant' && (message.reasoning !== undefined || message.reasoning_details !== undefined)) return true;
+  return typeof message.content !== 'string' && message.content != null && message.content.some((part) => part.cache_control !== undefined);
 }
 
 interface FixedParts {

@@ -254,10 +254,15 @@ describe('anthropic adapter', () => {
     expect(info).toMatchObject({ status, fallback, code: type });
   });
 
-  it('parses a documented response example unchanged', () => {
+  it('parses a documented response example, thinking as reasoning with its signature', () => {
     const ctx = context(anthropicAdapter, { type: 'anthropic', api_key: 'k' }, 'claude-test');
     const body = new TextEncoder().encode(JSON.stringify(message([{ type: 'thinking', thinking: '...', signature: 's' }, { type: 'text', text: 'Hi' }], 'end_turn')));
-    expect(anthropicAdapter.parseResponse(body, ctx).choices[0]?.message).toEqual({ role: 'assistant', content: 'Hi' });
+    expect(anthropicAdapter.parseResponse(body, ctx).choices[0]?.message).toEqual({
+      role: 'assistant',
+      content: 'Hi',
+      reasoning: '...',
+      reasoning_details: [{ type: 'reasoning.text', text: '...', signature: 's', format: 'anthropic-claude-v1', index: 0 }],
+    });
     expect(ctx.provider.base_url).toBe('https://api.anthropic.com');
   });
 });

@@ -4,9 +4,12 @@ import { z } from 'zod';
 import type { Seen } from '../shared/fake-upstream.js';
 import { zodProblems } from '../shared/fake-upstream.js';
 
-const textBlock = z.strictObject({ type: z.literal('text'), text: z.string().min(1) });
+// https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
+const cacheControl = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).optional();
+const textBlock = z.strictObject({ type: z.literal('text'), text: z.string().min(1), cache_control: cacheControl });
 const imageBlock = z.strictObject({
   type: z.literal('image'),
+  cache_control: cacheControl,
   source: z.discriminatedUnion('type', [
     z.strictObject({ type: z.literal('base64'), media_type: z.enum(['image/jpeg', 'image/png', 'image/gif', 'image/webp']), data: z.base64() }),
     z.strictObject({ type: z.literal('url'), url: z.url() }),
@@ -18,8 +21,12 @@ const toolResultBlock = z.strictObject({
   tool_use_id: z.string().min(1),
   content: z.union([z.string(), z.array(z.union([textBlock, imageBlock]))]).optional(),
   is_error: z.boolean().optional(),
+  cache_control: cacheControl,
 });
-const block = z.discriminatedUnion('type', [textBlock, imageBlock, toolUseBlock, toolResultBlock]);
+// https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking
+const thinkingBlock = z.strictObject({ type: z.literal('thinking'), thinking: z.string(), signature: z.string().min(1) });
+const redactedThinkingBlock = z.strictObject({ type: z.literal('redacted_thinking'), data: z.string().min(1) });
+const block = z.discriminatedUnion('type', [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock, redactedThinkingBlock]);
 
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
 
@@ -33,6 +40,7 @@ export const messagesRequest = z.strictObject({
   top_k: z.int().min(0).optional(),
   stop_sequences: z.array(z.string()).optional(),
   stream: z.boolean().optional(),
+  thinking: z.discriminatedUnion('type', [z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }), z.strictObject({ type: z.literal('disabled') })]).optional(),
   metadata: z.strictObject({ user_id: z.string() }).optional(),
   tools: z.array(z.strictObject({ name: toolName, description: z.string().optional(), input_schema: z.looseObject({ type: z.literal('object') }) })).optional(),
   tool_choice: z
@@ -57,12 +65,21 @@ export function validateAnthropic(seen: Seen): string[] {
   problems.push(...zodProblems(messagesRequest, seen.body, 'body'));
   if (problems.length > 0) return problems;
   const body = messagesRequest.parse(seen.body);
+  if (body.thinking?.type === 'enabled' && body.thinking.budget_tokens >= body.max_tokens) problems.push('body thinking.budget_tokens: must be below max_tokens');
+  if (body.thinking?.type === 'enabled' && (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool')) problems.push('body tool_choice: thinking allows only auto or none');
+  const breakpoints = JSON.stringify(body).split('"cache_control"').length - 1;
+  if (breakpoints > 4) problems.push(`body: ${breakpoints} cache_control breakpoints, at most 4 are allowed`);
   // Every tool_use must be answered by tool_result blocks at the start of the very next (user) turn.
   body.messages.forEach((message, i) => {
     if (i > 0 && body.messages[i - 1]?.role === message.role) problems.push(`body messages.${i}: two ${message.role} turns in a row`);
     if (message.role !== 'assistant' || typeof message.content === 'string') return;
     const ids = message.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : []));
     if (ids.length === 0) return;
+    // With thinking on, the assistant turn of a tool loop must replay its signed thinking first.
+    const first = message.content[0]?.type;
+    if (body.thinking?.type === 'enabled' && i === body.messages.length - 2 && first !== 'thinking' && first !== 'redacted_thinking') {
+      problems.push(`body messages.${i}: with thinking enabled, an assistant turn with tool_use must start with its thinking block`);
+    }
     const next = body.messages[i + 1]?.content;
     const results = Array.isArray(next) ? next.slice(0, ids.length).flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])) : [];
     if (results.join(',') !== ids.join(',')) problems.push(`body messages.${i + 1}: must start with tool_result blocks for ${ids.join(', ')}`);

@@ -7,6 +7,8 @@ import { zodProblems, type Seen } from '../shared/fake-upstream.js';
 
 const oneOf = (keys: readonly string[]) => (block: Record<string, unknown>) => keys.filter((k) => block[k] !== undefined).length === 1;
 
+// https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html
+const cachePoint = z.strictObject({ type: z.literal('default') });
 const toolResultContent = z.union([z.strictObject({ text: z.string() }), z.strictObject({ json: z.record(z.string(), z.unknown()) })]);
 const contentBlock = z
   .strictObject({
@@ -14,14 +16,26 @@ const contentBlock = z
     image: z.strictObject({ format: z.enum(['png', 'jpeg', 'gif', 'webp']), source: z.strictObject({ bytes: z.base64() }) }).optional(),
     toolUse: z.strictObject({ toolUseId: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()) }).optional(),
     toolResult: z.strictObject({ toolUseId: z.string().min(1), content: z.array(toolResultContent).min(1), status: z.enum(['success', 'error']).optional() }).optional(),
+    reasoningContent: z
+      .union([z.strictObject({ reasoningText: z.strictObject({ text: z.string(), signature: z.string().min(1).optional() }) }), z.strictObject({ redactedContent: z.base64() })])
+      .optional(),
+    cachePoint: cachePoint.optional(),
   })
-  .refine(oneOf(['text', 'image', 'toolUse', 'toolResult']), 'a content block holds exactly one member');
+  .refine(oneOf(['text', 'image', 'toolUse', 'toolResult', 'reasoningContent', 'cachePoint']), 'a content block holds exactly one member');
 
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
 
 export const converseRequest = z.strictObject({
   messages: z.array(z.strictObject({ role: z.enum(['user', 'assistant']), content: z.array(contentBlock).min(1) })).min(1),
-  system: z.array(z.strictObject({ text: z.string().min(1) })).optional(),
+  system: z.array(z.union([z.strictObject({ text: z.string().min(1) }), z.strictObject({ cachePoint })])).optional(),
+  // Claude: https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html
+  // Nova 2: https://docs.aws.amazon.com/nova/latest/userguide/extended-thinking.html
+  additionalModelRequestFields: z
+    .strictObject({
+      thinking: z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }).optional(),
+      reasoningConfig: z.strictObject({ type: z.literal('enabled'), maxReasoningEffort: z.enum(['low', 'medium', 'high']) }).optional(),
+    })
+    .optional(),
   inferenceConfig: z
     .strictObject({
       maxTokens: z.int().min(1).optional(),
@@ -83,6 +97,8 @@ export async function sigV4Problems(seen: Seen, credentials: { accessKeyId: stri
 
 export function conversationProblems(body: ConverseRequest): string[] {
   const problems: string[] = [];
+  const thinking = body.additionalModelRequestFields?.thinking;
+  if (thinking !== undefined && thinking.budget_tokens >= (body.inferenceConfig?.maxTokens ?? 0)) problems.push('body additionalModelRequestFields.thinking.budget_tokens: must be below inferenceConfig.maxTokens');
   if (body.messages[0]?.role !== 'user') problems.push('body messages.0: the conversation must start with a user message');
   const usesTools = body.messages.some((m) => m.content.some((b) => b.toolUse !== undefined || b.toolResult !== undefined));
   if (usesTools && body.toolConfig === undefined) problems.push('body: toolConfig is required when messages hold toolUse or toolResult blocks');
@@ -90,6 +106,9 @@ export function conversationProblems(body: ConverseRequest): string[] {
     if (i > 0 && body.messages[i - 1]?.role === message.role) problems.push(`body messages.${i}: two ${message.role} turns in a row`);
     const ids = message.content.flatMap((b) => (b.toolUse !== undefined ? [b.toolUse.toolUseId] : []));
     if (ids.length === 0) return;
+    if (thinking !== undefined && i === body.messages.length - 2 && message.content[0]?.reasoningContent === undefined) {
+      problems.push(`body messages.${i}: with thinking enabled, an assistant turn with toolUse must start with its reasoningContent`);
+    }
     const answered = body.messages[i + 1]?.content.flatMap((b) => (b.toolResult !== undefined ? [b.toolResult.toolUseId] : [])) ?? [];
     if (answered.join(',') !== ids.join(',')) problems.push(`body messages.${i + 1}: must hold toolResult blocks for ${ids.join(', ')}`);
   });

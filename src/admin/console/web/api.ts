@@ -1,0 +1,49 @@
+// The admin APIs as the console calls them: the admin key from this tab's
+// sessionStorage (gone when the tab closes), JSON in and out, and API errors
+// kept whole so each problem can be shown next to its field.
+const KEY_ITEM = 'sluice.adminKey';
+
+export function storedKey(): string | null {
+  return sessionStorage.getItem(KEY_ITEM);
+}
+
+export function storeKey(key: string | null): void {
+  if (key === null) sessionStorage.removeItem(KEY_ITEM);
+  else sessionStorage.setItem(KEY_ITEM, key);
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    /** `path: message` lines, as the API reports them. */
+    readonly problems: string[],
+  ) {
+    super(message);
+  }
+}
+
+interface ErrorBody {
+  error?: { message?: string; problems?: string[] };
+}
+
+export async function api<T>(method: string, path: string, body?: unknown, key: string | null = storedKey()): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${key ?? ''}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  if (res.status === 204) return undefined as T;
+  const text = await res.text();
+  const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+  if (!res.ok) {
+    const error = (parsed as ErrorBody | undefined)?.error;
+    const message = error?.message ?? `HTTP ${res.status}`;
+    throw new ApiError(res.status, message, error?.problems ?? [message]);
+  }
+  return parsed as T;
+}
+
+/** Splits `sampling[2].rate: must be ...` into its path and message. */
+export function splitProblem(problem: string): { path: string; message: string } {
+  const colon = problem.indexOf(': ');
+  return colon < 0 ? { path: '', message: problem } : { path: problem.slice(0, colon), message: problem.slice(colon + 2) };
+}

@@ -1,0 +1,86 @@
+// Sign-in, navigation and the three screens. The screen is the URL's hash
+// (#/drains, #/gateway, #/pipeline) so links, back and reload work.
+import { html } from 'htm/preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, ApiError, storedKey, storeKey } from './api.js';
+import { DrainsScreen } from './drains.js';
+import { GatewayScreen } from './gateway.js';
+import { PipelineScreen } from './pipeline.js';
+
+const SCREENS = [
+  { hash: '#/drains', label: 'Drains' },
+  { hash: '#/gateway', label: 'Gateway' },
+  { hash: '#/pipeline', label: 'Pipeline' },
+] as const;
+
+function currentHash(): string {
+  return SCREENS.some((screen) => screen.hash === location.hash) ? location.hash : '#/drains';
+}
+
+function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  async function submit(event: Event) {
+    event.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await api('GET', '/v1/stats', undefined, key);
+      storeKey(key);
+      onSignedIn();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) setError(`The admin key was refused: ${err.message}.`);
+      else setError(`Could not reach the admin endpoint: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      setBusy(false);
+    }
+  }
+  return html`
+    <main class="sign-in">
+      <h1>Sluice console</h1>
+      <form onSubmit=${submit}>
+        <label for="admin-key">Admin key</label>
+        <input id="admin-key" type="password" autocomplete="current-password" required value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} aria-describedby="sign-in-help${error === null ? '' : ' sign-in-error'}" />
+        <p id="sign-in-help" class="hint">The <code>service.admin.api_key</code> of this daemon. It is kept in this tab only and forgotten when the tab closes.</p>
+        ${error === null ? null : html`<p id="sign-in-error" class="error" role="alert">${error}</p>`}
+        <button type="submit" disabled=${busy}>Sign in</button>
+      </form>
+    </main>
+  `;
+}
+
+export function App() {
+  const [signedIn, setSignedIn] = useState(storedKey() !== null);
+  const [hash, setHash] = useState(currentHash());
+  useEffect(function followHash() {
+    const onHash = () => setHash(currentHash());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  if (!signedIn) return html`<${SignIn} onSignedIn=${() => setSignedIn(true)} />`;
+  function signOut() {
+    storeKey(null);
+    setSignedIn(false);
+  }
+  // A key refused later (rotated on reload) sends the user back to sign in.
+  function onUnauthorized() {
+    signOut();
+  }
+  return html`
+    <header class="top">
+      <span class="brand">Sluice</span>
+      <nav aria-label="Console">
+        ${SCREENS.map((screen) => html`<a href=${screen.hash} aria-current=${screen.hash === hash ? 'page' : undefined}>${screen.label}</a>`)}
+      </nav>
+      <button type="button" class="link" onClick=${signOut}>Sign out</button>
+    </header>
+    <main>
+      ${hash === '#/gateway'
+        ? html`<${GatewayScreen} onUnauthorized=${onUnauthorized} />`
+        : hash === '#/pipeline'
+          ? html`<${PipelineScreen} onUnauthorized=${onUnauthorized} />`
+          : html`<${DrainsScreen} onUnauthorized=${onUnauthorized} />`}
+    </main>
+  `;
+}

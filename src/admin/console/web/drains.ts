@@ -1,0 +1,105 @@
+// The Drains screen: every drain with its delivery counters and last error,
+// enable/disable/delete, and the form to create or edit one.
+import { html } from 'htm/preact';
+import { useState } from 'preact/hooks';
+import { api, ApiError } from './api.js';
+import { DrainForm } from './drain-form.js';
+import { count, sum, time } from './format.js';
+import { usePolled } from './poll.js';
+import type { DrainView } from './types.js';
+
+const REFRESH_MS = 3_000;
+
+function LastError({ drain }: { drain: DrainView }) {
+  const message = drain.error ?? drain.deliveries.lastError;
+  if (message === null || message === undefined) return html`<span class="muted">none</span>`;
+  return html`<span class="error-text">${message}</span>${drain.deliveries.lastFailureAt === null ? null : html`<br /><time class="muted">${time(drain.deliveries.lastFailureAt)}</time>`}`;
+}
+
+/** Drops that need attention first; traces the rules sampled out are expected and shown apart. */
+function Dropped({ dropped }: { dropped: Record<string, number> }) {
+  const { sampled_out: sampledOut = 0, ...rest } = dropped;
+  return html`${count(sum(rest))}${sampledOut > 0 ? html`<br /><span class="muted">+${count(sampledOut)} sampled out</span>` : null}`;
+}
+
+export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void }) {
+  const { data, error, reload } = usePolled<{ drains: DrainView[] }>('/v1/drains', REFRESH_MS, onUnauthorized);
+  const [editing, setEditing] = useState<DrainView | 'new' | null>(null);
+  const [actionError, setActionError] = useState<string | null>(null);
+
+  async function act(run: () => Promise<unknown>) {
+    setActionError(null);
+    try {
+      await run();
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 401) return onUnauthorized();
+      setActionError(err instanceof Error ? err.message : String(err));
+    }
+    reload();
+  }
+  const setStatus = (drain: DrainView, status: 'enabled' | 'disabled') => act(() => api('PATCH', `/v1/drains/${encodeURIComponent(drain.id)}`, { status }));
+  function remove(drain: DrainView) {
+    if (!window.confirm(`Delete drain ${drain.name}? Its queued spans are discarded.`)) return;
+    void act(() => api('DELETE', `/v1/drains/${encodeURIComponent(drain.id)}`));
+  }
+
+  if (editing !== null) {
+    return html`<${DrainForm}
+      drain=${editing === 'new' ? null : editing}
+      onDone=${() => {
+        setEditing(null);
+        reload();
+      }}
+      onUnauthorized=${onUnauthorized}
+    />`;
+  }
+  const drains = data?.drains ?? [];
+  return html`
+    <section aria-labelledby="drains-title">
+      <div class="title-row">
+        <h1 id="drains-title">Drains</h1>
+        <button type="button" onClick=${() => setEditing('new')}>New drain</button>
+      </div>
+      ${error === null ? null : html`<p class="error" role="alert">${error}</p>`}
+      ${actionError === null ? null : html`<p class="error" role="alert">${actionError}</p>`}
+      ${data === null
+        ? html`<p>Loading…</p>`
+        : drains.length === 0
+          ? html`<p>No drains yet. A drain delivers the traces its sampling rules select to an HTTPS endpoint.</p>`
+          : html`
+              <table>
+                <thead>
+                  <tr><th scope="col">Name</th><th scope="col">Source</th><th scope="col">Status</th><th scope="col">Format</th><th scope="col">Endpoint</th><th scope="col" class="num">Spans sent</th><th scope="col" class="num">Spans dropped</th><th scope="col">Last error</th><th scope="col">Actions</th></tr>
+                </thead>
+                <tbody>
+                  ${drains.map(
+                    (drain) => html`
+                      <tr key=${drain.id} data-drain=${drain.name}>
+                        <th scope="row">${drain.name}</th>
+                        <td>${drain.source}</td>
+                        <td><span class=${`badge ${drain.status}`}>${drain.status}</span></td>
+                        <td>${drain.delivery.encoding === 'proto' ? 'protobuf' : 'json'}${drain.delivery.compression === 'gzip' ? ' (gzip)' : ''}</td>
+                        <td class="url">${drain.delivery.endpoint.traces}</td>
+                        <td class="num">${count(drain.deliveries.spansSent)}</td>
+                        <td class="num"><${Dropped} dropped=${drain.deliveries.spansDropped} /></td>
+                        <td><${LastError} drain=${drain} /></td>
+                        <td class="actions">
+                          <button type="button" onClick=${() => setEditing(drain)}>Edit</button>
+                          ${drain.source === 'config'
+                            ? html`<span class="muted">config file</span>`
+                            : html`
+                                ${drain.status === 'disabled'
+                                  ? html`<button type="button" onClick=${() => void setStatus(drain, 'enabled')}>Enable</button>`
+                                  : html`<button type="button" onClick=${() => void setStatus(drain, 'disabled')}>Disable</button>`}
+                                <button type="button" class="danger" onClick=${() => remove(drain)}>Delete</button>
+                              `}
+                        </td>
+                      </tr>
+                    `,
+                  )}
+                </tbody>
+              </table>
+            `}
+    </section>
+  `;
+}

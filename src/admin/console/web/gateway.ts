@@ -1,0 +1,83 @@
+// The Gateway screen: the catalog from the running config, per provider the
+// attempts, failures and latency of the last 15 minutes, and per key the
+// tokens and spend the gateway counts, against the key's budget.
+import { html } from 'htm/preact';
+import { byReason, count, perMillion } from './format.js';
+import { usePolled } from './poll.js';
+import type { Stats } from './types.js';
+
+const REFRESH_MS = 5_000;
+
+function ms(value: number | null): string {
+  return value === null ? '–' : `${value} ms`;
+}
+
+export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }) {
+  const { data, error } = usePolled<Stats>('/v1/stats', REFRESH_MS, onUnauthorized);
+  if (data === null) return html`<section><h1>Gateway</h1>${error === null ? html`<p>Loading…</p>` : html`<p class="error" role="alert">${error}</p>`}</section>`;
+  const { catalogs, providers, keys } = data.gateway;
+  const minutes = Math.round(data.windowMs / 60_000);
+  const spendByKey = new Map(keys.map((key) => [key.key, key]));
+  return html`
+    <section aria-labelledby="gateway-title">
+      <h1 id="gateway-title">Gateway</h1>
+      ${error === null ? null : html`<p class="error" role="alert">${error}</p>`}
+      ${catalogs.length === 0 ? html`<p>No gateway receiver is configured (<code>receivers.gateway</code>).</p>` : null}
+      ${catalogs.map(
+        (catalog) => html`
+          <h2>Catalog <span class="muted">(${catalog.receiver} on ${catalog.endpoint})</span></h2>
+          <table>
+            <caption class="hint">Prices in USD per million tokens. Providers are tried in the order shown.</caption>
+            <thead><tr><th scope="col">Model</th><th scope="col">Name</th><th scope="col">Providers in order</th><th scope="col" class="num">Input</th><th scope="col" class="num">Output</th><th scope="col" class="num">Cache read</th><th scope="col" class="num">Cache write</th></tr></thead>
+            <tbody>
+              ${catalog.models.map(
+                (model) => html`<tr>
+                  <th scope="row">${model.id}</th>
+                  <td>${model.name ?? ''}</td>
+                  <td>${model.endpoints.map((endpoint) => `${endpoint.provider} (${endpoint.model})`).join(' → ')}</td>
+                  <td class="num">${perMillion(model.pricing['input'])}</td>
+                  <td class="num">${perMillion(model.pricing['output'])}</td>
+                  <td class="num">${perMillion(model.pricing['input_cache_read'])}</td>
+                  <td class="num">${perMillion(model.pricing['input_cache_write'])}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>
+          <h2>Keys</h2>
+          <table>
+            <thead><tr><th scope="col">Key</th><th scope="col" class="num">Tokens</th><th scope="col" class="num">Spend</th><th scope="col">Budget</th></tr></thead>
+            <tbody>
+              ${catalog.keys.map((key) => {
+                const used = spendByKey.get(key.name);
+                return html`<tr>
+                  <th scope="row">${key.name}</th>
+                  <td class="num">${used === undefined ? '0' : count(used.tokens)}</td>
+                  <td class="num">${used === undefined ? '$0' : `$${used.costUsd.toFixed(4)}`}</td>
+                  <td>${key.budget === null ? html`<span class="muted">none</span>` : `$${key.budget.usd} per ${key.budget.period}`}</td>
+                </tr>`;
+              })}
+            </tbody>
+          </table>
+        `,
+      )}
+      <h2>Providers <span class="muted">(last ${minutes} minutes)</span></h2>
+      ${providers.length === 0
+        ? html`<p>No upstream attempts in the last ${minutes} minutes.</p>`
+        : html`<table>
+            <thead><tr><th scope="col">Provider</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">Failures</th><th scope="col">Failures by type</th><th scope="col" class="num">p50</th><th scope="col" class="num">p99</th></tr></thead>
+            <tbody>
+              ${providers.map(
+                (provider) => html`<tr>
+                  <th scope="row">${provider.provider}</th>
+                  <td class="num">${count(provider.attempts)}</td>
+                  <td class="num">${count(provider.failures)}</td>
+                  <td>${byReason(provider.failuresByType)}</td>
+                  <td class="num">${ms(provider.latencyMs.p50)}</td>
+                  <td class="num">${ms(provider.latencyMs.p99)}</td>
+                </tr>`,
+              )}
+            </tbody>
+          </table>`}
+    </section>
+  `;
+}

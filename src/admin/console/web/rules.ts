@@ -1,0 +1,96 @@
+// Sampling rules as ordered rows: evaluated top to bottom, the first match
+// decides (DESIGN section 6). Each row is a group named "Rule N" so keyboard
+// and screen-reader users know which row a field or button belongs to.
+import { html } from 'htm/preact';
+import { FieldError, problemsAt } from './field-error.js';
+import type { RuleBody } from './types.js';
+
+export interface RuleRow {
+  id: number;
+  env: string;
+  percentage: string;
+  path: string;
+}
+
+/** Rows as API rules; a percentage that is not a number goes as typed, so the API names it. */
+export function ruleBodies(rows: readonly RuleRow[]): Array<Omit<RuleBody, 'rate'> & { rate: number | string }> {
+  return rows.map(function ruleBody(row) {
+    const text = row.percentage.trim();
+    const pct = text === '' ? Number.NaN : Number(text);
+    const rate: number | string = Number.isFinite(pct) ? Number((pct / 100).toPrecision(15)) : text;
+    const path = row.path.trim();
+    return { type: 'head_sampling', env: row.env.trim(), rate, ...(path === '' ? {} : { requestPath: path }) };
+  });
+}
+
+interface Props {
+  rules: RuleRow[];
+  setRules: (rules: RuleRow[]) => void;
+  problems: string[];
+  readOnly: boolean;
+  newRow: () => RuleRow;
+}
+
+export function RulesEditor({ rules, setRules, problems, readOnly, newRow }: Props) {
+  function update(index: number, change: Partial<RuleRow>) {
+    setRules(rules.map((row, i) => (i === index ? { ...row, ...change } : row)));
+  }
+  function move(index: number, by: number) {
+    const target = index + by;
+    if (target < 0 || target >= rules.length) return;
+    const next = [...rules];
+    const [row] = next.splice(index, 1);
+    if (row !== undefined) next.splice(target, 0, row);
+    setRules(next);
+    // Keep the keyboard on the moved row's button.
+    requestAnimationFrame(() => document.getElementById(`rule-${row?.id ?? 0}-${by < 0 ? 'up' : 'down'}`)?.focus());
+  }
+  const listProblems = problems.filter((problem) => problemsAt([problem], 'sampling').length > 0 && !/^sampling\[\d+\]/.test(problem));
+  return html`
+    <fieldset class="rules" aria-describedby="rules-help">
+      <legend>Sampling rules</legend>
+      <p id="rules-help" class="hint">
+        Rules are evaluated top to bottom; the first rule whose environment equals the trace's environment and whose path prefix is blank or begins the request path decides, keeping that percentage of traces (the API's <code>rate</code> is the percentage ÷ 100).
+        <strong>${rules.length === 0 ? ' With no rules, this drain forwards 100% of traces.' : ' A request that matches no rule is dropped.'}</strong>
+      </p>
+      <${FieldError} id="err-sampling" problems=${listProblems} />
+      <ol class="rule-list">
+        ${rules.map((row, index) => {
+          const at = `sampling[${index}]`;
+          const rowOnly = problems.filter((problem) => problem.startsWith(`${at}:`));
+          return html`
+            <li key=${row.id}>
+              <fieldset class="rule" aria-label=${`Rule ${index + 1}`}>
+                <span class="rule-number" aria-hidden="true">${index + 1}</span>
+                <div class="field">
+                  <label for=${`rule-${row.id}-env`}>Environment</label>
+                  <input id=${`rule-${row.id}-env`} value=${row.env} placeholder="production" onInput=${(e: Event) => update(index, { env: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(problems, `${at}.env`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-env-err`} />
+                  <${FieldError} id=${`rule-${row.id}-env-err`} problems=${problemsAt(problems, `${at}.env`)} />
+                </div>
+                <div class="field narrow">
+                  <label for=${`rule-${row.id}-pct`}>Percentage</label>
+                  <input id=${`rule-${row.id}-pct`} inputmode="decimal" value=${row.percentage} onInput=${(e: Event) => update(index, { percentage: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(problems, `${at}.rate`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-pct-err`} />
+                  <${FieldError} id=${`rule-${row.id}-pct-err`} problems=${problemsAt(problems, `${at}.rate`)} />
+                </div>
+                <div class="field">
+                  <label for=${`rule-${row.id}-path`}>Path prefix</label>
+                  <input id=${`rule-${row.id}-path`} value=${row.path} placeholder="/api (blank: any path)" onInput=${(e: Event) => update(index, { path: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(problems, `${at}.requestPath`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-path-err`} />
+                  <${FieldError} id=${`rule-${row.id}-path-err`} problems=${problemsAt(problems, `${at}.requestPath`)} />
+                </div>
+                ${readOnly
+                  ? null
+                  : html`<div class="rule-buttons">
+                      <button type="button" id=${`rule-${row.id}-up`} disabled=${index === 0} onClick=${() => move(index, -1)}>Move up</button>
+                      <button type="button" id=${`rule-${row.id}-down`} disabled=${index === rules.length - 1} onClick=${() => move(index, 1)}>Move down</button>
+                      <button type="button" class="danger" onClick=${() => setRules(rules.filter((_, i) => i !== index))}>Remove rule</button>
+                    </div>`}
+                <${FieldError} id=${`rule-${row.id}-err`} problems=${rowOnly} />
+              </fieldset>
+            </li>
+          `;
+        })}
+      </ol>
+      ${readOnly ? null : html`<button type="button" onClick=${() => setRules([...rules, newRow()])}>Add rule</button>`}
+    </fieldset>
+  `;
+}

@@ -1,0 +1,85 @@
+// The API shapes the console reads (DESIGN section 6 and GET /v1/stats).
+export interface RuleBody {
+  type?: 'head_sampling';
+  env: string;
+  rate: number;
+  requestPath?: string;
+}
+
+export interface DrainView {
+  id: string;
+  name: string;
+  source: 'config' | 'api';
+  status: 'enabled' | 'disabled' | 'errored';
+  createdAt: number;
+  updatedAt: number;
+  delivery: {
+    endpoint: { traces: string };
+    encoding: 'proto' | 'json';
+    compression: 'gzip' | 'none';
+    headers: string[];
+    secret: boolean;
+    insecure: boolean;
+    tls: { ca: boolean };
+  };
+  sampling: RuleBody[];
+  deliveries: {
+    succeeded: number;
+    failed: number;
+    spansSent: number;
+    spansDropped: Record<string, number>;
+    lastSuccessAt: number | null;
+    lastFailureAt: number | null;
+    lastError: string | null;
+  };
+  error?: string;
+}
+
+export interface TestResult {
+  ok: boolean;
+  status: number | null;
+  latencyMs: number;
+  error?: string;
+}
+
+export interface QueueView {
+  records: number;
+  bytes: number;
+  capacityBytes: number;
+}
+
+export interface ExporterStats {
+  exporter: string;
+  sent: number;
+  failed: number;
+  retries: number;
+  dropped: number;
+  droppedByReason: Record<string, number>;
+  queue: QueueView | null;
+}
+
+export interface DrainStats extends Omit<ExporterStats, 'exporter'> {
+  id: string;
+  pendingQueue: QueueView | null;
+}
+
+export interface Stats {
+  sampledAt: number;
+  intervalMs: number;
+  windowMs: number;
+  receivers: Array<{ receiver: string; transport: string; accepted: number; refused: number; refusedByReason: Record<string, number> }>;
+  exporters: ExporterStats[];
+  drains: DrainStats[];
+  gateway: {
+    catalogs: Array<{
+      receiver: string;
+      endpoint: string;
+      providers: Array<{ slug: string; type: string }>;
+      models: Array<{ id: string; name: string | null; endpoints: Array<{ provider: string; model: string }>; pricing: Record<string, string> }>;
+      keys: Array<{ name: string; budget: { usd: number; period: string } | null }>;
+    }>;
+    providers: Array<{ receiver: string; provider: string; attempts: number; failures: number; failuresByType: Record<string, number>; latencyMs: { p50: number | null; p99: number | null } }>;
+    keys: Array<{ key: string; tokens: number; tokensByType: Record<string, number>; costUsd: number }>;
+  };
+  series: Array<{ at: number; acceptedPerSecond: number; sentPerSecond: number }>;
+}

@@ -1,0 +1,133 @@
+// Reasoning ("extended thinking") and structured output as every translating
+// adapter reads them from a Chat Completions request: one normalized form of
+// `reasoning_effort` / `reasoning: {effort, max_tokens, exclude, enabled}`,
+// the thinking budgets derived from it, and `reasoning_details` merged back
+// into whole signed blocks for the next turn.
+import type { ChatCompletionRequest, ReasoningDetail, ReasoningEffort } from '../../core/openai-types.js';
+import { invalidRequest } from './inputs.js';
+
+export type Effort = Exclude<ReasoningEffort, 'none'>;
+
+export type Reasoning =
+  /** The client asked for no reasoning (`effort: "none"` or `enabled: false`). */
+  | { readonly on: false }
+  | {
+      readonly on: true;
+      readonly effort: Effort;
+      /** An explicit budget (`reasoning.max_tokens`); otherwise derived from the effort. */
+      readonly budget: number | undefined;
+      /** `reasoning.exclude`: think, but leave the reasoning out of the answer. */
+      readonly exclude: boolean;
+    };
+
+/** The reasoning the request asks for, or undefined when it says nothing about it. */
+export function reasoningOf(request: ChatCompletionRequest): Reasoning | undefined {
+  const options = request.reasoning;
+  const effort = request.reasoning_effort ?? options?.effort;
+  if (effort === 'none' || options?.enabled === false) return { on: false };
+  if (effort === undefined && options?.max_tokens === undefined && options?.enabled !== true) return undefined;
+  return { on: true, effort: effort ?? 'medium', budget: options?.max_tokens, exclude: options?.exclude === true };
+}
+
+/** The param a reasoning error names: the field the client set. */
+export function reasoningParam(request: ChatCompletionRequest): string {
+  if (request.reasoning?.max_tokens !== undefined) return 'reasoning.max_tokens';
+  return request.reasoning_effort !== undefined ? 'reasoning_effort' : 'reasoning';
+}
+
+// Anthropic's extended thinking (also Claude on Bedrock): budget_tokens must be
+// >= 1024 and below max_tokens. An effort takes a share of max_tokens, as
+// OpenRouter maps it, capped at 32k (above that Anthropic asks for batches).
+const MIN_THINKING_BUDGET = 1024;
+const MAX_EFFORT_BUDGET = 32_000;
+const EFFORT_SHARE: Readonly<Record<Effort, number>> = { minimal: 0.1, low: 0.2, medium: 0.5, high: 0.8 };
+
+/**
+ * budget_tokens and max_tokens for Anthropic-style thinking. An explicit
+ * budget the max_tokens left no room for raises max_tokens, unless the client
+ * set max_tokens itself: then it is a 400.
+ */
+export function thinkingBudget(reasoning: Extract<Reasoning, { on: true }>, maxTokens: number, clientSetMax: boolean, request: ChatCompletionRequest, providerType: string): { budget: number; maxTokens: number } {
+  // The thinking blocks carry the signatures the next turn needs: they are always returned.
+  if (reasoning.exclude) invalidRequest('reasoning.exclude', `is not supported by provider type ${providerType}`);
+  if (reasoning.budget !== undefined) {
+    if (reasoning.budget < MIN_THINKING_BUDGET) invalidRequest('reasoning.max_tokens', `must be at least ${MIN_THINKING_BUDGET} for provider type ${providerType}`);
+    if (reasoning.budget < maxTokens) return { budget: reasoning.budget, maxTokens };
+    if (clientSetMax) invalidRequest('reasoning.max_tokens', `must be below max_tokens (${maxTokens}) for provider type ${providerType}: max_tokens counts the thinking too`);
+    return { budget: reasoning.budget, maxTokens: reasoning.budget + maxTokens };
+  }
+  const budget = Math.max(MIN_THINKING_BUDGET, Math.min(MAX_EFFORT_BUDGET, Math.floor(maxTokens * EFFORT_SHARE[reasoning.effort])));
+  if (budget >= maxTokens) invalidRequest(reasoningParam(request), `needs max_tokens above ${MIN_THINKING_BUDGET} for provider type ${providerType}`);
+  return { budget, maxTokens };
+}
+
+/** One whole reasoning block of an assistant turn, ready to replay upstream. */
+export type ReplayBlock = { kind: 'text'; text: string; signature: string } | { kind: 'encrypted'; data: string };
+
+/**
+ * The signed blocks of an assistant message's `reasoning_details`, in order.
+ * Details streamed in pieces (text, then the signature, under one `index`) are
+ * joined. Only details of `format` (or with no format) are kept: another
+ * provider's signature cannot be verified, and a block without one cannot be
+ * replayed (providers reject unsigned thinking).
+ */
+export function replayBlocks(details: readonly ReasoningDetail[] | undefined, format: string): ReplayBlock[] {
+  if (details === undefined || details.length === 0) return [];
+  const blocks: ReplayBlock[] = [];
+  let open: { text: string; signature: string; index: number | undefined } | undefined;
+  const close = (): void => {
+    if (open !== undefined && open.signature !== '') blocks.push({ kind: 'text', text: open.text, signature: open.signature });
+    open = undefined;
+  };
+  for (const detail of details) {
+    if (detail.format !== undefined && detail.format !== format) continue;
+    if (detail.type === 'reasoning.encrypted') {
+      close();
+      blocks.push({ kind: 'encrypted', data: detail.data });
+      continue;
+    }
+    // A new index, or a detail after a signed one without an index, starts the next block.
+    if (open !== undefined && (detail.index !== open.index || (detail.index === undefined && open.signature !== ''))) close();
+    open ??= { text: '', signature: '', index: detail.index };
+    open.text += detail.text;
+    if (typeof detail.signature === 'string' && detail.signature !== '') open.signature = detail.signature;
+  }
+  close();
+  return blocks;
+}
+
+/** The reasoning_details `format` of each provider family whose signatures the gateway replays. */
+export const REASONING_FORMATS = {
+  anthropic: 'anthropic-claude-v1',
+  bedrock: 'amazon-bedrock-converse-v1',
+  google: 'google-gemini-v1',
+} as const;
+
+/**
+ * response_format json_schema on providers without a JSON-schema mode
+ * (anthropic, bedrock) becomes one forced tool of this name; its input is the
+ * answer. The name is reserved: a tool call of this name comes back as content.
+ */
+export const STRUCTURED_OUTPUT_TOOL = 'sluice_structured_output';
+
+export interface StructuredOutputTool {
+  name: typeof STRUCTURED_OUTPUT_TOOL;
+  description: string;
+  schema: Record<string, unknown>;
+}
+
+/** The forced tool standing in for response_format, or undefined when the request asks for none. */
+export function structuredOutputTool(request: ChatCompletionRequest, providerType: string, reasoning: Reasoning | undefined): StructuredOutputTool | undefined {
+  const format = request.response_format;
+  if (format === undefined || format.type === 'text') return undefined;
+  if (format.type === 'json_object') invalidRequest('response_format', `json_object is not supported by provider type ${providerType}; use json_schema`);
+  if (request.tools !== undefined && request.tools.length > 0) invalidRequest('response_format', `json_schema cannot be combined with tools for provider type ${providerType}`);
+  // A forced tool call is what carries the schema, and thinking refuses forced tool calls.
+  if (reasoning?.on === true) invalidRequest('response_format', `json_schema cannot be combined with reasoning for provider type ${providerType}`);
+  const { name, description, schema } = format.json_schema;
+  return {
+    name: STRUCTURED_OUTPUT_TOOL,
+    description: description ?? `Answer by calling this tool once; its input is the answer, a JSON object matching the schema \`${name}\`.`,
+    schema: schema ?? { type: 'object' },
+  };
+}
