@@ -1,5 +1,6 @@
 // The `service` section: storage, admin endpoint, logs, pipelines.
 import { z } from 'zod';
+import { duration } from './units.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -28,6 +29,12 @@ export const serviceSchema = z.strictObject({
     })
     .prefault({}),
   memory_limit_mib: z.number().int().positive().optional(),
+  usage: z
+    .strictObject({
+      /** Generation records older than this are deleted (spend per budget period is kept apart). */
+      retention: duration().pipe(z.number().min(86_400_000, { error: 'must be at least 1d' })).prefault('30d'),
+    })
+    .prefault({}),
   pipelines: z.record(
     z.string().regex(PIPELINE_ID, { error: 'pipeline ids are `traces` or `traces/<name>` (only traces are supported)' }),
     pipelineSchema,

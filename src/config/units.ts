@@ -2,8 +2,8 @@
 // in their own schemas so every key that takes a duration reads the same way.
 import { z } from 'zod';
 
-const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h)/y;
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
 
 const SIZE_UNITS: Readonly<Record<string, number>> = {
   b: 1,
@@ -16,7 +16,7 @@ const SIZE_UNITS: Readonly<Record<string, number>> = {
 };
 const SIZE_PATTERN = /^(\d+(?:\.\d+)?)\s*([a-z]+)?$/i;
 
-/** `200ms`, `5s`, `1m30s`, `1h`, or a number of milliseconds; undefined when unreadable. */
+/** `200ms`, `5s`, `1m30s`, `1h`, `30d`, or a number of milliseconds; undefined when unreadable. */
 export function parseDuration(value: string | number): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
   const text = value.trim();

@@ -4,6 +4,7 @@
 // start()/shutdown(). Data moves through one interface, TracesConsumer.
 import type { Logger } from 'pino';
 import type { z } from 'zod';
+import type { SharedState } from '../cluster/state.js';
 import type { TraceBatch } from '../otlp/batch.js';
 import type { Telemetry } from './telemetry.js';
 
@@ -46,6 +47,10 @@ export interface Host {
   readonly storageDirectory: string;
   /** The service's own version, for User-Agent headers. */
   readonly version: string;
+  /** State shared across instances in cluster mode (local otherwise): rate limits, spend, generation records. */
+  readonly state: SharedState;
+  /** service.admin.api_key as it is now (undefined when unset). */
+  readonly adminApiKey: () => string | undefined;
 }
 
 export type ComponentKind = 'receiver' | 'processor' | 'exporter';

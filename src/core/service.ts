@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { ValidatedConfig } from '../config/validate.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
+import { LocalState, type SharedState } from '../cluster/state.js';
 import { mountConsole } from '../admin/console/serve.js';
 import { StatsSampler } from '../admin/stats/sampler.js';
 import { mountStatsApi } from '../admin/stats/routes.js';
@@ -28,6 +29,7 @@ export class Service {
   readonly #version: string;
   #config: ValidatedConfig | undefined;
   #graph: Graph | undefined;
+  #state: { readonly state: SharedState; readonly identity: string } | undefined;
   #stopping = false;
   #shutdown: Promise<void> | undefined;
   // Starts and reloads run one at a time, in order.
@@ -109,6 +111,7 @@ export class Service {
     this.#shutdown ??= this.#serially(async () => {
       this.stats.stop();
       await this.#graph?.shutdown();
+      await this.#state?.state.close();
       await this.admin.close();
       this.logger.info('sluice stopped');
     });
@@ -123,11 +126,23 @@ export class Service {
       await this.admin.close();
       await this.admin.listen(config.service.admin.endpoint);
     }
-    const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version };
+    const state = await this.#sharedState(config, storageDirectory);
+    const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version, state, adminApiKey: () => this.#config?.service.admin.api_key };
     attachAdminRoutes(host, this.admin);
     const graph = new Graph(config, host);
     this.#graph = graph;
     await graph.start();
+  }
+
+  /** One SharedState per storage directory and retention; a reload that changes them reopens it. */
+  async #sharedState(config: ValidatedConfig, storageDirectory: string): Promise<SharedState> {
+    const retentionMs = config.service.usage.retention;
+    const identity = `${storageDirectory}\u0000${retentionMs}`;
+    if (this.#state?.identity === identity) return this.#state.state;
+    await this.#state?.state.close();
+    const state = new LocalState({ storageDirectory, retentionMs, logger: this.logger.child({ component: 'state' }) });
+    this.#state = { state, identity };
+    return state;
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {

@@ -19,8 +19,9 @@ export class Telemetry {
     }
   }
 
-  counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
-    return this.#memo(name, () => new Counter({ name, help, labelNames, registers: [this.registry] })) as Counter<L>;
+  /** `collect` runs before each scrape (to set values kept elsewhere); only the first registration's is kept. */
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[], collect?: (this: Counter<L>) => void): Counter<L> {
+    return this.#memo(name, () => new Counter({ name, help, labelNames, registers: [this.registry], ...(collect === undefined ? {} : { collect }) })) as Counter<L>;
   }
 
   gauge<L extends string>(name: string, help: string, labelNames: readonly L[]): Gauge<L> {

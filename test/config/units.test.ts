@@ -9,8 +9,8 @@ function problems(schema: z.ZodType, input: unknown): string[] {
 }
 
 describe('durations', () => {
-  it('reads ms, s, m and h', () => {
-    expect([parseDuration('200ms'), parseDuration('5s'), parseDuration('1m'), parseDuration('1h')]).toEqual([200, 5_000, 60_000, 3_600_000]);
+  it('reads ms, s, m, h and d', () => {
+    expect([parseDuration('200ms'), parseDuration('5s'), parseDuration('1m'), parseDuration('1h'), parseDuration('30d')]).toEqual([200, 5_000, 60_000, 3_600_000, 2_592_000_000]);
   });
 
   it('reads compound and fractional durations', () => {

@@ -1,9 +1,9 @@
 // The gateway's catalog and keys as the console shows them, read from the
 // running config: models with their providers in order and prices, the
 // provider slugs with their types, and each key's name and budget (never the
-// key itself). Keys are read structurally: a bare string is an unnamed key.
+// key itself; a bare key shows the hash-derived name its metrics carry).
 import type { ValidatedConfig } from '../../config/validate.js';
-import type { GatewayConfig } from '../../receivers/gateway/config.js';
+import { apiKeyName, type GatewayConfig } from '../../receivers/gateway/config.js';
 
 export interface GatewayCatalog {
   receiver: string;
@@ -17,13 +17,13 @@ function field(value: unknown, key: string): unknown {
   return value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
 }
 
-function keyOf(entry: unknown, index: number): GatewayCatalog['keys'][number] {
-  const name = field(entry, 'name');
+function keyOf(entry: GatewayConfig['api_keys'][number]): GatewayCatalog['keys'][number] {
   const budget = field(entry, 'budget');
   const usd = field(budget, 'usd');
   const period = field(budget, 'period');
   return {
-    name: typeof name === 'string' ? name : `key ${index + 1}`,
+    // The name metrics and usage records carry (a bare key's is derived from its hash).
+    name: apiKeyName(entry),
     budget: typeof usd === 'number' ? { usd, period: typeof period === 'string' ? period : 'total' } : null,
   };
 }
@@ -41,9 +41,9 @@ export function gatewayCatalogs(config: ValidatedConfig | undefined): GatewayCat
         id: model.id,
         name: model.name ?? null,
         endpoints: model.endpoints.map((endpoint) => ({ provider: endpoint.provider, model: endpoint.model })),
-        pricing: { ...model.pricing },
+        pricing: Object.fromEntries(Object.entries(model.pricing ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined)),
       })),
-      keys: (gateway.api_keys as readonly unknown[]).map(keyOf),
+      keys: gateway.api_keys.map(keyOf),
     });
   }
   return catalogs;

@@ -1,19 +1,42 @@
 // receivers.gateway: keys as DESIGN section 4 names them. Durations parse to
 // ms and sizes to bytes here; each provider entry is validated by its type's
 // adapter schema, so a bad provider key is reported under its YAML path.
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { byteSize, duration } from '../../config/units.js';
+import { parseUsd } from '../../usage/money.js';
+import { BUDGET_PERIODS } from '../../usage/periods.js';
+import { PRICE_KINDS, type PriceKind } from '../../usage/pricing.js';
 import { providerConfigSchemas, providerTypes } from './providers/config-schemas.js';
 import type { BaseProviderConfig } from './providers/types.js';
 
-const apiKeySchema = z.union([
-  z.string().min(1, 'must not be empty'),
-  z.object({
-    key: z.string().min(1, 'must not be empty'),
-    /** Token bucket of this size, refilled continuously over a minute. */
-    requests_per_minute: z.number().int().positive().optional(),
-  }),
-]);
+const bareKeySchema = z.string().min(1, 'must not be empty');
+
+const keyRecordSchema = z.strictObject({
+  key: z.string().min(1, 'must not be empty'),
+  /** Shown in metrics, reports and logs instead of the secret. */
+  name: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').optional(),
+  /** Requests allowed per fixed minute window. */
+  requests_per_minute: z.number().int().positive().optional(),
+  /** Tokens (input and output, as upstreams report them) per fixed minute window. */
+  tokens_per_minute: z.number().int().positive().optional(),
+  budget: z
+    .strictObject({
+      usd: z.number().nonnegative().finite(),
+      period: z.enum(BUDGET_PERIODS),
+    })
+    .optional(),
+});
+
+/** A bare string or a record; each form reports its own problems (a union would only say "Invalid input"). */
+const apiKeySchema = z.unknown().transform(function validateKey(value, ctx): string | z.output<typeof keyRecordSchema> {
+  const parsed = typeof value === 'string' ? bareKeySchema.safeParse(value) : keyRecordSchema.safeParse(value);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+    return z.NEVER;
+  }
+  return parsed.data;
+});
 
 const providerSchema = z
   .looseObject({
@@ -35,7 +58,20 @@ const providerSchema = z
     return parsed.data;
   });
 
-const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'must be a decimal string like "0.000003"');
+const price = z.string().refine(
+  function isPrice(text) {
+    try {
+      parseUsd(text);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { error: 'must be a decimal string like "0.000003" (USD per token, at most 15 decimal places)' },
+);
+
+/** USD per token for each kind of token; the cache prices default to the input price. */
+const pricingSchema = z.strictObject(Object.fromEntries(PRICE_KINDS.map((kind) => [kind, price.optional()])) as Record<PriceKind, z.ZodOptional<typeof price>>);
 
 const modelSchema = z.object({
   id: z.string().regex(/^[^/\s]+\/\S+$/, 'must look like <provider>/<model>'),
@@ -48,8 +84,8 @@ const modelSchema = z.object({
   max_tokens: z.number().int().positive().optional(),
   /** What the model does: chat (`language`) or `embedding`; each is served only on its own routes. */
   type: z.enum(['language', 'embedding']).default('language'),
-  pricing: z.record(z.string(), decimalString).optional(),
-  endpoints: z.array(z.object({ provider: z.string().min(1), model: z.string().min(1) })).min(1, 'must list at least one endpoint'),
+  pricing: pricingSchema.optional(),
+  endpoints: z.array(z.object({ provider: z.string().min(1), model: z.string().min(1), pricing: pricingSchema.optional() })).min(1, 'must list at least one endpoint'),
 });
 
 const endpointSchema = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):\d{1,5}$/, 'must be host:port');
@@ -67,6 +103,16 @@ export const gatewayConfigSchema = z
     capture_content: z.boolean(),
   })
   .superRefine(function checkReferences(config, ctx) {
+    const names = new Set<string>();
+    const keys = new Set<string>();
+    config.api_keys.forEach(function checkKey(entry, i) {
+      const key = typeof entry === 'string' ? entry : entry.key;
+      const name = apiKeyName(entry);
+      if (keys.has(key)) ctx.addIssue({ code: 'custom', path: ['api_keys', i], message: 'duplicate key' });
+      if (names.has(name)) ctx.addIssue({ code: 'custom', path: ['api_keys', i, 'name'], message: `duplicate key name ${name}` });
+      keys.add(key);
+      names.add(name);
+    });
     const seen = new Set<string>();
     config.models.forEach(function checkModel(model, i) {
       if (seen.has(model.id)) ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id ${model.id}` });
@@ -80,6 +126,14 @@ export const gatewayConfigSchema = z
   });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
+export type ApiKeyEntry = GatewayConfig['api_keys'][number];
+
+/** A key's name: its own, or for a bare key `key-` and the first 8 hex digits of its SHA-256 (never the secret). */
+export function apiKeyName(entry: ApiKeyEntry): string {
+  if (typeof entry !== 'string' && entry.name !== undefined) return entry.name;
+  const key = typeof entry === 'string' ? entry : entry.key;
+  return `key-${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
+}
 export type ModelConfig = GatewayConfig['models'][number];
 
 export function createDefaultConfig() {

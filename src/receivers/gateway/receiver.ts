@@ -9,7 +9,11 @@ import { TraceBatch } from '../../otlp/batch.js';
 import type { ExportTraceServiceRequest, KeyValue } from '../../otlp/model.js';
 import type { ResolvedProvider } from './core/attempt.js';
 import type { PlanEnv } from './core/attempt-loop.js';
+import { Accountant, type KeyLimits } from '../../usage/accountant.js';
+import { UsageMeter } from '../../usage/meter.js';
+import { usageMetrics } from '../../usage/metrics.js';
 import { ApiKeys, bearerKey } from './core/auth.js';
+import { refusalError } from './core/refusal.js';
 import { Catalog } from './core/catalog.js';
 import { ClientLink } from './core/client-link.js';
 import { GatewayHttpError, openaiErrors, sendError } from './core/http-error.js';
@@ -22,7 +26,7 @@ import { encodeSpanRequest, type ResourcePairs } from './core/span-export.js';
 import { startServerSpan, toRequest, type SpanRecord } from './core/spans.js';
 import { parseTraceparent } from './core/trace-context.js';
 import { UpstreamAgents } from './core/upstream.js';
-import type { GatewayConfig } from './config.js';
+import { apiKeyName, type GatewayConfig } from './config.js';
 import { providerAdapters } from './providers/index.js';
 import { gatewayRoutes } from './routes.js';
 
@@ -42,7 +46,11 @@ export class GatewayReceiver implements Receiver {
   readonly #logger: Logger;
   readonly #next: TracesConsumer;
   readonly #listen: { host: string; port: number };
-  readonly #services: GatewayServices;
+  readonly #config: GatewayConfig;
+  readonly #catalog: Catalog;
+  readonly #env: PlanEnv;
+  /** Set at start(host): keys and usage accounting use the host's shared state. */
+  #services: GatewayServices | undefined;
   readonly #routes = new RouteTable(gatewayRoutes);
   readonly #agents: UpstreamAgents;
   readonly #resource: ResourcePairs;
@@ -56,7 +64,9 @@ export class GatewayReceiver implements Receiver {
     this.#logger = settings.logger;
     this.#next = next;
     this.#listen = parseEndpoint(config.endpoint);
+    this.#config = config;
     const catalog = new Catalog(config.models, Math.floor(Date.now() / 1000));
+    this.#catalog = catalog;
     this.#metrics = gatewayMetrics(settings.telemetry);
     const providers = new Map<string, ResolvedProvider>();
     for (const [slug, provider] of Object.entries(config.providers)) {
@@ -74,7 +84,7 @@ export class GatewayReceiver implements Receiver {
     const attempts = this.#metrics.attempts;
     const attemptDuration = this.#metrics.attemptDuration;
     const receiver = this.#id;
-    const env: PlanEnv = {
+    this.#env = {
       agents: this.#agents,
       captureContent: config.capture_content,
       router: createRouter(catalog, new Set(providers.keys())),
@@ -85,12 +95,6 @@ export class GatewayReceiver implements Receiver {
       timeAttempt: function timeAttempt(provider, seconds) {
         attemptDuration.observe({ receiver, provider }, seconds);
       },
-    };
-    this.#services = {
-      keys: new ApiKeys(config.api_keys.map((k) => (typeof k === 'string' ? { key: k, requestsPerMinute: undefined } : { key: k.key, requestsPerMinute: k.requests_per_minute }))),
-      catalog,
-      env,
-      bodyLimit: config.max_request_body_size,
     };
     this.#resource = [
       ['service.name', 'sluice'],
@@ -104,16 +108,26 @@ export class GatewayReceiver implements Receiver {
     return typeof address === 'object' && address !== null ? address : undefined;
   }
 
-  async start(_host: Host): Promise<void> {
+  async start(host: Host): Promise<void> {
+    const [ledger, generations] = await Promise.all([host.state.spendLedger(), host.state.generationStore()]);
+    const accountant = new Accountant({ rateLimiter: (options) => host.state.rateLimiter(options), ledger, generations, metrics: usageMetrics(host.telemetry), logger: this.#logger });
+    this.#services = {
+      keys: new ApiKeys(this.#config.api_keys.map((entry) => ({ key: typeof entry === 'string' ? entry : entry.key, value: accountant.key(keyLimits(entry)) }))),
+      accountant,
+      adminApiKey: host.adminApiKey,
+      catalog: this.#catalog,
+      env: this.#env,
+      bodyLimit: this.#config.max_request_body_size,
+    };
     const server = createServer((req, res) => {
       this.#handle(req, res);
     });
     server.keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
     this.#server = server;
-    const { host, port } = this.#listen;
+    const { host: address, port } = this.#listen;
     await new Promise<void>(function listen(resolve, reject) {
       server.once('error', reject);
-      server.listen(port, host, function listening() {
+      server.listen(port, address, function listening() {
         server.off('error', reject);
         resolve();
       });
@@ -158,7 +172,9 @@ export class GatewayReceiver implements Receiver {
     if (routeName !== undefined) server.str('http.route', routeName);
     const spans: SpanRecord[] = [server];
     const client = new ClientLink();
+    const meter: MeterSlot = { meter: undefined };
     const finish = (): void => {
+      meter.meter?.finish(res.headersSent ? res.statusCode : 499);
       if (!res.writableFinished) client.close();
       if (res.headersSent) server.int('http.response.status_code', res.statusCode);
       else server.fail('client_closed');
@@ -170,7 +186,7 @@ export class GatewayReceiver implements Receiver {
     };
     res.once('close', finish);
     const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? openaiErrors;
-    this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client).catch((err: unknown) => {
+    this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client, meter).catch((err: unknown) => {
       const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
       server.fail(error.spanErrorType, error.message);
       sendError(res, error, errors);
@@ -188,6 +204,7 @@ export class GatewayReceiver implements Receiver {
     server: SpanRecord,
     spans: SpanRecord[],
     client: ClientLink,
+    slot: MeterSlot,
   ): Promise<void> {
     if (route === undefined) {
       const first = onPath[0];
@@ -195,8 +212,19 @@ export class GatewayReceiver implements Receiver {
       const allow = onPath.map((r) => r.method).join(', ');
       throw new GatewayHttpError(405, `Method ${method} is not allowed on ${first.route}; use ${allow}.`, { code: 'method_not_allowed', headers: { allow } });
     }
-    this.#services.keys.authorize(route.presentedKey === undefined ? bearerKey(req) : route.presentedKey(req));
-    await route.handle(this.#services, { req, res, path, query, server, spans, client });
+    const services = this.#services as GatewayServices;
+    const key = services.keys.authorize(route.presentedKey === undefined ? bearerKey(req) : route.presentedKey(req));
+    const limited = await services.accountant.admitRequest(key);
+    if (limited !== undefined) throw refusalError(limited);
+    let meter: UsageMeter | undefined;
+    if (route.generates === true) {
+      const now = Date.now();
+      const refused = await services.accountant.admitGeneration(key, now);
+      if (refused !== undefined) throw refusalError(refused);
+      meter = new UsageMeter(services.accountant, key, now);
+      slot.meter = meter;
+    }
+    await route.handle(services, { req, res, path, query, server, spans, client, key, meter });
   }
 
   #emit(spans: SpanRecord[]): void {
@@ -222,6 +250,16 @@ export class GatewayReceiver implements Receiver {
       },
     );
   }
+}
+
+/** The request's usage meter, once its route is known to generate. */
+interface MeterSlot {
+  meter: UsageMeter | undefined;
+}
+
+function keyLimits(entry: GatewayConfig['api_keys'][number]): KeyLimits {
+  if (typeof entry === 'string') return { name: apiKeyName(entry), requestsPerMinute: undefined, tokensPerMinute: undefined, budget: undefined };
+  return { name: apiKeyName(entry), requestsPerMinute: entry.requests_per_minute, tokensPerMinute: entry.tokens_per_minute, budget: entry.budget };
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

@@ -8,6 +8,7 @@ import type { CreateSettings, Host } from '../../../src/core/component.js';
 import { Telemetry } from '../../../src/core/telemetry.js';
 import { createDefaultConfig, drainListSchema, drainsExporterConfigSchema, type DrainsExporterConfig } from '../../../src/exporters/drains/config.js';
 import { DrainsExporter } from '../../../src/exporters/drains/exporter.js';
+import { testHost } from '../../helpers/host.js';
 
 export interface Harness {
   readonly exporter: DrainsExporter;
@@ -23,7 +24,7 @@ export function exporterConfig(drains: unknown[], overrides: Record<string, unkn
 
 export function makeHarness(config: DrainsExporterConfig, storageDirectory = mkdtempSync(join(tmpdir(), 'sluice-drains-')), telemetry = new Telemetry({ defaultMetrics: false })): Harness {
   const logger = pino({ level: 'silent' });
-  const host: Host = { logger, telemetry, storageDirectory, version: '0.1.0-test' };
+  const host: Host = testHost({ logger, telemetry, storageDirectory, version: '0.1.0-test' });
   const settings: CreateSettings = { id: 'drains', logger, telemetry, storageDirectory, version: '0.1.0-test' };
   return { exporter: new DrainsExporter(settings, config), telemetry, host, storageDirectory };
 }

@@ -11,6 +11,7 @@ import { createFileExporter } from '../../../src/exporters/file/exporter.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { parseJsonRequest } from '../../../src/otlp/json-codec.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
+import { testHost } from '../../helpers/host.js';
 
 describe('file exporter', () => {
   let dir: string;
@@ -29,7 +30,7 @@ describe('file exporter', () => {
       { id: 'file', logger, telemetry, storageDirectory: dir, version: '0.0.0' },
       fileConfigSchema.parse({ path, fsync: true }),
     );
-    const host: Host = { logger, telemetry, storageDirectory: dir, version: '0.0.0' };
+    const host: Host = testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' });
     await exporter.start(host);
     const batch = TraceBatch.fromProto(ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!);
     await Promise.all([exporter.consume(batch), exporter.consume(batch)]);

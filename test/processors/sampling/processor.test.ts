@@ -7,6 +7,7 @@ import type { TraceBatch } from '../../../src/otlp/batch.js';
 import { samplingConfigSchema } from '../../../src/processors/sampling/config.js';
 import { samplingProcessorFactory } from '../../../src/processors/sampling/factory.js';
 import { batchOf, spanIdsOf, trace, traceIdWithR, type TestSpan } from './helpers.js';
+import { testHost } from '../../helpers/host.js';
 
 const processors: Processor[] = [];
 afterEach(async () => {
@@ -24,7 +25,7 @@ function make(settings: Record<string, unknown>): Processor {
 
 async function started(settings: Record<string, unknown>): Promise<Processor> {
   const processor = make(settings);
-  await processor.start?.({ logger: pino({ level: 'silent' }), telemetry: new Telemetry({ defaultMetrics: false }), storageDirectory: '/nonexistent', version: 'test' });
+  await processor.start?.(testHost({ logger: pino({ level: 'silent' }), telemetry: new Telemetry({ defaultMetrics: false }), storageDirectory: '/nonexistent', version: 'test' }));
   return processor;
 }
 

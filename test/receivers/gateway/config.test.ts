@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createDefaultConfig, gatewayConfigSchema } from '../../../src/receivers/gateway/config.js';
+import { apiKeyName, createDefaultConfig, gatewayConfigSchema } from '../../../src/receivers/gateway/config.js';
 
 function parse(overrides: Record<string, unknown>) {
   return gatewayConfigSchema.safeParse({ ...createDefaultConfig(), api_keys: ['k'], ...overrides });
@@ -27,6 +27,38 @@ describe('gateway config', () => {
   it('accepts api_keys as strings or objects with requests_per_minute', () => {
     const result = parse({ api_keys: ['a', { key: 'b', requests_per_minute: 60 }] });
     expect(result.success && result.data.api_keys).toEqual(['a', { key: 'b', requests_per_minute: 60 }]);
+  });
+
+  it('accepts keys as records with a name, limits and a budget', () => {
+    const record = { key: 'sk-1', name: 'team-a', requests_per_minute: 60, tokens_per_minute: 10_000, budget: { usd: 50, period: 'month' } };
+    const result = parse({ api_keys: [record, 'sk-2'] });
+    expect(result.success && result.data.api_keys).toEqual([record, 'sk-2']);
+  });
+
+  it('names a bare key by a hash prefix, never by the key itself', () => {
+    const result = parse({ api_keys: ['sk-secret-value'] });
+    const name = result.success ? apiKeyName(result.data.api_keys[0] as string) : '';
+    expect(name).toMatch(/^key-[0-9a-f]{8}$/);
+    expect(name).not.toContain('secret');
+  });
+
+  it('refuses unknown keys in a key record, bad budgets and duplicate names', () => {
+    expect(problems({ api_keys: [{ key: 'a', rpm: 5 }] })).toEqual(['api_keys.0: Unrecognized key: "rpm"']);
+    expect(problems({ api_keys: [{ key: 'a', budget: { usd: -1, period: 'year' } }] })).toEqual([
+      'api_keys.0.budget.usd: Too small: expected number to be >=0',
+      'api_keys.0.budget.period: Invalid option: expected one of "day"|"week"|"month"|"total"',
+    ]);
+    expect(problems({ api_keys: [{ key: 'a', name: 'x' }, { key: 'b', name: 'x' }] })).toEqual(['api_keys.1.name: duplicate key name x']);
+  });
+
+  it('validates catalog pricing as decimal strings, per model and per endpoint', () => {
+    const providers = { openai: { type: 'openai', base_url: 'https://api.openai.com/v1' } };
+    const model = { id: 'openai/gpt-4o', pricing: { input: '0.0000025', output: '1e-5', cached: '0' }, endpoints: [{ provider: 'openai', model: 'gpt-4o', pricing: { input_cache_read: '0.0000000000000001' } }] };
+    expect(problems({ providers, models: [model] })).toEqual([
+      'models.0.pricing.output: must be a decimal string like "0.000003" (USD per token, at most 15 decimal places)',
+      'models.0.pricing: Unrecognized key: "cached"',
+      'models.0.endpoints.0.pricing.input_cache_read: must be a decimal string like "0.000003" (USD per token, at most 15 decimal places)',
+    ]);
   });
 
   it('requires at least one API key', () => {

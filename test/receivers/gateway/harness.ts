@@ -1,22 +1,28 @@
 // Test helpers: the gateway started in-process through its factory with a
 // collecting TracesConsumer, and fake upstreams speaking the OpenAI wire format.
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
-import type { TracesConsumer } from '../../../src/core/component.js';
+import type { Host, TracesConsumer } from '../../../src/core/component.js';
 import { Telemetry } from '../../../src/core/telemetry.js';
 import type { TraceBatch } from '../../../src/otlp/batch.js';
 import type { Span } from '../../../src/otlp/model.js';
 import { gatewayReceiverFactory } from '../../../src/receivers/gateway/factory.js';
 import type { LazyGatewayReceiver } from '../../../src/receivers/gateway/factory.js';
+import { testHost } from '../../helpers/host.js';
 
 export const API_KEY = 'sk-test-key';
+export const ADMIN_KEY = 'admin-test-key';
 
 export interface Gateway {
   readonly baseURL: string;
   readonly port: number;
   readonly batches: TraceBatch[];
   readonly telemetry: Telemetry;
+  readonly host: Host;
   close(): Promise<void>;
   /** Waits until `count` spans arrived, then returns all spans. */
   spans(count: number): Promise<Span[]>;
@@ -38,8 +44,10 @@ export async function startGateway(overrides: Record<string, unknown>): Promise<
     api_keys: [API_KEY],
     ...overrides,
   });
-  const receiver = gatewayReceiverFactory.create({ id: 'gateway', logger, telemetry, storageDirectory: '/tmp', version: '0.0.0' }, config, next) as LazyGatewayReceiver;
-  await receiver.start({ logger, telemetry, storageDirectory: '/tmp', version: '0.0.0' });
+  const storageDirectory = mkdtempSync(join(tmpdir(), 'sluice-gateway-'));
+  const receiver = gatewayReceiverFactory.create({ id: 'gateway', logger, telemetry, storageDirectory, version: '0.0.0' }, config, next) as LazyGatewayReceiver;
+  const host = testHost({ logger, telemetry, storageDirectory, adminApiKey: ADMIN_KEY });
+  await receiver.start(host);
   const port = receiver.address?.port ?? 0;
   function allSpans(): Span[] {
     return batches.flatMap((b) => b.toModel().resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)));
@@ -49,7 +57,12 @@ export async function startGateway(overrides: Record<string, unknown>): Promise<
     port,
     batches,
     telemetry,
-    close: () => receiver.shutdown(),
+    host,
+    close: async function close() {
+      await receiver.shutdown();
+      await host.state.close();
+      rmSync(storageDirectory, { recursive: true, force: true });
+    },
     spans: async function spans(count) {
       for (let i = 0; i < 200 && allSpans().length < count; i++) await new Promise((r) => setTimeout(r, 10));
       return allSpans();

@@ -39,6 +39,7 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
     request: { input: call.values, dimensions: call.dimensions ?? dimensionsOption(call), user: undefined },
     res: request.res,
     answer: answerEmbeddings(model),
+    meter: request.meter,
     server,
     spans: request.spans,
     client: request.client,

@@ -39,6 +39,7 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
     request: chat,
     res: request.res,
     answer: new AiSdkAnswer(model, []),
+    meter: request.meter,
     includeUsage: true,
     inputMessages: env.captureContent ? captureInput(chat.messages) : undefined,
     server,

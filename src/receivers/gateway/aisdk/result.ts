@@ -1,6 +1,8 @@
 // The pieces of a language-model result both answers share: the usage and
 // finish reason in the nested shapes V3 and V4 clients read (flat usage or a
 // string finish reason would break `ai`), and providerMetadata.gateway.
+import { costToNumber } from '../../../usage/money.js';
+import type { UsageMeter } from '../../../usage/meter.js';
 import type { FinishReason, Usage } from '../core/openai-types.js';
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
@@ -51,6 +53,13 @@ export interface GatewayMetadata {
   cost?: number;
 }
 
-export function gatewayMetadata(state: { readonly attempts: number }, modelId: string, slug: string): GatewayMetadata {
-  return { modelId, provider: slug, attempts: state.attempts };
+/** The usage meter's generation id and cost join the routing once the request has a meter. */
+export function gatewayMetadata(state: { readonly attempts: number; readonly meter: UsageMeter | undefined }, modelId: string, slug: string): GatewayMetadata {
+  const metadata: GatewayMetadata = { modelId, provider: slug, attempts: state.attempts };
+  const meter = state.meter;
+  if (meter !== undefined) {
+    metadata.generationId = meter.generationId;
+    metadata.cost = costToNumber(meter.cost);
+  }
+  return metadata;
 }

@@ -7,7 +7,7 @@ import { aiSdkErrors } from './errors.js';
 import { handleLanguageModel } from './language-model.js';
 
 export const aiSdkRoutes: readonly ProtocolRoute[] = [
-  { route: '/v1/ai/language-model', method: 'POST', path: '/v1/ai/language-model', errors: aiSdkErrors, handle: handleLanguageModel },
-  { route: '/v1/ai/embedding-model', method: 'POST', path: '/v1/ai/embedding-model', errors: aiSdkErrors, handle: handleEmbeddingModel },
+  { route: '/v1/ai/language-model', method: 'POST', path: '/v1/ai/language-model', errors: aiSdkErrors, generates: true, handle: handleLanguageModel },
+  { route: '/v1/ai/embedding-model', method: 'POST', path: '/v1/ai/embedding-model', errors: aiSdkErrors, generates: true, handle: handleEmbeddingModel },
   { route: '/v1/ai/config', method: 'GET', path: '/v1/ai/config', errors: aiSdkErrors, handle: handleConfig },
 ];

@@ -27,6 +27,7 @@ export async function handleChat(services: GatewayServices, request: RouteReques
     request: chat,
     res: request.res,
     answer: chatAnswer,
+    meter: request.meter,
     includeUsage: chat.stream_options?.include_usage === true,
     inputMessages: env.captureContent ? captureInput(chat.messages) : undefined,
     server: request.server,

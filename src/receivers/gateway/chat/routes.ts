@@ -7,7 +7,7 @@ import { handleChat } from './handler.js';
 const MODELS_PREFIX = '/v1/models/';
 
 export const chatRoutes: readonly ProtocolRoute[] = [
-  { route: '/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', errors: chatErrors, handle: handleChat },
+  { route: '/v1/chat/completions', method: 'POST', path: '/v1/chat/completions', errors: chatErrors, generates: true, handle: handleChat },
   {
     route: '/v1/models',
     method: 'GET',

@@ -9,6 +9,7 @@ import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/types.js';
 import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/types.js';
+import type { UsageMeter } from '../../../usage/meter.js';
 import type { CompletionAnswer } from './protocol.js';
 import { recordUsage } from './span-usage.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
@@ -38,6 +39,8 @@ export interface RequestState {
   readonly res: ServerResponse;
   /** Writes the answer in the client's protocol. */
   readonly answer: CompletionAnswer;
+  /** The request's usage meter (generation id, cost), on routes that generate. */
+  readonly meter: UsageMeter | undefined;
   readonly includeUsage: boolean;
   readonly inputMessages: string | undefined;
   readonly server: SpanRecord;

@@ -1,5 +1,6 @@
 // The model catalog: the records GET /v1/models serves (serialized once, at
 // construction) and the endpoint lists routing starts from.
+import { mergePricing, parsePrices, type Prices, type PricingConfig } from '../../../usage/pricing.js';
 import type { ModelConfig } from '../config.js';
 
 export interface Endpoint {
@@ -9,6 +10,8 @@ export interface Endpoint {
   readonly model: string;
   /** The catalog's max_tokens for the model, if it is in the catalog. */
   readonly maxTokens: number | undefined;
+  /** What this endpoint charges (its own pricing over the model's); undefined when unpriced. */
+  readonly prices: Prices | undefined;
 }
 
 export type ModelType = 'language' | 'embedding';
@@ -24,7 +27,7 @@ export interface ModelRecord {
   tags: string[];
   context_window?: number;
   max_tokens?: number;
-  pricing?: Record<string, string>;
+  pricing?: PricingConfig;
 }
 
 export class Catalog {
@@ -58,7 +61,10 @@ export class Catalog {
       this.#types.set(record.id, record.type);
       this.#endpoints.set(
         record.id,
-        model.endpoints.map((e) => ({ provider: e.provider, model: e.model, maxTokens: model.max_tokens })),
+        model.endpoints.map(function toEndpoint(e): Endpoint {
+          const pricing = mergePricing(model.pricing, e.pricing);
+          return { provider: e.provider, model: e.model, maxTokens: model.max_tokens, prices: pricing === undefined ? undefined : parsePrices(pricing) };
+        }),
       );
     }
     this.records = records;

@@ -2,6 +2,7 @@
 // sent one after another on the provider's agent, under one attempt clock,
 // then the protocol's answer. A CLIENT span `embeddings <model>` per attempt.
 import type { ServerResponse } from 'node:http';
+import type { UsageMeter } from '../../../usage/meter.js';
 import type { EmbeddingRequest, EmbeddingResult, AttemptContext } from '../providers/types.js';
 import { attemptFailure, httpFailure, isSuccess, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
 import type { Endpoint } from './catalog.js';
@@ -17,6 +18,8 @@ export interface EmbeddingState {
   readonly request: EmbeddingRequest;
   readonly res: ServerResponse;
   readonly answer: EmbeddingAnswer;
+  /** The request's usage meter (generation id, cost), on routes that generate. */
+  readonly meter: UsageMeter | undefined;
   readonly server: SpanRecord;
   readonly spans: SpanRecord[];
   readonly client: ClientLink;

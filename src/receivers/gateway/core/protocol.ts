@@ -4,6 +4,8 @@
 // completion and a stream of chunks are written back in the client's shape.
 // A new protocol is a folder exporting its routes, listed in ../routes.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AccountKey, Accountant } from '../../../usage/accountant.js';
+import type { UsageMeter } from '../../../usage/meter.js';
 import type { ApiKeys } from './auth.js';
 import type { Catalog } from './catalog.js';
 import type { ClientLink } from './client-link.js';
@@ -15,7 +17,10 @@ import type { SpanRecord } from './spans.js';
 
 /** What every route handler may use; built once per receiver. */
 export interface GatewayServices {
-  readonly keys: ApiKeys;
+  readonly keys: ApiKeys<AccountKey>;
+  readonly accountant: Accountant;
+  /** service.admin.api_key as it is now: it sees every key's usage records. */
+  readonly adminApiKey: () => string | undefined;
   readonly catalog: Catalog;
   readonly env: PlanEnv;
   /** receivers.gateway.max_request_body_size, bytes. */
@@ -33,6 +38,10 @@ export interface RouteRequest {
   readonly server: SpanRecord;
   readonly spans: SpanRecord[];
   readonly client: ClientLink;
+  /** The key the client presented (already authorized). */
+  readonly key: AccountKey;
+  /** Set on routes that generate (`generates: true`): the request's generation id, cost and record. */
+  readonly meter: UsageMeter | undefined;
 }
 
 export interface ProtocolRoute {
@@ -46,6 +55,8 @@ export interface ProtocolRoute {
   readonly errors: ErrorFormat;
   /** The API key the client presented (undefined: none). Defaults to `Authorization: Bearer`. */
   readonly presentedKey?: (req: IncomingMessage) => string | undefined;
+  /** True for routes that call upstream models: they are refused over budget and become generation records. */
+  readonly generates?: boolean;
   handle(services: GatewayServices, request: RouteRequest): Promise<void> | void;
 }
 

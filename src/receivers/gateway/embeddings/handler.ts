@@ -24,6 +24,7 @@ export async function handleEmbeddings(services: GatewayServices, request: Route
     request: normalize(body),
     res: request.res,
     answer: body.encoding_format === 'base64' ? answerBase64(body.model) : answerFloat(body.model),
+    meter: request.meter,
     server: request.server,
     spans: request.spans,
     client: request.client,

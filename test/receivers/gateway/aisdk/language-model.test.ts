@@ -47,7 +47,7 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(out.text).toBe('Hello!');
     expect(out.finishReason).toBe('stop');
     expect(out.usage).toMatchObject({ inputTokens: 11, outputTokens: 7, totalTokens: 18 });
-    expect(out.providerMetadata?.['gateway']).toEqual({ modelId: 'acme/chat', provider: 'alpha', attempts: 1 });
+    expect(out.providerMetadata?.['gateway']).toMatchObject({ modelId: 'acme/chat', provider: 'alpha', attempts: 1, generationId: expect.stringMatching(/^gen_/) });
     expect(a.requests[0]?.headers['authorization']).toBe('Bearer sk-upstream');
     expect(a.requests[0]?.body).toEqual({
       model: 'up-alpha',
@@ -74,7 +74,7 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(parts.filter((p) => p.startsWith('text'))).toEqual(['text-start', 'text-delta', 'text-delta', 'text-delta', 'text-end']);
     expect(await result.finishReason).toBe('stop');
     expect((await result.usage).outputTokens).toBe(3);
-    expect((await result.providerMetadata)?.['gateway']).toEqual({ modelId: 'acme/chat', provider: 'alpha', attempts: 1 });
+    expect((await result.providerMetadata)?.['gateway']).toMatchObject({ modelId: 'acme/chat', provider: 'alpha', attempts: 1, generationId: expect.stringMatching(/^gen_/) });
   });
 
   it('sends images given as bytes, as a URL and as base64 to the upstream as image_url parts', async () => {

@@ -1,0 +1,260 @@
+// Generation records and their daily rollups. The local store writes one
+// record log per UTC day (`generations/<day>.log`, by the day the record was
+// written), keeps rollups per day, key, model and provider in memory, and
+// saves a finished day's rollups beside its log (`<day>.rollup.json`) so a
+// restart reads only today's records. Days older than the retention are
+// deleted. Lookups by id read recent records from memory and older ones
+// from the log of the day the id was made (its ULID time) or the next.
+import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { generationIdTime, isGenerationId } from '../usage/generation-id.js';
+import { addToTotals, emptyTotals, mergeTotals, parseGeneration, rollupKeyOf, serializeGeneration, type GenerationRecord, type RollupRow, type RollupTotals } from '../usage/generation.js';
+import { formatUsd, parseUsd } from '../usage/money.js';
+import { addDays, dayOf } from '../usage/periods.js';
+import { RecordLog, replayRecordFile } from './record-log.js';
+
+export interface GenerationStore {
+  /** Records one answered request; durable within a second. */
+  add(record: GenerationRecord): void;
+  get(id: string): Promise<GenerationRecord | undefined>;
+  /** Rollup rows of the UTC days from `fromDay` to `toDay`, both included. */
+  rollups(fromDay: string, toDay: string): Promise<RollupRow[]>;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface LocalGenerationStoreOptions {
+  readonly directory: string;
+  readonly retentionMs: number;
+  readonly logger: Logger;
+}
+
+/** Recent records answered from memory without reading a log. */
+const RECENT_RECORDS = 10_000;
+const LOG_NAME = /^(\d{4}-\d{2}-\d{2})\.log$/;
+const MS_PER_DAY = 86_400_000;
+/** ms between retention sweeps. */
+const PRUNE_INTERVAL_MS = 3_600_000;
+
+interface Rollup {
+  readonly key: string;
+  readonly model: string;
+  readonly provider: string;
+  readonly totals: RollupTotals;
+}
+
+type SerializedRollup = Omit<RollupRow, 'totals'> & { totals: Omit<RollupTotals, 'cost'> & { cost: string } };
+
+export class LocalGenerationStore implements GenerationStore {
+  readonly #directory: string;
+  readonly #retentionMs: number;
+  readonly #logger: Logger;
+  /** day -> `key\0model\0provider` -> rollup. */
+  readonly #rollups = new Map<string, Map<string, Rollup>>();
+  readonly #recent = new Map<string, GenerationRecord>();
+  #log: RecordLog | undefined;
+  #logDay = '';
+  #pruneTimer: NodeJS.Timeout | undefined;
+  /** The previous day's log closing and its rollups being saved. */
+  #rotating: Promise<void> = Promise.resolve();
+  #closing: Promise<void> | undefined;
+
+  private constructor(options: LocalGenerationStoreOptions) {
+    this.#directory = options.directory;
+    this.#retentionMs = options.retentionMs;
+    this.#logger = options.logger;
+  }
+
+  static async open(options: LocalGenerationStoreOptions): Promise<LocalGenerationStore> {
+    const store = new LocalGenerationStore(options);
+    await mkdir(options.directory, { recursive: true });
+    await store.#prune(Date.now());
+    await store.#load(dayOf(Date.now()));
+    store.#pruneTimer = setInterval(() => void store.#prune(Date.now()).catch((err: unknown) => options.logger.warn({ err: String(err) }, 'pruning generation records failed')), PRUNE_INTERVAL_MS);
+    store.#pruneTimer.unref();
+    return store;
+  }
+
+  add(record: GenerationRecord): void {
+    const now = Date.now();
+    const day = dayOf(now);
+    if (day !== this.#logDay) this.#rotate(day);
+    (this.#log as RecordLog).append(Buffer.from(serializeGeneration(record)), now);
+    this.#remember(record);
+    this.#count(record);
+  }
+
+  async get(id: string): Promise<GenerationRecord | undefined> {
+    const recent = this.#recent.get(id);
+    if (recent !== undefined || !isGenerationId(id)) return recent;
+    const made = dayOf(generationIdTime(id));
+    const needle = Buffer.from(`"id":"${id}"`);
+    for (const day of [made, addDays(made, 1)]) {
+      let found: GenerationRecord | undefined;
+      await replayRecordFile(
+        join(this.#directory, `${day}.log`),
+        function match(data) {
+          if (found === undefined && data.includes(needle)) found = parseGeneration(data.toString('utf8'));
+        },
+        this.#logger,
+      );
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
+  rollups(fromDay: string, toDay: string): Promise<RollupRow[]> {
+    const rows: RollupRow[] = [];
+    for (let day = fromDay; day <= toDay; day = addDays(day, 1)) {
+      for (const rollup of this.#rollups.get(day)?.values() ?? []) rows.push({ day, ...rollup, totals: { ...rollup.totals } });
+    }
+    return Promise.resolve(rows);
+  }
+
+  flush(): Promise<void> {
+    return this.#log?.flush() ?? Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      clearInterval(this.#pruneTimer);
+      await this.#log?.close();
+      await this.#rotating;
+    })();
+    return this.#closing;
+  }
+
+  #rotate(day: string): void {
+    const previous = this.#log;
+    const previousDay = this.#logDay;
+    this.#log = new RecordLog(join(this.#directory, `${day}.log`), this.#logger);
+    this.#logDay = day;
+    if (previous === undefined) return;
+    this.#rotating = previous
+      .close()
+      .then(() => this.#saveRollups(previousDay, this.#rowsWrittenOn(previousDay)))
+      .catch((err: unknown) => this.#logger.warn({ err: String(err), day: previousDay }, 'closing a day of generation records failed'));
+  }
+
+  #remember(record: GenerationRecord): void {
+    this.#recent.set(record.id, record);
+    if (this.#recent.size > RECENT_RECORDS) {
+      const oldest = this.#recent.keys().next();
+      if (oldest.done !== true) this.#recent.delete(oldest.value);
+    }
+  }
+
+  #count(record: GenerationRecord): void {
+    const key = rollupKeyOf(record);
+    let day = this.#rollups.get(key.day);
+    if (day === undefined) {
+      day = new Map();
+      this.#rollups.set(key.day, day);
+    }
+    const id = `${key.key}\u0000${key.model}\u0000${key.provider}`;
+    let rollup = day.get(id);
+    if (rollup === undefined) {
+      rollup = { key: key.key, model: key.model, provider: key.provider, totals: emptyTotals() };
+      day.set(id, rollup);
+    }
+    addToTotals(rollup.totals, record);
+  }
+
+  /**
+   * Finished days come from their saved rollups, or are read once and saved;
+   * today's log is read whole (its records also fill the recent cache).
+   */
+  async #load(today: string): Promise<void> {
+    const names = (await readdir(this.#directory)).filter((name) => LOG_NAME.test(name)).sort();
+    for (const name of names) {
+      const day = (LOG_NAME.exec(name) as RegExpExecArray)[1] as string;
+      if (day !== today && (await this.#loadSavedRollups(day))) continue;
+      const rows: RollupRow[] = [];
+      const collect = new LocalRollupCollector(rows);
+      await replayRecordFile(
+        join(this.#directory, name),
+        (data) => {
+          const record = parseGeneration(data.toString('utf8'));
+          collect.add(record);
+          if (day === today) this.#remember(record);
+        },
+        this.#logger,
+      );
+      for (const row of rows) this.#merge(row);
+      if (day !== today) await this.#saveRollups(day, rows);
+    }
+  }
+
+  async #loadSavedRollups(day: string): Promise<boolean> {
+    let text: string;
+    try {
+      text = await readFile(join(this.#directory, `${day}.rollup.json`), 'utf8');
+    } catch {
+      return false;
+    }
+    for (const row of JSON.parse(text) as SerializedRollup[]) this.#merge({ ...row, totals: { ...row.totals, cost: parseUsd(row.totals.cost) } });
+    return true;
+  }
+
+  #merge(row: RollupRow): void {
+    let day = this.#rollups.get(row.day);
+    if (day === undefined) {
+      day = new Map();
+      this.#rollups.set(row.day, day);
+    }
+    const id = `${row.key}\u0000${row.model}\u0000${row.provider}`;
+    const existing = day.get(id);
+    if (existing === undefined) {
+      day.set(id, { key: row.key, model: row.model, provider: row.provider, totals: { ...row.totals } });
+      return;
+    }
+    mergeTotals(existing.totals, row.totals);
+  }
+
+  /** The rollups of the records written on `day` (read back from its log, which is closed). */
+  async #rowsWrittenOn(day: string): Promise<RollupRow[]> {
+    const rows: RollupRow[] = [];
+    const collect = new LocalRollupCollector(rows);
+    await replayRecordFile(join(this.#directory, `${day}.log`), (data) => collect.add(parseGeneration(data.toString('utf8'))), this.#logger);
+    return rows;
+  }
+
+  async #saveRollups(day: string, rows: RollupRow[] | Promise<RollupRow[]>): Promise<void> {
+    const serialized: SerializedRollup[] = (await rows).map((row) => ({ ...row, totals: { ...row.totals, cost: formatUsd(row.totals.cost) } }));
+    const path = join(this.#directory, `${day}.rollup.json`);
+    await writeFile(`${path}.tmp`, JSON.stringify(serialized), { flush: true });
+    await rename(`${path}.tmp`, path);
+  }
+
+  async #prune(nowMs: number): Promise<void> {
+    const oldestKept = dayOf(nowMs - this.#retentionMs + MS_PER_DAY);
+    for (const name of await readdir(this.#directory)) {
+      const day = name.slice(0, 10);
+      if (/^\d{4}-\d{2}-\d{2}\./.test(name) && day < oldestKept && day !== this.#logDay) await unlink(join(this.#directory, name)).catch(() => undefined);
+    }
+    for (const day of this.#rollups.keys()) if (day < oldestKept) this.#rollups.delete(day);
+  }
+}
+
+/** Sums records into rollup rows (one per day, key, model and provider). */
+class LocalRollupCollector {
+  readonly #rows: RollupRow[];
+  readonly #index = new Map<string, RollupRow>();
+
+  constructor(rows: RollupRow[]) {
+    this.#rows = rows;
+  }
+
+  add(record: GenerationRecord): void {
+    const key = rollupKeyOf(record);
+    const id = `${key.day}\u0000${key.key}\u0000${key.model}\u0000${key.provider}`;
+    let row = this.#index.get(id);
+    if (row === undefined) {
+      row = { ...key, totals: emptyTotals() };
+      this.#index.set(id, row);
+      this.#rows.push(row);
+    }
+    addToTotals(row.totals, record);
+  }
+}

@@ -1,0 +1,49 @@
+// sluice_gateway_tokens_total{model,provider,key,type} and
+// sluice_gateway_cost_usd_total{model,provider,key}. Cost is summed exactly
+// (integer cost units) and converted to a float only when scraped, so the
+// exported value is the nearest double to the true total, never a drifted sum.
+import type { Counter } from 'prom-client';
+import type { Telemetry } from '../core/telemetry.js';
+import { costToNumber, type Cost } from './money.js';
+import type { TokenCounts } from './tokens.js';
+
+export interface UsageMetrics {
+  count(key: string, model: string, provider: string, tokens: TokenCounts, cost: Cost): void;
+}
+
+type TokenLabel = 'model' | 'provider' | 'key' | 'type';
+type CostLabel = 'model' | 'provider' | 'key';
+
+// One per Telemetry, so totals outlive a gateway recreated by a config reload (as its counters do).
+const byTelemetry = new WeakMap<Telemetry, UsageMetrics>();
+
+export function usageMetrics(telemetry: Telemetry): UsageMetrics {
+  let metrics = byTelemetry.get(telemetry);
+  if (metrics === undefined) {
+    metrics = createUsageMetrics(telemetry);
+    byTelemetry.set(telemetry, metrics);
+  }
+  return metrics;
+}
+
+function createUsageMetrics(telemetry: Telemetry): UsageMetrics {
+  const tokens: Counter<TokenLabel> = telemetry.counter('sluice_gateway_tokens_total', 'Tokens upstreams reported, by model, provider slug, key name and type (input counts every prompt token, cache reads and writes included).', ['model', 'provider', 'key', 'type']);
+  const totals = new Map<string, { labels: Record<CostLabel, string>; cost: Cost }>();
+  telemetry.counter('sluice_gateway_cost_usd_total', 'Cost in USD at catalog prices, by model, provider slug and key name.', ['model', 'provider', 'key'], function exactTotals(this: Counter<CostLabel>) {
+    this.reset();
+    for (const total of totals.values()) this.inc(total.labels, costToNumber(total.cost));
+  });
+  return {
+    count: function count(key, model, provider, counts, amount) {
+      if (counts.input > 0) tokens.inc({ model, provider, key, type: 'input' }, counts.input);
+      if (counts.output > 0) tokens.inc({ model, provider, key, type: 'output' }, counts.output);
+      if (counts.cacheRead > 0) tokens.inc({ model, provider, key, type: 'cache_read' }, counts.cacheRead);
+      if (counts.cacheWrite > 0) tokens.inc({ model, provider, key, type: 'cache_write' }, counts.cacheWrite);
+      if (counts.reasoning > 0) tokens.inc({ model, provider, key, type: 'reasoning' }, counts.reasoning);
+      const id = `${model}\u0000${provider}\u0000${key}`;
+      const total = totals.get(id);
+      if (total === undefined) totals.set(id, { labels: { model, provider, key }, cost: amount });
+      else total.cost += amount;
+    },
+  };
+}

@@ -1,0 +1,41 @@
+// The token counts a request is billed on, read from an OpenAI-shaped usage
+// object. OpenAI counts cached prompt tokens inside prompt_tokens (and the
+// gateway's adapters map Anthropic, Bedrock and Gemini usage the same way),
+// so uncached input is what remains after cache reads and writes.
+
+export interface TokenCounts {
+  /** All prompt tokens, cached ones included. */
+  readonly input: number;
+  readonly output: number;
+  readonly cacheRead: number;
+  readonly cacheWrite: number;
+  readonly reasoning: number;
+}
+
+export const NO_TOKENS: TokenCounts = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 };
+
+export interface UsageLike {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number } | null;
+  completion_tokens_details?: { reasoning_tokens?: number } | null;
+}
+
+export function tokensOf(usage: UsageLike): TokenCounts {
+  return {
+    input: count(usage.prompt_tokens),
+    output: count(usage.completion_tokens),
+    cacheRead: count(usage.prompt_tokens_details?.cached_tokens),
+    cacheWrite: count(usage.prompt_tokens_details?.cache_creation_tokens),
+    reasoning: count(usage.completion_tokens_details?.reasoning_tokens),
+  };
+}
+
+export function addTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
+  return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite, reasoning: a.reasoning + b.reasoning };
+}
+
+/** Upstream numbers are trusted only as non-negative integers. */
+function count(value: number | undefined): number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
+}

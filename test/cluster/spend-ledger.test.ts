@@ -1,0 +1,66 @@
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LocalSpendLedger } from '../../src/cluster/spend-ledger.js';
+import { parseUsd } from '../../src/usage/money.js';
+
+const logger = pino({ level: 'silent' });
+const dirs: string[] = [];
+
+function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sluice-ledger-'));
+  dirs.push(dir);
+  return dir;
+}
+
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('LocalSpendLedger', () => {
+  it('sums spend per key and period and keeps it across a reopen', async () => {
+    const dir = tempDir();
+    const now = Date.UTC(2026, 10, 23, 12);
+    const ledger = await LocalSpendLedger.open(dir, logger, now);
+    await ledger.add('team-a', parseUsd('0.000123456789'), now);
+    await ledger.add('team-a', parseUsd('0.000000000001'), now);
+    await ledger.add('team-b', parseUsd('1'), now);
+    await ledger.close();
+
+    const reopened = await LocalSpendLedger.open(dir, logger, now + 1000);
+    expect(await reopened.spent('team-a', 'day', now)).toBe(parseUsd('0.00012345679'));
+    expect(await reopened.spent('team-a', 'total', now)).toBe(parseUsd('0.00012345679'));
+    expect(await reopened.spent('team-b', 'month', now)).toBe(parseUsd('1'));
+    expect(await reopened.spent('team-a', 'day', now + 86_400_000)).toBe(0n);
+    await reopened.close();
+  });
+
+  it('keeps what was flushed when the process dies, ignoring a torn last record', async () => {
+    const dir = tempDir();
+    const now = Date.UTC(2026, 10, 23, 12);
+    const ledger = await LocalSpendLedger.open(dir, logger, now);
+    await ledger.add('k', parseUsd('0.5'), now);
+    await ledger.flush();
+    appendFileSync(join(dir, 'spend.log'), Buffer.from([40, 0, 0, 0, 1, 2]));
+    // No close(): as after a kill -9.
+    const reopened = await LocalSpendLedger.open(dir, logger, now);
+    expect(await reopened.spent('k', 'week', now)).toBe(parseUsd('0.5'));
+    await reopened.close();
+    await ledger.close();
+  });
+
+  it('drops finished periods on open but keeps the total', async () => {
+    const dir = tempDir();
+    const then = Date.UTC(2026, 9, 1);
+    const ledger = await LocalSpendLedger.open(dir, logger, then);
+    await ledger.add('k', parseUsd('2'), then);
+    await ledger.close();
+    const later = Date.UTC(2026, 10, 23);
+    const reopened = await LocalSpendLedger.open(dir, logger, later);
+    expect(await reopened.spent('k', 'month', then)).toBe(0n);
+    expect(await reopened.spent('k', 'total', later)).toBe(parseUsd('2'));
+    await reopened.close();
+  });
+});
