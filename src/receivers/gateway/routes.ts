@@ -4,5 +4,6 @@ import { aiSdkRoutes } from './aisdk/routes.js';
 import { chatRoutes } from './chat/routes.js';
 import { embeddingsRoutes } from './embeddings/routes.js';
 import type { ProtocolRoute } from './core/protocol.js';
+import { messagesRoutes } from './messages/routes.js';
 
-export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...embeddingsRoutes, ...aiSdkRoutes];
+export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...messagesRoutes, ...embeddingsRoutes, ...aiSdkRoutes];
