@@ -7,10 +7,10 @@ import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import type { ChatCompletion } from '../core/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
-import { aiSdkUsage, finishReason, gatewayMetadata } from './result.js';
+import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata } from './result.js';
 import { AiSdkStream } from './stream.js';
 
-type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: string } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
+type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: string; providerMetadata?: object } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
 
 export class AiSdkAnswer implements CompletionAnswer {
   readonly #modelId: string;
@@ -25,7 +25,12 @@ export class AiSdkAnswer implements CompletionAnswer {
     const choice = completion.choices[0];
     const content: ContentPart[] = [];
     const message = choice?.message;
-    if (typeof message?.reasoning === 'string' && message.reasoning !== '') content.push({ type: 'reasoning', text: message.reasoning });
+    const details = message?.reasoning_details;
+    if ((typeof message?.reasoning === 'string' && message.reasoning !== '') || (details !== undefined && details.length > 0)) {
+      const part: ContentPart = { type: 'reasoning', text: message?.reasoning ?? '' };
+      if (details !== undefined && details.length > 0) part.providerMetadata = reasoningMetadata(details);
+      content.push(part);
+    }
     if (typeof message?.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
     for (const call of message?.tool_calls ?? []) content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments });
     const payload = JSON.stringify({

@@ -2,8 +2,8 @@
 // maps from. What that shape cannot carry (a PDF, a provider-executed tool)
 // is an invalid_request_error naming the part, never a silent drop.
 import { GatewayHttpError } from '../core/http-error.js';
-import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningEffort, ResponseFormat, ToolCall, ToolChoice } from '../core/openai-types.js';
-import type { FilePart, LanguageModelCall, PromptMessage, TaggedData, ToolContentItem, ToolOutput } from './schema.js';
+import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ResponseFormat, ToolCall, ToolChoice } from '../core/openai-types.js';
+import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
 
 export function unsupported(param: string, message: string): GatewayHttpError {
   return new GatewayHttpError(400, `${param}: ${message}`, { type: 'invalid_request_error', code: 'unsupported_value', param });
@@ -34,8 +34,64 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
   }
   const effort = toReasoningEffort(call.reasoning);
   if (effort !== undefined) request.reasoning_effort = effort;
-  if (call.providerOptions !== undefined) request.providerOptions = call.providerOptions as NonNullable<ChatCompletionRequest['providerOptions']>;
+  if (call.providerOptions !== undefined) {
+    const [options, budget, optionEffort] = takeReasoningOptions(call.providerOptions);
+    request.providerOptions = options as NonNullable<ChatCompletionRequest['providerOptions']>;
+    if (effort === undefined && optionEffort !== undefined) request.reasoning_effort = optionEffort;
+    if (budget !== undefined) request.reasoning = { max_tokens: budget };
+  }
   return request;
+}
+
+const EFFORTS: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium', 'high']);
+
+/**
+ * The reasoning controls apps set as provider options (ai 6 has no
+ * `reasoning` call setting): openai.reasoningEffort, anthropic.thinking,
+ * google.thinkingConfig, bedrock.reasoningConfig. They become the gateway's
+ * own reasoning request, which every provider type maps, and leave the
+ * options passed on to the provider.
+ */
+function takeReasoningOptions(all: Record<string, unknown>): [Record<string, unknown>, number | undefined, ReasoningEffort | undefined] {
+  const rest: Record<string, unknown> = {};
+  let budget: number | undefined;
+  let effort: ReasoningEffort | undefined;
+  for (const [provider, value] of Object.entries(all)) {
+    const options = asRecord(value);
+    if (options === undefined || provider === 'gateway') {
+      rest[provider] = value;
+      continue;
+    }
+    const kept: Record<string, unknown> = {};
+    for (const [key, option] of Object.entries(options)) {
+      const taken = reasoningOf(key, option);
+      if (taken === undefined) kept[key] = option;
+      else if (typeof taken === 'number') budget = taken;
+      else if (taken !== 'disabled') effort = taken;
+    }
+    rest[provider] = kept;
+  }
+  return [rest, budget, effort];
+}
+
+function reasoningOf(key: string, value: unknown): number | ReasoningEffort | 'disabled' | undefined {
+  if (key === 'reasoningEffort' && typeof value === 'string' && EFFORTS.has(value)) return value as ReasoningEffort;
+  const options = asRecord(value);
+  if (options === undefined) return undefined;
+  if (key === 'thinking' || key === 'reasoningConfig') {
+    if (options['type'] === 'disabled') return 'disabled';
+    const budget = options['budgetTokens'] ?? options['budget_tokens'];
+    return typeof budget === 'number' ? budget : undefined;
+  }
+  if (key === 'thinkingConfig') {
+    const budget = options['thinkingBudget'];
+    return typeof budget === 'number' ? budget : undefined;
+  }
+  return undefined;
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
 function toMessages(prompt: readonly PromptMessage[]): ChatMessage[] {
@@ -75,12 +131,21 @@ function toMessages(prompt: readonly PromptMessage[]): ChatMessage[] {
 
 function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>, at: string): AssistantMessage {
   let text = '';
+  let reasoning = '';
+  const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
   message.content.forEach(function collect(part, j) {
     switch (part.type) {
       case 'text':
         text += part.text;
         return;
+      case 'reasoning': {
+        // Signed reasoning comes back as it left (providerMetadata.sluice on the answer's reasoning part).
+        reasoning += part.text;
+        const replay = reasoningDetailsSchema.safeParse(part.providerOptions?.['sluice']?.['reasoningDetails']);
+        if (replay.success && replay.data !== undefined) details.push(...(replay.data as ReasoningDetail[]));
+        return;
+      }
       case 'tool-call':
         // Provider-executed calls ran upstream already; their results are not ours to replay.
         if (part.providerExecuted === true) return;
@@ -89,13 +154,15 @@ function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>
       case 'file':
         throw unsupported(`${at}.content[${j}]`, 'assistant file parts cannot be sent to a Chat Completions upstream');
       default:
-        // reasoning, reasoning-file, custom, provider tool results: the upstream made
+        // reasoning-file, custom, provider tool results: the upstream made
         // them and Chat Completions has no field to take them back.
         return;
     }
   });
   const out: AssistantMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
   if (calls.length > 0) out.tool_calls = calls;
+  if (reasoning !== '') out.reasoning = reasoning;
+  if (details.length > 0) out.reasoning_details = details;
   return out;
 }
 

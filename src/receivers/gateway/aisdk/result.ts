@@ -3,7 +3,7 @@
 // string finish reason would break `ai`), and providerMetadata.gateway.
 import { costToNumber } from '../../../usage/money.js';
 import type { UsageMeter } from '../../../usage/meter.js';
-import type { FinishReason, Usage } from '../core/openai-types.js';
+import type { FinishReason, ReasoningDetail, Usage } from '../core/openai-types.js';
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 
@@ -39,6 +39,15 @@ export function aiSdkUsage(usage: Usage | null | undefined): AiSdkUsage {
     inputTokens: { total: usage.prompt_tokens, noCache: Math.max(0, usage.prompt_tokens - cacheRead - cacheWrite), cacheRead, cacheWrite },
     outputTokens: { total: usage.completion_tokens, text: Math.max(0, usage.completion_tokens - reasoning), reasoning },
   };
+}
+
+/**
+ * Signed reasoning travels on the reasoning part's providerMetadata, which the
+ * AI SDK hands back as that part's providerOptions on the next step: so a
+ * tool loop replays Anthropic's signed thinking and Gemini's signatures.
+ */
+export function reasoningMetadata(details: readonly ReasoningDetail[]): { sluice: { reasoningDetails: readonly ReasoningDetail[] } } {
+  return { sluice: { reasoningDetails: details } };
 }
 
 /** providerMetadata.gateway: the routing that happened (generation id and cost join it with usage records). */

@@ -75,6 +75,17 @@ const tool = z.discriminatedUnion('type', [
 const slugList = z.array(z.string().min(1));
 export const aiGatewayOptionsSchema = z.looseObject({ order: slugList.optional(), only: slugList.optional(), models: slugList.optional() });
 
+/** The signed reasoning a provider returned, in the gateway's reasoning_details shape, replayed by the client. */
+export const reasoningDetailsSchema = z
+  .array(
+    z.discriminatedUnion('type', [
+      z.object({ type: z.literal('reasoning.text'), text: z.string(), signature: z.string().nullable().optional(), format: z.string().optional(), index: z.number().int().optional() }),
+      z.object({ type: z.literal('reasoning.encrypted'), data: z.string().min(1), format: z.string().optional(), index: z.number().int().optional() }),
+      z.object({ type: z.literal('reasoning.summary'), summary: z.string(), format: z.string().optional(), index: z.number().int().optional() }),
+    ]),
+  )
+  .optional();
+
 export const reasoningLevels = ['provider-default', 'none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 
 export const languageModelCallSchema = z.object({

@@ -5,10 +5,10 @@
 // input string; `finish` always comes last.
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletionChunk, FinishReason, Usage } from '../core/openai-types.js';
+import type { ChatCompletionChunk, FinishReason, ReasoningDetail, Usage } from '../core/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkError } from './errors.js';
-import { aiSdkUsage, finishReason, gatewayMetadata } from './result.js';
+import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata } from './result.js';
 
 interface OpenToolCall {
   readonly id: string;
@@ -28,6 +28,7 @@ export class AiSdkStream implements StreamEncoder {
   #blocks = 0;
   #text: string | undefined;
   #reasoning: string | undefined;
+  #details: ReasoningDetail[] = [];
   readonly #tools: OpenToolCall[] = [];
   #finish: FinishReason | null = null;
   #usage: Usage | undefined;
@@ -49,13 +50,16 @@ export class AiSdkStream implements StreamEncoder {
     const choice = chunk.choices[0];
     if (choice === undefined) return out;
     const delta = choice.delta;
-    if (typeof delta.reasoning === 'string' && delta.reasoning !== '') {
+    const hasReasoning = typeof delta.reasoning === 'string' && delta.reasoning !== '';
+    const details = delta.reasoning_details;
+    if (hasReasoning || (details !== undefined && details.length > 0)) {
       if (this.#reasoning === undefined) {
         out += this.#closeText();
         this.#reasoning = `reasoning-${this.#blocks++}`;
         out += event({ type: 'reasoning-start', id: this.#reasoning });
       }
-      out += event({ type: 'reasoning-delta', id: this.#reasoning, delta: delta.reasoning });
+      if (hasReasoning) out += event({ type: 'reasoning-delta', id: this.#reasoning, delta: delta.reasoning });
+      if (details !== undefined) this.#details.push(...details);
     }
     if (typeof delta.content === 'string' && delta.content !== '') {
       if (this.#text === undefined) {
@@ -117,6 +121,9 @@ export class AiSdkStream implements StreamEncoder {
     if (this.#reasoning === undefined) return '';
     const id = this.#reasoning;
     this.#reasoning = undefined;
-    return event({ type: 'reasoning-end', id });
+    if (this.#details.length === 0) return event({ type: 'reasoning-end', id });
+    const details = this.#details;
+    this.#details = [];
+    return event({ type: 'reasoning-end', id, providerMetadata: reasoningMetadata(details) });
   }
 }

@@ -43,7 +43,7 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
 
   it('generates text from a system prompt and sends the call settings upstream', async () => {
     const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('Hello!')));
-    const out = await ai.generateText({ model: gw('acme/chat'), system: 'Be terse.', prompt: 'Hi', temperature: 0.3, topP: 0.9, maxOutputTokens: 64, seed: 7, stopSequences: ['END'], presencePenalty: 0.5, frequencyPenalty: 0.25, maxRetries: 0 });
+    const out = await ai.generateText({ model: gw('acme/chat'), system: 'Be terse.', prompt: 'Hi', temperature: 0.3, topP: 0.9, topK: 40, maxOutputTokens: 64, seed: 7, stopSequences: ['END'], presencePenalty: 0.5, frequencyPenalty: 0.25, maxRetries: 0 });
     expect(out.text).toBe('Hello!');
     expect(out.finishReason).toBe('stop');
     expect(out.usage).toMatchObject({ inputTokens: 11, outputTokens: 7, totalTokens: 18 });
@@ -58,6 +58,7 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
       max_tokens: 64,
       temperature: 0.3,
       top_p: 0.9,
+      top_k: 40,
       presence_penalty: 0.5,
       frequency_penalty: 0.25,
       seed: 7,
@@ -196,6 +197,14 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(await streamed.reasoningText).toBe('Six times seven.');
     expect(await streamed.text).toBe('42');
     expect(types.indexOf('reasoning-end')).toBeLessThan(types.indexOf('text-start'));
+  });
+
+  it('turns provider reasoning options into the reasoning request and passes other provider options on', async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('ok')));
+    await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions: { openai: { reasoningEffort: 'low', parallelToolCalls: false, user: 'u-1' } }, maxRetries: 0 });
+    expect(a.requests[0]?.body).toMatchObject({ reasoning_effort: 'low', parallel_tool_calls: false, user: 'u-1' });
+    expect(a.requests[0]?.body['reasoningEffort']).toBeUndefined();
+    expect(a.requests[0]?.body['providerOptions']).toBeUndefined();
   });
 
   it('routes with providerOptions.gateway.order and reports the provider that answered', async () => {
