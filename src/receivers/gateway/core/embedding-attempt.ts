@@ -4,7 +4,7 @@
 import type { ServerResponse } from 'node:http';
 import type { UsageMeter } from '../../../usage/meter.js';
 import type { EmbeddingRequest, EmbeddingResult, AttemptContext } from '../providers/types.js';
-import { attemptFailure, httpFailure, isSuccess, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
+import { failedAttempt, httpFailure, isSuccess, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
 import type { Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import { GatewayHttpError } from './http-error.js';
@@ -70,10 +70,7 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
-    const failure = attemptFailure(err, clock, provider.slug);
-    span.fail(failure.spanErrorType, failure.error.message);
-    env.countAttempt(provider.slug, failure.outcome);
-    return { answered: false, fallback: failure.fallback, error: failure.error };
+    return failedAttempt(env, provider, span, err, clock);
   } finally {
     clock.clear();
     span.end();
