@@ -4,18 +4,11 @@
 // encoder serves every request.
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
-import type { GatewayHttpError } from '../core/http-error.js';
+import { openaiErrors, type GatewayHttpError } from '../core/http-error.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../core/openai-types.js';
 import type { CompletionAnswer, ErrorFormat, StreamEncoder } from '../core/protocol.js';
 
-export const chatErrors: ErrorFormat = {
-  body: function chatErrorBody(error) {
-    return JSON.stringify(error.body());
-  },
-  streamEvent: function chatErrorEvent(error) {
-    return `data: ${JSON.stringify(error.body())}\n\n`;
-  },
-};
+export const chatErrors: ErrorFormat = openaiErrors;
 
 const chatStream: StreamEncoder = {
   chunk: function encodeChunk(chunk: ChatCompletionChunk, state: RequestState): string {
@@ -31,7 +24,7 @@ const chatStream: StreamEncoder = {
   // No [DONE] after the error: the stream did not complete, and clients
   // (the openai SDK among them) raise the error event as an APIError.
   error: function encodeError(error: GatewayHttpError): string {
-    return `data: ${JSON.stringify(error.body())}\n\n`;
+    return openaiErrors.streamEvent(error);
   },
 };
 
