@@ -1,19 +1,36 @@
 // The running daemon: storage, admin endpoint and the component graph, with
 // reload. A reload validates first and keeps the running graph when the new
-// config is invalid or fails to start.
+// config is invalid or fails to start. Stopping a graph (shutdown or reload)
+// is bounded by service.shutdown_grace: its listeners stop accepting at once,
+// and whatever connection is still open when the grace is over is destroyed.
 import type { Logger } from 'pino';
 import type { ValidatedConfig } from '../config/validate.js';
+import { hostname } from 'node:os';
+import { mountClusterApi } from '../admin/cluster.js';
+import { mountDrainsApi } from '../admin/drains/routes.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
+import { Cluster, newInstanceId } from '../cluster/cluster.js';
+import { RedisState } from '../cluster/redis/state.js';
 import { LocalState, type SharedState } from '../cluster/state.js';
+import { DRAINS_CONTROLLER } from '../exporters/drains/controller.js';
 import { mountConsole } from '../admin/console/serve.js';
 import { StatsSampler } from '../admin/stats/sampler.js';
 import { mountStatsApi } from '../admin/stats/routes.js';
 import type { Host } from './component.js';
+import { hostService } from './host-services.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { Graph } from './graph.js';
+import { attachListenerGroup, ListenerGroup } from './listener/group.js';
 import { ensureStorageDirectory } from './storage.js';
 import { Telemetry } from './telemetry.js';
+
+/**
+ * After the grace period, forced closes and the last flushes get this long
+ * before shutdown() resolves anyway (ms): acknowledged data is on disk
+ * already, so nothing acknowledged is lost by not waiting longer.
+ */
+const AFTER_GRACE_MS = 800;
 
 export interface ServiceOptions {
   readonly logger: Logger;
@@ -29,6 +46,13 @@ export class Service {
   readonly #version: string;
   #config: ValidatedConfig | undefined;
   #graph: Graph | undefined;
+  #host: Host | undefined;
+  #cluster: Cluster | undefined;
+  /** The cluster config #cluster was built from, to rebuild it only when it changes. */
+  #clusterKey: string | undefined;
+  /** Without service.cluster.instance_id, one random id for the process's life (reloads keep it). */
+  readonly #defaultInstanceId = newInstanceId();
+  #listeners: ListenerGroup | undefined;
   #state: { readonly state: SharedState; readonly identity: string } | undefined;
   #stopping = false;
   #shutdown: Promise<void> | undefined;
@@ -45,8 +69,11 @@ export class Service {
       isReady: () => this.ready,
       apiKey: () => this.#config?.service.admin.api_key,
     });
+    // Host-level APIs: each finds what it serves in the running graph per request.
+    mountDrainsApi(this.admin, () => (this.#host === undefined ? undefined : hostService(this.#host, DRAINS_CONTROLLER)));
+    mountClusterApi(this.admin, () => this.#cluster?.status());
     this.stats = new StatsSampler({ registry: this.telemetry.registry });
-    mountStatsApi(this.admin, this.stats, () => this.#config);
+    mountStatsApi(this.admin, this.stats, { config: () => this.#config, state: () => this.#state?.state });
     mountConsole(this.admin);
   }
 
@@ -91,7 +118,7 @@ export class Service {
         return false;
       }
       const previous = this.#config;
-      await this.#graph?.shutdown();
+      await this.#stopGraph();
       try {
         await this.#apply(next);
         this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
@@ -110,37 +137,103 @@ export class Service {
     this.#stopping = true;
     this.#shutdown ??= this.#serially(async () => {
       this.stats.stop();
-      await this.#graph?.shutdown();
-      await this.#state?.state.close();
-      await this.admin.close();
-      this.logger.info('sluice stopped');
+      const graceMs = this.#config?.service.shutdown_grace ?? 0;
+      let backstop: NodeJS.Timeout | undefined;
+      const outOfTime = new Promise<boolean>(function wait(resolve) {
+        backstop = setTimeout(() => resolve(false), graceMs + AFTER_GRACE_MS);
+      });
+      const stopped = (async () => {
+        await this.#stopGraph();
+        await this.#state?.state.close();
+        await this.#cluster?.close();
+        await this.admin.close();
+        return true;
+      })();
+      const inTime = await Promise.race([stopped, outOfTime]);
+      clearTimeout(backstop);
+      if (inTime) this.logger.info('sluice stopped');
+      else this.logger.warn({ graceMs }, 'sluice stopped with exporters still flushing: what was not acknowledged as delivered is delivered again after the next start');
     });
     return this.#shutdown;
+  }
+
+  /** Stops the running graph: accept nothing new, give in-flight requests the grace, then destroy every connection left. */
+  async #stopGraph(): Promise<void> {
+    const graph = this.#graph;
+    const listeners = this.#listeners;
+    if (graph === undefined) return;
+    const graceMs = this.#config?.service.shutdown_grace ?? 0;
+    listeners?.stopAccepting();
+    const logger = this.logger;
+    const force = setTimeout(function graceOver() {
+      logger.warn({ graceMs }, 'shutdown grace is over: closing the connections still open');
+      listeners?.destroyAll();
+    }, graceMs);
+    try {
+      await graph.shutdown();
+    } finally {
+      clearTimeout(force);
+    }
   }
 
   async #apply(config: ValidatedConfig): Promise<void> {
     const storageDirectory = await ensureStorageDirectory(config.service.storage.directory);
     this.logger.level = config.service.telemetry.logs.level;
     this.#config = config;
-    if (this.admin.endpoint !== config.service.admin.endpoint) {
+    const { endpoint, api_key: _apiKey, ...limits } = config.service.admin;
+    if (!this.admin.listensAs(endpoint, limits)) {
       await this.admin.close();
-      await this.admin.listen(config.service.admin.endpoint);
+      await this.admin.listen(endpoint, limits);
     }
-    const state = await this.#sharedState(config, storageDirectory);
+    const cluster = await this.#clusterFor(config);
+    const state = await this.#sharedState(config, storageDirectory, cluster);
     const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version, state, adminApiKey: () => this.#config?.service.admin.api_key };
     attachAdminRoutes(host, this.admin);
+    this.#host = host;
+    const listeners = new ListenerGroup();
+    attachListenerGroup(host, listeners);
+    this.#listeners = listeners;
     const graph = new Graph(config, host);
     this.#graph = graph;
     await graph.start();
   }
 
-  /** One SharedState per storage directory and retention; a reload that changes them reopens it. */
-  async #sharedState(config: ValidatedConfig, storageDirectory: string): Promise<SharedState> {
+  /** The running cluster, rebuilt only when service.cluster changed (a reload keeps the connection). */
+  async #clusterFor(config: ValidatedConfig): Promise<Cluster> {
+    const settings = config.service.cluster;
+    const key = JSON.stringify(settings ?? null);
+    if (this.#cluster !== undefined && this.#clusterKey === key) return this.#cluster;
+    await this.#cluster?.close();
+    const id = settings === undefined || settings.instance_id === '' ? this.#defaultInstanceId : settings.instance_id;
+    const cluster = new Cluster(settings, id, {
+      logger: this.logger.child({ component: 'cluster' }),
+      telemetry: this.telemetry,
+      version: this.#version,
+      address: () => this.#adminAddress(),
+    });
+    cluster.start();
+    this.#cluster = cluster;
+    this.#clusterKey = key;
+    if (settings !== undefined) this.logger.info({ instance: id, redis: cluster.redisUrl }, 'cluster mode: shared state in Redis');
+    return cluster;
+  }
+
+  #adminAddress(): string {
+    const address = this.admin.address();
+    if (address === undefined) return '';
+    const host = address.address === '0.0.0.0' || address.address === '::' ? hostname() : address.address;
+    return `${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  }
+
+  /** One SharedState per storage directory, retention and cluster; a reload that changes them reopens it. */
+  async #sharedState(config: ValidatedConfig, storageDirectory: string, cluster: Cluster): Promise<SharedState> {
     const retentionMs = config.service.usage.retention;
-    const identity = `${storageDirectory}\u0000${retentionMs}`;
+    const identity = `${storageDirectory}\u0000${retentionMs}\u0000${this.#clusterKey ?? ''}`;
     if (this.#state?.identity === identity) return this.#state.state;
     await this.#state?.state.close();
-    const state = new LocalState({ storageDirectory, retentionMs, logger: this.logger.child({ component: 'state' }) });
+    const logger = this.logger.child({ component: 'state' });
+    const local = new LocalState({ storageDirectory, retentionMs, logger });
+    const state = cluster.redis === undefined ? local : new RedisState(cluster.redis, local, { logger, retentionMs });
     this.#state = { state, identity };
     return state;
   }

@@ -2,13 +2,14 @@
 // Every request needs the admin key; answers are JSON; errors are
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DrainsController } from '../../exporters/drains/exporter.js';
+import { ClusterUnavailableError } from '../../cluster/errors.js';
+import type { DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';
 import { sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
 import { readJsonBody } from './body.js';
 import { bodyOf, changesFromBody, deliveryFromBody, mergePatch, viewOf } from './convert.js';
-import { drainBodySchema, drainPatchSchema, parseBody, testBodySchema } from './schema.js';
+import { drainBodySchema, drainPatchSchema, parseBody, testBodySchema, testOverDrainSchema } from './schema.js';
 
 export const DRAINS_PREFIX = '/v1/drains';
 
@@ -24,14 +25,23 @@ function methodNotAllowed(res: ServerResponse, method: string | undefined, allow
   sendJson(res, 405, { error: { message: `${method ?? ''} is not allowed here`, code: 'method_not_allowed' } }, { allow });
 }
 
-export function mountDrainsApi(routes: AdminRoutes, drains: DrainsController): () => void {
+/** Mounts the API; `drains` finds the running exporter per request (none: 404, as if unmounted). */
+export function mountDrainsApi(routes: AdminRoutes, drains: () => DrainsController | undefined): () => void {
   return routes.addRoute(DRAINS_PREFIX, async function drainsApi(req, res, url) {
+    const controller = drains();
+    if (controller === undefined) return fail(res, 404, 'not_found', `not found: ${url.pathname} (no drains exporter is configured)`);
     if (!routes.requireAdminKey(req, res)) return;
     const rest = url.pathname.slice(DRAINS_PREFIX.length).replace(/^\/+|\/+$/g, '');
-    if (rest === '') return collection(req, res, drains);
-    if (rest === 'test') return testDelivery(req, res, drains);
-    if (rest.includes('/')) return fail(res, 404, 'not_found', `not found: ${url.pathname}`);
-    return item(req, res, drains, decodeURIComponent(rest));
+    try {
+      if (rest === '') return await collection(req, res, controller);
+      if (rest === 'test') return await testDelivery(req, res, controller);
+      if (rest.includes('/')) return fail(res, 404, 'not_found', `not found: ${url.pathname}`);
+      return await item(req, res, controller, decodeURIComponent(rest));
+    } catch (err) {
+      // Shared drains need Redis to change; reads and running drains do not.
+      if (err instanceof ClusterUnavailableError) return fail(res, 503, 'cluster_unavailable', err.message);
+      throw err;
+    }
   });
 }
 
@@ -77,7 +87,21 @@ async function testDelivery(req: IncomingMessage, res: ServerResponse, drains: D
   if (req.method !== 'POST') return methodNotAllowed(res, req.method, 'POST');
   const body = await readJsonBody(req);
   if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
-  const parsed = parseBody(testBodySchema, body.value);
+  let value = body.value;
+  let caFile: string | undefined;
+  if (value !== null && typeof value === 'object' && 'drain' in value) {
+    // A stored drain's secret, header values and CA are never sent back, so a
+    // test of an edited drain names it and sends only what changed.
+    const over = parseBody(testOverDrainSchema, value);
+    if (!over.ok) return invalid(res, over.problems);
+    const state = drains.get(over.value.drain);
+    if (state === undefined) return fail(res, 404, 'not_found', `drain ${over.value.drain} does not exist`);
+    value = { delivery: mergePatch(bodyOf(state.definition), { delivery: over.value.delivery })['delivery'] };
+    // A config drain's CA is a file (tls.ca_file); it holds unless the test gives a CA or removes it.
+    if (!('tls' in over.value.delivery)) caFile = state.definition.delivery.caFile;
+  }
+  const parsed = parseBody(testBodySchema, value);
   if (!parsed.ok) return invalid(res, parsed.problems);
-  sendJson(res, 200, await drains.testDelivery(deliveryFromBody(parsed.value.delivery)));
+  const delivery = deliveryFromBody(parsed.value.delivery);
+  sendJson(res, 200, await drains.testDelivery(caFile === undefined ? delivery : { ...delivery, caFile }));
 }

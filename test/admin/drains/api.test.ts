@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { attachAdminRoutes } from '../../../src/admin/routes.js';
+import { mountDrainsApi } from '../../../src/admin/drains/routes.js';
 import { AdminServer } from '../../../src/admin/server.js';
+import { hostService } from '../../../src/core/host-services.js';
 import { Telemetry } from '../../../src/core/telemetry.js';
+import { DRAINS_CONTROLLER } from '../../../src/exporters/drains/controller.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { requestOf, trace, traceIdWithR } from '../../processors/sampling/helpers.js';
 import { exporterConfig, makeHarness, type Harness } from '../../exporters/drains/harness.js';
@@ -26,7 +28,6 @@ beforeAll(() => {
 
 async function startExporter(drains: unknown[] = []): Promise<void> {
   harness = makeHarness(exporterConfig(drains), storage, new Telemetry({ defaultMetrics: false }));
-  attachAdminRoutes(harness.host, admin);
   await harness.exporter.start(harness.host);
 }
 
@@ -34,6 +35,8 @@ beforeEach(async () => {
   storage = mkdtempSync(join(tmpdir(), 'sluice-api-'));
   admin = new AdminServer({ telemetry: new Telemetry({ defaultMetrics: false }), logger: pino({ level: 'silent' }), isReady: () => true, apiKey: () => KEY });
   await admin.listen('127.0.0.1:0');
+  // As the service does: the API finds the running exporter through the host.
+  mountDrainsApi(admin, () => hostService(harness.host, DRAINS_CONTROLLER));
   base = `http://127.0.0.1:${admin.address()?.port ?? 0}`;
   sink = await startSink();
   await startExporter([{ name: 'from-config', url: sink.url, tls: { ca_file: pki.caFile }, sampling: [] }]);
@@ -252,6 +255,26 @@ describe('drains API', () => {
     expect(typeof unreachable.json.error).toBe('string');
     const invalidBody = await call('POST', '/v1/drains/test', { delivery: { endpoint: { traces: 'ftp://x' } } });
     expect(invalidBody.status).toBe(400);
+  });
+
+  it('test-delivers over a stored drain with its secret, header values and CA, changing only what the body gives', async () => {
+    const created = (await call('POST', '/v1/drains', drainBody())).json;
+    const stored = await call('POST', '/v1/drains/test', { drain: created.id });
+    expect(stored.json).toMatchObject({ ok: true, status: 200 });
+    await waitFor(() => sink.requests.length === 1);
+    const [request] = sink.requests;
+    expect(request === undefined ? false : sink.signatureValid(request, 'signing-secret-value')).toBe(true);
+    expect(request?.headers['x-honeycomb-team']).toBe('team-secret-value');
+    const moved = await call('POST', '/v1/drains/test', { drain: created.id, delivery: { endpoint: { traces: 'https://127.0.0.1:1/v1/traces' } } });
+    expect(moved.json).toMatchObject({ ok: false, status: null });
+    const bad = await call('POST', '/v1/drains/test', { drain: created.id, delivery: { encoding: 'xml' } });
+    expect(bad.status).toBe(400);
+    expect(errorMessage(bad.json)).toMatch(/^delivery\.encoding: /);
+    expect((await call('POST', '/v1/drains/test', { drain: 'drn_missing' })).status).toBe(404);
+    expect(sink.requests).toHaveLength(1);
+    // A config drain's CA is its tls.ca_file.
+    const fromConfig = (await call('GET', '/v1/drains')).json.drains.find((drain) => drain.name === 'from-config');
+    expect((await call('POST', '/v1/drains/test', { drain: fromConfig?.id })).json).toMatchObject({ ok: true, status: 200 });
   });
 
   it('answers 405 for a method the path does not take', async () => {

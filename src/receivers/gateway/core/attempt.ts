@@ -9,6 +9,7 @@ import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/types.js';
 import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/types.js';
+import type { UsageMeter } from '../../../usage/meter.js';
 import type { CompletionAnswer } from './protocol.js';
 import { recordUsage } from './span-usage.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
@@ -38,6 +39,8 @@ export interface RequestState {
   readonly res: ServerResponse;
   /** Writes the answer in the client's protocol. */
   readonly answer: CompletionAnswer;
+  /** The request's usage meter (generation id, cost), on routes that generate. */
+  readonly meter: UsageMeter | undefined;
   readonly includeUsage: boolean;
   readonly inputMessages: string | undefined;
   readonly server: SpanRecord;
@@ -76,7 +79,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
       const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
       span.int('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
-      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), headers, state, span, env.captureContent, clock);
+      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), provider.slug, headers, state, span, env.captureContent, clock);
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
     }
@@ -97,10 +100,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
-    const failure = attemptFailure(err, clock, provider.slug);
-    span.fail(failure.spanErrorType, failure.error.message);
-    env.countAttempt(provider.slug, failure.outcome);
-    return { answered: false, fallback: failure.fallback, error: failure.error };
+    return failedAttempt(env, provider, span, err, clock);
   } finally {
     clock.clear();
     span.end();
@@ -108,11 +108,20 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   }
 }
 
-function isSuccess(status: number): boolean {
+export function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
 }
 
-function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
+/** An attempt that threw (timeout, network, bad upstream data, a refused request): recorded on its span and counted. */
+export function failedAttempt(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, err: unknown, clock: AttemptClock): AttemptResult {
+  const failure = attemptFailure(err, clock, provider.slug);
+  span.fail(failure.spanErrorType, failure.error.message);
+  env.countAttempt(provider.slug, failure.outcome);
+  return { answered: false, fallback: failure.fallback, error: failure.error };
+}
+
+/** A non-2xx upstream answer, classified by the provider's adapter. */
+export function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
   const info = provider.adapter.classifyError(status, body, headers);
   span.fail(String(status), info.message);
   env.countAttempt(provider.slug, 'http_error');

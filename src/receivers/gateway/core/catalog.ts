@@ -14,24 +14,30 @@ export interface Endpoint {
   readonly prices: Prices | undefined;
 }
 
+export type ModelType = 'language' | 'embedding';
+
+/** Every field of DESIGN section 7 is present; what the catalog does not say is null. */
 export interface ModelRecord {
   id: string;
   object: 'model';
   created: number;
   owned_by: string;
   name: string;
-  description?: string;
-  type: 'language';
+  description: string | null;
+  type: ModelType;
   tags: string[];
-  context_window?: number;
-  max_tokens?: number;
-  pricing?: PricingConfig;
+  context_window: number | null;
+  max_tokens: number | null;
+  pricing: PricingConfig | null;
 }
 
 export class Catalog {
   readonly listJson: string;
+  /** The records GET /v1/models lists, in catalog order. */
+  readonly records: readonly ModelRecord[];
   readonly #recordJson = new Map<string, string>();
   readonly #endpoints = new Map<string, readonly Endpoint[]>();
+  readonly #types = new Map<string, ModelType>();
 
   constructor(models: readonly ModelConfig[], createdDefault: number) {
     const records = models.map(function toRecord(m): ModelRecord {
@@ -41,18 +47,19 @@ export class Catalog {
         created: m.created ?? createdDefault,
         owned_by: m.owned_by ?? m.id.slice(0, m.id.indexOf('/')),
         name: m.name ?? m.id,
-        type: 'language',
+        description: m.description ?? null,
+        type: m.type,
         tags: m.tags ?? [],
+        context_window: m.context_window ?? null,
+        max_tokens: m.max_tokens ?? null,
+        pricing: m.pricing ?? null,
       };
-      if (m.description !== undefined) record.description = m.description;
-      if (m.context_window !== undefined) record.context_window = m.context_window;
-      if (m.max_tokens !== undefined) record.max_tokens = m.max_tokens;
-      if (m.pricing !== undefined) record.pricing = m.pricing;
       return record;
     });
     for (const [i, record] of records.entries()) {
       const model = models[i] as ModelConfig;
       this.#recordJson.set(record.id, JSON.stringify(record));
+      this.#types.set(record.id, record.type);
       this.#endpoints.set(
         record.id,
         model.endpoints.map(function toEndpoint(e): Endpoint {
@@ -61,6 +68,7 @@ export class Catalog {
         }),
       );
     }
+    this.records = records;
     this.listJson = JSON.stringify({ object: 'list', data: records });
   }
 
@@ -70,5 +78,10 @@ export class Catalog {
 
   endpoints(id: string): readonly Endpoint[] | undefined {
     return this.#endpoints.get(id);
+  }
+
+  /** The catalog type of a model (undefined for one not in the catalog). */
+  typeOf(id: string): ModelType | undefined {
+    return this.#types.get(id);
   }
 }
