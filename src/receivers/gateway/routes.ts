@@ -1,7 +1,9 @@
 // Every route the gateway serves, one list per client protocol folder.
 // Adding a protocol is a folder and one line here.
+import { aiSdkRoutes } from './aisdk/routes.js';
 import { chatRoutes } from './chat/routes.js';
+import { embeddingsRoutes } from './embeddings/routes.js';
 import type { ProtocolRoute } from './core/protocol.js';
 import { messagesRoutes } from './messages/routes.js';
 
-export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...messagesRoutes];
+export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...messagesRoutes, ...embeddingsRoutes, ...aiSdkRoutes];

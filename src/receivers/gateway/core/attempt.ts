@@ -9,6 +9,7 @@ import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/types.js';
 import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/types.js';
+import type { UsageMeter } from '../../../usage/meter.js';
 import type { CompletionAnswer } from './protocol.js';
 import { recordUsage } from './span-usage.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
@@ -38,6 +39,8 @@ export interface RequestState {
   readonly res: ServerResponse;
   /** Writes the answer in the client's protocol. */
   readonly answer: CompletionAnswer;
+  /** The request's usage meter (generation id, cost), on routes that generate. */
+  readonly meter: UsageMeter | undefined;
   readonly includeUsage: boolean;
   readonly inputMessages: string | undefined;
   readonly server: SpanRecord;
@@ -76,7 +79,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
       const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
       span.int('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
-      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), headers, state, span, env.captureContent, clock);
+      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), provider.slug, headers, state, span, env.captureContent, clock);
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
     }
@@ -105,7 +108,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   }
 }
 
-function isSuccess(status: number): boolean {
+export function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
 }
 

@@ -2,6 +2,7 @@
 // endpoints: `anthropic` providers natively (native.ts), the others through
 // the Chat Completions adapters with the request translated (to-chat.ts) and
 // the answer mapped back (answer.ts).
+import type { UsageMeter } from '../../../usage/meter.js';
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { runAttempt, type AttemptEnv, type AttemptResult, type RequestState, type ResolvedProvider } from '../core/attempt.js';
@@ -26,6 +27,8 @@ export const ORDER_HEADER = 'x-sluice-order';
 interface MessagesState extends NativeState {
   readonly request: MessagesRequest;
   readonly captureContent: boolean;
+  /** The request's usage meter, handed to the translated attempts. */
+  readonly meter: UsageMeter | undefined;
   /** The translated request per provider type, made on first use (or the 400 it gave). */
   readonly translated: Map<string, RequestState | ProviderRequestError>;
 }
@@ -49,6 +52,7 @@ export async function handleMessages(services: GatewayServices, request: RouteRe
     spans: request.spans,
     client: request.client,
     captureContent: env.captureContent,
+    meter: request.meter,
     inputMessages: env.captureContent ? capturedInput(parsed) : undefined,
     translated: new Map(),
     attempts: 0,
@@ -85,6 +89,7 @@ function translated(state: MessagesState, providerType: string): RequestState | 
       request,
       res: state.res,
       answer: messagesAnswer,
+      meter: state.meter,
       includeUsage: true,
       inputMessages: state.captureContent ? captureInput(request.messages) : undefined,
       server: state.server,
