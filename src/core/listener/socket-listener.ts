@@ -10,8 +10,6 @@ import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
 import { tlsServerOptions, type TlsMaterial } from './tls.js';
 
-/** A TLS handshake not done by then is abandoned (ms); Node's default is 120 s. */
-const HANDSHAKE_TIMEOUT_MS = 10_000;
 /** How often silent plaintext connections are looked for (ms). */
 const SWEEP_INTERVAL_MS = 1_000;
 
@@ -20,6 +18,8 @@ export interface SocketListenerOptions {
   readonly endpoint: Endpoint;
   readonly tls: TlsMaterial | undefined;
   readonly maxConnections: number;
+  /** A connection that completed no TLS handshake, or in plaintext sent no byte, by then is closed (ms). */
+  readonly silentTimeoutMs: number;
   /** ALPN protocols offered with TLS (`h2` for gRPC). */
   readonly alpn: readonly string[];
   readonly telemetry: Telemetry;
@@ -42,7 +42,7 @@ export class SocketListener implements ManagedListener {
     if (options.tls === undefined) {
       this.#server = createNetServer(onConnection);
     } else {
-      const server = createTlsServer({ ...tlsServerOptions(options.tls), ALPNProtocols: [...options.alpn], handshakeTimeout: HANDSHAKE_TIMEOUT_MS });
+      const server = createTlsServer({ ...tlsServerOptions(options.tls), ALPNProtocols: [...options.alpn], handshakeTimeout: options.silentTimeoutMs });
       server.on('secureConnection', onConnection);
       this.#server = server;
     }
@@ -51,9 +51,10 @@ export class SocketListener implements ManagedListener {
     const server = this.#server;
     // A plaintext client that connects and never sends a byte (TLS: the handshake timeout).
     if (options.tls === undefined) {
+      const silentMs = options.silentTimeoutMs;
       server.once('listening', () => {
         this.#silentSweep = setInterval(function sweepSilent() {
-          tracker.destroySilent(HANDSHAKE_TIMEOUT_MS);
+          tracker.destroySilent(silentMs);
         }, SWEEP_INTERVAL_MS);
         this.#silentSweep.unref();
       });

@@ -61,6 +61,8 @@ export interface GrpcReceiverOptions {
 }
 
 const UNAUTHENTICATED = 16;
+/** A connection that sends nothing (plaintext) or completes no TLS handshake within this is closed (ms). */
+const SILENT_CONNECTION_TIMEOUT_MS = 10_000;
 
 export class OtlpGrpcServer {
   readonly #options: GrpcReceiverOptions;
@@ -88,6 +90,7 @@ export class OtlpGrpcServer {
       endpoint: config.endpoint,
       tls: config.tls,
       maxConnections: config.max_connections,
+      silentTimeoutMs: SILENT_CONNECTION_TIMEOUT_MS,
       alpn: ['h2'],
       telemetry: options.telemetry,
       onConnection: function inject(socket) {
