@@ -4,7 +4,7 @@
 // generation record.
 import type { AccountKey, Accountant } from './accountant.js';
 import { newGenerationId } from './generation-id.js';
-import type { Cost } from './money.js';
+import { costToNumber, type Cost } from './money.js';
 import type { Prices } from './pricing.js';
 import { addTokens, NO_TOKENS, type TokenCounts } from './tokens.js';
 
@@ -39,8 +39,9 @@ export class UsageMeter {
   }
 
   /** An upstream attempt began: the request becomes a generation, whatever its outcome. */
-  attempt(served: Served): void {
+  attempt(served: Served, streamed: boolean): void {
     this.#attempted = true;
+    this.streamed = streamed;
     this.provider = served.provider;
     if (this.model === '') this.model = served.modelId;
   }
@@ -51,6 +52,11 @@ export class UsageMeter {
     this.tokens = addTokens(this.tokens, tokens);
     this.cost += cost;
     return cost;
+  }
+
+  /** The request's cost so far in USD, as answers show it. */
+  get costUsd(): number {
+    return costToNumber(this.cost);
   }
 
   firstByte(): void {

@@ -2,5 +2,6 @@
 // Adding a protocol is a folder and one line here.
 import { chatRoutes } from './chat/routes.js';
 import type { ProtocolRoute } from './core/protocol.js';
+import { usageRoutes } from './usage/routes.js';
 
-export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes];
+export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...usageRoutes];

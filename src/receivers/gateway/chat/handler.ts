@@ -28,6 +28,7 @@ export async function handleChat(services: GatewayServices, request: RouteReques
     server: request.server,
     spans: request.spans,
     client: request.client,
+    meter: request.meter,
     attempts: 0,
   };
   await runPlan(env, plan, state, runAttempt);
