@@ -62,7 +62,7 @@ export async function startSluice(sinkUrl: string, queue: 'disk' | 'memory' = 'd
   return { name: `sluice (${queue} queue)`, url: `http://127.0.0.1:${OTLP_PORT}/v1/traces`, pid: daemon.pid, stop: daemon.stop };
 }
 
-async function startPassthrough(sinkUrl: string): Promise<Target> {
+export async function startPassthrough(sinkUrl: string): Promise<Target> {
   const script = fileURLToPath(new URL('./lib/passthrough.js', import.meta.url));
   const p = await startProcess([script, String(PASSTHROUGH_PORT), sinkUrl], DAEMON_CORE);
   return { name: 'bare passthrough', url: `http://127.0.0.1:${PASSTHROUGH_PORT}/v1/traces`, pid: p.pid, stop: p.stop };

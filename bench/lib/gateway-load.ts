@@ -53,8 +53,18 @@ function createPool(target: Target, connections: number): Pool {
   });
 }
 
+/** A request body, or several sent in turn. */
+export type Bodies = string | Uint8Array | readonly Uint8Array[];
+
+function pick(bodies: Bodies, i: number): string | Uint8Array {
+  if (typeof bodies === 'string' || bodies instanceof Uint8Array) return bodies;
+  const body = bodies[i % bodies.length];
+  if (body === undefined) throw new Error('no request bodies');
+  return body;
+}
+
 /** Sends one request and reads the whole answer; resolves with ms from `since` to the first body byte or to the end. */
-async function exchange(pool: Pool, target: Target, body: string, since: number, firstByte: boolean): Promise<number> {
+async function exchange(pool: Pool, target: Target, body: string | Uint8Array, since: number, firstByte: boolean): Promise<number> {
   const r = await pool.request({ path: target.path, method: 'POST', headers: target.headers, body });
   let first = -1;
   for await (const _chunk of r.body) if (first < 0) first = performance.now() - since;
@@ -62,7 +72,7 @@ async function exchange(pool: Pool, target: Target, body: string, since: number,
   return firstByte && first >= 0 ? first : performance.now() - since;
 }
 
-export async function openLoop(target: Target, body: string, options: OpenLoopOptions): Promise<OpenLoopResult> {
+export async function openLoop(target: Target, bodies: Bodies, options: OpenLoopOptions): Promise<OpenLoopResult> {
   const pool = createPool(target, options.connections);
   const total = Math.round((options.ratePerSecond * options.durationMs) / 1000);
   const intervalMs = 1000 / options.ratePerSecond;
@@ -79,7 +89,7 @@ export async function openLoop(target: Target, body: string, options: OpenLoopOp
   function fire(due: number): void {
     inflight++;
     sent++;
-    exchange(pool, target, body, due, options.firstByte).then(
+    exchange(pool, target, pick(bodies, sent - 1), due, options.firstByte).then(
       function answered(ms) {
         latencies[ok++] = ms;
       },

@@ -44,6 +44,52 @@ export function chatBody(model: string, stream: boolean): string {
   });
 }
 
+/**
+ * The request a deployed app sends: a system prompt, the conversation so far,
+ * two tools, max_tokens and temperature (issue 10's "realistic request").
+ */
+export function realisticChatBody(model: string, stream: boolean): string {
+  return JSON.stringify({
+    model,
+    messages: [
+      {
+        role: 'system',
+        content:
+          'You are the support assistant of an online shop. Answer in the customer\'s language, in at most three sentences. Use the tools to look up orders and stock; never invent an order number, a price or a delivery date. If a request is outside the shop\'s business, say so politely.',
+      },
+      { role: 'user', content: 'Hi, I ordered a pair of running shoes last week and they have not arrived yet.' },
+      { role: 'assistant', content: 'Sorry to hear that. Could you give me your order number?' },
+      { role: 'user', content: 'It is 48213. Also, do you still have the blue ones in size 42?' },
+    ],
+    tools: [
+      {
+        type: 'function',
+        function: {
+          name: 'get_order',
+          description: 'Look up an order by its number: status, items, carrier and tracking link.',
+          parameters: { type: 'object', properties: { order_id: { type: 'string', description: 'The order number' } }, required: ['order_id'] },
+        },
+      },
+      {
+        type: 'function',
+        function: {
+          name: 'check_stock',
+          description: 'Stock of a product variant in the central warehouse.',
+          parameters: {
+            type: 'object',
+            properties: { sku: { type: 'string' }, size: { type: 'string' }, color: { type: 'string' } },
+            required: ['sku'],
+          },
+        },
+      },
+    ],
+    tool_choice: 'auto',
+    max_tokens: 512,
+    temperature: 0.3,
+    stream,
+  });
+}
+
 interface Child {
   readonly process: ChildProcess;
   stderr(): string;
@@ -142,9 +188,14 @@ service:
 }
 
 export async function startSluice(o: SluiceOptions): Promise<Running> {
+  return startSluiceWith((dir) => sluiceYaml(o, dir), o);
+}
+
+/** Sluice on a config of the caller's (`yaml` gets the run's temporary directory); the gateway listens on `o.port`. */
+export async function startSluiceWith(yaml: (dir: string) => string, o: Pick<SluiceOptions, 'port' | 'adminPort' | 'core' | 'profileDir'>): Promise<Running> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-gateway-'));
   const config = join(dir, 'config.yaml');
-  await writeFile(config, sluiceYaml(o, dir));
+  await writeFile(config, yaml(dir));
   const profile = o.profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', o.profileDir];
   const child = spawnChild([...profile, CLI, 'run', '--config', config], o.core);
   const spawned = performance.now();
@@ -184,4 +235,15 @@ export async function startPassthrough(port: number, upstreamPort: number, core:
   const body = (stream: boolean) => chatBody('bench-model', stream);
   await waitUntil(child, 'passthrough', async () => (await fetch(`${origin}${CHAT_PATH}`, { method: 'POST', headers, body: body(false) })).status === 200);
   return { name: 'bare Node passthrough', pid: pidOf(child), target: { origin, path: CHAT_PATH, headers }, body, stop: () => stopChild(child) };
+}
+
+/** A helper script of bench/lib (`args[0]`, then its arguments) on a core; ready once its port answers HTTP. */
+export async function startProcessOnCore(name: string, args: readonly string[], core: number, port: number): Promise<{ pid: number; stop(): Promise<void> }> {
+  const [script = '', ...rest] = args;
+  const child = spawnChild([fileURLToPath(new URL(`./${script}`, import.meta.url)), ...rest], core);
+  await waitUntil(child, name, async () => {
+    await (await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', body: '' })).arrayBuffer();
+    return true;
+  });
+  return { pid: pidOf(child), stop: () => stopChild(child) };
 }

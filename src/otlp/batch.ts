@@ -84,12 +84,15 @@ export class TraceBatch {
   /** OTLP/JSON text, all at once. */
   toJson(): string {
     if (this.#proto === undefined && this.#model !== undefined) return stringifyRequest(this.#model);
-    return transcodeToJson([this.toProto()]);
+    return transcodeToJson([this.toProto()]).toString('utf8');
   }
 
-  /** OTLP/JSON text, in slices of at most `sliceMs` with a turn of the event loop between them. */
-  toJsonSliced(sliceMs: number): Promise<string> {
-    if (this.#proto === undefined && this.#model !== undefined) return Promise.resolve(stringifyRequest(this.#model));
-    return transcodeToJsonSliced([this.toProto()], sliceMs);
+  /**
+   * OTLP/JSON as UTF-8 bytes followed by `suffix`, written in slices of at
+   * most `sliceMs` with a turn of the event loop between them.
+   */
+  toJsonBytes(sliceMs: number, suffix = ''): Promise<Uint8Array> {
+    if (this.#proto === undefined && this.#model !== undefined) return Promise.resolve(Buffer.from(stringifyRequest(this.#model) + suffix));
+    return transcodeToJsonSliced([this.toProto()], sliceMs, suffix);
   }
 }

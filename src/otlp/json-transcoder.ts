@@ -1,12 +1,16 @@
-// Protobuf ExportTraceServiceRequest bytes -> OTLP/JSON text, read straight
-// from the wire (DESIGN section 9): no protobufjs message objects, no Long,
-// no model. The output is exactly what stringifyRequest(decodeRequest(bytes))
-// writes, key order included, so the two are interchangeable; the tests hold
-// them to that on the same requests.
+// Protobuf ExportTraceServiceRequest bytes -> OTLP/JSON bytes, read straight
+// from the wire and written straight into one output buffer (DESIGN section
+// 9): no protobufjs message objects, no Long, no model, and no string per
+// field, so a batch leaves almost nothing for the garbage collector. The
+// output is exactly what stringifyRequest(decodeRequest(bytes)) writes, key
+// order included; the tests hold the two to that on the same requests.
 //
-// The walk is a generator that pauses after every span, so a caller on the
-// request loop can cut a large batch into slices (transcodeSliced) while
-// small batches and tests run it to the end at once (transcode).
+// Each message is read twice: a first pass notes its singular fields (the
+// last occurrence wins, as in protobufjs) and counts its repeated ones, then
+// the JSON is written in the codec's key order, walking the message again for
+// each repeated field. The walk is a generator that pauses after every span,
+// so a caller on the request loop can cut a large batch into slices
+// (transcodeToJsonSliced) while tests run it to the end at once.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MalformedDataError } from '../core/errors.js';
 
@@ -18,33 +22,120 @@ const WIRE_END_GROUP = 4;
 const WIRE_FIXED32 = 5;
 const TWO_POW_32 = 4294967296;
 const MAX_EXACT_HIGH = 0x1fffff; // hi words up to this keep hi * 2^32 + lo below 2^53
+const INITIAL_OUTPUT_FACTOR = 3; // JSON output bytes per input byte, a first guess
+const NONE = -1;
+
+const tag = (field: number, wireType: number): number => (field << 3) | wireType;
 
 function malformed(what: string): MalformedDataError {
   return new MalformedDataError(`malformed protobuf ExportTraceServiceRequest: ${what}`);
 }
 
 /**
- * Buffer's per-encoding slice methods: what toString(encoding, start, end)
- * calls after looking the encoding up, a cost that shows per attribute.
+ * Buffer's per-encoding methods: what toString(encoding, start, end) and
+ * write(string, offset, encoding) call after looking the encoding up.
  */
-interface SlicingBuffer extends Buffer {
-  latin1Slice(start: number, end: number): string;
+interface RawBuffer extends Buffer {
   utf8Slice(start: number, end: number): string;
-  hexSlice(start: number, end: number): string;
   base64Slice(start: number, end: number): string;
+  utf8Write(text: string, offset: number): number;
 }
 
-/** A cursor over one buffer; every read checks the end of the enclosing message. */
+const HEX_PAIRS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).map((pair) => [pair.charCodeAt(0), pair.charCodeAt(1)] as const);
+const SHORT_ESCAPES: Readonly<Record<number, string>> = { 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0c: '\\f', 0x0d: '\\r', 0x22: '\\"', 0x5c: '\\\\' };
+
+/** A growing output buffer. */
+class JsonOut {
+  buf: RawBuffer;
+  pos = 0;
+
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(capacity, 256)) as RawBuffer;
+  }
+
+  ensure(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + bytes)) as RawBuffer;
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  /** ASCII text (keys, punctuation, digits). */
+  raw(text: string): void {
+    const n = text.length;
+    this.ensure(n);
+    const buf = this.buf;
+    let pos = this.pos;
+    for (let i = 0; i < n; i++) buf[pos++] = text.charCodeAt(i);
+    this.pos = pos;
+  }
+
+  byte(value: number): void {
+    this.ensure(1);
+    this.buf[this.pos++] = value;
+  }
+
+  /** The bytes [start, end) of `src` as a JSON string literal, escaped as JSON.stringify escapes. */
+  string(src: RawBuffer, start: number, end: number): void {
+    // Worst case for ASCII: every byte a \u00XX escape, plus the quotes.
+    this.ensure((end - start) * 6 + 2);
+    const buf = this.buf;
+    let pos = this.pos;
+    buf[pos++] = 0x22;
+    for (let i = start; i < end; i++) {
+      const byte = src[i] as number;
+      if (byte >= 0x20 && byte !== 0x22 && byte !== 0x5c && byte < 0x80) {
+        buf[pos++] = byte;
+        continue;
+      }
+      if (byte >= 0x80) {
+        // Non-ASCII: decode and escape as the codec does (invalid UTF-8 becomes
+        // U+FFFD). this.pos has not moved, so the literal starts over.
+        this.#unicodeString(src, start, end);
+        return;
+      }
+      const short = SHORT_ESCAPES[byte];
+      const escape = short ?? `\\u00${(HEX_PAIRS[byte] as readonly [number, number]).map((c) => String.fromCharCode(c)).join('')}`;
+      for (let k = 0; k < escape.length; k++) buf[pos++] = escape.charCodeAt(k);
+    }
+    buf[pos++] = 0x22;
+    this.pos = pos;
+  }
+
+  #unicodeString(src: RawBuffer, start: number, end: number): void {
+    const literal = JSON.stringify(src.utf8Slice(start, end));
+    this.ensure(Buffer.byteLength(literal));
+    this.pos += this.buf.utf8Write(literal, this.pos);
+  }
+
+  hex(src: Buffer, start: number, end: number): void {
+    this.ensure((end - start) * 2);
+    const buf = this.buf;
+    let pos = this.pos;
+    for (let i = start; i < end; i++) {
+      const pair = HEX_PAIRS[src[i] as number] as readonly [number, number];
+      buf[pos++] = pair[0];
+      buf[pos++] = pair[1];
+    }
+    this.pos = pos;
+  }
+
+  /** Leading comma for every list element but the first. */
+  comma(first: boolean): void {
+    if (!first) this.byte(0x2c);
+  }
+}
+
+/** A cursor over one input buffer; every read checks the end of the enclosing message. */
 class WireReader {
-  readonly buf: SlicingBuffer;
-  pos: number;
+  readonly buf: RawBuffer;
+  pos = 0;
   /** Low and high words of the last 64-bit value read. */
   lo = 0;
   hi = 0;
 
   constructor(bytes: Uint8Array) {
-    this.buf = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) as SlicingBuffer;
-    this.pos = 0;
+    this.buf = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) as RawBuffer;
   }
 
   uint32(end: number): number {
@@ -103,7 +194,7 @@ class WireReader {
     return value;
   }
 
-  /** Reads a length prefix and returns where the field's content ends. */
+  /** Reads a length prefix, checks the content fits, leaves pos at the content's start and returns its end. */
   lengthEnd(end: number): number {
     const length = this.uint32(end);
     const contentEnd = this.pos + length;
@@ -124,9 +215,9 @@ class WireReader {
         return;
       case WIRE_START_GROUP:
         for (;;) {
-          const tag = this.uint32(end);
-          if ((tag & 7) === WIRE_END_GROUP) return;
-          this.skip(tag & 7, end);
+          const t = this.uint32(end);
+          if ((t & 7) === WIRE_END_GROUP) return;
+          this.skip(t & 7, end);
         }
       case WIRE_FIXED32:
         this.pos += 4;
@@ -135,40 +226,6 @@ class WireReader {
         throw malformed(`invalid wire type ${wireType}`);
     }
     if (this.pos > end) throw malformed('a field overruns its message');
-  }
-
-  /** A length-delimited string as a JSON string literal. */
-  jsonString(end: number): string {
-    const contentEnd = this.lengthEnd(end);
-    const start = this.pos;
-    const buf = this.buf;
-    this.pos = contentEnd;
-    // Printable ASCII without a quote or backslash needs no escaping and
-    // decodes byte for byte: the common case, at a fraction of the cost.
-    let plain = true;
-    for (let i = start; i < contentEnd; i++) {
-      const byte = buf[i] as number;
-      if (byte < 0x20 || byte > 0x7e || byte === 0x22 || byte === 0x5c) {
-        plain = false;
-        break;
-      }
-    }
-    if (plain) return `"${buf.latin1Slice(start, contentEnd)}"`;
-    return JSON.stringify(buf.utf8Slice(start, contentEnd));
-  }
-
-  hex(end: number): string {
-    const contentEnd = this.lengthEnd(end);
-    const text = this.buf.hexSlice(this.pos, contentEnd);
-    this.pos = contentEnd;
-    return text;
-  }
-
-  base64(end: number): string {
-    const contentEnd = this.lengthEnd(end);
-    const text = this.buf.base64Slice(this.pos, contentEnd);
-    this.pos = contentEnd;
-    return text;
   }
 
   /** The last 64-bit value read, unsigned, in decimal. */
@@ -185,396 +242,573 @@ class WireReader {
   }
 }
 
-const JSON_EMPTY_STRING = '""';
+/** Writes every length-delimited field `wanted` of the message [start, end) with `write`, comma-separated. */
+function eachField(r: WireReader, out: JsonOut, start: number, end: number, wanted: number, write: (r: WireReader, out: JsonOut, end: number) => void): void {
+  r.pos = start;
+  let first = true;
+  while (r.pos < end) {
+    const t = r.uint32(end);
+    if (t === wanted) {
+      const fieldEnd = r.lengthEnd(end);
+      out.comma(first);
+      first = false;
+      write(r, out, fieldEnd);
+      r.pos = fieldEnd;
+    } else r.skip(t & 7, end);
+  }
+  r.pos = end;
+}
 
 function jsonDouble(value: number): string {
   // proto3 JSON spells non-finite doubles as strings, as stringifyRequest does.
   return Number.isFinite(value) ? String(value) : `"${String(value)}"`;
 }
 
-function anyValue(r: WireReader, end: number): string {
-  let out = '{}';
+/** AnyValue: the last member of the oneof present wins. */
+function anyValue(r: WireReader, out: JsonOut, end: number): void {
+  let field = 0;
+  let at = 0;
+  let number = 0;
+  let lo = 0;
+  let hi = 0;
+  let contentEnd = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    const wireType = tag & 7;
-    switch (tag >>> 3) {
-      case 1:
-        if (wireType !== WIRE_LEN) break;
-        out = `{"stringValue":${r.jsonString(end)}}`;
-        continue;
-      case 2:
-        if (wireType !== WIRE_VARINT) break;
-        r.varint64(end);
-        out = r.lo !== 0 || r.hi !== 0 ? '{"boolValue":true}' : '{"boolValue":false}';
-        continue;
-      case 3:
-        if (wireType !== WIRE_VARINT) break;
-        r.varint64(end);
-        out = `{"intValue":"${r.signedDecimal()}"}`;
-        continue;
-      case 4:
-        if (wireType !== WIRE_FIXED64) break;
-        out = `{"doubleValue":${jsonDouble(r.double(end))}}`;
-        continue;
-      case 5:
-        if (wireType !== WIRE_LEN) break;
-        out = `{"arrayValue":{"values":[${arrayValues(r, r.lengthEnd(end))}]}}`;
-        continue;
-      case 6:
-        if (wireType !== WIRE_LEN) break;
-        out = `{"kvlistValue":{"values":[${keyValues(r, r.lengthEnd(end), 1)}]}}`;
-        continue;
-      case 7:
-        if (wireType !== WIRE_LEN) break;
-        out = `{"bytesValue":"${r.base64(end)}"}`;
-        continue;
-      default:
+    const t = r.uint32(end);
+    switch (t) {
+      case tag(1, WIRE_LEN):
+      case tag(5, WIRE_LEN):
+      case tag(6, WIRE_LEN):
+      case tag(7, WIRE_LEN):
+        contentEnd = r.lengthEnd(end);
+        field = t >>> 3;
+        at = r.pos;
+        r.pos = contentEnd;
         break;
+      case tag(2, WIRE_VARINT):
+      case tag(3, WIRE_VARINT):
+        r.varint64(end);
+        field = t >>> 3;
+        lo = r.lo;
+        hi = r.hi;
+        break;
+      case tag(4, WIRE_FIXED64):
+        number = r.double(end);
+        field = 4;
+        break;
+      default:
+        r.skip(t & 7, end);
     }
-    r.skip(wireType, end);
   }
-  return out;
-}
-
-/** The values of an ArrayValue (field 1, repeated AnyValue), comma-joined. */
-function arrayValues(r: WireReader, end: number): string {
-  let out = '';
-  while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === ((1 << 3) | WIRE_LEN)) {
-      const value = anyValue(r, r.lengthEnd(end));
-      out = out === '' ? value : `${out},${value}`;
-    } else r.skip(tag & 7, end);
+  switch (field) {
+    case 1:
+      out.raw('{"stringValue":');
+      out.string(r.buf, at, contentEnd);
+      out.byte(0x7d);
+      break;
+    case 2:
+      out.raw(lo !== 0 || hi !== 0 ? '{"boolValue":true}' : '{"boolValue":false}');
+      break;
+    case 3:
+      r.lo = lo;
+      r.hi = hi;
+      out.raw(`{"intValue":"${r.signedDecimal()}"}`);
+      break;
+    case 4:
+      out.raw(`{"doubleValue":${jsonDouble(number)}}`);
+      break;
+    case 5:
+      out.raw('{"arrayValue":{"values":[');
+      eachField(r, out, at, contentEnd, tag(1, WIRE_LEN), anyValue);
+      out.raw(']}}');
+      break;
+    case 6:
+      out.raw('{"kvlistValue":{"values":[');
+      eachField(r, out, at, contentEnd, tag(1, WIRE_LEN), keyValue);
+      out.raw(']}}');
+      break;
+    case 7:
+      out.raw(`{"bytesValue":"${r.buf.base64Slice(at, contentEnd)}"}`);
+      break;
+    default:
+      out.raw('{}');
   }
   r.pos = end;
-  return out;
 }
 
-function keyValue(r: WireReader, end: number): string {
-  let key = JSON_EMPTY_STRING;
-  let value = '{}';
+function keyValue(r: WireReader, out: JsonOut, end: number): void {
+  let keyStart = 0;
+  let keyEnd = 0;
+  let valueStart = NONE;
+  let valueEnd = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === ((1 << 3) | WIRE_LEN)) key = r.jsonString(end);
-    else if (tag === ((2 << 3) | WIRE_LEN)) {
-      const valueEnd = r.lengthEnd(end);
-      value = anyValue(r, valueEnd);
+    const t = r.uint32(end);
+    if (t === tag(1, WIRE_LEN)) {
+      keyEnd = r.lengthEnd(end);
+      keyStart = r.pos;
+      r.pos = keyEnd;
+    } else if (t === tag(2, WIRE_LEN)) {
+      valueEnd = r.lengthEnd(end);
+      valueStart = r.pos;
       r.pos = valueEnd;
-    } else r.skip(tag & 7, end);
+    } else r.skip(t & 7, end);
   }
-  return `{"key":${key},"value":${value}}`;
-}
-
-/** Every KeyValue in field `field` of the message ending at `end`, comma-joined; other fields are skipped. */
-function keyValues(r: WireReader, end: number, field: number): string {
-  const wanted = (field << 3) | WIRE_LEN;
-  let out = '';
-  while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === wanted) {
-      const kvEnd = r.lengthEnd(end);
-      const kv = keyValue(r, kvEnd);
-      r.pos = kvEnd;
-      out = out === '' ? kv : `${out},${kv}`;
-    } else r.skip(tag & 7, end);
+  out.raw('{"key":');
+  out.string(r.buf, keyStart, keyEnd);
+  out.raw(',"value":');
+  if (valueStart === NONE) out.raw('{}');
+  else {
+    r.pos = valueStart;
+    anyValue(r, out, valueEnd);
   }
+  out.byte(0x7d);
   r.pos = end;
-  return out;
 }
 
 /** Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; } */
-function resource(r: WireReader, end: number): string {
-  let attributes = '';
+function resource(r: WireReader, out: JsonOut, end: number): void {
+  const start = r.pos;
   let dropped = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === ((1 << 3) | WIRE_LEN)) {
-      const kvEnd = r.lengthEnd(end);
-      const kv = keyValue(r, kvEnd);
-      r.pos = kvEnd;
-      attributes = attributes === '' ? kv : `${attributes},${kv}`;
-    } else if (tag === ((2 << 3) | WIRE_VARINT)) dropped = r.uint32(end);
-    else r.skip(tag & 7, end);
+    const t = r.uint32(end);
+    if (t === tag(2, WIRE_VARINT)) dropped = r.uint32(end);
+    else r.skip(t & 7, end);
   }
-  return dropped === 0 ? `{"attributes":[${attributes}]}` : `{"attributes":[${attributes}],"droppedAttributesCount":${dropped}}`;
+  out.raw('{"attributes":[');
+  eachField(r, out, start, end, tag(1, WIRE_LEN), keyValue);
+  out.raw(dropped === 0 ? ']}' : `],"droppedAttributesCount":${dropped}}`);
 }
 
-/** InstrumentationScope { name = 1; version = 2; attributes = 3; dropped_attributes_count = 4; } */
-function scope(r: WireReader, end: number): string {
-  let name = JSON_EMPTY_STRING;
-  let version = JSON_EMPTY_STRING;
-  let attributes = '';
+/** InstrumentationScope { name = 1; version = 2; repeated attributes = 3; dropped_attributes_count = 4; } */
+function scope(r: WireReader, out: JsonOut, end: number): void {
+  const start = r.pos;
+  let nameStart = 0;
+  let nameEnd = 0;
+  let versionStart = 0;
+  let versionEnd = 0;
+  let attributes = 0;
   let dropped = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === ((1 << 3) | WIRE_LEN)) name = r.jsonString(end);
-    else if (tag === ((2 << 3) | WIRE_LEN)) version = r.jsonString(end);
-    else if (tag === ((3 << 3) | WIRE_LEN)) {
-      const kvEnd = r.lengthEnd(end);
-      const kv = keyValue(r, kvEnd);
-      r.pos = kvEnd;
-      attributes = attributes === '' ? kv : `${attributes},${kv}`;
-    } else if (tag === ((4 << 3) | WIRE_VARINT)) dropped = r.uint32(end);
-    else r.skip(tag & 7, end);
+    const t = r.uint32(end);
+    if (t === tag(1, WIRE_LEN)) {
+      nameEnd = r.lengthEnd(end);
+      nameStart = r.pos;
+      r.pos = nameEnd;
+    } else if (t === tag(2, WIRE_LEN)) {
+      versionEnd = r.lengthEnd(end);
+      versionStart = r.pos;
+      r.pos = versionEnd;
+    } else if (t === tag(3, WIRE_LEN)) {
+      attributes++;
+      r.pos = r.lengthEnd(end);
+    } else if (t === tag(4, WIRE_VARINT)) dropped = r.uint32(end);
+    else r.skip(t & 7, end);
   }
-  const fields: string[] = [];
-  if (name !== JSON_EMPTY_STRING) fields.push(`"name":${name}`);
-  if (version !== JSON_EMPTY_STRING) fields.push(`"version":${version}`);
-  if (attributes !== '') fields.push(`"attributes":[${attributes}]`);
-  if (dropped !== 0) fields.push(`"droppedAttributesCount":${dropped}`);
-  return `{${fields.join(',')}}`;
+  let first = true;
+  out.byte(0x7b);
+  if (nameEnd > nameStart) {
+    out.raw('"name":');
+    out.string(r.buf, nameStart, nameEnd);
+    first = false;
+  }
+  if (versionEnd > versionStart) {
+    out.comma(first);
+    out.raw('"version":');
+    out.string(r.buf, versionStart, versionEnd);
+    first = false;
+  }
+  if (attributes > 0) {
+    out.comma(first);
+    out.raw('"attributes":[');
+    eachField(r, out, start, end, tag(3, WIRE_LEN), keyValue);
+    out.byte(0x5d);
+    first = false;
+  }
+  if (dropped !== 0) {
+    out.comma(first);
+    out.raw(`"droppedAttributesCount":${dropped}`);
+  }
+  out.byte(0x7d);
+  r.pos = end;
 }
 
-/** Span.Event { fixed64 time_unix_nano = 1; name = 2; attributes = 3; dropped_attributes_count = 4; } */
-function spanEvent(r: WireReader, end: number): string {
+/** Span.Event { fixed64 time_unix_nano = 1; name = 2; repeated attributes = 3; dropped_attributes_count = 4; } */
+function spanEvent(r: WireReader, out: JsonOut, end: number): void {
+  const start = r.pos;
   let time = '0';
-  let name = JSON_EMPTY_STRING;
-  let attributes = '';
+  let nameStart = 0;
+  let nameEnd = 0;
+  let attributes = 0;
   let dropped = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === ((1 << 3) | WIRE_FIXED64)) {
+    const t = r.uint32(end);
+    if (t === tag(1, WIRE_FIXED64)) {
       r.fixed64(end);
       time = r.unsignedDecimal();
-    } else if (tag === ((2 << 3) | WIRE_LEN)) name = r.jsonString(end);
-    else if (tag === ((3 << 3) | WIRE_LEN)) {
-      const kvEnd = r.lengthEnd(end);
-      const kv = keyValue(r, kvEnd);
-      r.pos = kvEnd;
-      attributes = attributes === '' ? kv : `${attributes},${kv}`;
-    } else if (tag === ((4 << 3) | WIRE_VARINT)) dropped = r.uint32(end);
-    else r.skip(tag & 7, end);
+    } else if (t === tag(2, WIRE_LEN)) {
+      nameEnd = r.lengthEnd(end);
+      nameStart = r.pos;
+      r.pos = nameEnd;
+    } else if (t === tag(3, WIRE_LEN)) {
+      attributes++;
+      r.pos = r.lengthEnd(end);
+    } else if (t === tag(4, WIRE_VARINT)) dropped = r.uint32(end);
+    else r.skip(t & 7, end);
   }
-  let out = `{"timeUnixNano":"${time}","name":${name}`;
-  if (attributes !== '') out += `,"attributes":[${attributes}]`;
-  if (dropped !== 0) out += `,"droppedAttributesCount":${dropped}`;
-  return `${out}}`;
+  out.raw(`{"timeUnixNano":"${time}","name":`);
+  out.string(r.buf, nameStart, nameEnd);
+  if (attributes > 0) {
+    out.raw(',"attributes":[');
+    eachField(r, out, start, end, tag(3, WIRE_LEN), keyValue);
+    out.byte(0x5d);
+  }
+  if (dropped !== 0) out.raw(`,"droppedAttributesCount":${dropped}`);
+  out.byte(0x7d);
+  r.pos = end;
 }
 
-/** Span.Link { trace_id = 1; span_id = 2; trace_state = 3; attributes = 4; dropped_attributes_count = 5; fixed32 flags = 6; } */
-function spanLink(r: WireReader, end: number): string {
-  let traceId = '';
-  let spanId = '';
-  let traceState = JSON_EMPTY_STRING;
-  let attributes = '';
+/** Span.Link { trace_id = 1; span_id = 2; trace_state = 3; repeated attributes = 4; dropped_attributes_count = 5; fixed32 flags = 6; } */
+function spanLink(r: WireReader, out: JsonOut, end: number): void {
+  const start = r.pos;
+  let traceStart = 0;
+  let traceEnd = 0;
+  let spanStart = 0;
+  let spanEnd = 0;
+  let stateStart = 0;
+  let stateEnd = 0;
+  let attributes = 0;
   let dropped = 0;
   let flags = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === ((1 << 3) | WIRE_LEN)) traceId = r.hex(end);
-    else if (tag === ((2 << 3) | WIRE_LEN)) spanId = r.hex(end);
-    else if (tag === ((3 << 3) | WIRE_LEN)) traceState = r.jsonString(end);
-    else if (tag === ((4 << 3) | WIRE_LEN)) {
-      const kvEnd = r.lengthEnd(end);
-      const kv = keyValue(r, kvEnd);
-      r.pos = kvEnd;
-      attributes = attributes === '' ? kv : `${attributes},${kv}`;
-    } else if (tag === ((5 << 3) | WIRE_VARINT)) dropped = r.uint32(end);
-    else if (tag === ((6 << 3) | WIRE_FIXED32)) flags = r.fixed32(end);
-    else r.skip(tag & 7, end);
+    const t = r.uint32(end);
+    if (t === tag(1, WIRE_LEN)) {
+      traceEnd = r.lengthEnd(end);
+      traceStart = r.pos;
+      r.pos = traceEnd;
+    } else if (t === tag(2, WIRE_LEN)) {
+      spanEnd = r.lengthEnd(end);
+      spanStart = r.pos;
+      r.pos = spanEnd;
+    } else if (t === tag(3, WIRE_LEN)) {
+      stateEnd = r.lengthEnd(end);
+      stateStart = r.pos;
+      r.pos = stateEnd;
+    } else if (t === tag(4, WIRE_LEN)) {
+      attributes++;
+      r.pos = r.lengthEnd(end);
+    } else if (t === tag(5, WIRE_VARINT)) dropped = r.uint32(end);
+    else if (t === tag(6, WIRE_FIXED32)) flags = r.fixed32(end);
+    else r.skip(t & 7, end);
   }
-  let out = `{"traceId":"${traceId}","spanId":"${spanId}"`;
-  if (traceState !== JSON_EMPTY_STRING) out += `,"traceState":${traceState}`;
-  if (attributes !== '') out += `,"attributes":[${attributes}]`;
-  if (dropped !== 0) out += `,"droppedAttributesCount":${dropped}`;
-  if (flags !== 0) out += `,"flags":${flags}`;
-  return `${out}}`;
+  out.raw('{"traceId":"');
+  out.hex(r.buf, traceStart, traceEnd);
+  out.raw('","spanId":"');
+  out.hex(r.buf, spanStart, spanEnd);
+  out.byte(0x22);
+  if (stateEnd > stateStart) {
+    out.raw(',"traceState":');
+    out.string(r.buf, stateStart, stateEnd);
+  }
+  if (attributes > 0) {
+    out.raw(',"attributes":[');
+    eachField(r, out, start, end, tag(4, WIRE_LEN), keyValue);
+    out.byte(0x5d);
+  }
+  if (dropped !== 0) out.raw(`,"droppedAttributesCount":${dropped}`);
+  if (flags !== 0) out.raw(`,"flags":${flags}`);
+  out.byte(0x7d);
+  r.pos = end;
 }
 
 /** Status { string message = 2; StatusCode code = 3; } */
-function status(r: WireReader, end: number): string {
-  let message = JSON_EMPTY_STRING;
+function status(r: WireReader, out: JsonOut, end: number): void {
+  let messageStart = 0;
+  let messageEnd = 0;
   let code = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === ((2 << 3) | WIRE_LEN)) message = r.jsonString(end);
-    else if (tag === ((3 << 3) | WIRE_VARINT)) code = r.uint32(end) | 0;
-    else r.skip(tag & 7, end);
+    const t = r.uint32(end);
+    if (t === tag(2, WIRE_LEN)) {
+      messageEnd = r.lengthEnd(end);
+      messageStart = r.pos;
+      r.pos = messageEnd;
+    } else if (t === tag(3, WIRE_VARINT)) code = r.uint32(end) | 0;
+    else r.skip(t & 7, end);
   }
-  if (message === JSON_EMPTY_STRING) return code === 0 ? '{}' : `{"code":${code}}`;
-  return code === 0 ? `{"message":${message}}` : `{"message":${message},"code":${code}}`;
+  out.byte(0x7b);
+  if (messageEnd > messageStart) {
+    out.raw('"message":');
+    out.string(r.buf, messageStart, messageEnd);
+    if (code !== 0) out.raw(`,"code":${code}`);
+  } else if (code !== 0) out.raw(`"code":${code}`);
+  out.byte(0x7d);
+  r.pos = end;
 }
 
-function span(r: WireReader, end: number): string {
-  let traceId = '';
-  let spanId = '';
-  let traceState = JSON_EMPTY_STRING;
-  let parentSpanId = '';
+function span(r: WireReader, out: JsonOut, end: number): void {
+  const start = r.pos;
+  let traceStart = 0;
+  let traceEnd = 0;
+  let spanStart = 0;
+  let spanEnd = 0;
+  let stateStart = 0;
+  let stateEnd = 0;
+  let parentStart = 0;
+  let parentEnd = 0;
+  let nameStart = 0;
+  let nameEnd = 0;
   let flags = 0;
-  let name = JSON_EMPTY_STRING;
   let kind = 0;
-  let start = '0';
-  let finish = '0';
-  let attributes = '';
+  let startTime = '0';
+  let endTime = '0';
+  let attributes = 0;
   let droppedAttributes = 0;
-  let events = '';
+  let events = 0;
   let droppedEvents = 0;
-  let links = '';
+  let links = 0;
   let droppedLinks = 0;
-  let spanStatus: string | undefined;
+  let statusStart = NONE;
+  let statusEnd = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    switch (tag) {
-      case (1 << 3) | WIRE_LEN:
-        traceId = r.hex(end);
+    const t = r.uint32(end);
+    switch (t) {
+      case tag(1, WIRE_LEN):
+        traceEnd = r.lengthEnd(end);
+        traceStart = r.pos;
+        r.pos = traceEnd;
         break;
-      case (2 << 3) | WIRE_LEN:
-        spanId = r.hex(end);
+      case tag(2, WIRE_LEN):
+        spanEnd = r.lengthEnd(end);
+        spanStart = r.pos;
+        r.pos = spanEnd;
         break;
-      case (3 << 3) | WIRE_LEN:
-        traceState = r.jsonString(end);
+      case tag(3, WIRE_LEN):
+        stateEnd = r.lengthEnd(end);
+        stateStart = r.pos;
+        r.pos = stateEnd;
         break;
-      case (4 << 3) | WIRE_LEN:
-        parentSpanId = r.hex(end);
+      case tag(4, WIRE_LEN):
+        parentEnd = r.lengthEnd(end);
+        parentStart = r.pos;
+        r.pos = parentEnd;
         break;
-      case (5 << 3) | WIRE_LEN:
-        name = r.jsonString(end);
+      case tag(5, WIRE_LEN):
+        nameEnd = r.lengthEnd(end);
+        nameStart = r.pos;
+        r.pos = nameEnd;
         break;
-      case (6 << 3) | WIRE_VARINT:
+      case tag(6, WIRE_VARINT):
         kind = r.uint32(end) | 0;
         break;
-      case (7 << 3) | WIRE_FIXED64:
+      case tag(7, WIRE_FIXED64):
         r.fixed64(end);
-        start = r.unsignedDecimal();
+        startTime = r.unsignedDecimal();
         break;
-      case (8 << 3) | WIRE_FIXED64:
+      case tag(8, WIRE_FIXED64):
         r.fixed64(end);
-        finish = r.unsignedDecimal();
+        endTime = r.unsignedDecimal();
         break;
-      case (9 << 3) | WIRE_LEN: {
-        const kvEnd = r.lengthEnd(end);
-        const kv = keyValue(r, kvEnd);
-        r.pos = kvEnd;
-        attributes = attributes === '' ? kv : `${attributes},${kv}`;
+      case tag(9, WIRE_LEN):
+        attributes++;
+        r.pos = r.lengthEnd(end);
         break;
-      }
-      case (10 << 3) | WIRE_VARINT:
+      case tag(10, WIRE_VARINT):
         droppedAttributes = r.uint32(end);
         break;
-      case (11 << 3) | WIRE_LEN: {
-        const eventEnd = r.lengthEnd(end);
-        const event = spanEvent(r, eventEnd);
-        r.pos = eventEnd;
-        events = events === '' ? event : `${events},${event}`;
+      case tag(11, WIRE_LEN):
+        events++;
+        r.pos = r.lengthEnd(end);
         break;
-      }
-      case (12 << 3) | WIRE_VARINT:
+      case tag(12, WIRE_VARINT):
         droppedEvents = r.uint32(end);
         break;
-      case (13 << 3) | WIRE_LEN: {
-        const linkEnd = r.lengthEnd(end);
-        const link = spanLink(r, linkEnd);
-        r.pos = linkEnd;
-        links = links === '' ? link : `${links},${link}`;
+      case tag(13, WIRE_LEN):
+        links++;
+        r.pos = r.lengthEnd(end);
         break;
-      }
-      case (14 << 3) | WIRE_VARINT:
+      case tag(14, WIRE_VARINT):
         droppedLinks = r.uint32(end);
         break;
-      case (15 << 3) | WIRE_LEN: {
-        const statusEnd = r.lengthEnd(end);
-        spanStatus = status(r, statusEnd);
+      case tag(15, WIRE_LEN):
+        statusEnd = r.lengthEnd(end);
+        statusStart = r.pos;
         r.pos = statusEnd;
         break;
-      }
-      case (16 << 3) | WIRE_FIXED32:
+      case tag(16, WIRE_FIXED32):
         flags = r.fixed32(end);
         break;
       default:
-        r.skip(tag & 7, end);
+        r.skip(t & 7, end);
     }
   }
-  let out = `{"traceId":"${traceId}","spanId":"${spanId}","name":${name},"kind":${kind},"startTimeUnixNano":"${start}","endTimeUnixNano":"${finish}"`;
-  if (traceState !== JSON_EMPTY_STRING) out += `,"traceState":${traceState}`;
-  if (parentSpanId !== '') out += `,"parentSpanId":"${parentSpanId}"`;
-  if (flags !== 0) out += `,"flags":${flags}`;
-  if (attributes !== '') out += `,"attributes":[${attributes}]`;
-  if (droppedAttributes !== 0) out += `,"droppedAttributesCount":${droppedAttributes}`;
-  if (events !== '') out += `,"events":[${events}]`;
-  if (droppedEvents !== 0) out += `,"droppedEventsCount":${droppedEvents}`;
-  if (links !== '') out += `,"links":[${links}]`;
-  if (droppedLinks !== 0) out += `,"droppedLinksCount":${droppedLinks}`;
-  if (spanStatus !== undefined) out += `,"status":${spanStatus}`;
-  return `${out}}`;
+  out.raw('{"traceId":"');
+  out.hex(r.buf, traceStart, traceEnd);
+  out.raw('","spanId":"');
+  out.hex(r.buf, spanStart, spanEnd);
+  out.raw('","name":');
+  out.string(r.buf, nameStart, nameEnd);
+  out.raw(`,"kind":${kind},"startTimeUnixNano":"${startTime}","endTimeUnixNano":"${endTime}"`);
+  if (stateEnd > stateStart) {
+    out.raw(',"traceState":');
+    out.string(r.buf, stateStart, stateEnd);
+  }
+  if (parentEnd > parentStart) {
+    out.raw(',"parentSpanId":"');
+    out.hex(r.buf, parentStart, parentEnd);
+    out.byte(0x22);
+  }
+  if (flags !== 0) out.raw(`,"flags":${flags}`);
+  if (attributes > 0) {
+    out.raw(',"attributes":[');
+    eachField(r, out, start, end, tag(9, WIRE_LEN), keyValue);
+    out.byte(0x5d);
+  }
+  if (droppedAttributes !== 0) out.raw(`,"droppedAttributesCount":${droppedAttributes}`);
+  if (events > 0) {
+    out.raw(',"events":[');
+    eachField(r, out, start, end, tag(11, WIRE_LEN), spanEvent);
+    out.byte(0x5d);
+  }
+  if (droppedEvents !== 0) out.raw(`,"droppedEventsCount":${droppedEvents}`);
+  if (links > 0) {
+    out.raw(',"links":[');
+    eachField(r, out, start, end, tag(13, WIRE_LEN), spanLink);
+    out.byte(0x5d);
+  }
+  if (droppedLinks !== 0) out.raw(`,"droppedLinksCount":${droppedLinks}`);
+  if (statusStart !== NONE) {
+    out.raw(',"status":');
+    r.pos = statusStart;
+    status(r, out, statusEnd);
+  }
+  out.byte(0x7d);
+  r.pos = end;
 }
 
 /** ScopeSpans { scope = 1; repeated Span spans = 2; schema_url = 3; }: pauses after each span. */
-function* scopeSpans(r: WireReader, end: number): Generator<void, string, void> {
-  let spans = '';
-  let scopeJson: string | undefined;
-  let schemaUrl = JSON_EMPTY_STRING;
+function* scopeSpans(r: WireReader, out: JsonOut, end: number): Generator<void, void, void> {
+  const start = r.pos;
+  let scopeStart = NONE;
+  let scopeEnd = 0;
+  let schemaStart = 0;
+  let schemaEnd = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === ((2 << 3) | WIRE_LEN)) {
-      const spanEnd = r.lengthEnd(end);
-      const s = span(r, spanEnd);
-      r.pos = spanEnd;
-      spans = spans === '' ? s : `${spans},${s}`;
-      yield;
-    } else if (tag === ((1 << 3) | WIRE_LEN)) {
-      const scopeEnd = r.lengthEnd(end);
-      scopeJson = scope(r, scopeEnd);
+    const t = r.uint32(end);
+    if (t === tag(1, WIRE_LEN)) {
+      scopeEnd = r.lengthEnd(end);
+      scopeStart = r.pos;
       r.pos = scopeEnd;
-    } else if (tag === ((3 << 3) | WIRE_LEN)) schemaUrl = r.jsonString(end);
-    else r.skip(tag & 7, end);
+    } else if (t === tag(3, WIRE_LEN)) {
+      schemaEnd = r.lengthEnd(end);
+      schemaStart = r.pos;
+      r.pos = schemaEnd;
+    } else r.skip(t & 7, end);
   }
-  let out = `{"spans":[${spans}]`;
-  if (scopeJson !== undefined) out += `,"scope":${scopeJson}`;
-  if (schemaUrl !== JSON_EMPTY_STRING) out += `,"schemaUrl":${schemaUrl}`;
-  return `${out}}`;
+  out.raw('{"spans":[');
+  r.pos = start;
+  let first = true;
+  while (r.pos < end) {
+    const t = r.uint32(end);
+    if (t === tag(2, WIRE_LEN)) {
+      const spanEnd = r.lengthEnd(end);
+      out.comma(first);
+      first = false;
+      span(r, out, spanEnd);
+      r.pos = spanEnd;
+      yield;
+    } else r.skip(t & 7, end);
+  }
+  out.byte(0x5d);
+  if (scopeStart !== NONE) {
+    out.raw(',"scope":');
+    r.pos = scopeStart;
+    scope(r, out, scopeEnd);
+  }
+  if (schemaEnd > schemaStart) {
+    out.raw(',"schemaUrl":');
+    out.string(r.buf, schemaStart, schemaEnd);
+  }
+  out.byte(0x7d);
+  r.pos = end;
 }
 
 /** ResourceSpans { resource = 1; repeated ScopeSpans scope_spans = 2; schema_url = 3; } */
-function* resourceSpans(r: WireReader, end: number): Generator<void, string, void> {
-  let scopes = '';
-  let resourceJson: string | undefined;
-  let schemaUrl = JSON_EMPTY_STRING;
+function* resourceSpans(r: WireReader, out: JsonOut, end: number): Generator<void, void, void> {
+  const start = r.pos;
+  let resourceStart = NONE;
+  let resourceEnd = 0;
+  let schemaStart = 0;
+  let schemaEnd = 0;
   while (r.pos < end) {
-    const tag = r.uint32(end);
-    if (tag === ((2 << 3) | WIRE_LEN)) {
-      const scopeEnd = r.lengthEnd(end);
-      const ss = yield* scopeSpans(r, scopeEnd);
-      r.pos = scopeEnd;
-      scopes = scopes === '' ? ss : `${scopes},${ss}`;
-    } else if (tag === ((1 << 3) | WIRE_LEN)) {
-      const resourceEnd = r.lengthEnd(end);
-      resourceJson = resource(r, resourceEnd);
+    const t = r.uint32(end);
+    if (t === tag(1, WIRE_LEN)) {
+      resourceEnd = r.lengthEnd(end);
+      resourceStart = r.pos;
       r.pos = resourceEnd;
-    } else if (tag === ((3 << 3) | WIRE_LEN)) schemaUrl = r.jsonString(end);
-    else r.skip(tag & 7, end);
+    } else if (t === tag(3, WIRE_LEN)) {
+      schemaEnd = r.lengthEnd(end);
+      schemaStart = r.pos;
+      r.pos = schemaEnd;
+    } else r.skip(t & 7, end);
   }
-  let out = `{"scopeSpans":[${scopes}]`;
-  if (resourceJson !== undefined) out += `,"resource":${resourceJson}`;
-  if (schemaUrl !== JSON_EMPTY_STRING) out += `,"schemaUrl":${schemaUrl}`;
-  return `${out}}`;
+  out.raw('{"scopeSpans":[');
+  r.pos = start;
+  let first = true;
+  while (r.pos < end) {
+    const t = r.uint32(end);
+    if (t === tag(2, WIRE_LEN)) {
+      const scopeSpansEnd = r.lengthEnd(end);
+      out.comma(first);
+      first = false;
+      yield* scopeSpans(r, out, scopeSpansEnd);
+      r.pos = scopeSpansEnd;
+    } else r.skip(t & 7, end);
+  }
+  out.byte(0x5d);
+  if (resourceStart !== NONE) {
+    out.raw(',"resource":');
+    r.pos = resourceStart;
+    resource(r, out, resourceEnd);
+  }
+  if (schemaEnd > schemaStart) {
+    out.raw(',"schemaUrl":');
+    out.string(r.buf, schemaStart, schemaEnd);
+  }
+  out.byte(0x7d);
+  r.pos = end;
 }
 
 /**
- * The ResourceSpans of several encoded requests, as one comma-joined list.
- * Repeated fields concatenate on the wire, so this is the JSON of their
- * concatenation without copying them into one buffer first.
+ * The JSON of several encoded requests as one: repeated fields concatenate
+ * on the wire, so this is the JSON of their concatenation, without copying
+ * them into one buffer first. `suffix` (a newline, say) ends the output.
  */
-function* requestsBody(requests: readonly Uint8Array[]): Generator<void, string, void> {
-  let out = '';
+function* requestsJson(requests: readonly Uint8Array[], suffix: string): Generator<void, Buffer, void> {
+  let inputBytes = 0;
+  for (const bytes of requests) inputBytes += bytes.byteLength;
+  const out = new JsonOut(inputBytes * INITIAL_OUTPUT_FACTOR);
+  out.raw('{"resourceSpans":[');
+  let first = true;
   for (const bytes of requests) {
     const r = new WireReader(bytes);
     const end = bytes.byteLength;
     while (r.pos < end) {
-      const tag = r.uint32(end);
-      if (tag === ((1 << 3) | WIRE_LEN)) {
+      const t = r.uint32(end);
+      if (t === tag(1, WIRE_LEN)) {
         const rsEnd = r.lengthEnd(end);
-        const rs = yield* resourceSpans(r, rsEnd);
+        out.comma(first);
+        first = false;
+        yield* resourceSpans(r, out, rsEnd);
         r.pos = rsEnd;
-        out = out === '' ? rs : `${out},${rs}`;
-      } else r.skip(tag & 7, end);
+      } else r.skip(t & 7, end);
     }
   }
-  return `{"resourceSpans":[${out}]}`;
+  out.raw(']}');
+  out.raw(suffix);
+  return out.buf.subarray(0, out.pos);
 }
 
-/** OTLP/JSON of the encoded requests, merged into one, all at once. */
-export function transcodeToJson(requests: readonly Uint8Array[]): string {
-  const walk = requestsBody(requests);
+/** OTLP/JSON (UTF-8) of the encoded requests, merged into one, all at once. */
+export function transcodeToJson(requests: readonly Uint8Array[], suffix = ''): Buffer {
+  const walk = requestsJson(requests, suffix);
   for (;;) {
     const step = walk.next();
     if (step.done === true) return step.value;
@@ -586,8 +820,8 @@ export function transcodeToJson(requests: readonly Uint8Array[]): string {
  * after each span) with a turn of the event loop between them, so that a
  * large batch never holds the loop that serves requests for longer.
  */
-export async function transcodeToJsonSliced(requests: readonly Uint8Array[], sliceMs: number): Promise<string> {
-  const walk = requestsBody(requests);
+export async function transcodeToJsonSliced(requests: readonly Uint8Array[], sliceMs: number, suffix = ''): Promise<Buffer> {
+  const walk = requestsJson(requests, suffix);
   let deadline = performance.now() + sliceMs;
   for (;;) {
     const step = walk.next();

@@ -4,11 +4,15 @@ import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { MalformedDataError } from '../../src/core/errors.js';
 import { stringifyRequest } from '../../src/otlp/json-codec.js';
-import { transcodeToJson, transcodeToJsonSliced } from '../../src/otlp/json-transcoder.js';
+import { transcodeToJson as transcodeToBytes, transcodeToJsonSliced } from '../../src/otlp/json-transcoder.js';
 import type { AnyValue, ExportTraceServiceRequest, KeyValue, Span } from '../../src/otlp/model.js';
 import { decodeRequest, encodeRequest } from '../../src/otlp/proto-codec.js';
 import { concatRequests } from '../../src/otlp/wire.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
+
+function transcodeToJson(requests: readonly Uint8Array[]): string {
+  return transcodeToBytes(requests).toString('utf8');
+}
 
 /** What the model-based path writes for the same bytes: the reference. */
 function viaModel(bytes: Uint8Array): string {
@@ -151,6 +155,22 @@ describe('protobuf -> OTLP/JSON transcoder', () => {
     expect(json).toContain('{"arrayValue":{"values":[]}}');
   });
 
+  it('escapes strings as JSON.stringify does and writes invalid UTF-8 as U+FFFD', () => {
+    const tricky = ['quote " backslash \\ slash /', 'controls \u0000\u0001\b\f\n\r\t\u001f\u007f', 'naïve 日本語 🎉', 'line\u2028separator'];
+    const bytes = encodeRequest({
+      resourceSpans: [{ scopeSpans: [{ spans: tricky.map((name, i) => ({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: `b7ad6b716920333${i}`, name, startTimeUnixNano: '1', endTimeUnixNano: '2' })) }] }],
+    });
+    const json = transcodeToJson([bytes]);
+    expect(json).toBe(viaModel(bytes));
+    const names = (JSON.parse(json) as ExportTraceServiceRequest).resourceSpans[0]!.scopeSpans[0]!.spans.map((s) => s.name);
+    expect(names).toEqual(tricky);
+    // A name field holding the bytes 0xff 0xfe: not UTF-8.
+    const w = protobuf.Writer.create();
+    const span = protobuf.Writer.create().uint32((5 << 3) | 2).bytes(Uint8Array.from([0x61, 0xff, 0xfe])).finish();
+    const invalid = w.uint32((1 << 3) | 2).fork().uint32((2 << 3) | 2).fork().uint32((2 << 3) | 2).bytes(span).ldelim().ldelim().finish();
+    expect(transcodeToJson([invalid])).toContain('"name":"a\ufffd\ufffd"');
+  });
+
   it('ignores unknown fields at every level, as the codec does', () => {
     const w = protobuf.Writer.create();
     const unknown = (writer: protobuf.Writer) => writer.uint32((99 << 3) | 0).uint64(7).uint32((98 << 3) | 2).string('junk').uint32((97 << 3) | 5).fixed32(1).uint32((96 << 3) | 1).fixed64(2);
@@ -214,7 +234,7 @@ describe('protobuf -> OTLP/JSON transcoder', () => {
     };
     setImmediate(tick);
     // A zero-length slice yields after every span (six here): the ticker runs in between.
-    const json = await transcodeToJsonSliced([bytes, bytes, bytes], 0);
+    const json = (await transcodeToJsonSliced([bytes, bytes, bytes], 0)).toString('utf8');
     counting = false;
     expect(json).toBe(viaModel(concatRequests([bytes, bytes, bytes])));
     expect(turns).toBeGreaterThanOrEqual(5);

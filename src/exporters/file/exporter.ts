@@ -22,11 +22,11 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
     },
     consume: function consume(batch) {
       // Encoding runs in slices beside other batches' encoding; the writes stay in consume() order.
-      const line = batch.toJsonSliced(JSON_SLICE_MS);
+      const line = batch.toJsonBytes(JSON_SLICE_MS, '\n');
       const write = tail.then(async function writeLine() {
-        const text = await line;
+        const bytes = await line;
         if (handle === undefined) throw new Error(`exporters.${settings.id}: not started`);
-        await handle.write(`${text}\n`);
+        await handle.write(bytes);
         if (config.fsync) await handle.sync();
       });
       tail = write.catch(() => undefined);

@@ -61,7 +61,7 @@ export async function serializeBody(
   records: readonly Uint8Array[],
   options: Pick<HttpTransportOptions, 'encoding' | 'compression' | 'secret'>,
 ): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
-  let body: Uint8Array = options.encoding === 'json' ? Buffer.from(await transcodeToJsonSliced(records, JSON_SLICE_MS)) : concatRequests(records);
+  let body: Uint8Array = options.encoding === 'json' ? await transcodeToJsonSliced(records, JSON_SLICE_MS) : concatRequests(records);
   const headers: Record<string, string> = {
     'content-type': options.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
   };
