@@ -2,6 +2,7 @@
 // Adding a protocol is a folder and one line here.
 import { chatRoutes } from './chat/routes.js';
 import type { ProtocolRoute } from './core/protocol.js';
+import { messagesRoutes } from './messages/routes.js';
 import { usageRoutes } from './usage/routes.js';
 
-export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...usageRoutes];
+export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...messagesRoutes, ...usageRoutes];

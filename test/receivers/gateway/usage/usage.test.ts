@@ -2,6 +2,7 @@
 // upstream reporting known token counts (cache reads and writes included),
 // and @ai-sdk/gateway's getGenerationInfo() / getSpendReport().
 import { createGateway } from '@ai-sdk/gateway';
+import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
@@ -149,5 +150,22 @@ describe('gateway usage and cost', () => {
     const refused = await ask(KEY_A).catch((err: unknown) => err);
     expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
     expect((refused as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('rate_limit_exceeded');
+  });
+});
+
+describe('usage on the Anthropic Messages API', () => {
+  it('prices a native message (cache reads and writes) in its usage, span and generation record', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      sendJson(res, 200, { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 334, cache_read_input_tokens: 800, cache_creation_input_tokens: 100, output_tokens: 567 } });
+    });
+    const messagesModels = [{ id: 'anthropic/claude', pricing: models[0]?.pricing, endpoints: [{ provider: 'anthropic', model: 'claude-up', pricing: { output: '0.000012' } }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: messagesModels });
+    const client = new Anthropic({ baseURL: `http://127.0.0.1:${gateway.port}`, apiKey: KEY_A, maxRetries: 0 });
+    const { data, response } = await client.messages.create({ model: 'anthropic/claude', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    // The same tokens as the chat cases above: 334 uncached, 800 read, 100 written, 567 out.
+    expect((data.usage as unknown as { cost?: number }).cost).toBe(COST);
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: COST, native_tokens_prompt: 1234, native_tokens_cached: 800, native_tokens_cache_creation: 100, provider_name: 'anthropic', finish_reason: 'end_turn' });
+    expect(attr((await gateway.spans(2)).find((s) => s.name === 'chat claude-up'), 'sluice.usage.cost')).toBe(COST);
   });
 });

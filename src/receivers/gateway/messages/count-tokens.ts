@@ -1,0 +1,87 @@
+// POST /v1/messages/count_tokens: passed to the model's `anthropic` endpoints
+// (in routing order, falling back between them). A model no `anthropic`
+// provider serves gets an estimate, marked by `x-sluice-token-count: estimate`:
+// one token per 4 characters of text (tool definitions and tool inputs as
+// JSON), plus a flat 1600 per image or document (Anthropic's cost of a
+// ~1.15 megapixel image). Other provider types expose no tokenizer.
+import { runPlan } from '../core/attempt-loop.js';
+import { readBody } from '../core/body.js';
+import { sendJson } from '../core/http-error.js';
+import type { GatewayServices, RouteRequest } from '../core/protocol.js';
+import { withAnthropicStatus } from './errors.js';
+import { check, parseJson, routingOptions } from './handler.js';
+import { runNativeAttempt } from './native.js';
+import { countTokensRequestSchema } from './schema.js';
+import { GatewayHttpError } from '../core/http-error.js';
+
+const CHARS_PER_TOKEN = 4;
+const TOKENS_PER_MEDIA_BLOCK = 1600;
+
+export const ESTIMATE_HEADER = 'x-sluice-token-count';
+
+export async function handleCountTokens(services: GatewayServices, request: RouteRequest): Promise<void> {
+  const json = parseJson(await readBody(request.req, services.bodyLimit), request.server);
+  const parsed = check(countTokensRequestSchema, json);
+  const env = services.env;
+  const [options, optionsParam] = routingOptions(parsed, request.req);
+  const plan = env.router.plan(parsed.model, options, optionsParam).filter((endpoint) => env.providers.get(endpoint.provider)?.adapter.type === 'anthropic');
+  if (plan.length === 0) {
+    sendJson(request.res, 200, JSON.stringify({ input_tokens: estimateTokens(json) }), { [ESTIMATE_HEADER]: 'estimate' });
+    return;
+  }
+  const state = {
+    body: json,
+    stream: false,
+    path: '/v1/messages/count_tokens',
+    operation: 'count_tokens' as const,
+    anthropicVersion: header(request, 'anthropic-version'),
+    anthropicBeta: header(request, 'anthropic-beta'),
+    res: request.res,
+    server: request.server,
+    spans: request.spans,
+    client: request.client,
+    meter: undefined,
+    attempts: 0,
+  };
+  try {
+    await runPlan(env, plan, state, runNativeAttempt);
+  } catch (err) {
+    throw err instanceof GatewayHttpError ? withAnthropicStatus(err) : err;
+  }
+}
+
+function header(request: RouteRequest, name: string): string | undefined {
+  const value = request.req.headers[name];
+  return Array.isArray(value) ? value.join(',') : value;
+}
+
+/** The documented estimate: characters / 4 over every text, plus a flat cost per image or document. */
+export function estimateTokens(body: Record<string, unknown>): number {
+  let chars = 0;
+  let media = 0;
+  function visit(value: unknown): void {
+    if (typeof value === 'string') {
+      chars += value.length;
+      return;
+    }
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
+    const block = value as Record<string, unknown>;
+    if (block['type'] === 'image' || block['type'] === 'document') {
+      media += 1;
+      return;
+    }
+    if (block['type'] === 'tool_use') {
+      chars += String(block['name']).length + JSON.stringify(block['input'] ?? {}).length;
+      return;
+    }
+    for (const key of ['text', 'content', 'thinking']) visit(block[key]);
+  }
+  visit(body['system']);
+  for (const message of (body['messages'] as unknown[] | undefined) ?? []) visit((message as { content?: unknown }).content);
+  if (Array.isArray(body['tools'])) chars += JSON.stringify(body['tools']).length;
+  return Math.ceil(chars / CHARS_PER_TOKEN) + media * TOKENS_PER_MEDIA_BLOCK;
+}

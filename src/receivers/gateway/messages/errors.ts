@@ -1,0 +1,41 @@
+// Errors in Anthropic's shape: {"type":"error","error":{"type","message"}},
+// with Anthropic's types for the statuses (https://docs.anthropic.com/en/api/errors).
+import { GatewayHttpError } from '../core/http-error.js';
+import type { ErrorFormat } from '../core/protocol.js';
+
+/** Anthropic's own status for "overloaded, try again later"; the chat protocol answers 503. */
+export const OVERLOADED_STATUS = 529;
+
+export function anthropicErrorType(error: GatewayHttpError): string {
+  if (error.errorCode === 'overloaded_error' || error.status === OVERLOADED_STATUS) return 'overloaded_error';
+  switch (error.status) {
+    case 401:
+      return 'authentication_error';
+    case 403:
+      return 'permission_error';
+    case 404:
+      return 'not_found_error';
+    case 413:
+      return 'request_too_large';
+    case 429:
+      return 'rate_limit_error';
+    default:
+      return error.status >= 500 ? 'api_error' : 'invalid_request_error';
+  }
+}
+
+export function anthropicErrorBody(error: GatewayHttpError): { type: 'error'; error: { type: string; message: string } } {
+  return { type: 'error', error: { type: anthropicErrorType(error), message: error.message } };
+}
+
+export const messagesErrors: ErrorFormat = {
+  body: function messagesErrorBody(error) {
+    return JSON.stringify(anthropicErrorBody(error));
+  },
+};
+
+/** An upstream's overloaded answer keeps Anthropic's 529 on this protocol. */
+export function withAnthropicStatus(error: GatewayHttpError): GatewayHttpError {
+  if (error.errorCode !== 'overloaded_error' || error.status === OVERLOADED_STATUS) return error;
+  return new GatewayHttpError(OVERLOADED_STATUS, error.message, { type: error.errorType, code: error.errorCode, param: error.param, headers: { ...error.headers } });
+}

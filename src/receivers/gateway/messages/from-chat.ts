@@ -1,0 +1,112 @@
+// A Chat Completions answer -> Anthropic's Message, for providers that are not
+// `anthropic`: reasoning as thinking blocks (signature kept), text, tool_use.
+import { randomUUID } from 'node:crypto';
+import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../core/openai-types.js';
+
+export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
+
+export type ContentBlock =
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'text'; text: string }
+  | { type: 'tool_use'; id: string; name: string; input: unknown };
+
+export interface MessageUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_creation_input_tokens: number | null;
+  cache_read_input_tokens: number | null;
+}
+
+export interface Message {
+  id: string;
+  type: 'message';
+  role: 'assistant';
+  model: string;
+  content: ContentBlock[];
+  stop_reason: StopReason | null;
+  stop_sequence: string | null;
+  usage: MessageUsage;
+}
+
+const STOP_REASONS: Readonly<Record<FinishReason, StopReason>> = {
+  stop: 'end_turn',
+  length: 'max_tokens',
+  tool_calls: 'tool_use',
+  function_call: 'tool_use',
+  content_filter: 'refusal',
+};
+
+export function stopReasonOf(reason: FinishReason | null | undefined): StopReason | null {
+  return reason === null || reason === undefined ? null : (STOP_REASONS[reason] ?? 'end_turn');
+}
+
+/** Anthropic's input_tokens leaves cache reads and writes out; Chat's prompt_tokens counts them. */
+export function messageUsage(usage: Usage | null | undefined): MessageUsage {
+  const cacheRead = usage?.prompt_tokens_details?.cached_tokens ?? 0;
+  const cacheWrite = usage?.prompt_tokens_details?.cache_creation_tokens ?? 0;
+  return {
+    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cacheRead - cacheWrite),
+    output_tokens: usage?.completion_tokens ?? 0,
+    cache_creation_input_tokens: cacheWrite,
+    cache_read_input_tokens: cacheRead,
+  };
+}
+
+/** Anthropic message ids start with `msg_`; others are given that prefix. */
+export function messageId(id: string | undefined): string {
+  if (id === undefined || id === '') return `msg_${randomUUID().replaceAll('-', '')}`;
+  return id.startsWith('msg_') ? id : `msg_${id}`;
+}
+
+/** Reasoning details joined into whole blocks, in order (streamed pieces share an index). */
+export function thinkingBlocks(reasoning: string | undefined, details: readonly ReasoningDetail[] | undefined): ContentBlock[] {
+  if (details === undefined || details.length === 0) return reasoning === undefined || reasoning === '' ? [] : [{ type: 'thinking', thinking: reasoning, signature: '' }];
+  const blocks: ContentBlock[] = [];
+  const byIndex = new Map<number, ContentBlock>();
+  for (const detail of details) {
+    const known = detail.index === undefined ? undefined : byIndex.get(detail.index);
+    if (detail.type === 'reasoning.encrypted') {
+      blocks.push({ type: 'redacted_thinking', data: detail.data });
+      continue;
+    }
+    if (known?.type === 'thinking') {
+      known.thinking += detail.text;
+      if (typeof detail.signature === 'string' && detail.signature !== '') known.signature = detail.signature;
+      continue;
+    }
+    const block: ContentBlock = { type: 'thinking', thinking: detail.text, signature: detail.signature ?? '' };
+    blocks.push(block);
+    if (detail.index !== undefined) byIndex.set(detail.index, block);
+  }
+  return blocks;
+}
+
+export function toolUseBlock(call: ToolCall): ContentBlock {
+  let input: unknown = {};
+  try {
+    input = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
+  } catch {
+    // Arguments that are not JSON: kept whole rather than lost.
+    input = { arguments: call.function.arguments };
+  }
+  return { type: 'tool_use', id: call.id, name: call.function.name, input };
+}
+
+export function toMessage(completion: ChatCompletion, model: string): Message {
+  const choice = completion.choices[0];
+  const content: ContentBlock[] = [...thinkingBlocks(choice?.message.reasoning, choice?.message.reasoning_details)];
+  const text = choice?.message.content;
+  if (typeof text === 'string' && text !== '') content.push({ type: 'text', text });
+  for (const call of choice?.message.tool_calls ?? []) content.push(toolUseBlock(call));
+  return {
+    id: messageId(completion.id),
+    type: 'message',
+    role: 'assistant',
+    model: typeof completion.model === 'string' && completion.model !== '' ? completion.model : model,
+    content,
+    stop_reason: stopReasonOf(choice?.finish_reason),
+    stop_sequence: null,
+    usage: messageUsage(completion.usage),
+  };
+}

@@ -1,0 +1,218 @@
+// One attempt on an `anthropic` provider: the client's body travels as it
+// came (only `model` is replaced and the gateway's own providerOptions left
+// out), with the client's anthropic-version and anthropic-beta headers; the
+// answer comes back byte for byte, a stream event for event. The body is read
+// on the way only for the CLIENT span (usage, stop reason) and so that an
+// error before the first event can still fall back.
+import type { ServerResponse } from 'node:http';
+import { attemptFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
+import type { PlanState } from '../core/attempt-loop.js';
+import type { Endpoint } from '../core/catalog.js';
+import { GatewayHttpError } from '../core/http-error.js';
+import { recordUsage } from '../core/span-usage.js';
+import { insertUsageCost, recordCost } from '../core/usage-cost.js';
+import type { Served, UsageMeter } from '../../../usage/meter.js';
+import type { Cost } from '../../../usage/money.js';
+import { tokensOf } from '../../../usage/tokens.js';
+import { startClientSpan, type SpanRecord } from '../core/spans.js';
+import { parseSse } from '../core/sse.js';
+import { AttemptClock, parseUpstreamUrl, readAll, timedBody } from '../core/upstream.js';
+import type { AnthropicProviderConfig } from '../providers/anthropic/config.js';
+import { mapUsage } from '../providers/anthropic/response.js';
+import type { AnthropicUsage } from '../providers/anthropic/wire.js';
+import { requireApiKey, UpstreamStreamError, type UpstreamRequest } from '../providers/types.js';
+import { anthropicErrorBody, OVERLOADED_STATUS } from './errors.js';
+
+export interface NativeState extends PlanState {
+  /** The client's request body, parsed. */
+  readonly body: Record<string, unknown>;
+  readonly stream: boolean;
+  /** The upstream path: /v1/messages or /v1/messages/count_tokens. */
+  readonly path: string;
+  readonly operation: 'chat' | 'count_tokens';
+  readonly anthropicVersion: string | undefined;
+  readonly anthropicBeta: string | undefined;
+  readonly res: ServerResponse;
+  readonly spans: SpanRecord[];
+  /** The request's usage meter (undefined for count_tokens, which generates nothing). */
+  readonly meter: UsageMeter | undefined;
+}
+
+const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
+
+/** What the span learns from an answer, streamed or not. */
+interface Observed {
+  id?: string;
+  model?: string;
+  stopReason?: string | null;
+  usage: Partial<AnthropicUsage>;
+  /** Set once the attempt's usage was charged. */
+  cost?: Cost;
+}
+
+export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: NativeState): Promise<AttemptResult> {
+  state.attempts += 1;
+  const span = startClientSpan(`${state.operation} ${endpoint.model}`, state.server);
+  state.spans.push(span);
+  span.str('gen_ai.operation.name', state.operation).str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
+  const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
+  const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
+  const observed: Observed = { usage: {} };
+  const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
+  state.meter?.attempt(served, state.stream);
+  try {
+    const upstream = buildNativeRequest(provider, endpoint.model, state);
+    const url = parseUpstreamUrl(upstream.url);
+    span.str('server.address', url.hostname).int('server.port', url.port);
+    if (state.stream) {
+      const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
+      span.int('http.response.status_code', response.statusCode);
+      if (response.statusCode < 200 || response.statusCode >= 300) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
+      const result = await pipeEvents(timedBody(response.body, clock), headers, state, span, clock, provider.slug, observed);
+      env.countAttempt(provider.slug, result.answered ? (span.failed ? 'stream_error' : 'success') : 'stream_error');
+      return result;
+    }
+    const response = await env.agents.exchange(provider.slug, upstream, url, clock);
+    span.int('http.response.status_code', response.statusCode);
+    if (response.statusCode < 200 || response.statusCode >= 300) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
+    const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');
+    observeMessage(JSON.parse(text) as Record<string, unknown>, observed);
+    // Charged before the answer is written, so a priced model's usage carries the cost
+    // (an unpriced one's answer stays byte for byte what Anthropic sent).
+    charge(span, observed, state.meter, served);
+    const answer = state.meter === undefined || observed.cost === undefined || served.prices === undefined ? text : insertUsageCost(text, state.meter.costUsd);
+    state.meter?.firstByte();
+    state.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(answer)) });
+    state.res.end(answer);
+    env.countAttempt(provider.slug, 'success');
+    return { answered: true };
+  } catch (err) {
+    const failure = attemptFailure(err, clock, provider.slug);
+    span.fail(failure.spanErrorType, failure.error.message);
+    env.countAttempt(provider.slug, failure.outcome);
+    return { answered: false, fallback: failure.fallback, error: failure.error };
+  } finally {
+    clock.clear();
+    charge(span, observed, state.meter, served);
+    record(span, observed);
+    span.end();
+  }
+}
+
+export function buildNativeRequest(provider: ResolvedProvider, model: string, state: NativeState): UpstreamRequest {
+  const config = provider.config as AnthropicProviderConfig;
+  const body: Record<string, unknown> = {};
+  for (const key of Object.keys(state.body)) if (key !== 'providerOptions') body[key] = key === 'model' ? model : state.body[key];
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: state.stream ? 'text/event-stream' : 'application/json',
+    ...config.headers,
+    'x-api-key': requireApiKey({ slug: provider.slug, provider: config }),
+    'anthropic-version': state.anthropicVersion ?? config.anthropic_version,
+  };
+  if (state.anthropicBeta !== undefined) headers['anthropic-beta'] = state.anthropicBeta;
+  return { url: `${config.base_url.replace(/\/+$/, '')}${state.path}`, method: 'POST', headers, body: JSON.stringify(body) };
+}
+
+function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
+  const info = provider.adapter.classifyError(status, body, headers);
+  span.fail(String(status), info.message);
+  env.countAttempt(provider.slug, 'http_error');
+  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param }) };
+}
+
+/**
+ * Forwards the upstream's events as they come. Nothing is written before the
+ * first event that is not an error, so an overloaded stream can still fall back.
+ */
+async function pipeEvents(body: AsyncIterable<Uint8Array>, headers: Record<string, string>, state: NativeState, span: SpanRecord, clock: AttemptClock, slug: string, observed: Observed): Promise<AttemptResult> {
+  const res = state.res;
+  let committed = false;
+  let stopped = false;
+  try {
+    for await (const event of parseSse(body)) {
+      const data = parseEvent(event.data);
+      const type = typeof data['type'] === 'string' ? data['type'] : (event.event ?? 'unknown');
+      if (type === 'error' && !committed) {
+        // Before the first byte an in-band error is an answer like an HTTP one: the next endpoint may try.
+        const error = (data['error'] ?? {}) as { type?: string; message?: string };
+        const message = `Provider ${slug} failed: ${error.message ?? 'anthropic stream error'}`;
+        span.fail(error.type ?? 'api_error', message);
+        const status = error.type === 'overloaded_error' ? OVERLOADED_STATUS : error.type === 'rate_limit_error' ? 429 : 502;
+        return { answered: false, fallback: true, error: new GatewayHttpError(status, message, { type: 'api_error', code: error.type ?? 'upstream_error' }) };
+      }
+      observeEvent(type, data, observed);
+      if (!committed) {
+        res.writeHead(200, { ...headers, ...SSE_HEADERS });
+        committed = true;
+      }
+      res.write(`event: ${event.event ?? type}\ndata: ${event.data}\n\n`);
+      if (state.client.closed) throw new Error('client_closed');
+      if (type === 'error') {
+        span.fail('stream_error', 'anthropic sent an error event');
+        res.end();
+        return { answered: true };
+      }
+      if (type === 'message_stop') stopped = true;
+    }
+    if (!stopped) throw new UpstreamStreamError('anthropic stream ended before message_stop');
+    res.end();
+    return { answered: true };
+  } catch (err) {
+    const failure = attemptFailure(err, clock, slug);
+    span.fail(failure.spanErrorType, failure.error.message);
+    if (!committed) return { answered: false, fallback: failure.fallback, error: failure.error };
+    state.server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
+    if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
+    else res.destroy();
+    return { answered: true };
+  }
+}
+
+function parseEvent(data: string): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+  } catch {
+    // fall through
+  }
+  throw new UpstreamStreamError('anthropic sent an event that is not a JSON object');
+}
+
+function observeMessage(message: Record<string, unknown>, observed: Observed): void {
+  if (typeof message['id'] === 'string') observed.id = message['id'];
+  if (typeof message['model'] === 'string') observed.model = message['model'];
+  if ('stop_reason' in message) observed.stopReason = message['stop_reason'] as string | null;
+  const usage = message['usage'];
+  if (typeof usage === 'object' && usage !== null) Object.assign(observed.usage, usage);
+  // count_tokens answers {input_tokens}
+  if (typeof message['input_tokens'] === 'number') observed.usage.input_tokens = message['input_tokens'];
+}
+
+function observeEvent(type: string, data: Record<string, unknown>, observed: Observed): void {
+  if (type === 'message_start') observeMessage((data['message'] ?? {}) as Record<string, unknown>, observed);
+  else if (type === 'message_delta') {
+    const delta = (data['delta'] ?? {}) as { stop_reason?: string | null };
+    if (delta.stop_reason !== undefined) observed.stopReason = delta.stop_reason;
+    const usage = data['usage'];
+    if (typeof usage === 'object' && usage !== null) {
+      for (const [key, value] of Object.entries(usage)) if (typeof value === 'number') (observed.usage as Record<string, number>)[key] = value;
+    }
+  }
+}
+
+/** Once per attempt, when its usage is known: the cost at the endpoint's prices, on the span and the meter. */
+function charge(span: SpanRecord, observed: Observed, meter: UsageMeter | undefined, served: Served): void {
+  if (observed.cost !== undefined || meter === undefined) return;
+  if (observed.usage.input_tokens === undefined && observed.usage.output_tokens === undefined) return;
+  observed.cost = meter.charge(served, tokensOf(mapUsage(observed.usage)));
+  recordCost(span, observed.cost);
+  if (observed.stopReason !== undefined && observed.stopReason !== null) meter.finishReason = observed.stopReason;
+}
+
+function record(span: SpanRecord, observed: Observed): void {
+  if (observed.model !== undefined) span.str('gen_ai.response.model', observed.model);
+  if (observed.id !== undefined) span.str('gen_ai.response.id', observed.id);
+  if (observed.usage.input_tokens !== undefined || observed.usage.output_tokens !== undefined) recordUsage(span, mapUsage(observed.usage));
+  if (observed.stopReason !== undefined && observed.stopReason !== null) span.strings('gen_ai.response.finish_reasons', [observed.stopReason]);
+}

@@ -1,0 +1,211 @@
+// A Messages request -> the Chat Completions request the provider adapters
+// take, for providers that are not `anthropic`. Every field and block is
+// either carried or refused with a 400 naming it; nothing is dropped.
+import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, TextPart, ToolChoice } from '../core/openai-types.js';
+import { ProviderRequestError } from '../providers/shared/inputs.js';
+import type { MessagesRequest } from './schema.js';
+
+type Block = Record<string, unknown> & { type: string };
+
+/** Top-level fields a translation carries (or the gateway reads itself). */
+const CARRIED = new Set(['model', 'max_tokens', 'messages', 'system', 'stream', 'temperature', 'top_p', 'stop_sequences', 'metadata', 'tools', 'tool_choice', 'thinking', 'output_config', 'providerOptions', 'top_k']);
+
+/** A thinking budget -> the effort of providers that take no budget (openai). */
+function effortFor(budget: number): 'low' | 'medium' | 'high' {
+  return budget <= 4096 ? 'low' : budget <= 16_384 ? 'medium' : 'high';
+}
+
+/** output_config.effort -> reasoning_effort (xhigh and max are the top of the scale elsewhere). */
+const EFFORTS: Readonly<Record<string, ReasoningEffort>> = { low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high' };
+
+function refuse(param: string, providerType: string, what = 'is not supported'): never {
+  throw new ProviderRequestError(param, `${what} when the model is served by provider type ${providerType}`);
+}
+
+export function toChatRequest(request: MessagesRequest, providerType: string): ChatCompletionRequest {
+  for (const key of Object.keys(request)) if (!CARRIED.has(key)) refuse(key, providerType);
+  // Gemini takes top_k, the others have no counterpart; the Chat shape has no field for it either.
+  if (request.top_k !== undefined) refuse('top_k', providerType);
+  const messages: ChatMessage[] = [];
+  const system = systemParts(request.system, providerType);
+  if (system.length > 0) messages.push({ role: 'system', content: system });
+  request.messages.forEach((message, i) => {
+    if (message.role === 'user') messages.push(...userTurn(message.content, `messages.${i}.content`, providerType));
+    else messages.push(assistantTurn(message.content, `messages.${i}.content`, providerType));
+  });
+  // max_completion_tokens: OpenAI's reasoning models refuse max_tokens; every adapter reads it first.
+  const chat: ChatCompletionRequest = { model: request.model, messages, max_completion_tokens: request.max_tokens, stream: request.stream === true };
+  if (request.stream === true) chat.stream_options = { include_usage: true };
+  if (request.temperature !== undefined) chat.temperature = request.temperature;
+  if (request.top_p !== undefined) chat.top_p = request.top_p;
+  if (request.stop_sequences !== undefined && request.stop_sequences.length > 0) chat.stop = request.stop_sequences;
+  const user = request.metadata?.user_id;
+  if (typeof user === 'string') chat.user = user;
+  if (request.tools !== undefined && request.tools.length > 0) {
+    chat.tools = request.tools.map((tool, i) => functionTool(tool, `tools.${i}`, providerType));
+    const choice = request.tool_choice;
+    if (choice !== undefined) {
+      chat.tool_choice = toolChoice(choice);
+      if (choice.type !== 'none' && choice.disable_parallel_tool_use === true) chat.parallel_tool_calls = false;
+    }
+  }
+  mapThinking(request, chat, providerType);
+  const format = request.output_config?.format;
+  if (format !== undefined && format !== null) {
+    if (format.type !== 'json_schema') refuse('output_config.format.type', providerType, `${format.type} is not supported`);
+    chat.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema ?? { type: 'object' } } };
+  }
+  return chat;
+}
+
+/** thinking (and output_config.effort) -> the Chat request's reasoning controls. */
+function mapThinking(request: MessagesRequest, chat: ChatCompletionRequest, providerType: string): void {
+  const thinking = request.thinking;
+  const rawEffort = request.output_config?.effort;
+  const effort = rawEffort === undefined || rawEffort === null ? undefined : EFFORTS[rawEffort];
+  if (rawEffort !== undefined && rawEffort !== null && effort === undefined) refuse('output_config.effort', providerType, `${rawEffort} is not supported`);
+  if (thinking === undefined || thinking.type === 'disabled') {
+    if (effort !== undefined) chat.reasoning_effort = effort;
+    return;
+  }
+  if (thinking.type === 'enabled' && thinking.budget_tokens !== undefined) {
+    if (providerType === 'openai') chat.reasoning_effort = effort ?? effortFor(thinking.budget_tokens);
+    else chat.reasoning = { max_tokens: thinking.budget_tokens };
+    return;
+  }
+  // The model decides how much to think: the effort says how much it may.
+  if (thinking.type === 'adaptive') {
+    chat.reasoning_effort = effort ?? 'medium';
+    return;
+  }
+  refuse('thinking.type', providerType, `${thinking.type} is not supported`);
+}
+
+function systemParts(system: MessagesRequest['system'], providerType: string): TextPart[] {
+  if (system === undefined) return [];
+  if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
+  return system.map((block, i) => {
+    if (block.type !== 'text' || typeof block['text'] !== 'string') refuse(`system.${i}.type`, providerType, `${block.type} blocks in system are not supported`);
+    return textPart(block['text'], block);
+  });
+}
+
+function textPart(text: string, block: Block): TextPart {
+  const cache = cacheControlOf(block);
+  return cache === undefined ? { type: 'text', text } : { type: 'text', text, cache_control: cache };
+}
+
+function cacheControlOf(block: Block): CacheControl | undefined {
+  const cache = block['cache_control'] as CacheControl | null | undefined;
+  return cache === null || cache === undefined ? undefined : { type: 'ephemeral', ...(cache.ttl !== undefined ? { ttl: cache.ttl } : {}) };
+}
+
+/** A user turn: its tool results first (Chat wants them right after the calls), then the rest as one user message. */
+function userTurn(content: string | Block[], param: string, providerType: string): ChatMessage[] {
+  if (typeof content === 'string') return [{ role: 'user', content }];
+  const tools: ChatMessage[] = [];
+  const parts: ContentPart[] = [];
+  content.forEach((block, j) => {
+    const at = `${param}.${j}`;
+    switch (block.type) {
+      case 'text':
+        parts.push(textPart(String(block['text']), block));
+        break;
+      case 'image':
+        parts.push(imagePart(block, at, providerType));
+        break;
+      case 'tool_result':
+        tools.push(toolResult(block, at, providerType));
+        break;
+      default:
+        refuse(`${at}.type`, providerType, `${block.type} blocks are not supported`);
+    }
+  });
+  return parts.length === 0 ? tools : [...tools, { role: 'user', content: parts }];
+}
+
+function imagePart(block: Block, param: string, providerType: string): ContentPart {
+  const source = block['source'] as { type?: string; media_type?: string; data?: string; url?: string } | undefined;
+  let url: string | undefined;
+  if (source?.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') url = `data:${source.media_type};base64,${source.data}`;
+  else if (source?.type === 'url' && typeof source.url === 'string') url = source.url;
+  if (url === undefined) refuse(`${param}.source`, providerType, `image source ${String(source?.type)} is not supported`);
+  const cache = cacheControlOf(block);
+  return cache === undefined ? { type: 'image_url', image_url: { url } } : { type: 'image_url', image_url: { url }, cache_control: cache };
+}
+
+function toolResult(block: Block, param: string, providerType: string): ChatMessage {
+  const id = block['tool_use_id'];
+  if (typeof id !== 'string') refuse(`${param}.tool_use_id`, providerType, 'is required');
+  const content = block['content'];
+  let text: TextPart[];
+  if (content === undefined || content === null) text = [];
+  else if (typeof content === 'string') text = [{ type: 'text', text: content }];
+  else if (Array.isArray(content)) {
+    text = (content as Block[]).map((inner, k) => {
+      if (inner.type !== 'text') refuse(`${param}.content.${k}.type`, providerType, `${inner.type} blocks in a tool_result are not supported`);
+      return { type: 'text', text: String(inner['text']) };
+    });
+  } else refuse(`${param}.content`, providerType, 'must be a string or text blocks');
+  // Chat has no error flag on a tool result: the model reads it in the text.
+  if (block['is_error'] === true) text.unshift({ type: 'text', text: 'Error: ' });
+  const cache = cacheControlOf(block);
+  if (cache !== undefined) {
+    if (text.length === 0) text.push({ type: 'text', text: '' });
+    (text[text.length - 1] as TextPart).cache_control = cache;
+  }
+  return { role: 'tool', tool_call_id: id, content: text.length === 1 && text[0]?.cache_control === undefined ? (text[0]?.text ?? '') : text };
+}
+
+function assistantTurn(content: string | Block[], param: string, providerType: string): AssistantMessage {
+  if (typeof content === 'string') return { role: 'assistant', content };
+  const text: TextPart[] = [];
+  const calls: NonNullable<AssistantMessage['tool_calls']> = [];
+  const details: ReasoningDetail[] = [];
+  content.forEach((block, j) => {
+    const at = `${param}.${j}`;
+    switch (block.type) {
+      case 'text':
+        text.push(textPart(String(block['text']), block));
+        break;
+      case 'tool_use':
+        calls.push({ id: String(block['id']), type: 'function', function: { name: String(block['name']), arguments: JSON.stringify(block['input'] ?? {}) } });
+        break;
+      // The signature is whichever provider's signed the turn (see from-chat.ts): no format, so it replays as it came.
+      case 'thinking':
+        details.push({ type: 'reasoning.text', text: String(block['thinking']), signature: typeof block['signature'] === 'string' ? block['signature'] : null, index: details.length });
+        break;
+      case 'redacted_thinking':
+        details.push({ type: 'reasoning.encrypted', data: String(block['data']), index: details.length });
+        break;
+      default:
+        refuse(`${at}.type`, providerType, `${block.type} blocks are not supported`);
+    }
+  });
+  const message: AssistantMessage = { role: 'assistant', content: text.length === 0 ? null : text.some((part) => part.cache_control !== undefined) ? text : text.map((part) => part.text).join('') };
+  if (calls.length > 0) message.tool_calls = calls;
+  if (details.length > 0) message.reasoning_details = details;
+  if (message.content === null && calls.length === 0) message.content = '';
+  return message;
+}
+
+function functionTool(tool: NonNullable<MessagesRequest['tools']>[number], param: string, providerType: string): FunctionTool {
+  // Server tools (web_search_..., bash_..., text_editor_...) run at Anthropic only.
+  if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') refuse(`${param}.type`, providerType, `the server tool ${tool.type} is not supported`);
+  const schema = tool['input_schema'] as Record<string, unknown> | undefined;
+  const description = tool['description'];
+  return { type: 'function', function: { name: tool.name, ...(typeof description === 'string' ? { description } : {}), parameters: schema ?? { type: 'object', properties: {} } } };
+}
+
+function toolChoice(choice: NonNullable<MessagesRequest['tool_choice']>): ToolChoice {
+  switch (choice.type) {
+    case 'auto':
+      return 'auto';
+    case 'any':
+      return 'required';
+    case 'none':
+      return 'none';
+    case 'tool':
+      return { type: 'function', function: { name: choice.name } };
+  }
+}

@@ -1,0 +1,434 @@
+// The Messages API driven by the official @anthropic-ai/sdk: against an
+// Anthropic fake upstream, which checks that the body arrives as the client
+// sent it, and against OpenAI-compatible and Bedrock fakes, which check the
+// translation.
+import Anthropic from '@anthropic-ai/sdk';
+import type { ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY, attr, chunk, completion, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
+import { message as anthropicMessage, messageEnd, messageStart, sendEvents, textBlock } from '../providers/anthropic/fixtures.js';
+import { endFrames, frame, sendConverse, sendFrames, textFrames } from '../providers/bedrock/fixtures.js';
+import { requestProblems } from '../providers/bedrock/wire-schema.js';
+import { json, PNG_BASE64, startFake, type FakeUpstream, type Handler, type Seen } from '../providers/shared/fake-upstream.js';
+
+let gateway: Gateway | undefined;
+let anthropic: FakeUpstream | undefined;
+let bedrock: FakeUpstream | undefined;
+let openai: Upstream | undefined;
+
+afterEach(async () => {
+  const problems = [...(anthropic?.problems ?? []), ...(bedrock?.problems ?? [])];
+  await gateway?.close();
+  await anthropic?.close();
+  await bedrock?.close();
+  await openai?.close();
+  gateway = anthropic = bedrock = openai = undefined;
+  expect(problems).toEqual([]);
+});
+
+/** The native path: the request line and headers as Anthropic documents them (the body is compared whole by each test). */
+function nativeProblems(seen: Seen): string[] {
+  const problems: string[] = [];
+  if (seen.method !== 'POST' || (seen.path !== '/v1/messages' && seen.path !== '/v1/messages/count_tokens')) problems.push(`request line ${seen.method} ${seen.path}`);
+  if (seen.headers['x-api-key'] !== 'sk-ant-upstream') problems.push('x-api-key is not the provider key');
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(String(seen.headers['anthropic-version']))) problems.push('anthropic-version missing');
+  if (seen.headers['authorization'] !== undefined) problems.push('the client key must not travel upstream');
+  return problems;
+}
+
+const MODELS = [
+  { id: 'anthropic/claude-test', name: 'Claude Test', endpoints: [{ provider: 'anthropic', model: 'claude-upstream-1' }, { provider: 'bedrock', model: 'anthropic.claude-upstream-v1:0' }] },
+  { id: 'openai/gpt-test', name: 'GPT Test', endpoints: [{ provider: 'openai', model: 'gpt-upstream' }] },
+  { id: 'bedrock/nova-test', name: 'Nova Test', endpoints: [{ provider: 'bedrock', model: 'anthropic.claude-sonnet-v1:0' }] },
+];
+
+interface Fakes {
+  anthropic?: Handler;
+  openai?: (body: Record<string, unknown>, res: ServerResponse) => void;
+  bedrock?: Handler;
+}
+
+async function setup(fakes: Fakes, extra: Record<string, unknown> = {}): Promise<Anthropic> {
+  const providers: Record<string, unknown> = {};
+  if (fakes.anthropic !== undefined) {
+    anthropic = await startFake(nativeProblems, fakes.anthropic);
+    providers['anthropic'] = { type: 'anthropic', base_url: anthropic.url, api_key: 'sk-ant-upstream' };
+  }
+  if (fakes.openai !== undefined) {
+    openai = await startUpstream(fakes.openai);
+    providers['openai'] = { type: 'openai', base_url: openai.url, api_key: 'sk-openai-upstream' };
+  }
+  if (fakes.bedrock !== undefined) {
+    bedrock = await startFake(requestProblems, fakes.bedrock);
+    providers['bedrock'] = { type: 'bedrock', base_url: bedrock.url, region: 'us-east-1', api_key: 'bedrock-key' };
+  }
+  const models = MODELS.filter((m) => m.endpoints.every((e) => providers[e.provider] !== undefined) || m.endpoints.some((e) => providers[e.provider] !== undefined)).map((m) => ({ ...m, endpoints: m.endpoints.filter((e) => providers[e.provider] !== undefined) }));
+  gateway = await startGateway({ providers, models, ...extra });
+  return new Anthropic({ baseURL: `http://127.0.0.1:${gateway.port}`, apiKey: API_KEY, maxRetries: 0 });
+}
+
+function sentNative(index = 0): Record<string, unknown> {
+  return anthropic?.requests[index]?.body as Record<string, unknown>;
+}
+
+function sentOpenAI(index = 0): Record<string, unknown> {
+  return openai?.requests[index]?.body as Record<string, unknown>;
+}
+
+const weatherTool = { name: 'get_weather', description: 'Weather for a city', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } }, required: ['city'] } };
+const SIGNATURE = 'EqQBCkYIBxgCKkDsig==';
+
+describe('POST /v1/messages to an anthropic provider (native)', () => {
+  it('creates a message: the body arrives unchanged but for the model, the answer comes back as Anthropic sent it', async () => {
+    const upstreamMessage = anthropicMessage([{ type: 'text', text: 'Bonjour.' }], 'end_turn', { input_tokens: 12, output_tokens: 4, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 });
+    const client = await setup({ anthropic: (_seen, res) => json(res, 200, upstreamMessage) });
+    const params = {
+      model: 'anthropic/claude-test',
+      max_tokens: 300,
+      system: [{ type: 'text' as const, text: 'You translate.', cache_control: { type: 'ephemeral' as const } }],
+      messages: [
+        { role: 'user' as const, content: [{ type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: PNG_BASE64 } }, { type: 'document' as const, source: { type: 'text' as const, media_type: 'text/plain' as const, data: 'Hello.' } }, { type: 'text' as const, text: 'Translate.', cache_control: { type: 'ephemeral' as const, ttl: '1h' as const } }] },
+      ],
+      metadata: { user_id: 'u-1' },
+      stop_sequences: ['END'],
+    };
+    const { data, response } = await client.messages.create(params).withResponse();
+    expect(data).toEqual(upstreamMessage);
+    expect(sentNative()).toEqual({ ...params, model: 'claude-upstream-1' });
+    expect(response.headers.get('x-sluice-provider')).toBe('anthropic');
+  });
+
+  it('streams in the upstream event sequence, thinking and signatures included', async () => {
+    const client = await setup({
+      anthropic: (_seen, res) =>
+        sendEvents(res, [
+          messageStart(30),
+          { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } } },
+          { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Hmm.' } } },
+          { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: SIGNATURE } } },
+          { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+          ...textBlock(1, ['Hel', 'lo']),
+          ...messageEnd('end_turn', 9),
+        ]),
+    });
+    const stream = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 2000 }, stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type === 'content_block_delta' ? `${event.type}:${event.delta.type}` : event.type);
+    expect(types).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta:thinking_delta',
+      'content_block_delta:signature_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta:text_delta',
+      'content_block_delta:text_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+    expect(sentNative()).toMatchObject({ stream: true, thinking: { type: 'enabled', budget_tokens: 2000 } });
+  });
+
+  it('keeps thinking blocks and tool use untouched across turns, and forwards anthropic-beta', async () => {
+    const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'Sunny.' }], 'end_turn')) });
+    const params = {
+      model: 'anthropic/claude-test',
+      max_tokens: 4000,
+      thinking: { type: 'enabled' as const, budget_tokens: 2000 },
+      tools: [weatherTool],
+      messages: [
+        { role: 'user' as const, content: 'Weather in Paris and Oslo?' },
+        {
+          role: 'assistant' as const,
+          content: [
+            { type: 'thinking' as const, thinking: 'Two cities.', signature: SIGNATURE },
+            { type: 'tool_use' as const, id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
+            { type: 'tool_use' as const, id: 'toolu_2', name: 'get_weather', input: { city: 'Oslo' } },
+          ],
+        },
+        { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_1', content: 'sunny' }, { type: 'tool_result' as const, tool_use_id: 'toolu_2', content: 'snow', is_error: false }] },
+      ],
+    };
+    await client.beta.messages.create({ ...params, betas: ['interleaved-thinking-2025-05-14'] });
+    expect(sentNative()).toEqual({ ...params, model: 'claude-upstream-1' });
+    expect(anthropic?.requests[0]?.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
+  });
+
+  it('counts tokens at Anthropic', async () => {
+    const client = await setup({ anthropic: (_seen, res) => json(res, 200, { input_tokens: 42 }) });
+    const counted = await client.messages.countTokens({ model: 'anthropic/claude-test', messages: [{ role: 'user', content: 'How many?' }] });
+    expect(counted).toEqual({ input_tokens: 42 });
+    expect(anthropic?.requests[0]?.path).toBe('/v1/messages/count_tokens');
+    expect(sentNative()).toEqual({ model: 'claude-upstream-1', messages: [{ role: 'user', content: 'How many?' }] });
+  });
+
+  it('falls back from an overloaded (529) Anthropic upstream to Bedrock, and the client sees one normal stream', async () => {
+    const client = await setup({
+      anthropic: (_seen, res) => json(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+      bedrock: (seen, res) => {
+        if (seen.path.endsWith('/converse')) sendConverse(res, [{ text: 'From Bedrock.' }]);
+        else void sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['From ', 'Bedrock.']), ...endFrames('end_turn')]);
+      },
+    });
+    const stream = client.messages.stream({ model: 'anthropic/claude-test', max_tokens: 200, messages: [{ role: 'user', content: 'Hi' }] });
+    const final = await stream.finalMessage();
+    expect(final).toMatchObject({ type: 'message', role: 'assistant', content: [{ type: 'text', text: 'From Bedrock.' }], stop_reason: 'end_turn', usage: { input_tokens: 30, output_tokens: 12 } });
+    expect(anthropic?.requests).toHaveLength(1);
+    expect(bedrock?.requests[0]?.body).toMatchObject({ messages: [{ role: 'user', content: [{ text: 'Hi' }] }], inferenceConfig: { maxTokens: 200 } });
+    const { data, response } = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 200, messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+    expect(data.content).toEqual([{ type: 'text', text: 'From Bedrock.' }]);
+    expect([response.headers.get('x-sluice-provider'), response.headers.get('x-sluice-attempts')]).toEqual(['bedrock', '2']);
+  });
+
+  it('answers the SERVER span POST /v1/messages and a CLIENT span per attempt with gen_ai attributes', async () => {
+    const client = await setup({
+      anthropic: (_seen, res) => json(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),
+      bedrock: (_seen, res) => sendConverse(res, [{ text: 'ok' }]),
+    });
+    await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] });
+    const spans = (await gateway?.spans(3)) ?? [];
+    const server = spans.find((s) => s.name === 'POST /v1/messages');
+    expect(attr(server, 'sluice.model')).toBe('anthropic/claude-test');
+    expect(attr(server, 'sluice.provider')).toBe('bedrock');
+    const clients = spans.filter((s) => s.parentSpanId === server?.spanId);
+    expect(clients.map((s) => [s.name, attr(s, 'gen_ai.provider.name'), attr(s, 'error.type') ?? null])).toEqual([
+      ['chat claude-upstream-1', 'anthropic', '529'],
+      ['chat anthropic.claude-upstream-v1:0', 'aws.bedrock', null],
+    ]);
+    expect([attr(clients[1], 'gen_ai.usage.input_tokens'), attr(clients[1], 'gen_ai.usage.output_tokens'), attr(clients[1], 'gen_ai.operation.name')]).toEqual([30, 12, 'chat']);
+  });
+});
+
+describe('POST /v1/messages translated to an OpenAI-compatible provider', () => {
+  it('creates a message with a system prompt and an image: Chat Completions upstream, a Message back', async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Une image.', { usage: { prompt_tokens: 120, completion_tokens: 5, total_tokens: 125, prompt_tokens_details: { cached_tokens: 100 } } })) });
+    const { data, response } = await client.messages
+      .create({
+        model: 'openai/gpt-test',
+        max_tokens: 300,
+        system: 'You describe images.',
+        stop_sequences: ['END'],
+        metadata: { user_id: 'u-1' },
+        messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_BASE64 } }, { type: 'text', text: 'What is it?', cache_control: { type: 'ephemeral' } }] }],
+      })
+      .withResponse();
+    expect(sentOpenAI()).toEqual({
+      model: 'gpt-upstream',
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: 'You describe images.' }] },
+        { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } }, { type: 'text', text: 'What is it?' }] },
+      ],
+      max_completion_tokens: 300,
+      stream: false,
+      stop: ['END'],
+      user: 'u-1',
+    });
+    expect(data).toMatchObject({ type: 'message', role: 'assistant', model: 'gpt-test-2024', content: [{ type: 'text', text: 'Une image.' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 20, output_tokens: 5, cache_read_input_tokens: 100, cache_creation_input_tokens: 0 } });
+    expect(data.id).toMatch(/^msg_/);
+    expect(response.headers.get('x-sluice-provider')).toBe('openai');
+  });
+
+  it('streams in Anthropic event order, parallel tool calls as tool_use blocks', async () => {
+    const client = await setup({
+      openai: (_body, res) =>
+        sendStream(res, [
+          chunk({ role: 'assistant', content: 'Checking.' }),
+          chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+          chunk({ tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] }),
+          chunk({}, 'tool_calls'),
+          { id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1, model: 'gpt-test-2024', choices: [], usage: { prompt_tokens: 50, completion_tokens: 20, total_tokens: 70 } },
+        ]),
+    });
+    const stream = await client.messages.create({ model: 'openai/gpt-test', max_tokens: 300, tools: [weatherTool], tool_choice: { type: 'auto' }, stream: true, messages: [{ role: 'user', content: 'Paris and Oslo?' }] });
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type === 'content_block_delta' ? `${event.type}:${event.delta.type}` : event.type);
+    // The SDK reads past ping events; the raw stream below shows where it is.
+    expect(types).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta:text_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta:input_json_delta',
+      'content_block_delta:input_json_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta:input_json_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
+    const raw = await fetch(`http://127.0.0.1:${gateway?.port}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'openai/gpt-test', max_tokens: 300, tools: [weatherTool], stream: true, messages: [{ role: 'user', content: 'Paris and Oslo?' }] }),
+    });
+    const text = await raw.text();
+    expect(raw.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect([...text.matchAll(/^event: (\w+)$/gm)].map((m) => m[1]).slice(0, 3)).toEqual(['message_start', 'ping', 'content_block_start']);
+    for (const event of text.split('\n\n').filter((e) => e !== '')) {
+      const [name, data] = event.split('\n');
+      expect(JSON.parse(String(data?.slice(6))).type).toBe(name?.slice(7));
+    }
+    expect(sentOpenAI()).toMatchObject({ stream: true, stream_options: { include_usage: true }, tools: [{ type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: weatherTool.input_schema } }], tool_choice: 'auto' });
+
+    const final = await client.messages.stream({ model: 'openai/gpt-test', max_tokens: 300, tools: [weatherTool], messages: [{ role: 'user', content: 'Paris and Oslo?' }] }).finalMessage();
+    expect(final).toMatchObject({
+      content: [
+        { type: 'text', text: 'Checking.' },
+        { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
+        { type: 'tool_use', id: 'call_2', name: 'get_weather', input: { city: 'Oslo' } },
+      ],
+      stop_reason: 'tool_use',
+      usage: { input_tokens: 50, output_tokens: 20 },
+    });
+  });
+
+  it('sends a tool round trip back as assistant tool_calls followed by tool messages', async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Sunny and snowy.')) });
+    await client.messages.create({
+      model: 'openai/gpt-test',
+      max_tokens: 300,
+      tools: [weatherTool],
+      messages: [
+        { role: 'user', content: 'Paris and Oslo?' },
+        { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } }, { type: 'tool_use', id: 'call_2', name: 'get_weather', input: { city: 'Oslo' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'sunny' }, { type: 'tool_result', tool_use_id: 'call_2', content: [{ type: 'text', text: 'snow' }] }, { type: 'text', text: 'Summarise.' }] },
+      ],
+    });
+    expect(sentOpenAI()['messages']).toEqual([
+      { role: 'user', content: 'Paris and Oslo?' },
+      {
+        role: 'assistant',
+        content: 'Checking.',
+        tool_calls: [
+          { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+          { id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+      { role: 'tool', tool_call_id: 'call_2', content: 'snow' },
+      { role: 'user', content: [{ type: 'text', text: 'Summarise.' }] },
+    ]);
+  });
+
+  it('maps thinking to reasoning_effort, and reasoning text back to a thinking block', async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, { ...completion('42'), choices: [{ index: 0, message: { role: 'assistant', content: '42', reasoning: 'Deep thought.' }, finish_reason: 'stop' }] }) });
+    const answer = await client.messages.create({ model: 'openai/gpt-test', max_tokens: 20_000, thinking: { type: 'enabled', budget_tokens: 10_000 }, messages: [{ role: 'user', content: 'Meaning?' }] });
+    expect(sentOpenAI()['reasoning_effort']).toBe('medium');
+    expect(answer.content).toEqual([{ type: 'thinking', thinking: 'Deep thought.', signature: '' }, { type: 'text', text: '42' }]);
+  });
+
+  it('estimates count_tokens for a model no Anthropic provider serves, and says so', async () => {
+    const client = await setup({ openai: () => undefined });
+    const { data, response } = await client.messages.countTokens({ model: 'openai/gpt-test', system: 'abcd', messages: [{ role: 'user', content: 'abcdefgh' }] }).withResponse();
+    expect(data).toEqual({ input_tokens: 3 });
+    expect(response.headers.get('x-sluice-token-count')).toBe('estimate');
+    expect(openai?.requests).toHaveLength(0);
+  });
+
+  it('refuses a block the target cannot carry with a 400 naming it, in Anthropic error shape', async () => {
+    const client = await setup({ openai: () => undefined });
+    const error = await client.messages
+      .create({ model: 'openai/gpt-test', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'text', text: 'Read.' }, { type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }] }] })
+      .catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('messages.0.content.1.type') } });
+    expect(openai?.requests).toHaveLength(0);
+  });
+
+  it('ends a stream cut after its first byte with an error event the SDK raises', async () => {
+    const client = await setup({
+      openai: (_body, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'Partial' }))}\n\n`);
+        setTimeout(() => res.socket?.destroy(), 30);
+      },
+    });
+    const stream = client.messages.stream({ model: 'openai/gpt-test', max_tokens: 50, messages: [{ role: 'user', content: 'Hi' }] });
+    const error = await stream.finalMessage().catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect(String((error as Error).message)).toMatch(/api_error|upstream/);
+  });
+});
+
+describe('POST /v1/messages translated to Bedrock', () => {
+  it('carries thinking signatures across turns as reasoningContent', async () => {
+    const client = await setup({
+      bedrock: (_seen, res) => {
+        if (bedrock?.requests.length === 1) sendConverse(res, [{ reasoningContent: { reasoningText: { text: 'Use the tool.', signature: SIGNATURE } } }, { toolUse: { toolUseId: 'tu_1', name: 'get_weather', input: { city: 'Oslo' } } }], 'tool_use');
+        else sendConverse(res, [{ text: 'Cold.' }]);
+      },
+    });
+    const base = { model: 'bedrock/nova-test', max_tokens: 8000, thinking: { type: 'enabled' as const, budget_tokens: 2000 }, tools: [weatherTool] };
+    const first = await client.messages.create({ ...base, messages: [{ role: 'user', content: 'Oslo?' }] });
+    expect(first.content).toEqual([
+      { type: 'thinking', thinking: 'Use the tool.', signature: SIGNATURE },
+      { type: 'tool_use', id: 'tu_1', name: 'get_weather', input: { city: 'Oslo' } },
+    ]);
+    expect(first.stop_reason).toBe('tool_use');
+    await client.messages.create({ ...base, messages: [{ role: 'user', content: 'Oslo?' }, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_1', content: 'minus 5' }] }] });
+    expect(bedrock?.requests[1]?.body).toMatchObject({
+      additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 2000 } },
+      messages: [{ role: 'user' }, { role: 'assistant', content: [{ reasoningContent: { reasoningText: { text: 'Use the tool.', signature: SIGNATURE } } }, { toolUse: { toolUseId: 'tu_1' } }] }, { role: 'user', content: [{ toolResult: { toolUseId: 'tu_1' } }] }],
+    });
+  });
+
+  it('turns cache_control into cachePoints and reports cache reads in usage', async () => {
+    const client = await setup({ bedrock: (_seen, res) => sendConverse(res, [{ text: 'ok' }], 'end_turn', { usage: { inputTokens: 10, outputTokens: 2, totalTokens: 412, cacheReadInputTokens: 400 } }) });
+    const answer = await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 100, system: [{ type: 'text', text: 'Long rules.', cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'Go.' }] });
+    expect(bedrock?.requests[0]?.body).toMatchObject({ system: [{ text: 'Long rules.' }, { cachePoint: { type: 'default' } }] });
+    expect(answer.usage).toMatchObject({ input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 400 });
+  });
+});
+
+describe('Messages API errors through the SDK', () => {
+  it.each([
+    ['a wrong key', 401, Anthropic.AuthenticationError, 'authentication_error'],
+    ['no max_tokens', 400, Anthropic.BadRequestError, 'invalid_request_error'],
+    ['an unknown model', 404, Anthropic.NotFoundError, 'not_found_error'],
+    ['an upstream 429', 429, Anthropic.RateLimitError, 'rate_limit_error'],
+    ['an upstream 529', 529, Anthropic.OverloadedError, 'overloaded_error'],
+    ['an upstream 500', 500, Anthropic.InternalServerError, 'api_error'],
+  ] as const)('answers %s with %i %s', async (name, status, errorClass, type) => {
+    const upstreamStatus = name === 'an upstream 429' ? 429 : name === 'an upstream 529' ? 529 : 500;
+    const upstreamType = upstreamStatus === 429 ? 'rate_limit_error' : upstreamStatus === 529 ? 'overloaded_error' : 'api_error';
+    let client = await setup({ anthropic: (_seen, res) => json(res, upstreamStatus, { type: 'error', error: { type: upstreamType, message: 'upstream says no' } }) });
+    if (name === 'a wrong key') client = new Anthropic({ baseURL: `http://127.0.0.1:${gateway?.port}`, apiKey: 'sk-wrong', maxRetries: 0 });
+    const params = { model: name === 'an unknown model' ? 'nosuch/model' : 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user' as const, content: 'Hi' }] };
+    if (name === 'no max_tokens') Reflect.deleteProperty(params, 'max_tokens');
+    const error = await client.messages.create(params).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(errorClass);
+    expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(status);
+    expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type } });
+  });
+
+  it('answers an overloaded error event before the first byte with 529, and a cut after it with an error event', async () => {
+    const client = await setup({
+      anthropic: (seen, res) => {
+        const text = (seen.body as { messages: Array<{ content: string }> }).messages[0]?.content;
+        if (text === 'busy') sendEvents(res, [{ event: 'error', data: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } }]);
+        else sendEvents(res, [messageStart(), ...textBlock(0, ['Part'])], { cut: true });
+      },
+    });
+    const busy = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'busy' }] }).catch((err: unknown) => err);
+    expect(busy).toBeInstanceOf(Anthropic.OverloadedError);
+    const cut = await client.messages.stream({ model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'cut' }] }).finalMessage().catch((err: unknown) => err);
+    expect(cut).toBeInstanceOf(Anthropic.APIError);
+    expect((cut as Error).message).toMatch(/api_error/);
+  });
+
+  it('takes the key as Authorization: Bearer too, and routes by the x-sluice-order header', async () => {
+    const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'A' }], 'end_turn')), bedrock: (_seen, res) => sendConverse(res, [{ text: 'B' }]) });
+    const bearer = new Anthropic({ baseURL: `http://127.0.0.1:${gateway?.port}`, apiKey: null, authToken: API_KEY, maxRetries: 0, defaultHeaders: { 'x-sluice-order': 'bedrock' } });
+    const answer = await bearer.messages.create({ model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(answer.content).toEqual([{ type: 'text', text: 'B' }]);
+    const viaBody = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }], providerOptions: { gateway: { order: ['bedrock'] } } } as Anthropic.MessageCreateParamsNonStreaming);
+    expect(viaBody.content).toEqual([{ type: 'text', text: 'B' }]);
+    expect(anthropic?.requests).toHaveLength(0);
+  });
+});
+
