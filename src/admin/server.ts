@@ -1,8 +1,10 @@
 // The admin endpoint: /healthz, /readyz, /metrics and mounted routes.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { errorMessage } from '../core/errors.js';
+import { DEFAULT_HTTP_LISTENER, listenerFingerprint, type HttpListenerConfig } from '../core/listener/config.js';
+import { HttpListener } from '../core/listener/http-listener.js';
 import type { Telemetry } from '../core/telemetry.js';
 import { type AdminGuard, requireAdminKey } from './auth.js';
 import { sendError, sendJson } from './respond.js';
@@ -25,8 +27,9 @@ export class AdminServer implements AdminRoutes {
   readonly requireAdminKey: AdminGuard;
   readonly #options: AdminServerOptions;
   readonly #routes = new Map<string, AdminHandler>();
-  #server: Server | undefined;
+  #listener: HttpListener | undefined;
   #endpoint: string | undefined;
+  #fingerprint: string | undefined;
 
   constructor(options: AdminServerOptions) {
     this.#options = options;
@@ -50,34 +53,39 @@ export class AdminServer implements AdminRoutes {
 
   /** The bound address; with port 0 in the endpoint, the port the OS chose. */
   address(): AddressInfo | undefined {
-    const address = this.#server?.address();
-    return address !== null && typeof address === 'object' ? address : undefined;
+    const address = this.#listener?.address;
+    return address === undefined ? undefined : { address: address.host, family: address.host.includes(':') ? 'IPv6' : 'IPv4', port: address.port };
   }
 
-  async listen(endpoint: string): Promise<void> {
-    if (this.#server !== undefined) throw new Error('admin server is already listening');
-    const { host, port } = splitEndpoint(endpoint);
-    const server = createServer((req, res) => void this.#handle(req, res));
-    await new Promise<void>(function bind(resolve, reject) {
-      server.once('error', reject);
-      server.listen(port, host, function listening() {
-        server.off('error', reject);
-        resolve();
-      });
+  /** True when listening on this endpoint with these settings (TLS files' content included). */
+  listensAs(endpoint: string, limits: HttpListenerConfig): boolean {
+    return this.#listener !== undefined && this.#fingerprint === listenerFingerprint(endpoint, limits);
+  }
+
+  async listen(endpoint: string, limits: HttpListenerConfig = DEFAULT_HTTP_LISTENER): Promise<void> {
+    if (this.#listener !== undefined) throw new Error('admin server is already listening');
+    const listener = new HttpListener({
+      name: 'admin',
+      endpoint: splitEndpoint(endpoint),
+      config: limits,
+      telemetry: this.#options.telemetry,
+      handler: (req, res) => void this.#handle(req, res),
     });
-    this.#server = server;
+    await listener.listen();
+    this.#listener = listener;
     this.#endpoint = endpoint;
+    this.#fingerprint = listenerFingerprint(endpoint, limits);
   }
 
+  /** Closes the listener and every connection on it at once. */
   async close(): Promise<void> {
-    const server = this.#server;
-    if (server === undefined) return;
-    this.#server = undefined;
+    const listener = this.#listener;
+    if (listener === undefined) return;
+    this.#listener = undefined;
     this.#endpoint = undefined;
-    await new Promise<void>(function stop(resolve) {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
+    this.#fingerprint = undefined;
+    listener.destroy();
+    await listener.close();
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,5 +1,6 @@
 // The `service` section: storage, admin endpoint, logs, pipelines.
 import { z } from 'zod';
+import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
 import { duration } from './units.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -21,7 +22,9 @@ export const serviceSchema = z.strictObject({
     .strictObject({
       endpoint: z.string().regex(/^[^\s]*:\d{1,5}$/, { error: 'must be host:port, e.g. 127.0.0.1:13133' }).default('127.0.0.1:13133'),
       api_key: z.string().optional(),
+      ...httpListenerShape,
     })
+    .superRefine(checkHttpTimeouts)
     .prefault({}),
   telemetry: z
     .strictObject({
@@ -29,6 +32,8 @@ export const serviceSchema = z.strictObject({
     })
     .prefault({}),
   memory_limit_mib: z.number().int().positive().optional(),
+  /** In-flight requests get this long on SIGTERM/SIGINT or a reload; then every connection left is destroyed. */
+  shutdown_grace: duration().default(5_000),
   usage: z
     .strictObject({
       /** Generation records older than this are deleted (spend per budget period is kept apart). */

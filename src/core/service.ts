@@ -1,6 +1,8 @@
 // The running daemon: storage, admin endpoint and the component graph, with
 // reload. A reload validates first and keeps the running graph when the new
-// config is invalid or fails to start.
+// config is invalid or fails to start. Stopping a graph (shutdown or reload)
+// is bounded by service.shutdown_grace: its listeners stop accepting at once,
+// and whatever connection is still open when the grace is over is destroyed.
 import type { Logger } from 'pino';
 import type { ValidatedConfig } from '../config/validate.js';
 import { AdminServer } from '../admin/server.js';
@@ -12,8 +14,16 @@ import { mountStatsApi } from '../admin/stats/routes.js';
 import type { Host } from './component.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { Graph } from './graph.js';
+import { attachListenerGroup, ListenerGroup } from './listener/group.js';
 import { ensureStorageDirectory } from './storage.js';
 import { Telemetry } from './telemetry.js';
+
+/**
+ * After the grace period, forced closes and the last flushes get this long
+ * before shutdown() resolves anyway (ms): acknowledged data is on disk
+ * already, so nothing acknowledged is lost by not waiting longer.
+ */
+const AFTER_GRACE_MS = 800;
 
 export interface ServiceOptions {
   readonly logger: Logger;
@@ -29,6 +39,7 @@ export class Service {
   readonly #version: string;
   #config: ValidatedConfig | undefined;
   #graph: Graph | undefined;
+  #listeners: ListenerGroup | undefined;
   #state: { readonly state: SharedState; readonly identity: string } | undefined;
   #stopping = false;
   #shutdown: Promise<void> | undefined;
@@ -91,7 +102,7 @@ export class Service {
         return false;
       }
       const previous = this.#config;
-      await this.#graph?.shutdown();
+      await this.#stopGraph();
       try {
         await this.#apply(next);
         this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
@@ -110,25 +121,59 @@ export class Service {
     this.#stopping = true;
     this.#shutdown ??= this.#serially(async () => {
       this.stats.stop();
-      await this.#graph?.shutdown();
-      await this.#state?.state.close();
-      await this.admin.close();
-      this.logger.info('sluice stopped');
+      const graceMs = this.#config?.service.shutdown_grace ?? 0;
+      let backstop: NodeJS.Timeout | undefined;
+      const outOfTime = new Promise<boolean>(function wait(resolve) {
+        backstop = setTimeout(() => resolve(false), graceMs + AFTER_GRACE_MS);
+      });
+      const stopped = (async () => {
+        await this.#stopGraph();
+        await this.#state?.state.close();
+        await this.admin.close();
+        return true;
+      })();
+      const inTime = await Promise.race([stopped, outOfTime]);
+      clearTimeout(backstop);
+      if (inTime) this.logger.info('sluice stopped');
+      else this.logger.warn({ graceMs }, 'sluice stopped with exporters still flushing: what was not acknowledged as delivered is delivered again after the next start');
     });
     return this.#shutdown;
+  }
+
+  /** Stops the running graph: accept nothing new, give in-flight requests the grace, then destroy every connection left. */
+  async #stopGraph(): Promise<void> {
+    const graph = this.#graph;
+    const listeners = this.#listeners;
+    if (graph === undefined) return;
+    const graceMs = this.#config?.service.shutdown_grace ?? 0;
+    listeners?.stopAccepting();
+    const logger = this.logger;
+    const force = setTimeout(function graceOver() {
+      logger.warn({ graceMs }, 'shutdown grace is over: closing the connections still open');
+      listeners?.destroyAll();
+    }, graceMs);
+    try {
+      await graph.shutdown();
+    } finally {
+      clearTimeout(force);
+    }
   }
 
   async #apply(config: ValidatedConfig): Promise<void> {
     const storageDirectory = await ensureStorageDirectory(config.service.storage.directory);
     this.logger.level = config.service.telemetry.logs.level;
     this.#config = config;
-    if (this.admin.endpoint !== config.service.admin.endpoint) {
+    const { endpoint, api_key: _apiKey, ...limits } = config.service.admin;
+    if (!this.admin.listensAs(endpoint, limits)) {
       await this.admin.close();
-      await this.admin.listen(config.service.admin.endpoint);
+      await this.admin.listen(endpoint, limits);
     }
     const state = await this.#sharedState(config, storageDirectory);
     const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version, state, adminApiKey: () => this.#config?.service.admin.api_key };
     attachAdminRoutes(host, this.admin);
+    const listeners = new ListenerGroup();
+    attachListenerGroup(host, listeners);
+    this.#listeners = listeners;
     const graph = new Graph(config, host);
     this.#graph = graph;
     await graph.start();

@@ -89,6 +89,13 @@ function id(value: unknown, path: string, bytes: number, required: boolean): str
   return text.toLowerCase();
 }
 
+const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+function doubleFromString(text: string): number | undefined {
+  if (text === 'NaN' || text === 'Infinity' || text === '-Infinity') return Number(text);
+  return DECIMAL.test(text) ? Number(text) : undefined;
+}
+
 function anyValue(value: unknown, path: string): AnyValue {
   if (value === undefined || value === null) return {};
   const v = object(value, path);
@@ -99,8 +106,13 @@ function anyValue(value: unknown, path: string): AnyValue {
   }
   if (v.intValue !== undefined) return { intValue: int64(v.intValue, `${path}.intValue`, false) ?? '0' };
   if (v.doubleValue !== undefined) {
-    // JSON has no NaN/Infinity literals; the proto3 JSON mapping spells them as strings.
-    if (typeof v.doubleValue === 'string' && ['NaN', 'Infinity', '-Infinity'].includes(v.doubleValue)) return { doubleValue: Number(v.doubleValue) };
+    // The proto3 JSON mapping accepts a double as a number or a string: "1.5",
+    // "1e3", and the spellings JSON has no literal for ("NaN", "Infinity", "-Infinity").
+    if (typeof v.doubleValue === 'string') {
+      const parsed = doubleFromString(v.doubleValue);
+      if (parsed === undefined) fail(`${path}.doubleValue`, 'must be a number, a numeric string, "NaN", "Infinity" or "-Infinity"');
+      return { doubleValue: parsed };
+    }
     if (typeof v.doubleValue !== 'number') fail(`${path}.doubleValue`, 'must be a number');
     return { doubleValue: v.doubleValue };
   }

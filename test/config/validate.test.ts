@@ -39,7 +39,8 @@ describe('config validation', () => {
   it('fills the service defaults', () => {
     const config = parseConfigText(GOOD, { registry: fakeRegistry(), env: {} });
     expect(config.service.storage.directory).toBe('./data');
-    expect(config.service.admin).toEqual({ endpoint: '127.0.0.1:13133' });
+    expect(config.service.admin).toEqual({ endpoint: '127.0.0.1:13133', max_connections: 10_000, read_header_timeout: 10_000, read_timeout: 60_000, idle_timeout: 60_000 });
+    expect(config.service.shutdown_grace).toBe(5_000);
     expect(config.service.telemetry.logs.level).toBe('info');
   });
 

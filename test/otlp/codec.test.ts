@@ -88,6 +88,23 @@ describe('OTLP codecs', () => {
     expect(stringifyRequest({ resourceSpans: [] })).toBe('{"resourceSpans":[]}');
   });
 
+  it('accepts doubles given as strings, as the proto3 JSON mapping allows, and keeps them through protobuf', () => {
+    const values = ['1.5', '-2e3', '.25', 'NaN', 'Infinity', '-Infinity', 7.5];
+    const request = {
+      resourceSpans: [{ scopeSpans: [{ spans: [{
+        traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', name: 'doubles', kind: 1,
+        startTimeUnixNano: '1', endTimeUnixNano: '2',
+        attributes: values.map((doubleValue, i) => ({ key: `d${i}`, value: { doubleValue } })),
+      }] }] }],
+    };
+    const model = parseJsonRequest(Buffer.from(JSON.stringify(request)));
+    const doubles = (m: ExportTraceServiceRequest) => allSpans(m)[0]?.attributes?.map((a) => a.value?.doubleValue);
+    expect(doubles(model)).toEqual([1.5, -2000, 0.25, NaN, Infinity, -Infinity, 7.5]);
+    expect(doubles(decodeRequest(encodeRequest(model)))).toEqual([1.5, -2000, 0.25, NaN, Infinity, -Infinity, 7.5]);
+    const bad = JSON.stringify(request).replace('"1.5"', '"1.5x"');
+    expect(() => parseJsonRequest(Buffer.from(bad))).toThrow(/resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\]\.attributes\[0\]\.value\.doubleValue: must be a number, a numeric string/);
+  });
+
   it('rejects malformed JSON with the path of the bad field', () => {
     expect(() => parseJsonRequest('{')).toThrow(MalformedDataError);
     expect(() => parseJsonRequest('{"resourceSpans":{}}')).toThrow('resourceSpans: must be an array');

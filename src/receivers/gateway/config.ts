@@ -4,11 +4,20 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { byteSize, duration } from '../../config/units.js';
+import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
 import { parseUsd } from '../../usage/money.js';
 import { BUDGET_PERIODS } from '../../usage/periods.js';
 import { PRICE_KINDS, type PriceKind } from '../../usage/pricing.js';
 import { providerConfigSchemas, providerTypes } from './providers/config-schemas.js';
 import type { BaseProviderConfig } from './providers/types.js';
+
+/** Re-reports a nested parse's problems at their paths; unknown keys one by one, as everywhere else in the config. */
+function forwardIssues(issues: readonly z.core.$ZodIssue[], ctx: z.RefinementCtx): void {
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) ctx.addIssue({ code: 'custom', path: [...issue.path, key], message: 'unknown key' });
+    else ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+  }
+}
 
 const bareKeySchema = z.string().min(1, 'must not be empty');
 
@@ -32,7 +41,7 @@ const keyRecordSchema = z.strictObject({
 const apiKeySchema = z.unknown().transform(function validateKey(value, ctx): string | z.output<typeof keyRecordSchema> {
   const parsed = typeof value === 'string' ? bareKeySchema.safeParse(value) : keyRecordSchema.safeParse(value);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+    forwardIssues(parsed.error.issues, ctx);
     return z.NEVER;
   }
   return parsed.data;
@@ -52,7 +61,7 @@ const providerSchema = z
     }
     const parsed = schema.safeParse(stripUndefined(raw));
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+      forwardIssues(parsed.error.issues, ctx);
       return z.NEVER;
     }
     return parsed.data;
@@ -73,7 +82,7 @@ const price = z.string().refine(
 /** USD per token for each kind of token; the cache prices default to the input price. */
 const pricingSchema = z.strictObject(Object.fromEntries(PRICE_KINDS.map((kind) => [kind, price.optional()])) as Record<PriceKind, z.ZodOptional<typeof price>>);
 
-const modelSchema = z.object({
+const modelSchema = z.strictObject({
   id: z.string().regex(/^[^/\s]+\/\S+$/, 'must look like <provider>/<model>'),
   name: z.string().optional(),
   description: z.string().optional(),
@@ -83,13 +92,13 @@ const modelSchema = z.object({
   context_window: z.number().int().positive().optional(),
   max_tokens: z.number().int().positive().optional(),
   pricing: pricingSchema.optional(),
-  endpoints: z.array(z.object({ provider: z.string().min(1), model: z.string().min(1), pricing: pricingSchema.optional() })).min(1, 'must list at least one endpoint'),
+  endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1), pricing: pricingSchema.optional() })).min(1, 'must list at least one endpoint'),
 });
 
 const endpointSchema = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):\d{1,5}$/, 'must be host:port');
 
 export const gatewayConfigSchema = z
-  .object({
+  .strictObject({
     endpoint: endpointSchema,
     environment: z.string().min(1),
     api_keys: z.array(apiKeySchema).min(1, 'must list at least one key'),
@@ -99,8 +108,11 @@ export const gatewayConfigSchema = z
     providers: z.record(z.string().regex(/^[^/\s]+$/, 'a provider slug must not contain "/"'), providerSchema),
     models: z.array(modelSchema),
     capture_content: z.boolean(),
+    ...httpListenerShape,
+    cors: corsSchema.optional(),
   })
   .superRefine(function checkReferences(config, ctx) {
+    checkHttpTimeouts(config, ctx);
     const names = new Set<string>();
     const keys = new Set<string>();
     config.api_keys.forEach(function checkKey(entry, i) {

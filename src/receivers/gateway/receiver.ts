@@ -1,10 +1,15 @@
 // The gateway receiver: an HTTP server serving the model catalog and chat
 // completions, and turning each request into spans for the pipelines it feeds.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
 import { errorMessage } from '../../core/errors.js';
+import type { HttpListenerConfig } from '../../core/listener/config.js';
+import { CorsPolicy } from '../../core/listener/cors.js';
+import { listenerGroupOf } from '../../core/listener/group.js';
+import { HttpListener } from '../../core/listener/http-listener.js';
+import type { Telemetry } from '../../core/telemetry.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import type { ExportTraceServiceRequest, KeyValue } from '../../otlp/model.js';
 import type { ResolvedProvider } from './core/attempt.js';
@@ -31,10 +36,20 @@ import { apiKeyName, type GatewayConfig } from './config.js';
 import { providerAdapters } from './providers/index.js';
 import { gatewayRoutes } from './routes.js';
 
-/** ms shutdown waits for in-flight responses (long streams) before closing their sockets. */
-const SHUTDOWN_GRACE_MS = 30_000;
-/** ms an idle client connection stays open; above common client-side pool timeouts. */
-const CLIENT_KEEP_ALIVE_MS = 65_000;
+/** Response headers a browser script may read (CORS). */
+const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'retry-after'];
+
+/** The in-band event an open stream gets when the shutdown grace is over. */
+const SHUTTING_DOWN_EVENT = `data: ${JSON.stringify(
+  new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: 'shutting_down' }).body(),
+)}\n\n`;
+
+interface OpenRequest {
+  readonly res: ServerResponse;
+  readonly client: ClientLink;
+}
+
+function ignore(): void {}
 
 export function parseEndpoint(endpoint: string): { host: string; port: number } {
   const colon = endpoint.lastIndexOf(':');
@@ -57,7 +72,11 @@ export class GatewayReceiver implements Receiver {
   readonly #resource: ResourcePairs;
   readonly #metrics: GatewayMetrics;
   readonly #batcher = new SpanBatcher<SpanRecord>((spans) => this.#emit(spans));
-  #server: Server | undefined;
+  readonly #limits: HttpListenerConfig;
+  readonly #telemetry: Telemetry;
+  readonly #cors: CorsPolicy | undefined;
+  readonly #open = new Set<OpenRequest>();
+  #listener: HttpListener | undefined;
   #stopping: Promise<void> | undefined;
 
   constructor(settings: CreateSettings, config: GatewayConfig, next: TracesConsumer) {
@@ -65,6 +84,10 @@ export class GatewayReceiver implements Receiver {
     this.#logger = settings.logger;
     this.#next = next;
     this.#listen = parseEndpoint(config.endpoint);
+    const { tls, max_connections, read_header_timeout, read_timeout, idle_timeout } = config;
+    this.#limits = { ...(tls === undefined ? {} : { tls }), max_connections, read_header_timeout, read_timeout, idle_timeout };
+    this.#telemetry = settings.telemetry;
+    this.#cors = config.cors === undefined ? undefined : new CorsPolicy(config.cors, ['GET', 'POST'], EXPOSED_HEADERS);
     this.#config = config;
     const catalog = new Catalog(config.models, Math.floor(Date.now() / 1000));
     this.#catalog = catalog;
@@ -105,8 +128,8 @@ export class GatewayReceiver implements Receiver {
 
   /** The bound address (for tests that listen on port 0). */
   get address(): AddressInfo | undefined {
-    const address = this.#server?.address();
-    return typeof address === 'object' && address !== null ? address : undefined;
+    const address = this.#listener?.address;
+    return address === undefined ? undefined : { address: address.host, family: address.host.includes(':') ? 'IPv6' : 'IPv4', port: address.port };
   }
 
   async start(host: Host): Promise<void> {
@@ -120,20 +143,20 @@ export class GatewayReceiver implements Receiver {
       env: this.#env,
       bodyLimit: this.#config.max_request_body_size,
     };
-    const server = createServer((req, res) => {
-      this.#handle(req, res);
+    const listener = new HttpListener({
+      name: this.#id,
+      endpoint: this.#listen,
+      config: this.#limits,
+      telemetry: this.#telemetry,
+      handler: (req, res) => {
+        this.#handle(req, res);
+      },
     });
-    server.keepAliveTimeout = CLIENT_KEEP_ALIVE_MS;
-    this.#server = server;
-    const { host: address, port } = this.#listen;
-    await new Promise<void>(function listen(resolve, reject) {
-      server.once('error', reject);
-      server.listen(port, address, function listening() {
-        server.off('error', reject);
-        resolve();
-      });
-    });
-    this.#logger.info({ receiver: this.#id, endpoint: `${this.#listen.host}:${this.address?.port ?? this.#listen.port}` }, 'gateway listening');
+    listener.onForceClose(() => this.#cutOpenStreams());
+    await listener.listen();
+    this.#listener = listener;
+    listenerGroupOf(host)?.add(listener);
+    this.#logger.info({ receiver: this.#id, endpoint: `${this.#listen.host}:${this.address?.port ?? this.#listen.port}`, tls: listener.secure }, 'gateway listening');
   }
 
   shutdown(): Promise<void> {
@@ -142,24 +165,29 @@ export class GatewayReceiver implements Receiver {
   }
 
   async #stop(): Promise<void> {
-    const server = this.#server;
-    if (server !== undefined) {
-      let grace: NodeJS.Timeout | undefined;
-      try {
-        await new Promise<void>(function close(resolve) {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-          grace = setTimeout(() => server.closeAllConnections(), SHUTDOWN_GRACE_MS);
-        });
-      } finally {
-        clearTimeout(grace);
-      }
-    }
+    // The service's listener group destroys what is still open when
+    // service.shutdown_grace is over; until then streams may finish.
+    await this.#listener?.close();
     this.#batcher.flush();
     await this.#agents.close();
   }
 
+  /** Open streams end with an in-band `shutting_down` error; their upstream requests are cancelled. */
+  #cutOpenStreams(): void {
+    for (const { res, client } of this.#open) {
+      // Whole answers are written in one go: a started, unfinished one is a stream.
+      if (res.headersSent && !res.writableEnded) {
+        // The stream's own loop may still try to write its end: nothing to tell anyone then.
+        res.on('error', ignore);
+        res.end(SHUTTING_DOWN_EVENT);
+      }
+      client.close();
+    }
+  }
+
   #handle(req: IncomingMessage, res: ServerResponse): void {
+    // A preflight is answered before routing and auth (browsers send no key with it).
+    if (this.#cors?.handle(req, res) === true) return;
     const started = process.hrtime.bigint();
     const method = req.method ?? 'GET';
     const rawUrl = req.url ?? '/';
@@ -173,8 +201,11 @@ export class GatewayReceiver implements Receiver {
     if (routeName !== undefined) server.str('http.route', routeName);
     const spans: SpanRecord[] = [server];
     const client = new ClientLink();
+    const open: OpenRequest = { res, client };
+    this.#open.add(open);
     const meter: MeterSlot = { meter: undefined };
     const finish = (): void => {
+      this.#open.delete(open);
       meter.meter?.finish(res.headersSent ? res.statusCode : 499);
       if (!res.writableFinished) client.close();
       if (res.headersSent) server.int('http.response.status_code', res.statusCode);

@@ -3,7 +3,8 @@
 // with its defaults. At least one protocol is required.
 import { z } from 'zod';
 import { byteSize } from '../../config/units.js';
-import { parseEndpoint, type Endpoint } from './endpoint.js';
+import { checkHttpTimeouts, corsSchema, grpcListenerShape, httpListenerShape } from '../../core/listener/config.js';
+import { endpointSchema } from '../../core/listener/endpoint.js';
 
 export const HTTP_DEFAULTS = { endpoint: '127.0.0.1:4318', max_request_body_size: '64MiB' } as const;
 // The same bound as HTTP (grpc's own default is 4MiB): a batch accepted on
@@ -16,25 +17,24 @@ export function createDefaultConfig(): { protocols: Record<string, unknown> } {
   return { protocols: {} };
 }
 
-function endpoint() {
-  return z.string({ error: 'must be a host:port string' }).transform(function toEndpoint(value, ctx): Endpoint {
-    const parsed = parseEndpoint(value);
-    if (parsed === undefined) {
-      ctx.addIssue({ code: 'custom', message: 'must be host:port with a port from 0 to 65535 (e.g. 127.0.0.1:4318)' });
-      return z.NEVER;
-    }
-    return parsed;
-  });
-}
-
-const httpSchema = z.strictObject({
-  endpoint: endpoint(),
-  max_request_body_size: byteSize().refine((n) => n > 0, 'must be greater than 0'),
-});
+const httpSchema = z
+  .strictObject({
+    endpoint: endpointSchema(),
+    max_request_body_size: byteSize().refine((n) => n > 0, 'must be greater than 0'),
+    ...httpListenerShape,
+    cors: corsSchema.optional(),
+  })
+  .superRefine(checkHttpTimeouts);
 
 const grpcSchema = z.strictObject({
-  endpoint: endpoint(),
+  endpoint: endpointSchema(),
   max_recv_msg_size: byteSize().refine((n) => n > 0 && n <= 2 ** 31 - 1, 'must be greater than 0 and below 2GiB'),
+  ...grpcListenerShape,
+});
+
+/** Every OTLP request must carry `Authorization: Bearer <one of these>` (HTTP header or gRPC metadata). */
+const authSchema = z.strictObject({
+  api_keys: z.array(z.string().min(1, 'must not be empty')).min(1, 'must list at least one key'),
 });
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -62,7 +62,7 @@ const protocolsSchema = z.preprocess(
     .refine((p) => p.http !== undefined || p.grpc !== undefined, 'must enable at least one of http, grpc'),
 );
 
-export const configSchema = z.strictObject({ protocols: protocolsSchema });
+export const configSchema = z.strictObject({ protocols: protocolsSchema, auth: authSchema.optional() });
 
 export type OtlpReceiverConfig = z.output<typeof configSchema>;
 export type HttpProtocolConfig = z.output<typeof httpSchema>;

@@ -1,8 +1,11 @@
 // OTLP/gRPC: opentelemetry.proto.collector.trace.v1.TraceService/Export.
 // The method is registered with identity (de)serializers so the request
 // bytes reach TraceBatch.fromProto undecoded; grpc-js itself handles
-// `grpc-encoding: gzip` and enforces the message size limit.
+// `grpc-encoding: gzip` and enforces the message size limit. Connections come
+// from the shared socket listener (TLS, max_connections, counting, forced
+// close) and are injected into grpc-js, which speaks HTTP/2 over them.
 import {
+  type ConnectionInjector,
   Metadata,
   Server,
   ServerCredentials,
@@ -13,11 +16,14 @@ import {
 } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { TracesConsumer } from '../../core/component.js';
+import type { BearerKeys } from '../../core/listener/bearer.js';
+import { SocketListener } from '../../core/listener/socket-listener.js';
+import type { Telemetry } from '../../core/telemetry.js';
 import { MalformedDataError } from '../../core/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
 import type { GrpcProtocolConfig } from './config.js';
-import { formatEndpoint, type Endpoint } from './endpoint.js';
+import { formatEndpoint, type Endpoint } from '../../core/listener/endpoint.js';
 import { listenError } from './listen-error.js';
 import type { TransportMetrics } from './metrics.js';
 import { classify } from './outcome.js';
@@ -49,55 +55,99 @@ export interface GrpcReceiverOptions {
   readonly next: TracesConsumer;
   readonly logger: Logger;
   readonly metrics: TransportMetrics;
+  readonly telemetry: Telemetry;
+  /** receivers.otlp.auth: undefined when calls need no key. */
+  readonly keys: BearerKeys | undefined;
 }
+
+const UNAUTHENTICATED = 16;
 
 export class OtlpGrpcServer {
   readonly #options: GrpcReceiverOptions;
   readonly #server: Server;
-  #address: Endpoint | undefined;
+  readonly #injector: ConnectionInjector;
+  readonly #listener: SocketListener;
   #closed: Promise<void> | undefined;
 
   constructor(options: GrpcReceiverOptions) {
     this.#options = options;
+    const { config } = options;
     this.#server = new Server({
-      'grpc.max_receive_message_length': options.config.max_recv_msg_size,
+      'grpc.max_receive_message_length': config.max_recv_msg_size,
+      'grpc.max_concurrent_streams': config.max_concurrent_streams,
+      'grpc.max_connection_idle_ms': config.max_connection_idle,
+      'grpc.max_connection_age_grace_ms': config.max_connection_age_grace,
+      ...(config.max_connection_age === undefined ? {} : { 'grpc.max_connection_age_ms': config.max_connection_age }),
     });
     this.#server.addService(TRACE_SERVICE, { Export: this.#export.bind(this) });
+    // TLS is terminated by the listener: grpc-js sees plaintext HTTP/2.
+    const injector = this.#server.createConnectionInjector(ServerCredentials.createInsecure());
+    this.#injector = injector;
+    this.#listener = new SocketListener({
+      name: `${options.id}/grpc`,
+      endpoint: config.endpoint,
+      tls: config.tls,
+      maxConnections: config.max_connections,
+      alpn: ['h2'],
+      telemetry: options.telemetry,
+      onConnection: function inject(socket) {
+        injector.injectConnection(socket);
+      },
+    });
+    const server = this.#server;
+    this.#listener.onForceClose(function forceShutdown() {
+      server.forceShutdown();
+    });
   }
 
   get address(): Endpoint | undefined {
-    return this.#address;
+    return this.#listener.address;
   }
 
-  listen(): Promise<Endpoint> {
+  /** The listener, for the service's shutdown group. */
+  get listener(): SocketListener {
+    return this.#listener;
+  }
+
+  async listen(): Promise<Endpoint> {
     const { host, port } = this.#options.config.endpoint;
-    const target = formatEndpoint(host, port);
-    const id = this.#options.id;
-    return new Promise<Endpoint>((resolve, reject) => {
-      this.#server.bindAsync(target, ServerCredentials.createInsecure(), (err, boundPort) => {
-        if (err !== null) {
-          reject(listenError(id, target, err));
-          return;
-        }
-        this.#address = { host, port: boundPort };
-        resolve(this.#address);
-      });
-    });
+    try {
+      return await this.#listener.listen();
+    } catch (err) {
+      throw listenError(this.#options.id, formatEndpoint(host, port), err);
+    }
   }
 
-  /** Stops accepting calls and resolves once in-flight calls are answered. */
+  /** Stops accepting calls and resolves once in-flight calls are answered (or forced closed). */
   close(): Promise<void> {
     if (this.#closed !== undefined) return this.#closed;
     const server = this.#server;
-    this.#closed = new Promise<void>(function waitForCalls(resolve) {
+    const injector = this.#injector;
+    const calls = new Promise<void>(function waitForCalls(resolve) {
       server.tryShutdown(function closed() {
         resolve();
       });
+    });
+    this.#closed = Promise.all([calls, this.#listener.close()]).then(function closeInjector() {
+      injector.destroy();
     });
     return this.#closed;
   }
 
   #export(call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void {
+    const keys = this.#options.keys;
+    if (keys !== undefined) {
+      const presented = call.metadata.get('authorization')[0];
+      if (!keys.accepts(typeof presented === 'string' ? presented : undefined)) {
+        this.#options.metrics.refused('unauthenticated', 0);
+        const error: ServerErrorResponse = Object.assign(new Error('missing or unknown API key: send authorization: Bearer <key> metadata'), {
+          code: UNAUTHENTICATED,
+          details: 'missing or unknown API key: send authorization: Bearer <key> metadata',
+        });
+        callback(error, null);
+        return;
+      }
+    }
     let batch: TraceBatch;
     try {
       batch = decode(call.request);

@@ -2,17 +2,20 @@
 // or deflate compressed. Protobuf bodies are only scanned, never decoded
 // (DESIGN 9). Errors follow the OTLP/HTTP spec: a google.rpc.Status body in
 // the request's encoding.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { TracesConsumer } from '../../core/component.js';
+import type { BearerKeys } from '../../core/listener/bearer.js';
+import { CorsPolicy } from '../../core/listener/cors.js';
+import { HttpListener } from '../../core/listener/http-listener.js';
+import type { Telemetry } from '../../core/telemetry.js';
 import { MalformedDataError } from '../../core/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import { parseJsonRequest, stringifyResponse } from '../../otlp/json-codec.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
 import { BodyTooLargeError, parseContentEncoding, readBody, RequestAbortedError } from '../../core/http-body.js';
 import type { HttpProtocolConfig } from './config.js';
-import { formatEndpoint, type Endpoint } from './endpoint.js';
+import { formatEndpoint, type Endpoint } from '../../core/listener/endpoint.js';
 import { listenError } from './listen-error.js';
 import type { TransportMetrics } from './metrics.js';
 import { classify } from './outcome.js';
@@ -29,7 +32,7 @@ const PROTOBUF_OK = Buffer.from(encodeResponse({}));
 const JSON_OK = Buffer.from(stringifyResponse({}));
 
 // google.rpc.Code values carried in error bodies, as the collector does.
-const RPC_CODE: Readonly<Record<number, number>> = { 400: 3, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14 };
+const RPC_CODE: Readonly<Record<number, number>> = { 400: 3, 401: 16, 404: 5, 405: 12, 413: 8, 415: 3, 429: 8, 503: 14 };
 
 function bodyTypeOf(header: string | undefined): BodyType | undefined {
   if (header === undefined) return undefined;
@@ -52,73 +55,62 @@ export interface HttpReceiverOptions {
   readonly next: TracesConsumer;
   readonly logger: Logger;
   readonly metrics: TransportMetrics;
+  readonly telemetry: Telemetry;
+  /** receivers.otlp.auth: undefined when requests need no key. */
+  readonly keys: BearerKeys | undefined;
 }
 
 export class OtlpHttpServer {
   readonly #options: HttpReceiverOptions;
   readonly #limit: number;
-  readonly #server: Server;
-  #address: Endpoint | undefined;
-  #closing = false;
-  #closed: Promise<void> | undefined;
+  readonly #listener: HttpListener;
+  readonly #cors: CorsPolicy | undefined;
 
   constructor(options: HttpReceiverOptions) {
     this.#options = options;
     this.#limit = options.config.max_request_body_size;
-    this.#server = createServer({ keepAlive: true }, (req, res) => {
-      this.#handle(req, res).catch((err: unknown) => {
-        options.logger.error({ err }, 'unexpected error while handling an OTLP/HTTP request');
-        if (!res.headersSent) this.#send(res, 500, 'text/plain; charset=utf-8', Buffer.from('internal error'));
-        else res.destroy();
-      });
+    this.#cors = options.config.cors === undefined ? undefined : new CorsPolicy(options.config.cors, ['POST']);
+    this.#listener = new HttpListener({
+      name: `${options.id}/http`,
+      endpoint: options.config.endpoint,
+      config: options.config,
+      telemetry: options.telemetry,
+      handler: (req, res) => {
+        this.#handle(req, res).catch((err: unknown) => {
+          options.logger.error({ err }, 'unexpected error while handling an OTLP/HTTP request');
+          if (!res.headersSent) this.#send(res, 500, 'text/plain; charset=utf-8', Buffer.from('internal error'));
+          else res.destroy();
+        });
+      },
     });
   }
 
   /** The bound address, once listening. */
   get address(): Endpoint | undefined {
-    return this.#address;
+    return this.#listener.address;
   }
 
-  listen(): Promise<Endpoint> {
+  /** The listener, for the service's shutdown group. */
+  get listener(): HttpListener {
+    return this.#listener;
+  }
+
+  async listen(): Promise<Endpoint> {
     const { host, port } = this.#options.config.endpoint;
-    const server = this.#server;
-    const id = this.#options.id;
-    return new Promise<Endpoint>((resolve, reject) => {
-      function onError(err: Error): void {
-        server.off('listening', onListening);
-        reject(listenError(id, formatEndpoint(host, port), err));
-      }
-      const onListening = (): void => {
-        server.off('error', onError);
-        const bound = server.address() as AddressInfo;
-        this.#address = { host, port: bound.port };
-        resolve(this.#address);
-      };
-      server.once('error', onError);
-      server.once('listening', onListening);
-      server.listen(port, host);
-    });
+    try {
+      return await this.#listener.listen();
+    } catch (err) {
+      throw listenError(this.#options.id, formatEndpoint(host, port), err);
+    }
   }
 
   /** Stops accepting; in-flight requests are answered, then their sockets close. */
   close(): Promise<void> {
-    if (this.#closed !== undefined) return this.#closed;
-    this.#closing = true;
-    const server = this.#server;
-    this.#closed = new Promise<void>(function waitForClose(resolve) {
-      if (!server.listening) {
-        resolve();
-        return;
-      }
-      server.close(function closed() {
-        resolve();
-      });
-      server.closeIdleConnections();
-    });
-    return this.#closed;
+    return this.#listener.close();
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (this.#cors?.handle(req, res) === true) return;
     const type = bodyTypeOf(req.headers['content-type']);
     if (pathOf(req.url) !== TRACES_PATH) {
       this.#fail(req, res, type, 404, `no such path: ${pathOf(req.url)}; OTLP traces are accepted at POST ${TRACES_PATH}`);
@@ -127,6 +119,12 @@ export class OtlpHttpServer {
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
       this.#fail(req, res, type, 405, `method ${req.method ?? ''} is not allowed; use POST`);
+      return;
+    }
+    if (this.#options.keys !== undefined && !this.#options.keys.accepts(req.headers.authorization)) {
+      this.#options.metrics.refused('unauthenticated', 0);
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      this.#fail(req, res, type, 401, 'missing or unknown API key: send Authorization: Bearer <key>');
       return;
     }
     if (type === undefined) {
@@ -188,7 +186,6 @@ export class OtlpHttpServer {
   }
 
   #send(res: ServerResponse, status: number, contentType: string, body: Buffer): void {
-    if (this.#closing) res.setHeader('Connection', 'close');
     res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': body.length });
     res.end(body);
   }

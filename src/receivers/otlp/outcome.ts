@@ -10,7 +10,7 @@ const INVALID_ARGUMENT = 3 as GrpcStatus.INVALID_ARGUMENT;
 const RESOURCE_EXHAUSTED = 8 as GrpcStatus.RESOURCE_EXHAUSTED;
 const UNAVAILABLE = 14 as GrpcStatus.UNAVAILABLE;
 
-export type RefusalReason = 'malformed' | 'too_large' | 'backpressure' | 'error';
+export type RefusalReason = 'malformed' | 'too_large' | 'backpressure' | 'error' | 'unauthenticated';
 
 export interface Refusal {
   readonly reason: RefusalReason;

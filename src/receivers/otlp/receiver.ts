@@ -1,8 +1,10 @@
 // The otlp receiver: one HTTP and/or one gRPC server feeding one consumer.
 import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
+import { BearerKeys } from '../../core/listener/bearer.js';
+import { listenerGroupOf } from '../../core/listener/group.js';
 import type { OtlpReceiverConfig } from './config.js';
-import type { Endpoint } from './endpoint.js';
+import type { Endpoint } from '../../core/listener/endpoint.js';
 import type { GrpcReceiverOptions, OtlpGrpcServer } from './grpc-server.js';
 import { OtlpHttpServer } from './http-server.js';
 import { transportMetrics } from './metrics.js';
@@ -23,6 +25,7 @@ export class OtlpReceiver implements Receiver {
   constructor(settings: CreateSettings, config: OtlpReceiverConfig, next: TracesConsumer) {
     this.#logger = settings.logger.child({ receiver: settings.id });
     const { http, grpc } = config.protocols;
+    const keys = config.auth === undefined ? undefined : new BearerKeys(config.auth.api_keys);
     if (http !== undefined) {
       this.#http = new OtlpHttpServer({
         id: settings.id,
@@ -30,6 +33,8 @@ export class OtlpReceiver implements Receiver {
         next,
         logger: this.#logger.child({ protocol: 'http' }),
         metrics: transportMetrics(settings.telemetry, settings.id, 'http'),
+        telemetry: settings.telemetry,
+        keys,
       });
     }
     if (grpc !== undefined) {
@@ -39,6 +44,8 @@ export class OtlpReceiver implements Receiver {
         next,
         logger: this.#logger.child({ protocol: 'grpc' }),
         metrics: transportMetrics(settings.telemetry, settings.id, 'grpc'),
+        telemetry: settings.telemetry,
+        keys,
       };
     }
   }
@@ -50,18 +57,20 @@ export class OtlpReceiver implements Receiver {
     return { ...(http === undefined ? {} : { http }), ...(grpc === undefined ? {} : { grpc }) };
   }
 
-  start(_host?: Host): Promise<void> {
-    this.#started ??= this.#listen();
+  start(host?: Host): Promise<void> {
+    this.#started ??= this.#listen(host);
     return this.#started;
   }
 
-  async #listen(): Promise<void> {
+  async #listen(host: Host | undefined): Promise<void> {
     if (this.#grpcOptions !== undefined) {
       // grpc-js costs about 5 MiB of memory: loaded only when protocols.grpc is configured.
       const { OtlpGrpcServer } = await import('./grpc-server.js');
       this.#grpc = new OtlpGrpcServer(this.#grpcOptions);
     }
     const servers = [this.#http, this.#grpc].filter((server) => server !== undefined);
+    const group = listenerGroupOf(host);
+    for (const server of servers) group?.add(server.listener);
     const results = await Promise.allSettled(servers.map((server) => server.listen()));
     const failed = results.find((result) => result.status === 'rejected');
     if (failed !== undefined) {

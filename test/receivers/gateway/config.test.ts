@@ -1,4 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { builtinRegistry } from '../../../src/components.js';
+import { validateConfig } from '../../../src/config/validate.js';
+import { ConfigError } from '../../../src/core/errors.js';
 import { apiKeyName, createDefaultConfig, gatewayConfigSchema } from '../../../src/receivers/gateway/config.js';
 
 function parse(overrides: Record<string, unknown>) {
@@ -43,7 +46,7 @@ describe('gateway config', () => {
   });
 
   it('refuses unknown keys in a key record, bad budgets and duplicate names', () => {
-    expect(problems({ api_keys: [{ key: 'a', rpm: 5 }] })).toEqual(['api_keys.0: Unrecognized key: "rpm"']);
+    expect(problems({ api_keys: [{ key: 'a', rpm: 5 }] })).toEqual(['api_keys.0.rpm: unknown key']);
     expect(problems({ api_keys: [{ key: 'a', budget: { usd: -1, period: 'year' } }] })).toEqual([
       'api_keys.0.budget.usd: Too small: expected number to be >=0',
       'api_keys.0.budget.period: Invalid option: expected one of "day"|"week"|"month"|"total"',
@@ -89,5 +92,45 @@ describe('gateway config', () => {
 
   it('refuses a model id without a provider part', () => {
     expect(problems({ models: [{ id: 'plain', endpoints: [{ provider: 'p', model: 'x' }] }] })[0]).toBe('models.0.id: must look like <provider>/<model>');
+  });
+});
+
+describe('gateway config keys', () => {
+  function yamlProblems(gateway: Record<string, unknown>): readonly string[] {
+    const raw = {
+      receivers: { gateway: { api_keys: ['k'], ...gateway } },
+      exporters: { debug: {} },
+      service: { pipelines: { traces: { receivers: ['gateway'], exporters: ['debug'] } } },
+    };
+    try {
+      validateConfig(raw, builtinRegistry());
+      return [];
+    } catch (err) {
+      if (err instanceof ConfigError) return err.problems;
+      throw err;
+    }
+  }
+
+  it('reports an unknown key anywhere in the section by its YAML path', () => {
+    const problems = yamlProblems({
+      api_keys: [{ key: 'k1', requests_per_minut: 5 }],
+      providers: { up: { type: 'openai', base_url: 'http://127.0.0.1:1/v1', api_kye: 'x' }, g: { type: 'google', image_fetch: { max_sise: '1MiB' } } },
+      models: [{ id: 'up/m', colour: 'red', endpoints: [{ provider: 'up', model: 'm', weight: 2 }] }],
+      listen: '127.0.0.1:1',
+    });
+    expect(problems).toEqual(expect.arrayContaining([
+      'receivers.gateway.api_keys[0].requests_per_minut: unknown key',
+      'receivers.gateway.providers.up.api_kye: unknown key',
+      'receivers.gateway.providers.g.image_fetch.max_sise: unknown key',
+      'receivers.gateway.models[0].colour: unknown key',
+      'receivers.gateway.models[0].endpoints[0].weight: unknown key',
+      'receivers.gateway.listen: unknown key',
+    ]));
+    expect(problems).toHaveLength(6);
+  });
+
+  it('takes the listener keys, and refuses a header timeout longer than the request timeout', () => {
+    expect(yamlProblems({ max_connections: 10, idle_timeout: '5s', cors: { allowed_origins: ['https://*.example.com'] } })).toEqual([]);
+    expect(yamlProblems({ read_header_timeout: '2m', read_timeout: '1m' })).toEqual(['receivers.gateway.read_header_timeout: must not be longer than read_timeout']);
   });
 });

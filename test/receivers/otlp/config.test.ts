@@ -4,6 +4,9 @@ import { builtinRegistry } from '../../../src/components.js';
 import { ConfigError } from '../../../src/core/errors.js';
 import { parseConfig } from './harness.js';
 
+const HTTP_LIMITS = { max_connections: 10_000, read_header_timeout: 10_000, read_timeout: 60_000, idle_timeout: 60_000 };
+const GRPC_LIMITS = { max_connections: 10_000, max_concurrent_streams: 100, max_connection_idle: 60_000, max_connection_age_grace: 5_000 };
+
 function problemsOf(receiver: unknown): readonly string[] {
   const raw = {
     receivers: { otlp: receiver },
@@ -22,19 +25,19 @@ function problemsOf(receiver: unknown): readonly string[] {
 describe('otlp receiver config', () => {
   it('enables a protocol listed with an empty mapping with its defaults', () => {
     expect(parseConfig({ protocols: { http: {} } })).toEqual({
-      protocols: { http: { endpoint: { host: '127.0.0.1', port: 4318 }, max_request_body_size: 64 * 1024 * 1024 } },
+      protocols: { http: { endpoint: { host: '127.0.0.1', port: 4318 }, max_request_body_size: 64 * 1024 * 1024, ...HTTP_LIMITS } },
     });
   });
 
   it('enables a protocol listed with no value (YAML null) with its defaults', () => {
     expect(parseConfig({ protocols: { grpc: null } })).toEqual({
-      protocols: { grpc: { endpoint: { host: '127.0.0.1', port: 4317 }, max_recv_msg_size: 64 * 1024 * 1024 } },
+      protocols: { grpc: { endpoint: { host: '127.0.0.1', port: 4317 }, max_recv_msg_size: 64 * 1024 * 1024, ...GRPC_LIMITS } },
     });
   });
 
   it('reads sizes and IPv6 endpoints', () => {
     const config = parseConfig({ protocols: { http: { endpoint: '[::1]:0', max_request_body_size: '512KiB' } } });
-    expect(config.protocols.http).toEqual({ endpoint: { host: '::1', port: 0 }, max_request_body_size: 512 * 1024 });
+    expect(config.protocols.http).toEqual({ endpoint: { host: '::1', port: 0 }, max_request_body_size: 512 * 1024, ...HTTP_LIMITS });
   });
 
   it('requires at least one protocol, naming the key', () => {

@@ -16,18 +16,19 @@ export interface Endpoint {
   readonly prices: Prices | undefined;
 }
 
+/** Every field of DESIGN section 7 is present; what the catalog does not say is null. */
 export interface ModelRecord {
   id: string;
   object: 'model';
   created: number;
   owned_by: string;
   name: string;
-  description?: string;
+  description: string | null;
   type: 'language';
   tags: string[];
-  context_window?: number;
-  max_tokens?: number;
-  pricing?: PricingConfig;
+  context_window: number | null;
+  max_tokens: number | null;
+  pricing: PricingConfig | null;
 }
 
 export class Catalog {
@@ -43,13 +44,13 @@ export class Catalog {
         created: m.created ?? createdDefault,
         owned_by: m.owned_by ?? m.id.slice(0, m.id.indexOf('/')),
         name: m.name ?? m.id,
+        description: m.description ?? null,
         type: 'language',
         tags: m.tags ?? [],
+        context_window: m.context_window ?? null,
+        max_tokens: m.max_tokens ?? null,
+        pricing: m.pricing ?? null,
       };
-      if (m.description !== undefined) record.description = m.description;
-      if (m.context_window !== undefined) record.context_window = m.context_window;
-      if (m.max_tokens !== undefined) record.max_tokens = m.max_tokens;
-      if (m.pricing !== undefined) record.pricing = m.pricing;
       return record;
     });
     for (const [i, record] of records.entries()) {

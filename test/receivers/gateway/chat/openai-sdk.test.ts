@@ -52,6 +52,27 @@ describe('gateway with the official openai SDK', () => {
     expect(typeof page.data[0]?.created).toBe('number');
   });
 
+  it('lists every DESIGN field of a sparse catalog entry, null where the catalog says nothing', async () => {
+    upstream = await startUpstream(() => undefined);
+    gateway = await startGateway({ providers: { openai: openaiProvider(upstream) }, models: [{ id: 'openai/bare', endpoints: [{ provider: 'openai', model: 'bare' }] }] });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const [record] = (await client.models.list()).data;
+    expect(record).toEqual({
+      id: 'openai/bare',
+      object: 'model',
+      created: expect.any(Number),
+      owned_by: 'openai',
+      name: 'openai/bare',
+      description: null,
+      type: 'language',
+      tags: [],
+      context_window: null,
+      max_tokens: null,
+      pricing: null,
+    });
+    expect(await client.models.retrieve('openai/bare')).toEqual(record);
+  });
+
   it('retrieves one model whose id contains a slash', async () => {
     const client = await setup(() => undefined);
     const model = await client.models.retrieve('openai/gpt-test');

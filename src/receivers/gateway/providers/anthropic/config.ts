@@ -11,7 +11,7 @@ export interface AnthropicProviderConfig extends BaseProviderConfig {
   default_max_tokens: number;
 }
 
-export const anthropicConfigSchema: z.ZodType<AnthropicProviderConfig> = z.object({
+export const anthropicConfigSchema: z.ZodType<AnthropicProviderConfig> = z.strictObject({
   type: z.literal('anthropic'),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.anthropic.com'),
   api_key: z.string().optional(),

@@ -14,7 +14,7 @@ export interface BedrockProviderConfig extends BaseProviderConfig {
 }
 
 export const bedrockConfigSchema: z.ZodType<BedrockProviderConfig> = z
-  .object({
+  .strictObject({
     type: z.literal('bedrock'),
     region: z.string().min(1).optional(),
     base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),

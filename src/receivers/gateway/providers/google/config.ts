@@ -10,7 +10,7 @@ export interface GoogleProviderConfig extends BaseProviderConfig {
   image_fetch: ImageFetchConfig;
 }
 
-export const googleConfigSchema: z.ZodType<GoogleProviderConfig> = z.object({
+export const googleConfigSchema: z.ZodType<GoogleProviderConfig> = z.strictObject({
   type: z.literal('google'),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://generativelanguage.googleapis.com'),
   api_key: z.string().optional(),

@@ -5,7 +5,7 @@ export interface OpenAIProviderConfig extends BaseProviderConfig {
   type: 'openai';
 }
 
-export const openaiConfigSchema: z.ZodType<OpenAIProviderConfig> = z.object({
+export const openaiConfigSchema: z.ZodType<OpenAIProviderConfig> = z.strictObject({
   type: z.literal('openai'),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
   // Optional: local servers (Ollama, vLLM, llama.cpp) often need none.

@@ -17,7 +17,7 @@ export interface ImageFetchConfig {
 }
 
 export const imageFetchConfigSchema = z
-  .object({
+  .strictObject({
     max_size: byteSize().default(10 * 1024 * 1024),
     timeout: duration().default(10_000),
     allow_private_addresses: z.boolean().default(false),

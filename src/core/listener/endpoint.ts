@@ -1,4 +1,6 @@
 // `host:port` endpoints as the collector writes them; IPv6 hosts in brackets.
+// Every listener (OTLP HTTP and gRPC, gateway, admin) reads its endpoint here.
+import { z } from 'zod';
 
 export interface Endpoint {
   readonly host: string;
@@ -17,4 +19,16 @@ export function parseEndpoint(text: string): Endpoint | undefined {
 
 export function formatEndpoint(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** A config endpoint, parsed to host and port. */
+export function endpointSchema() {
+  return z.string({ error: 'must be a host:port string' }).transform(function toEndpoint(value, ctx): Endpoint {
+    const parsed = parseEndpoint(value);
+    if (parsed === undefined) {
+      ctx.addIssue({ code: 'custom', message: 'must be host:port with a port from 0 to 65535 (e.g. 127.0.0.1:4318)' });
+      return z.NEVER;
+    }
+    return parsed;
+  });
 }

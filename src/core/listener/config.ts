@@ -1,0 +1,64 @@
+// The keys every listener takes (DESIGN section 10), named as in the
+// collector's confighttp / configgrpc. Each listener's schema spreads the
+// shape it needs next to its own endpoint and keys.
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { duration } from '../../config/units.js';
+import { tlsSchema } from './tls.js';
+
+const positiveCount = z.number().int().positive();
+
+/** HTTP listeners: OTLP/HTTP, the gateway, the admin endpoint. */
+export const httpListenerShape = {
+  tls: tlsSchema.optional(),
+  max_connections: positiveCount.default(10_000),
+  read_header_timeout: duration().default(10_000),
+  read_timeout: duration().default(60_000),
+  idle_timeout: duration().default(60_000),
+};
+
+/** Node refuses a header timeout longer than the request timeout; say so by key. */
+export function checkHttpTimeouts(config: { read_header_timeout: number; read_timeout: number }, ctx: z.RefinementCtx): void {
+  if (config.read_timeout > 0 && config.read_header_timeout > config.read_timeout) {
+    ctx.addIssue({ code: 'custom', path: ['read_header_timeout'], message: 'must not be longer than read_timeout' });
+  }
+  if (config.read_header_timeout === 0) ctx.addIssue({ code: 'custom', path: ['read_header_timeout'], message: 'must be greater than 0' });
+}
+
+/** The gRPC listener: the same TLS and connection cap, and grpc's own connection limits. */
+export const grpcListenerShape = {
+  tls: tlsSchema.optional(),
+  max_connections: positiveCount.default(10_000),
+  max_concurrent_streams: positiveCount.default(100),
+  max_connection_idle: duration().default(60_000),
+  max_connection_age: duration().optional(),
+  max_connection_age_grace: duration().default(5_000),
+};
+
+export const corsSchema = z.strictObject({
+  allowed_origins: z.array(z.string().min(1)).min(1, 'must list at least one origin'),
+  allowed_headers: z.array(z.string().min(1)).default([]),
+  max_age: duration().optional(),
+});
+
+export type CorsConfig = z.output<typeof corsSchema>;
+
+const httpLimits = z.object(httpListenerShape);
+const grpcLimits = z.object(grpcListenerShape);
+export type HttpListenerConfig = z.output<typeof httpLimits>;
+export type GrpcListenerConfig = z.output<typeof grpcLimits>;
+
+/** The HTTP limits with every default, for listeners built outside a config (tests, tools). */
+export const DEFAULT_HTTP_LISTENER: HttpListenerConfig = httpLimits.parse({});
+
+/**
+ * Equal for two configs a running listener can keep serving unchanged: the
+ * TLS material by content, so a rotated certificate on disk makes a
+ * difference.
+ */
+export function listenerFingerprint(endpoint: string, config: HttpListenerConfig): string {
+  const { tls, ...limits } = config;
+  const hash = createHash('sha256').update(endpoint).update(JSON.stringify(limits));
+  if (tls !== undefined) hash.update(tls.cert).update(tls.key).update(tls.clientCa ?? '').update(tls.minVersion);
+  return hash.digest('hex');
+}

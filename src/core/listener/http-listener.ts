@@ -1,0 +1,163 @@
+// One HTTP(S) listener with the limits of DESIGN section 10: TLS, header,
+// request and idle timeouts, a connection cap, open connections counted, and
+// a two-step stop (stop accepting; destroy what is left when the grace period
+// is over) that no client can hold up.
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import type { Telemetry } from '../telemetry.js';
+import type { HttpListenerConfig } from './config.js';
+import { ConnectionTracker, listenerMetrics } from './connections.js';
+import type { Endpoint } from './endpoint.js';
+import type { ManagedListener } from './group.js';
+import { tlsServerOptions } from './tls.js';
+
+/** How often Node checks header and request timeouts (its default, 30 s, would let a 10 s limit run to 40 s). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
+/** While stopping, connections that fall idle after answering are closed this often (ms). */
+const IDLE_SWEEP_MS = 100;
+
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
+
+export interface HttpListenerOptions {
+  /** The `listener` label of its metrics: `otlp/http`, `gateway`, `admin`. */
+  readonly name: string;
+  readonly endpoint: Endpoint;
+  readonly config: HttpListenerConfig;
+  readonly telemetry: Telemetry;
+  readonly handler: RequestHandler;
+}
+
+export class HttpListener implements ManagedListener {
+  readonly #server: HttpServer | HttpsServer;
+  readonly #tracker: ConnectionTracker;
+  readonly #endpoint: Endpoint;
+  readonly #forceHooks = new Set<() => void>();
+  readonly #inFlight = new Set<ServerResponse>();
+  readonly #closed: Promise<void>;
+  #address: Endpoint | undefined;
+  #stopping = false;
+  #idleSweep: NodeJS.Timeout | undefined;
+
+  constructor(options: HttpListenerOptions) {
+    const { config } = options;
+    this.#endpoint = options.endpoint;
+    const serverOptions: ServerOptions = {
+      headersTimeout: config.read_header_timeout,
+      requestTimeout: config.read_timeout,
+      keepAliveTimeout: config.idle_timeout,
+      connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
+    };
+    const handler = options.handler;
+    const inFlight = this.#inFlight;
+    const handle = (req: IncomingMessage, res: ServerResponse): void => {
+      // A request answered while stopping closes its connection after the
+      // answer (`Connection: close`), so no client reuses it.
+      if (this.#stopping) res.shouldKeepAlive = false;
+      else {
+        inFlight.add(res);
+        res.once('close', function answered() {
+          inFlight.delete(res);
+        });
+      }
+      handler(req, res);
+    };
+    this.#server =
+      config.tls === undefined
+        ? createHttpServer(serverOptions, handle)
+        : createHttpsServer({ ...serverOptions, ...tlsServerOptions(config.tls), handshakeTimeout: config.read_header_timeout }, handle);
+    this.#server.keepAliveTimeout = config.idle_timeout;
+    this.#tracker = new ConnectionTracker(this.#server, config.max_connections, listenerMetrics(options.telemetry, options.name));
+    const server = this.#server;
+    this.#closed = new Promise<void>((resolve) => {
+      server.once('close', () => {
+        clearInterval(this.#idleSweep);
+        resolve();
+      });
+    });
+  }
+
+  /** The bound address once listening (port 0 resolved). */
+  get address(): Endpoint | undefined {
+    return this.#address;
+  }
+
+  get secure(): boolean {
+    return 'setSecureContext' in this.#server;
+  }
+
+  /** Open connections. */
+  get connections(): number {
+    return this.#tracker.size;
+  }
+
+  /** Rejects with the bind error (EADDRINUSE, ...); callers name the listener. */
+  listen(): Promise<Endpoint> {
+    const server = this.#server;
+    const { host, port } = this.#endpoint;
+    return new Promise<Endpoint>((resolve, reject) => {
+      function onError(err: Error): void {
+        server.off('listening', onListening);
+        reject(err);
+      }
+      const onListening = (): void => {
+        server.off('error', onError);
+        const bound = server.address() as AddressInfo;
+        this.#address = { host, port: bound.port };
+        resolve(this.#address);
+      };
+      server.once('error', onError);
+      server.once('listening', onListening);
+      server.listen(port, host);
+    });
+  }
+
+  /**
+   * Runs just before a forced close destroys the connections: the place to
+   * send last words (a stream's in-band error). Returns the remover.
+   */
+  onForceClose(hook: () => void): () => void {
+    this.#forceHooks.add(hook);
+    const hooks = this.#forceHooks;
+    return function remove() {
+      hooks.delete(hook);
+    };
+  }
+
+  stopAccepting(): void {
+    if (this.#stopping) return;
+    this.#stopping = true;
+    for (const res of this.#inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
+    this.#inFlight.clear();
+    const server = this.#server;
+    if (!server.listening) {
+      server.emit('close');
+      return;
+    }
+    server.close();
+    server.closeIdleConnections();
+    this.#idleSweep = setInterval(function sweep() {
+      server.closeIdleConnections();
+    }, IDLE_SWEEP_MS);
+    this.#idleSweep.unref();
+  }
+
+  /** Stops accepting; resolves once every connection has closed (forced by destroy()). */
+  close(): Promise<void> {
+    this.stopAccepting();
+    return this.#closed;
+  }
+
+  destroy(): void {
+    this.stopAccepting();
+    for (const hook of this.#forceHooks) {
+      try {
+        hook();
+      } catch {
+        // last words are best effort; the connections close regardless
+      }
+    }
+    // The hooks' writes reach the sockets first.
+    setImmediate(() => this.#tracker.destroyAll());
+  }
+}

@@ -1,0 +1,89 @@
+// The shared HTTP listener's limits, on real sockets: clients that stall in
+// the headers, in the body or between requests are closed; connections past
+// max_connections are closed at once and counted.
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_HTTP_LISTENER, type HttpListenerConfig } from '../../../src/core/listener/config.js';
+import { HttpListener } from '../../../src/core/listener/http-listener.js';
+import { Telemetry } from '../../../src/core/telemetry.js';
+import { waitUntil } from '../../helpers/daemon.js';
+import { halfBody, halfHeaders, idleKeepAlive, rawClient } from '../../helpers/raw-clients.js';
+
+const listeners: HttpListener[] = [];
+afterEach(async () => {
+  for (const listener of listeners.splice(0)) {
+    listener.destroy();
+    await listener.close();
+  }
+});
+
+async function start(limits: Partial<HttpListenerConfig>, telemetry = new Telemetry({ defaultMetrics: false })): Promise<{ port: number; listener: HttpListener; telemetry: Telemetry }> {
+  const listener = new HttpListener({
+    name: 'test',
+    endpoint: { host: '127.0.0.1', port: 0 },
+    config: { ...DEFAULT_HTTP_LISTENER, ...limits },
+    telemetry,
+    handler: (req, res) => {
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    },
+  });
+  listeners.push(listener);
+  const { port } = await listener.listen();
+  return { port, listener, telemetry };
+}
+
+async function metric(telemetry: Telemetry, name: string): Promise<number | undefined> {
+  const found = (await telemetry.registry.getMetricsAsJSON()).find((m) => m.name === name);
+  return found?.values.find((v) => v.labels['listener'] === 'test')?.value;
+}
+
+describe('http listener', () => {
+  it('closes a connection whose headers are not complete within read_header_timeout', async () => {
+    const { port } = await start({ read_header_timeout: 300, read_timeout: 5_000 });
+    const client = await halfHeaders(port);
+    await client.closed;
+    expect(client.received()).toMatch(/^HTTP\/1\.1 408/);
+  });
+
+  it('closes a connection whose body is not complete within read_timeout', async () => {
+    const { port } = await start({ read_header_timeout: 300, read_timeout: 600 });
+    const client = await halfBody(port);
+    await client.closed;
+    expect(client.received()).not.toContain('ok');
+  });
+
+  it('closes a kept-alive connection idle for idle_timeout', async () => {
+    const { port } = await start({ idle_timeout: 300 });
+    const client = await idleKeepAlive(port, '/');
+    expect(client.received()).toContain('ok');
+    await client.closed;
+  });
+
+  it('closes connections beyond max_connections at once, counting open and refused ones', async () => {
+    const { port, telemetry } = await start({ max_connections: 2 });
+    const kept = [await rawClient(port), await rawClient(port)];
+    await waitUntil(async () => (await metric(telemetry, 'sluice_listener_connections')) === 2, 5_000, 'two open connections');
+    const refused = await rawClient(port);
+    await refused.closed;
+    expect(await metric(telemetry, 'sluice_listener_connections_refused_total')).toBe(1);
+    for (const client of kept) client.socket.destroy();
+    await waitUntil(async () => (await metric(telemetry, 'sluice_listener_connections')) === 0, 5_000, 'no open connection');
+  });
+
+  it('stops accepting, lets a started request finish, and destroys what is left on destroy()', async () => {
+    const { port, listener } = await start({});
+    const stalled = await halfBody(port);
+    listener.stopAccepting();
+    await expect(rawClient(port)).rejects.toThrow(/ECONNREFUSED/);
+    let destroyedHookRan = false;
+    listener.onForceClose(() => {
+      destroyedHookRan = true;
+    });
+    const closed = listener.close();
+    listener.destroy();
+    await stalled.closed;
+    await closed;
+    expect(destroyedHookRan).toBe(true);
+    expect(listener.connections).toBe(0);
+  });
+});

@@ -1,0 +1,55 @@
+// TLS keys are checked when the config is validated: a missing or unusable
+// file is a problem naming its YAML path, on every listener.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { builtinRegistry } from '../../../src/components.js';
+import { validateConfig } from '../../../src/config/validate.js';
+import { ConfigError } from '../../../src/core/errors.js';
+import { issueCert, testTls } from '../../helpers/tls.js';
+
+function problemsOf(raw: Record<string, unknown>): readonly string[] {
+  try {
+    validateConfig(raw, builtinRegistry());
+    return [];
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+}
+
+function withTls(http: Record<string, unknown>, admin: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    receivers: { otlp: { protocols: { http: { endpoint: '127.0.0.1:0', ...http } } } },
+    exporters: { debug: {} },
+    service: { admin: { endpoint: '127.0.0.1:0', ...admin }, pipelines: { traces: { receivers: ['otlp'], exporters: ['debug'] } } },
+  };
+}
+
+describe('listener tls keys', () => {
+  it('accepts a certificate, its key, a client CA and a minimum version', () => {
+    const tls = testTls();
+    const server = issueCert('validate', 'server');
+    expect(problemsOf(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, client_ca_file: tls.caFile, min_version: '1.3' } }))).toEqual([]);
+  });
+
+  it('names the YAML path of a missing file, on a receiver and on the admin endpoint', () => {
+    const server = issueCert('validate', 'server');
+    expect(problemsOf(withTls({ tls: { cert_file: '/nonexistent/tls.crt', key_file: server.keyFile } }, { tls: { cert_file: server.certFile, key_file: '/nonexistent/tls.key' } }))).toEqual([
+      'receivers.otlp.protocols.http.tls.cert_file: cannot read /nonexistent/tls.crt: ENOENT',
+      'service.admin.tls.key_file: cannot read /nonexistent/tls.key: ENOENT',
+    ]);
+  });
+
+  it('refuses a key that does not match its certificate, a file that is not PEM and an unknown version', () => {
+    const one = issueCert('one', 'server');
+    const other = issueCert('other', 'server');
+    const garbage = join(one.certFile, '..', 'garbage.pem');
+    writeFileSync(garbage, 'not a certificate\n');
+    const problems = problemsOf(withTls({ tls: { cert_file: one.certFile, key_file: other.keyFile } }, { tls: { cert_file: garbage, key_file: one.keyFile, min_version: '1.4' } }));
+    expect(problems).toEqual([
+      expect.stringMatching(/^receivers\.otlp\.protocols\.http\.tls\.key_file: .* are not a usable PEM certificate and matching key/),
+      expect.stringMatching(/^service\.admin\.tls\.min_version: must be one of 1\.0, 1\.1, 1\.2, 1\.3/),
+    ]);
+  });
+});
