@@ -104,10 +104,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
-    const failure = attemptFailure(err, clock, provider.slug);
-    span.fail(failure.spanErrorType, failure.error.message);
-    env.countAttempt(provider.slug, failure.outcome);
-    return { answered: false, fallback: failure.fallback, error: failure.error };
+    return failedAttempt(env, provider, span, err, clock);
   } finally {
     clock.clear();
     span.end();
@@ -119,7 +116,16 @@ function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
 }
 
-function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
+/** An attempt that threw (timeout, network, bad upstream data, a refused request): recorded on its span and counted. */
+export function failedAttempt(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, err: unknown, clock: AttemptClock): AttemptResult {
+  const failure = attemptFailure(err, clock, provider.slug);
+  span.fail(failure.spanErrorType, failure.error.message);
+  env.countAttempt(provider.slug, failure.outcome);
+  return { answered: false, fallback: failure.fallback, error: failure.error };
+}
+
+/** A non-2xx upstream answer, classified by the provider's adapter. */
+export function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
   const info = provider.adapter.classifyError(status, body, headers);
   span.fail(String(status), info.message);
   env.countAttempt(provider.slug, 'http_error');

@@ -41,6 +41,7 @@ export async function handleCountTokens(services: GatewayServices, request: Rout
     spans: request.spans,
     client: request.client,
     meter: undefined,
+    inputMessages: undefined,
     attempts: 0,
   };
   try {

@@ -49,6 +49,7 @@ export async function handleMessages(services: GatewayServices, request: RouteRe
     spans: request.spans,
     client: request.client,
     captureContent: env.captureContent,
+    inputMessages: env.captureContent ? capturedInput(parsed) : undefined,
     translated: new Map(),
     meter: request.meter,
     attempts: 0,
@@ -99,6 +100,16 @@ function translated(state: MessagesState, providerType: string): RequestState | 
   }
   state.translated.set(providerType, known);
   return known;
+}
+
+/** The conversation for gen_ai.input.messages, read through the translation; one it cannot read (documents, server tools) is not captured. */
+function capturedInput(request: MessagesRequest): string | undefined {
+  try {
+    return captureInput(toChatRequest(request, 'anthropic').messages);
+  } catch (err) {
+    if (err instanceof ProviderRequestError) return undefined;
+    throw err;
+  }
 }
 
 export function parseJson(body: Buffer, server: SpanRecord): Record<string, unknown> {

@@ -5,9 +5,10 @@
 // on the way only for the CLIENT span (usage, stop reason) and so that an
 // error before the first event can still fall back.
 import type { ServerResponse } from 'node:http';
-import { attemptFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
+import { attemptFailure, failedAttempt, httpFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
 import type { PlanState } from '../core/attempt-loop.js';
 import type { Endpoint } from '../core/catalog.js';
+import { captureOutput, type CapturedChoice } from '../core/capture.js';
 import { GatewayHttpError } from '../core/http-error.js';
 import { recordUsage } from '../core/span-usage.js';
 import { insertUsageCost, recordCost } from '../core/usage-cost.js';
@@ -36,6 +37,8 @@ export interface NativeState extends PlanState {
   readonly spans: SpanRecord[];
   /** The request's usage meter (undefined for count_tokens, which generates nothing). */
   readonly meter: UsageMeter | undefined;
+  /** gen_ai.input.messages when capture_content is on. */
+  readonly inputMessages: string | undefined;
 }
 
 const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
@@ -48,6 +51,8 @@ interface Observed {
   usage: Partial<AnthropicUsage>;
   /** Set once the attempt's usage was charged. */
   cost?: Cost;
+  /** The answer's text and tool calls, collected only when capture_content is on. */
+  output?: CapturedChoice;
 }
 
 export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: NativeState): Promise<AttemptResult> {
@@ -55,9 +60,10 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
   const span = startClientSpan(`${state.operation} ${endpoint.model}`, state.server);
   state.spans.push(span);
   span.str('gen_ai.operation.name', state.operation).str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
+  if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
-  const observed: Observed = { usage: {} };
+  const observed: Observed = state.inputMessages === undefined ? { usage: {} } : { usage: {}, output: { content: '', toolCalls: [], finishReason: null } };
   const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
   state.meter?.attempt(served, state.stream);
   try {
@@ -87,10 +93,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
-    const failure = attemptFailure(err, clock, provider.slug);
-    span.fail(failure.spanErrorType, failure.error.message);
-    env.countAttempt(provider.slug, failure.outcome);
-    return { answered: false, fallback: failure.fallback, error: failure.error };
+    return failedAttempt(env, provider, span, err, clock);
   } finally {
     clock.clear();
     charge(span, observed, state.meter, served);
@@ -114,12 +117,6 @@ export function buildNativeRequest(provider: ResolvedProvider, model: string, st
   return { url: `${config.base_url.replace(/\/+$/, '')}${state.path}`, method: 'POST', headers, body: JSON.stringify(body) };
 }
 
-function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
-  const info = provider.adapter.classifyError(status, body, headers);
-  span.fail(String(status), info.message);
-  env.countAttempt(provider.slug, 'http_error');
-  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param }) };
-}
 
 /**
  * Forwards the upstream's events as they come. Nothing is written before the
@@ -185,11 +182,26 @@ function observeMessage(message: Record<string, unknown>, observed: Observed): v
   if ('stop_reason' in message) observed.stopReason = message['stop_reason'] as string | null;
   const usage = message['usage'];
   if (typeof usage === 'object' && usage !== null) Object.assign(observed.usage, usage);
+  if (observed.output !== undefined && Array.isArray(message['content'])) {
+    for (const block of message['content'] as Array<Record<string, unknown>>) {
+      if (block['type'] === 'text') observed.output.content += String(block['text']);
+      else if (block['type'] === 'tool_use') observed.output.toolCalls.push({ id: String(block['id']), type: 'function', function: { name: String(block['name']), arguments: JSON.stringify(block['input'] ?? {}) } });
+    }
+  }
   // count_tokens answers {input_tokens}
   if (typeof message['input_tokens'] === 'number') observed.usage.input_tokens = message['input_tokens'];
 }
 
 function observeEvent(type: string, data: Record<string, unknown>, observed: Observed): void {
+  const output = observed.output;
+  if (output !== undefined && (type === 'content_block_start' || type === 'content_block_delta')) {
+    const block = (data['content_block'] ?? {}) as Record<string, unknown>;
+    const delta = (data['delta'] ?? {}) as Record<string, unknown>;
+    if (block['type'] === 'tool_use') output.toolCalls.push({ id: String(block['id']), type: 'function', function: { name: String(block['name']), arguments: '' } });
+    if (delta['type'] === 'text_delta') output.content += String(delta['text']);
+    const last = output.toolCalls.at(-1);
+    if (delta['type'] === 'input_json_delta' && last !== undefined) last.function.arguments += String(delta['partial_json']);
+  }
   if (type === 'message_start') observeMessage((data['message'] ?? {}) as Record<string, unknown>, observed);
   else if (type === 'message_delta') {
     const delta = (data['delta'] ?? {}) as { stop_reason?: string | null };
@@ -215,4 +227,5 @@ function record(span: SpanRecord, observed: Observed): void {
   if (observed.id !== undefined) span.str('gen_ai.response.id', observed.id);
   if (observed.usage.input_tokens !== undefined || observed.usage.output_tokens !== undefined) recordUsage(span, mapUsage(observed.usage));
   if (observed.stopReason !== undefined && observed.stopReason !== null) span.strings('gen_ai.response.finish_reasons', [observed.stopReason]);
+  if (observed.output !== undefined) span.str('gen_ai.output.messages', captureOutput([{ ...observed.output, finishReason: observed.stopReason ?? null }]));
 }

@@ -200,6 +200,34 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
   });
 });
 
+describe('capture_content on the native path', () => {
+  it('records the conversation and the streamed answer on the CLIENT span', async () => {
+    const client = await setup(
+      {
+        anthropic: (_seen, res) =>
+          sendEvents(res, [
+            messageStart(),
+            ...textBlock(0, ['Let me ', 'check.']),
+            { event: 'content_block_start', data: { type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} } } },
+            { event: 'content_block_delta', data: { type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"city":"Oslo"}' } } },
+            { event: 'content_block_stop', data: { type: 'content_block_stop', index: 1 } },
+            ...messageEnd('tool_use'),
+          ]),
+      },
+      { capture_content: true },
+    );
+    await client.messages.stream({ model: 'anthropic/claude-test', max_tokens: 100, system: 'Be brief.', tools: [weatherTool], messages: [{ role: 'user', content: 'Oslo?' }] }).finalMessage();
+    const span = (await gateway?.spans(2))?.find((s) => s.name === 'chat claude-upstream-1');
+    expect(JSON.parse(String(attr(span, 'gen_ai.input.messages')))).toEqual([
+      { role: 'system', parts: [{ type: 'text', content: 'Be brief.' }] },
+      { role: 'user', parts: [{ type: 'text', content: 'Oslo?' }] },
+    ]);
+    expect(JSON.parse(String(attr(span, 'gen_ai.output.messages')))).toEqual([
+      { role: 'assistant', parts: [{ type: 'text', content: 'Let me check.' }, { type: 'tool_call', id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }], finish_reason: 'tool_use' },
+    ]);
+  });
+});
+
 describe('POST /v1/messages translated to an OpenAI-compatible provider', () => {
   it('creates a message with a system prompt and an image: Chat Completions upstream, a Message back', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Une image.', { usage: { prompt_tokens: 120, completion_tokens: 5, total_tokens: 125, prompt_tokens_details: { cached_tokens: 100 } } })) });
