@@ -57,7 +57,7 @@ export class Service {
       apiKey: () => this.#config?.service.admin.api_key,
     });
     this.stats = new StatsSampler({ registry: this.telemetry.registry });
-    mountStatsApi(this.admin, this.stats, () => this.#config);
+    mountStatsApi(this.admin, this.stats, { config: () => this.#config, state: () => this.#state?.state });
     mountConsole(this.admin);
   }
 

@@ -15,6 +15,7 @@ import { SpanKind, context, trace as otelTrace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import OpenAI from 'openai';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hexToBytes } from '../../src/otlp/ids.js';
@@ -22,6 +23,7 @@ import { RuleSet, type SamplingRule } from '../../src/processors/sampling/rules.
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
 import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
 import { testTls } from '../helpers/tls.js';
+import { completion, sendJson, startUpstream, type Upstream } from '../receivers/gateway/harness.js';
 
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const ADMIN_KEY = 'console-admin-key';
@@ -67,6 +69,7 @@ async function sendTraces(url: string, envs: readonly string[], perPath: number)
 
 let daemon: RunningDaemon;
 let sink: OtlpSink;
+let upstream: Upstream;
 let browser: BrowserContext;
 let page: Page;
 let profile: string;
@@ -90,9 +93,11 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   const tls = testTls();
   sink = await startOtlpSink();
+  upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('hello from upstream')));
   const otlpPort = await freePort();
   gatewayPort = await freePort();
   const deadUpstream = await freePort();
+  const deadDrain = await freePort();
   otlpUrl = `http://127.0.0.1:${otlpPort}/v1/traces`;
   daemon = await startDaemon(
     ({ dir, adminPort }) => `
@@ -103,15 +108,18 @@ receivers:
   gateway:
     endpoint: 127.0.0.1:${gatewayPort}
     environment: production
-    api_keys: ["${GATEWAY_KEY}"]
+    api_keys:
+      - { key: "${GATEWAY_KEY}", name: team-console, requests_per_minute: 600, budget: { usd: 5, period: day } }
     providers:
-      openai: { type: openai, base_url: "http://127.0.0.1:${deadUpstream}/v1", api_key: upstream-key }
+      down: { type: openai, base_url: "http://127.0.0.1:${deadUpstream}/v1", api_key: upstream-key }
+      up: { type: openai, base_url: "${upstream.url}", api_key: upstream-key }
     models:
       - id: openai/gpt-4o-mini
         name: GPT-4o mini
-        pricing: { input: "0.00000015", output: "0.0000006" }
+        pricing: { input: "0.0001", output: "0.001" }
         endpoints:
-          - { provider: openai, model: gpt-4o-mini }
+          - { provider: down, model: gpt-4o-mini }
+          - { provider: up, model: gpt-4o-mini }
 processors:
   resource:
     attributes:
@@ -127,6 +135,10 @@ drains:
     tls: { ca_file: ${tls.caFile} }
     sampling:
       - { environment: nowhere, percentage: 100 }
+  - name: dead-end
+    url: https://127.0.0.1:${deadDrain}/v1/traces
+    sampling:
+      - { environment: development, percentage: 100 }
 service:
   storage: { directory: ${dir}/data }
   admin: { endpoint: 127.0.0.1:${adminPort}, api_key: ${ADMIN_KEY} }
@@ -159,6 +171,7 @@ afterAll(async () => {
   await browser?.close();
   await daemon?.cleanup();
   await sink?.close();
+  await upstream?.close();
   if (profile !== undefined) await rm(profile, { recursive: true, force: true });
   if (shots !== undefined && shots !== DOCS) await rm(shots, { recursive: true, force: true });
 });
@@ -204,6 +217,11 @@ describe('web console', () => {
     expect(await page.getByLabel('Endpoint URL').inputValue()).toBe(sink.url);
     expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(0);
+    // It can still be tested as stored: its CA comes from the config file, never through the page.
+    await page.getByRole('button', { name: 'Test delivery' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200 in \d+ ms/);
+    expect(sink.received[0]?.headers['x-sluice-signature']).toBe(createHmac('sha256', 'config-secret').update(sink.received[0]?.raw ?? '').digest('hex'));
+    sink.received.length = 0;
     await page.getByRole('button', { name: 'Back' }).click();
     expect(await page.getByRole('row').filter({ hasText: 'from-config' }).getByRole('button', { name: 'Delete' }).count()).toBe(0);
   });
@@ -318,19 +336,32 @@ describe('web console', () => {
     }
   });
 
-  it('shows the gateway catalog and the providers of the last 15 minutes', async () => {
-    const res = await fetch(`http://127.0.0.1:${gatewayPort}/v1/chat/completions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${GATEWAY_KEY}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
-    });
-    expect(res.status).toBe(502);
+  it('shows the gateway catalog, the providers of the last 15 minutes and each key against its budget', async () => {
+    // The openai SDK through the gateway: the first provider is down, the second answers.
+    const client = new OpenAI({ baseURL: `http://127.0.0.1:${gatewayPort}/v1`, apiKey: GATEWAY_KEY, maxRetries: 0 });
+    const answer = await client.chat.completions.create({ model: 'openai/gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] });
+    expect(answer.choices[0]?.message.content).toBe('hello from upstream');
     await page.getByRole('link', { name: 'Gateway' }).click();
     const model = page.getByRole('row').filter({ hasText: 'openai/gpt-4o-mini' });
     await model.waitFor();
-    expect(await model.getByRole('cell').allTextContents()).toEqual(['GPT-4o mini', 'openai (gpt-4o-mini)', '$0.15', '$0.6', '', '']);
-    const provider = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'openai', exact: true }) });
-    await expect.poll(() => provider.getByRole('cell').allTextContents(), { timeout: 10_000 }).toEqual(['1', '1', 'network_error 1', expect.stringMatching(/ ms$/), expect.stringMatching(/ ms$/)]);
+    expect(await model.getByRole('cell').allTextContents()).toEqual(['GPT-4o mini', 'down (gpt-4o-mini) → up (gpt-4o-mini)', '$100', '$1000', '', '']);
+    const provider = (slug: string) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: slug, exact: true }) });
+    await expect.poll(() => provider('down').getByRole('cell').allTextContents(), { timeout: 10_000 }).toEqual(['1', '1', 'network_error 1', expect.stringMatching(/ ms$/), expect.stringMatching(/ ms$/)]);
+    expect(await provider('up').getByRole('cell').allTextContents()).toEqual(['1', '0', '', expect.stringMatching(/ ms$/), expect.stringMatching(/ ms$/)]);
+    // Each key's row shows what the usage records say (requests, tokens and spend today; spend in the
+    // budget's period) beside its limits. With the request metered, 11 input and 7 output tokens at
+    // $0.0001 and $0.001 are $0.0081 against $5 a day.
+    const key = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'team-console', exact: true }) });
+    await key.waitFor();
+    const stats = (await (await adminApi('/v1/stats')).json()) as { gateway: { usage: Array<{ name: string; today: { requests: number; tokens: number }; budget: { spentUsd: number } | null }> } };
+    const usage = stats.gateway.usage.find((entry) => entry.name === 'team-console');
+    expect(usage?.budget).not.toBeNull();
+    const cells = await key.getByRole('cell').allTextContents();
+    expect(cells[0]).toBe(String(usage?.today.requests));
+    expect(cells[1]).toBe(String(usage?.today.tokens));
+    expect(cells[3]).toMatch(/^\$\d+\.\d{4} of \$5 this day$/);
+    expect(cells[4]).toBe('600 req/min');
+    if (usage !== undefined && usage.today.requests > 0) expect(cells.slice(0, 4)).toEqual(['1', '18', '$0.0081', '$0.0081 of $5 this day']);
     await screenshot('gateway');
   });
 
@@ -338,6 +369,11 @@ describe('web console', () => {
     await page.getByRole('link', { name: 'Drains' }).click();
     const sentCell = page.getByRole('row').filter({ hasText: 'console-drain' }).getByRole('cell').nth(4);
     await expect.poll(() => sentCell.textContent()).not.toBe('0');
+    // The drain whose endpoint is down shows errored, with its last error and when it happened.
+    const dead = page.getByRole('row').filter({ hasText: 'dead-end' });
+    await expect.poll(() => dead.getByRole('cell').nth(1).textContent()).toBe('errored');
+    expect(await dead.getByRole('cell').nth(6).textContent()).toMatch(/ECONNREFUSED|connect|refused/i);
+    expect(await dead.locator('time').textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     await screenshot('drains');
     await page.getByRole('row').filter({ hasText: 'console-drain' }).getByRole('button', { name: 'Edit' }).click();
     expect(await page.getByLabel('Secret').inputValue()).toBe('');
@@ -348,6 +384,12 @@ describe('web console', () => {
     await page.getByRole('row').filter({ hasText: 'console-drain' }).getByRole('button', { name: 'Edit' }).click();
     expect(await page.getByLabel('Secret').inputValue()).toBe('');
     expect(await page.getByTestId('secret-state').textContent()).toBe('A secret is set.');
+    expect(await page.getByLabel('TLS CA').inputValue()).toBe('');
+    // Tested as stored: the new secret signs, the stored CA verifies the sink.
+    sink.received.length = 0;
+    await page.getByRole('button', { name: 'Test delivery' }).click();
+    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200/);
+    expect(sink.received[0]?.headers['x-sluice-signature']).toBe(createHmac('sha256', 'second-secret').update(sink.received[0]?.raw ?? '').digest('hex'));
     const shown = await page.content();
     expect(shown).not.toContain('second-secret');
     expect(shown).not.toContain('first-secret');
@@ -368,7 +410,7 @@ describe('web console', () => {
     await row.getByRole('button', { name: 'Delete' }).click();
     await expect.poll(() => row.count()).toBe(0);
     const after = (await (await adminApi('/v1/drains')).json()) as { drains: Array<{ name: string }> };
-    expect(after.drains.map((drain) => drain.name)).toEqual(['from-config']);
+    expect(after.drains.map((drain) => drain.name)).toEqual(['from-config', 'dead-end']);
     expect(pageErrors).toEqual([]);
   });
 });

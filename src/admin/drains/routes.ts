@@ -8,7 +8,7 @@ import { sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
 import { readJsonBody } from './body.js';
 import { bodyOf, changesFromBody, deliveryFromBody, mergePatch, viewOf } from './convert.js';
-import { drainBodySchema, drainPatchSchema, parseBody, testBodySchema } from './schema.js';
+import { drainBodySchema, drainPatchSchema, parseBody, testBodySchema, testOverDrainSchema } from './schema.js';
 
 export const DRAINS_PREFIX = '/v1/drains';
 
@@ -77,7 +77,21 @@ async function testDelivery(req: IncomingMessage, res: ServerResponse, drains: D
   if (req.method !== 'POST') return methodNotAllowed(res, req.method, 'POST');
   const body = await readJsonBody(req);
   if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
-  const parsed = parseBody(testBodySchema, body.value);
+  let value = body.value;
+  let caFile: string | undefined;
+  if (value !== null && typeof value === 'object' && 'drain' in value) {
+    // A stored drain's secret, header values and CA are never sent back, so a
+    // test of an edited drain names it and sends only what changed.
+    const over = parseBody(testOverDrainSchema, value);
+    if (!over.ok) return invalid(res, over.problems);
+    const state = drains.get(over.value.drain);
+    if (state === undefined) return fail(res, 404, 'not_found', `drain ${over.value.drain} does not exist`);
+    value = { delivery: mergePatch(bodyOf(state.definition), { delivery: over.value.delivery })['delivery'] };
+    // A config drain's CA is a file (tls.ca_file); it holds unless the test gives a CA or removes it.
+    if (!('tls' in over.value.delivery)) caFile = state.definition.delivery.caFile;
+  }
+  const parsed = parseBody(testBodySchema, value);
   if (!parsed.ok) return invalid(res, parsed.problems);
-  sendJson(res, 200, await drains.testDelivery(deliveryFromBody(parsed.value.delivery)));
+  const delivery = deliveryFromBody(parsed.value.delivery);
+  sendJson(res, 200, await drains.testDelivery(caFile === undefined ? delivery : { ...delivery, caFile }));
 }

@@ -49,6 +49,12 @@ export const drainPatchSchema = z.strictObject({
 
 export const testBodySchema = z.strictObject({ delivery: deliverySchema });
 
+/** POST /v1/drains/test with `drain`: the delivery given merges over that drain's stored one, as PATCH does. */
+export const testOverDrainSchema = z.strictObject({
+  drain: z.string({ error: 'must be a drain id' }).min(1, { error: 'must be a drain id' }),
+  delivery: z.record(z.string(), z.unknown(), { error: 'must be an object' }).default({}),
+});
+
 export type DrainBody = z.output<typeof drainBodySchema>;
 export type DeliveryBody = z.output<typeof deliverySchema>;
 export type RuleBody = z.output<typeof ruleSchema>;

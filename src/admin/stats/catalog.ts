@@ -1,30 +1,34 @@
 // The gateway's catalog and keys as the console shows them, read from the
 // running config: models with their providers in order and prices, the
-// provider slugs with their types, and each key's name and budget (never the
-// key itself; a bare key shows the hash-derived name its metrics carry).
+// provider slugs with their types, and each key's name, limits and budget
+// (never the key itself; a bare key shows the hash-derived name its metrics
+// and usage records carry).
 import type { ValidatedConfig } from '../../config/validate.js';
-import { apiKeyName, type GatewayConfig } from '../../receivers/gateway/config.js';
+import { apiKeyName, type ApiKeyEntry, type GatewayConfig } from '../../receivers/gateway/config.js';
+import type { BudgetPeriod } from '../../usage/periods.js';
+
+export interface CatalogKey {
+  name: string;
+  requestsPerMinute: number | null;
+  tokensPerMinute: number | null;
+  budget: { usd: number; period: BudgetPeriod } | null;
+}
 
 export interface GatewayCatalog {
   receiver: string;
   endpoint: string;
   providers: Array<{ slug: string; type: string }>;
   models: Array<{ id: string; name: string | null; endpoints: Array<{ provider: string; model: string }>; pricing: Record<string, string> }>;
-  keys: Array<{ name: string; budget: { usd: number; period: string } | null }>;
+  keys: CatalogKey[];
 }
 
-function field(value: unknown, key: string): unknown {
-  return value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
-}
-
-function keyOf(entry: GatewayConfig['api_keys'][number]): GatewayCatalog['keys'][number] {
-  const budget = field(entry, 'budget');
-  const usd = field(budget, 'usd');
-  const period = field(budget, 'period');
+function keyOf(entry: ApiKeyEntry): CatalogKey {
+  const record = typeof entry === 'string' ? undefined : entry;
   return {
-    // The name metrics and usage records carry (a bare key's is derived from its hash).
     name: apiKeyName(entry),
-    budget: typeof usd === 'number' ? { usd, period: typeof period === 'string' ? period : 'total' } : null,
+    requestsPerMinute: record?.requests_per_minute ?? null,
+    tokensPerMinute: record?.tokens_per_minute ?? null,
+    budget: record?.budget === undefined ? null : { usd: record.budget.usd, period: record.budget.period },
   };
 }
 

@@ -1,15 +1,24 @@
 // GET /v1/stats on the admin endpoint (admin key): the console's Pipeline and
 // Gateway screens read it.
+import type { SharedState } from '../../cluster/state.js';
 import type { ValidatedConfig } from '../../config/validate.js';
 import { sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
 import { gatewayCatalogs } from './catalog.js';
+import { keyUsage } from './key-usage.js';
 import type { StatsSampler } from './sampler.js';
 import { buildStats } from './view.js';
 
 export const STATS_PATH = '/v1/stats';
 
-export function mountStatsApi(routes: AdminRoutes, sampler: StatsSampler, config: () => ValidatedConfig | undefined): () => void {
+export interface StatsSources {
+  /** The running config: the gateway's catalog and keys. */
+  readonly config: () => ValidatedConfig | undefined;
+  /** The usage records behind each key's requests, tokens and spend. */
+  readonly state: () => SharedState | undefined;
+}
+
+export function mountStatsApi(routes: AdminRoutes, sampler: StatsSampler, sources: StatsSources): () => void {
   return routes.addRoute(STATS_PATH, async function statsApi(req, res, url) {
     if (!routes.requireAdminKey(req, res)) return;
     if (url.pathname !== STATS_PATH) return sendJson(res, 404, { error: { message: `not found: ${url.pathname}`, code: 'not_found' } });
@@ -17,6 +26,8 @@ export function mountStatsApi(routes: AdminRoutes, sampler: StatsSampler, config
       return sendJson(res, 405, { error: { message: `${req.method ?? ''} is not allowed here`, code: 'method_not_allowed' } }, { allow: 'GET, HEAD' });
     }
     const current = await sampler.current();
-    sendJson(res, 200, buildStats(current, sampler.snapshots(), { intervalMs: sampler.intervalMs, windowMs: sampler.windowMs, catalogs: gatewayCatalogs(config()) }));
+    const catalogs = gatewayCatalogs(sources.config());
+    const usage = await keyUsage(catalogs, sources.state(), current.at);
+    sendJson(res, 200, buildStats(current, sampler.snapshots(), { intervalMs: sampler.intervalMs, windowMs: sampler.windowMs, catalogs, keyUsage: usage }));
   });
 }

@@ -5,6 +5,7 @@
 import { histogramQuantile } from './quantile.js';
 import { type Series, type Snapshot, difference, sumBy, total } from './snapshot.js';
 import type { GatewayCatalog } from './catalog.js';
+import type { KeyUsage } from './key-usage.js';
 
 const DRAIN_PREFIX = 'drain/';
 const PENDING_SUFFIX = '/pending';
@@ -58,7 +59,10 @@ export interface StatsView {
     catalogs: GatewayCatalog[];
     /** Over the window (the last 15 minutes, or since start when younger). */
     providers: ProviderView[];
+    /** Tokens and spend since this process started, from the metrics. */
     keys: KeyView[];
+    /** Today's requests, tokens and spend, and spend in each budget's period, from the usage records. */
+    usage: KeyUsage[];
   };
   /** Spans per second between consecutive samples, oldest first. */
   series: Array<{ at: number; acceptedPerSecond: number; sentPerSecond: number }>;
@@ -176,6 +180,7 @@ export interface BuildStatsOptions {
   readonly intervalMs: number;
   readonly windowMs: number;
   readonly catalogs: GatewayCatalog[];
+  readonly keyUsage: KeyUsage[];
 }
 
 /** `history` is the sampled window, oldest first; `current` a reading taken for this answer. */
@@ -194,7 +199,7 @@ export function buildStats(current: Snapshot, history: readonly Snapshot[], opti
       .map(function drainView({ exporter, ...rest }) {
         return { id: exporter.slice(DRAIN_PREFIX.length), ...rest, pendingQueue: queues.get(`${exporter}${PENDING_SUFFIX}`) ?? null };
       }),
-    gateway: { catalogs: options.catalogs, providers: providersOf(current, windowStart), keys: keysOf(current) },
+    gateway: { catalogs: options.catalogs, providers: providersOf(current, windowStart), keys: keysOf(current), usage: options.keyUsage },
     series: seriesOf(history),
   };
 }

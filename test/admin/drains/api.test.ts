@@ -254,6 +254,26 @@ describe('drains API', () => {
     expect(invalidBody.status).toBe(400);
   });
 
+  it('test-delivers over a stored drain with its secret, header values and CA, changing only what the body gives', async () => {
+    const created = (await call('POST', '/v1/drains', drainBody())).json;
+    const stored = await call('POST', '/v1/drains/test', { drain: created.id });
+    expect(stored.json).toMatchObject({ ok: true, status: 200 });
+    await waitFor(() => sink.requests.length === 1);
+    const [request] = sink.requests;
+    expect(request === undefined ? false : sink.signatureValid(request, 'signing-secret-value')).toBe(true);
+    expect(request?.headers['x-honeycomb-team']).toBe('team-secret-value');
+    const moved = await call('POST', '/v1/drains/test', { drain: created.id, delivery: { endpoint: { traces: 'https://127.0.0.1:1/v1/traces' } } });
+    expect(moved.json).toMatchObject({ ok: false, status: null });
+    const bad = await call('POST', '/v1/drains/test', { drain: created.id, delivery: { encoding: 'xml' } });
+    expect(bad.status).toBe(400);
+    expect(errorMessage(bad.json)).toMatch(/^delivery\.encoding: /);
+    expect((await call('POST', '/v1/drains/test', { drain: 'drn_missing' })).status).toBe(404);
+    expect(sink.requests).toHaveLength(1);
+    // A config drain's CA is its tls.ca_file.
+    const fromConfig = (await call('GET', '/v1/drains')).json.drains.find((drain) => drain.name === 'from-config');
+    expect((await call('POST', '/v1/drains/test', { drain: fromConfig?.id })).json).toMatchObject({ ok: true, status: 200 });
+  });
+
   it('answers 405 for a method the path does not take', async () => {
     expect((await call('PUT', '/v1/drains')).status).toBe(405);
     expect((await call('GET', '/v1/drains/test')).status).toBe(405);

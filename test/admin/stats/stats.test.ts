@@ -27,7 +27,7 @@ beforeEach(async () => {
   admin = new AdminServer({ telemetry, logger: pino({ level: 'silent' }), isReady: () => true, apiKey: () => KEY });
   // A 10 s window of 2 s samples: six samples, so old ones fall out quickly.
   sampler = new StatsSampler({ registry: telemetry.registry, intervalMs: 2_000, windowMs: 10_000, now: () => now });
-  mountStatsApi(admin, sampler, () => undefined);
+  mountStatsApi(admin, sampler, { config: () => undefined, state: () => undefined });
   await admin.listen('127.0.0.1:0');
   base = `http://127.0.0.1:${admin.address()?.port ?? 0}`;
 });

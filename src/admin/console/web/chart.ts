@@ -25,7 +25,7 @@ export function SpansChart({ series, windowMs, now }: { series: Stats['series'];
   const y = (value: number) => HEIGHT - PAD - (value / max) * (HEIGHT - 2 * PAD);
   const line = (pick: (point: Stats['series'][number]) => number) => series.map((point) => `${x(point.at).toFixed(1)},${y(pick(point)).toFixed(1)}`).join(' ');
   const last = series.at(-1);
-  const summary = last === undefined ? 'No samples yet.' : `Now ${last.acceptedPerSecond} spans/s accepted, ${last.sentPerSecond} spans/s sent; peak ${max} spans/s scale.`;
+  const summary = last === undefined ? 'No samples yet.' : `Now ${last.acceptedPerSecond} spans/s accepted, ${last.sentPerSecond} spans/s sent (scale 0 to ${max} spans/s).`;
   const minutes = Math.round(windowMs / 60_000);
   return html`
     <figure class="chart">

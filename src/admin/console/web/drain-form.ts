@@ -65,23 +65,23 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
   const headerNames = clearHeaders ? [] : (drain?.delivery.headers ?? []);
 
   /** The delivery object: on edit, write-only fields only when typed anew (or null to remove). */
-  function delivery(forTest: boolean): Record<string, unknown> | { problem: string } {
+  function delivery(complete: boolean): Record<string, unknown> | { problem: string } {
     const body: Record<string, unknown> = { type: 'otlphttp', endpoint: { traces: url.trim() }, encoding, compression, insecure };
     const parsed = parseHeaders(headersText);
     if ('problem' in parsed) return parsed;
-    if (headersText.trim() !== '' || !editing || forTest) body['headers'] = parsed.headers;
+    if (headersText.trim() !== '' || complete) body['headers'] = parsed.headers;
     else if (clearHeaders) body['headers'] = {};
     if (secret !== '') body['secret'] = secret;
-    else if (clearSecret && !forTest) body['secret'] = null;
+    else if (clearSecret) body['secret'] = null;
     if (ca.trim() !== '') body['tls'] = { ca: ca.trim() };
-    else if (clearCa && !forTest) body['tls'] = null;
+    else if (clearCa) body['tls'] = null;
     return body;
   }
 
   async function save(event: Event) {
     event.preventDefault();
     if (readOnly) return;
-    const built = delivery(false);
+    const built = delivery(drain === null);
     if ('problem' in built) return setProblems([built.problem as string]);
     setBusy(true);
     setProblems([]);
@@ -99,14 +99,16 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
   }
 
   async function test() {
-    const built = delivery(true);
+    // An existing drain is tested as stored, with the form's changes over it:
+    // its secret, header values and CA are never sent to the page, so the API merges them in.
+    const built = readOnly ? {} : delivery(drain === null);
     if ('problem' in built) return setProblems([built.problem as string]);
     setTesting(true);
     setTestResult(null);
     setProblems([]);
     try {
-      // The test endpoint validates a delivery alone: its paths are under `delivery.` as in a drain body.
-      setTestResult(await api<TestResult>('POST', '/v1/drains/test', { delivery: built }));
+      const body = drain === null ? { delivery: built } : { drain: drain.id, delivery: built };
+      setTestResult(await api<TestResult>('POST', '/v1/drains/test', body));
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return onUnauthorized();
       setProblems(err instanceof ApiError ? err.problems : [String(err)]);
@@ -194,11 +196,10 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
         </fieldset>
         <div class="buttons">
           ${readOnly ? null : html`<button type="submit" disabled=${busy}>Save</button>`}
-          ${readOnly ? null : html`<button type="button" onClick=${() => void test()} disabled=${testing}>Test delivery</button>`}
+          <button type="button" onClick=${() => void test()} disabled=${testing}>Test delivery</button>
           <button type="button" class="secondary" onClick=${onDone}>${readOnly ? 'Back' : 'Cancel'}</button>
         </div>
         <p class="test-result" role="status" aria-live="polite">${testing ? 'Testing…' : testResult === null ? '' : html`<${TestOutcome} result=${testResult} />`}</p>
-        ${editing && !readOnly ? html`<p class="hint">Test delivery sends a sample trace with the values in this form: a stored secret or CA that is not typed again is not used by the test.</p>` : null}
       </form>
     </section>
   `;

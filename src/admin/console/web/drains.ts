@@ -19,7 +19,7 @@ function LastError({ drain }: { drain: DrainView }) {
 /** Drops that need attention first; traces the rules sampled out are expected and shown apart. */
 function Dropped({ dropped }: { dropped: Record<string, number> }) {
   const { sampled_out: sampledOut = 0, ...rest } = dropped;
-  return html`${count(sum(rest))}${sampledOut > 0 ? html`<br /><span class="muted">+${count(sampledOut)} sampled out</span>` : null}`;
+  return html`${count(sum(rest))}${sampledOut > 0 ? html`<br /><span class="muted small">+${count(sampledOut)} sampled out</span>` : null}`;
 }
 
 export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void }) {
@@ -75,7 +75,7 @@ export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void })
                   ${drains.map(
                     (drain) => html`
                       <tr key=${drain.id} data-drain=${drain.name}>
-                        <th scope="row">${drain.name}</th>
+                        <th scope="row" class="nowrap">${drain.name}</th>
                         <td>${drain.source}</td>
                         <td><span class=${`badge ${drain.status}`}>${drain.status}</span></td>
                         <td>${drain.delivery.encoding === 'proto' ? 'protobuf' : 'json'}${drain.delivery.compression === 'gzip' ? ' (gzip)' : ''}</td>

@@ -12,12 +12,25 @@ function ms(value: number | null): string {
   return value === null ? '–' : `${value} ms`;
 }
 
+function usd(value: number): string {
+  return `$${value < 1 ? value.toFixed(4) : value.toFixed(2)}`;
+}
+
+/** Spend in the budget's current period, as text and a meter. */
+function Budget({ budget }: { budget: { usd: number; period: string; spentUsd: number } }) {
+  const share = budget.usd === 0 ? 1 : Math.min(1, budget.spentUsd / budget.usd);
+  const period = budget.period === 'total' ? 'in total' : `this ${budget.period}`;
+  return html`<span class=${share >= 1 ? 'error-text' : ''}>${usd(budget.spentUsd)} of $${budget.usd} ${period}</span>
+    <meter min="0" max=${budget.usd} value=${Math.min(budget.spentUsd, budget.usd)} high=${budget.usd * 0.8} optimum="0" aria-label=${`Spend against the budget of ${budget.usd} USD`}></meter>`;
+}
+
 export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }) {
   const { data, error } = usePolled<Stats>('/v1/stats', REFRESH_MS, onUnauthorized);
   if (data === null) return html`<section><h1>Gateway</h1>${error === null ? html`<p>Loading…</p>` : html`<p class="error" role="alert">${error}</p>`}</section>`;
   const { catalogs, providers, keys } = data.gateway;
   const minutes = Math.round(data.windowMs / 60_000);
   const spendByKey = new Map(keys.map((key) => [key.key, key]));
+  const usage = new Map(data.gateway.usage.map((key) => [key.name, key]));
   return html`
     <section aria-labelledby="gateway-title">
       <h1 id="gateway-title">Gateway</h1>
@@ -45,15 +58,21 @@ export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }
           </table>
           <h2>Keys</h2>
           <table>
-            <thead><tr><th scope="col">Key</th><th scope="col" class="num">Tokens</th><th scope="col" class="num">Spend</th><th scope="col">Budget</th></tr></thead>
+            <caption class="hint">Today is the UTC day ${usage.get(catalog.keys[0]?.name ?? '')?.day ?? ''}, from the usage records; since start counts this process's metrics.</caption>
+            <thead><tr><th scope="col">Key</th><th scope="col" class="num">Requests today</th><th scope="col" class="num">Tokens today</th><th scope="col" class="num">Spend today</th><th scope="col">Spend against budget</th><th scope="col">Limits</th><th scope="col" class="num">Tokens since start</th></tr></thead>
             <tbody>
               ${catalog.keys.map((key) => {
-                const used = spendByKey.get(key.name);
+                const used = usage.get(key.name);
+                const metered = spendByKey.get(key.name);
+                const limits = [key.requestsPerMinute === null ? '' : `${count(key.requestsPerMinute)} req/min`, key.tokensPerMinute === null ? '' : `${count(key.tokensPerMinute)} tokens/min`].filter((text) => text !== '').join(', ');
                 return html`<tr>
                   <th scope="row">${key.name}</th>
-                  <td class="num">${used === undefined ? '0' : count(used.tokens)}</td>
-                  <td class="num">${used === undefined ? '$0' : `$${used.costUsd.toFixed(4)}`}</td>
-                  <td>${key.budget === null ? html`<span class="muted">none</span>` : `$${key.budget.usd} per ${key.budget.period}`}</td>
+                  <td class="num">${count(used?.today.requests ?? 0)}</td>
+                  <td class="num">${count(used?.today.tokens ?? 0)}</td>
+                  <td class="num">${usd(used?.today.costUsd ?? 0)}</td>
+                  <td>${used?.budget === null || used?.budget === undefined ? html`<span class="muted">no budget</span>` : html`<${Budget} budget=${used.budget} />`}</td>
+                  <td>${limits === '' ? html`<span class="muted">none</span>` : limits}</td>
+                  <td class="num">${count(metered?.tokens ?? 0)}</td>
                 </tr>`;
               })}
             </tbody>

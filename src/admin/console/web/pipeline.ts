@@ -10,8 +10,8 @@ import type { DrainView, QueueView, Stats } from './types.js';
 
 const REFRESH_MS = 2_000;
 
-function queue(view: QueueView | null) {
-  if (view === null) return html`<span class="muted">no queue</span>`;
+function queue(view: QueueView | null, none = 'no queue') {
+  if (view === null) return html`<span class="muted">${none}</span>`;
   return html`${count(view.records)} records, ${bytes(view.bytes)}${view.capacityBytes > 0 ? html` <span class="muted">of ${bytes(view.capacityBytes)}</span>` : null}`;
 }
 
@@ -43,7 +43,7 @@ export function PipelineScreen({ onUnauthorized }: { onUnauthorized: () => void 
       <table>
         <thead><tr><th scope="col">Exporter</th><th scope="col">Queue</th><th scope="col" class="num">Sent</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Retries</th><th scope="col" class="num">Dropped</th><th scope="col">Dropped by reason</th></tr></thead>
         <tbody>
-          ${data.exporters.length === 0 ? html`<tr><td colspan="7" class="muted">Nothing exported yet.</td></tr>` : null}
+          ${data.exporters.length === 0 ? html`<tr><td colspan="7" class="muted">No exporter besides the drains has counted anything yet.</td></tr>` : null}
           ${data.exporters.map(
             (exporter) => html`<tr><th scope="row">${exporter.exporter}</th><td>${queue(exporter.queue)}</td><td class="num">${count(exporter.sent)}</td><td class="num">${count(exporter.failed)}</td><td class="num">${count(exporter.retries)}</td><td class="num">${count(exporter.dropped)}</td><td>${byReason(exporter.droppedByReason)}</td></tr>`,
           )}
@@ -55,7 +55,7 @@ export function PipelineScreen({ onUnauthorized }: { onUnauthorized: () => void 
         <tbody>
           ${data.drains.length === 0 ? html`<tr><td colspan="8" class="muted">No drain has run yet.</td></tr>` : null}
           ${data.drains.map(
-            (drain) => html`<tr><th scope="row">${names.get(drain.id) ?? drain.id}</th><td>${queue(drain.queue)}</td><td>${queue(drain.pendingQueue)}</td><td class="num">${count(drain.sent)}</td><td class="num">${count(drain.failed)}</td><td class="num">${count(drain.retries)}</td><td class="num">${count(drain.dropped)}</td><td>${byReason(drain.droppedByReason)}</td></tr>`,
+            (drain) => html`<tr><th scope="row">${names.get(drain.id) ?? drain.id}</th><td>${queue(drain.queue)}</td><td>${queue(drain.pendingQueue, 'none')}</td><td class="num">${count(drain.sent)}</td><td class="num">${count(drain.failed)}</td><td class="num">${count(drain.retries)}</td><td class="num">${count(drain.dropped)}</td><td>${byReason(drain.droppedByReason)}</td></tr>`,
           )}
         </tbody>
       </table>

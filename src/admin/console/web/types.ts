@@ -76,10 +76,11 @@ export interface Stats {
       endpoint: string;
       providers: Array<{ slug: string; type: string }>;
       models: Array<{ id: string; name: string | null; endpoints: Array<{ provider: string; model: string }>; pricing: Record<string, string> }>;
-      keys: Array<{ name: string; budget: { usd: number; period: string } | null }>;
+      keys: Array<{ name: string; requestsPerMinute: number | null; tokensPerMinute: number | null; budget: { usd: number; period: string } | null }>;
     }>;
     providers: Array<{ receiver: string; provider: string; attempts: number; failures: number; failuresByType: Record<string, number>; latencyMs: { p50: number | null; p99: number | null } }>;
     keys: Array<{ key: string; tokens: number; tokensByType: Record<string, number>; costUsd: number }>;
+    usage: Array<{ name: string; day: string; today: { requests: number; tokens: number; costUsd: number }; budget: { usd: number; period: string; spentUsd: number } | null }>;
   };
   series: Array<{ at: number; acceptedPerSecond: number; sentPerSecond: number }>;
 }

@@ -1,0 +1,76 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { GatewayCatalog } from '../../../src/admin/stats/catalog.js';
+import { keyUsage } from '../../../src/admin/stats/key-usage.js';
+import { LocalState } from '../../../src/cluster/state.js';
+import { parseUsd } from '../../../src/usage/money.js';
+
+const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
+let dir: string;
+let state: LocalState;
+
+function catalog(keys: GatewayCatalog['keys']): GatewayCatalog {
+  return { receiver: 'gateway', endpoint: '127.0.0.1:0', providers: [], models: [], keys };
+}
+
+function record(key: string, createdAt: number, cost: string, input: number, output: number) {
+  return {
+    id: `gen_${key}${createdAt}`,
+    createdAt,
+    key,
+    model: 'openai/gpt-4o-mini',
+    provider: 'openai',
+    streamed: false,
+    status: 200,
+    finishReason: 'stop',
+    latencyMs: 10,
+    generationMs: 20,
+    tokens: { input, output, cacheRead: 0, cacheWrite: 0, reasoning: 0 },
+    cost: parseUsd(cost),
+  };
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sluice-key-usage-'));
+  state = new LocalState({ storageDirectory: dir, retentionMs: 30 * 86_400_000, logger: pino({ level: 'silent' }) });
+});
+
+afterEach(async () => {
+  await state.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('keyUsage', () => {
+  it("reports each key's requests, tokens and cost today and its spend in the budget's period", async () => {
+    const generations = await state.generationStore();
+    generations.add(record('team-a', NOW - 1000, '0.25', 100, 50));
+    generations.add(record('team-a', NOW - 2000, '0.5', 10, 5));
+    generations.add(record('team-a', NOW - 86_400_000, '9', 1, 1)); // yesterday: not today
+    generations.add(record('team-b', NOW - 1000, '0.125', 7, 3));
+    const ledger = await state.spendLedger();
+    await ledger.add('team-a', parseUsd('0.75'), NOW - 1000);
+    await ledger.add('team-a', parseUsd('9'), NOW - 86_400_000);
+    const usage = await keyUsage(
+      [
+        catalog([
+          { name: 'team-a', requestsPerMinute: null, tokensPerMinute: null, budget: { usd: 50, period: 'month' } },
+          { name: 'team-b', requestsPerMinute: 60, tokensPerMinute: null, budget: null },
+        ]),
+      ],
+      state,
+      NOW,
+    );
+    expect(usage).toEqual([
+      { name: 'team-a', day: '2026-11-23', today: { requests: 2, tokens: 165, costUsd: 0.75 }, budget: { usd: 50, period: 'month', spentUsd: 9.75 } },
+      { name: 'team-b', day: '2026-11-23', today: { requests: 1, tokens: 10, costUsd: 0.125 }, budget: null },
+    ]);
+  });
+
+  it('opens no usage store without a gateway', async () => {
+    expect(await keyUsage([], state, NOW)).toEqual([]);
+    expect(await keyUsage([catalog([{ name: 'k', requestsPerMinute: null, tokensPerMinute: null, budget: null }])], undefined, NOW)).toEqual([]);
+  });
+});
