@@ -1,8 +1,9 @@
-// The extension point other features use to serve under the admin endpoint
-// (the drains API mounts `/v1/drains`). Routes outlive the listening socket,
-// so a reload that moves the admin endpoint keeps them.
+// The extension point other features use to serve under the admin endpoint.
+// Routes outlive the listening socket, so a reload that moves the admin
+// endpoint keeps them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Host } from '../core/component.js';
+import { hostService, provideService, ServiceKey } from '../core/host-services.js';
 import type { AdminGuard } from './auth.js';
 
 export type AdminHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void | Promise<void>;
@@ -14,13 +15,13 @@ export interface AdminRoutes {
   readonly requireAdminKey: AdminGuard;
 }
 
-const byHost = new WeakMap<Host, AdminRoutes>();
+export const ADMIN_ROUTES = new ServiceKey<AdminRoutes>('admin-routes');
 
 /** The admin routes of the service that started this component, if it runs one. */
 export function adminRoutesOf(host: Host): AdminRoutes | undefined {
-  return byHost.get(host);
+  return hostService(host, ADMIN_ROUTES);
 }
 
 export function attachAdminRoutes(host: Host, routes: AdminRoutes): void {
-  byHost.set(host, routes);
+  provideService(host, ADMIN_ROUTES, routes);
 }

@@ -2,7 +2,7 @@
 // The local implementation is rate-limiter-flexible's memory backend; its Redis
 // backend (RateLimiterRedis) takes the same options, so a shared implementation
 // counts fleet-wide with the same semantics. Callers never know which they hold.
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 
 export interface RateLimitOptions {
   /** Names the counter family (`rpm`, `tpm`); keys of different families never mix. */
@@ -25,13 +25,14 @@ export interface RateLimiter {
 
 const ALLOWED: RateDecision = { allowed: true };
 
-export class LocalRateLimiter implements RateLimiter {
-  readonly #limiter: RateLimiterMemory;
+/** A RateLimiter over any rate-limiter-flexible backend (memory here, Redis in redis/rate-limiter.ts). */
+export class FlexibleRateLimiter implements RateLimiter {
+  readonly #limiter: RateLimiterAbstract;
   readonly #points: number;
 
-  constructor(options: RateLimitOptions) {
-    this.#points = options.points;
-    this.#limiter = new RateLimiterMemory({ keyPrefix: options.name, points: options.points, duration: options.windowMs / 1000 });
+  constructor(limiter: RateLimiterAbstract, points: number) {
+    this.#limiter = limiter;
+    this.#points = points;
   }
 
   async consume(key: string, points: number): Promise<RateDecision> {
@@ -52,5 +53,11 @@ export class LocalRateLimiter implements RateLimiter {
 
   async record(key: string, points: number): Promise<void> {
     if (points > 0) await this.#limiter.penalty(key, points);
+  }
+}
+
+export class LocalRateLimiter extends FlexibleRateLimiter {
+  constructor(options: RateLimitOptions) {
+    super(new RateLimiterMemory({ keyPrefix: options.name, points: options.points, duration: options.windowMs / 1000 }), options.points);
   }
 }

@@ -1,22 +1,39 @@
-// The state a gateway must share across instances in cluster mode, behind
-// one interface per kind: rate limiters, the spend ledger, generation
-// records. The service builds one SharedState and hands it to components at
-// start(host); LocalState keeps everything in this process and under
-// service.storage.directory.
+// The state instances must share in cluster mode, behind one interface per
+// kind: rate limiters, the spend ledger, generation records, API drains and
+// sampling decisions. The service builds one SharedState and hands it to
+// components at start(host); LocalState keeps everything in this process and
+// under service.storage.directory, RedisState (redis/state.ts) shares it.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { lockDirectory, type DirectoryLock } from '../queue/directory-lock.js';
+import type { DecisionStore } from './decision-store.js';
+import type { DrainParser, DrainStore, StoredDrain } from './drain-store.js';
 import { LocalGenerationStore, type GenerationStore } from './generation-store.js';
+import { LocalDecisionStore } from './local/decision-store.js';
+import { LocalDrainStore } from './local/drain-store.js';
 import { LocalRateLimiter, type RateLimiter, type RateLimitOptions } from './rate-limiter.js';
 import { LocalSpendLedger, type SpendLedger } from './spend-ledger.js';
 
+export interface DecisionStoreOptions {
+  /** Stable across instances (a drain id), so every instance reads the same decisions. */
+  readonly name: string;
+  /** Where decisions made with a root are kept across restarts; undefined: memory only. */
+  readonly directory: string | undefined;
+  readonly logger: Logger;
+}
+
 export interface SharedState {
+  readonly mode: 'local' | 'redis';
   rateLimiter(options: RateLimitOptions): RateLimiter;
   /** Opened on first use (only a gateway needs it). */
   spendLedger(): Promise<SpendLedger>;
   /** Opened on first use (only a gateway needs it). */
   generationStore(): Promise<GenerationStore>;
+  /** API-managed drains (`drains.json` under the storage directory is the local copy). */
+  drainStore<D extends StoredDrain>(parse: DrainParser<D>): DrainStore<D>;
+  /** One sampler's trace decisions (each drain has its own). */
+  decisionStore(options: DecisionStoreOptions): DecisionStore;
   close(): Promise<void>;
 }
 
@@ -29,6 +46,7 @@ export interface LocalStateOptions {
 }
 
 export class LocalState implements SharedState {
+  readonly mode = 'local';
   readonly #options: LocalStateOptions;
   #lock: Promise<DirectoryLock> | undefined;
   #ledger: Promise<LocalSpendLedger> | undefined;
@@ -52,6 +70,14 @@ export class LocalState implements SharedState {
       LocalGenerationStore.open({ directory: join(directory, 'generations'), retentionMs: this.#options.retentionMs, logger: this.#options.logger }),
     );
     return this.#generations;
+  }
+
+  drainStore<D extends StoredDrain>(parse: DrainParser<D>): LocalDrainStore<D> {
+    return new LocalDrainStore(this.#options.storageDirectory, parse);
+  }
+
+  decisionStore(options: DecisionStoreOptions): LocalDecisionStore {
+    return new LocalDecisionStore({ directory: options.directory, logger: options.logger });
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,6 @@
-// The `service` section: storage, admin endpoint, logs, pipelines.
+// The `service` section: storage, admin endpoint, logs, cluster, pipelines.
 import { z } from 'zod';
+import { clusterConfigSchema } from '../cluster/config.js';
 import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
 import { duration } from './units.js';
 
@@ -32,6 +33,8 @@ export const serviceSchema = z.strictObject({
     })
     .prefault({}),
   memory_limit_mib: z.number().int().positive().optional(),
+  /** Absent: one instance, all state local (DESIGN section 13). */
+  cluster: clusterConfigSchema.optional(),
   /** In-flight requests get this long on SIGTERM/SIGINT or a reload; then every connection left is destroyed. */
   shutdown_grace: duration().default(5_000),
   usage: z

@@ -5,13 +5,20 @@
 // and whatever connection is still open when the grace is over is destroyed.
 import type { Logger } from 'pino';
 import type { ValidatedConfig } from '../config/validate.js';
+import { hostname } from 'node:os';
+import { mountClusterApi } from '../admin/cluster.js';
+import { mountDrainsApi } from '../admin/drains/routes.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
+import { Cluster, newInstanceId } from '../cluster/cluster.js';
+import { RedisState } from '../cluster/redis/state.js';
 import { LocalState, type SharedState } from '../cluster/state.js';
+import { DRAINS_CONTROLLER } from '../exporters/drains/controller.js';
 import { mountConsole } from '../admin/console/serve.js';
 import { StatsSampler } from '../admin/stats/sampler.js';
 import { mountStatsApi } from '../admin/stats/routes.js';
 import type { Host } from './component.js';
+import { hostService } from './host-services.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { Graph } from './graph.js';
 import { attachListenerGroup, ListenerGroup } from './listener/group.js';
@@ -39,6 +46,12 @@ export class Service {
   readonly #version: string;
   #config: ValidatedConfig | undefined;
   #graph: Graph | undefined;
+  #host: Host | undefined;
+  #cluster: Cluster | undefined;
+  /** The cluster config #cluster was built from, to rebuild it only when it changes. */
+  #clusterKey: string | undefined;
+  /** Without service.cluster.instance_id, one random id for the process's life (reloads keep it). */
+  readonly #defaultInstanceId = newInstanceId();
   #listeners: ListenerGroup | undefined;
   #state: { readonly state: SharedState; readonly identity: string } | undefined;
   #stopping = false;
@@ -56,6 +69,9 @@ export class Service {
       isReady: () => this.ready,
       apiKey: () => this.#config?.service.admin.api_key,
     });
+    // Host-level APIs: each finds what it serves in the running graph per request.
+    mountDrainsApi(this.admin, () => (this.#host === undefined ? undefined : hostService(this.#host, DRAINS_CONTROLLER)));
+    mountClusterApi(this.admin, () => this.#cluster?.status());
     this.stats = new StatsSampler({ registry: this.telemetry.registry });
     mountStatsApi(this.admin, this.stats, { config: () => this.#config, state: () => this.#state?.state });
     mountConsole(this.admin);
@@ -129,6 +145,7 @@ export class Service {
       const stopped = (async () => {
         await this.#stopGraph();
         await this.#state?.state.close();
+        await this.#cluster?.close();
         await this.admin.close();
         return true;
       })();
@@ -168,9 +185,11 @@ export class Service {
       await this.admin.close();
       await this.admin.listen(endpoint, limits);
     }
-    const state = await this.#sharedState(config, storageDirectory);
+    const cluster = await this.#clusterFor(config);
+    const state = await this.#sharedState(config, storageDirectory, cluster);
     const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version, state, adminApiKey: () => this.#config?.service.admin.api_key };
     attachAdminRoutes(host, this.admin);
+    this.#host = host;
     const listeners = new ListenerGroup();
     attachListenerGroup(host, listeners);
     this.#listeners = listeners;
@@ -179,13 +198,42 @@ export class Service {
     await graph.start();
   }
 
-  /** One SharedState per storage directory and retention; a reload that changes them reopens it. */
-  async #sharedState(config: ValidatedConfig, storageDirectory: string): Promise<SharedState> {
+  /** The running cluster, rebuilt only when service.cluster changed (a reload keeps the connection). */
+  async #clusterFor(config: ValidatedConfig): Promise<Cluster> {
+    const settings = config.service.cluster;
+    const key = JSON.stringify(settings ?? null);
+    if (this.#cluster !== undefined && this.#clusterKey === key) return this.#cluster;
+    await this.#cluster?.close();
+    const id = settings === undefined || settings.instance_id === '' ? this.#defaultInstanceId : settings.instance_id;
+    const cluster = new Cluster(settings, id, {
+      logger: this.logger.child({ component: 'cluster' }),
+      telemetry: this.telemetry,
+      version: this.#version,
+      address: () => this.#adminAddress(),
+    });
+    cluster.start();
+    this.#cluster = cluster;
+    this.#clusterKey = key;
+    if (settings !== undefined) this.logger.info({ instance: id, redis: cluster.redisUrl }, 'cluster mode: shared state in Redis');
+    return cluster;
+  }
+
+  #adminAddress(): string {
+    const address = this.admin.address();
+    if (address === undefined) return '';
+    const host = address.address === '0.0.0.0' || address.address === '::' ? hostname() : address.address;
+    return `${host.includes(':') ? `[${host}]` : host}:${address.port}`;
+  }
+
+  /** One SharedState per storage directory, retention and cluster; a reload that changes them reopens it. */
+  async #sharedState(config: ValidatedConfig, storageDirectory: string, cluster: Cluster): Promise<SharedState> {
     const retentionMs = config.service.usage.retention;
-    const identity = `${storageDirectory}\u0000${retentionMs}`;
+    const identity = `${storageDirectory}\u0000${retentionMs}\u0000${this.#clusterKey ?? ''}`;
     if (this.#state?.identity === identity) return this.#state.state;
     await this.#state?.state.close();
-    const state = new LocalState({ storageDirectory, retentionMs, logger: this.logger.child({ component: 'state' }) });
+    const logger = this.logger.child({ component: 'state' });
+    const local = new LocalState({ storageDirectory, retentionMs, logger });
+    const state = cluster.redis === undefined ? local : new RedisState(cluster.redis, local, { logger, retentionMs });
     this.#state = { state, identity };
     return state;
   }

@@ -1,6 +1,6 @@
 // Between the API's shape (Vercel's drains: `encoding: proto`, `rate` 0..1,
 // `env`, `requestPath`) and the drain definitions the exporter runs.
-import type { DrainChanges, DrainState } from '../../exporters/drains/exporter.js';
+import type { DrainChanges, DrainState } from '../../exporters/drains/controller.js';
 import type { DrainDefinition, DrainDelivery } from '../../exporters/drains/definition.js';
 import { DROP_REASONS } from '../../exporters/drains/delivery-stats.js';
 import type { SamplingRule } from '../../processors/sampling/rules.js';

@@ -2,7 +2,8 @@
 // Every request needs the admin key; answers are JSON; errors are
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { DrainsController } from '../../exporters/drains/exporter.js';
+import { ClusterUnavailableError } from '../../cluster/errors.js';
+import type { DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';
 import { sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
@@ -24,14 +25,23 @@ function methodNotAllowed(res: ServerResponse, method: string | undefined, allow
   sendJson(res, 405, { error: { message: `${method ?? ''} is not allowed here`, code: 'method_not_allowed' } }, { allow });
 }
 
-export function mountDrainsApi(routes: AdminRoutes, drains: DrainsController): () => void {
+/** Mounts the API; `drains` finds the running exporter per request (none: 404, as if unmounted). */
+export function mountDrainsApi(routes: AdminRoutes, drains: () => DrainsController | undefined): () => void {
   return routes.addRoute(DRAINS_PREFIX, async function drainsApi(req, res, url) {
+    const controller = drains();
+    if (controller === undefined) return fail(res, 404, 'not_found', `not found: ${url.pathname} (no drains exporter is configured)`);
     if (!routes.requireAdminKey(req, res)) return;
     const rest = url.pathname.slice(DRAINS_PREFIX.length).replace(/^\/+|\/+$/g, '');
-    if (rest === '') return collection(req, res, drains);
-    if (rest === 'test') return testDelivery(req, res, drains);
-    if (rest.includes('/')) return fail(res, 404, 'not_found', `not found: ${url.pathname}`);
-    return item(req, res, drains, decodeURIComponent(rest));
+    try {
+      if (rest === '') return await collection(req, res, controller);
+      if (rest === 'test') return await testDelivery(req, res, controller);
+      if (rest.includes('/')) return fail(res, 404, 'not_found', `not found: ${url.pathname}`);
+      return await item(req, res, controller, decodeURIComponent(rest));
+    } catch (err) {
+      // Shared drains need Redis to change; reads and running drains do not.
+      if (err instanceof ClusterUnavailableError) return fail(res, 503, 'cluster_unavailable', err.message);
+      throw err;
+    }
   });
 }
 

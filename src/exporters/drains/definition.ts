@@ -69,3 +69,15 @@ export function definitionFromConfig(drain: DrainConfig, loadedAt: number): Drai
     ...(queue === undefined ? {} : { queue }),
   };
 }
+
+/** JSON with keys sorted, so two equal definitions read back from different places compare equal. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, function sortKeys(_key, v: unknown) {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+}
+
+export function sameDefinition(a: DrainDefinition, b: DrainDefinition): boolean {
+  return canonical(a) === canonical(b);
+}

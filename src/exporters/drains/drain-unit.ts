@@ -2,8 +2,11 @@
 // Each drain has its own queues, sampler and sender, so a slow or dead
 // destination only ever holds up its own data. Spans waiting for their
 // trace's root go to a second, "pending" queue first (see pending-hold.ts).
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import type { DecisionStore } from '../../cluster/decision-store.js';
+import type { SharedState } from '../../cluster/state.js';
 import { ResourceExhaustedError } from '../../core/errors.js';
 import { exporterMetrics, type Telemetry } from '../../core/telemetry.js';
 import type { WireIndex } from '../../otlp/wire.js';
@@ -13,7 +16,7 @@ import type { Queue } from '../../queue/types.js';
 import { FULL_QUEUE_RETRY_AFTER_MS, type QueuedSender } from '../exporterhelper/index.js';
 import type { Transport } from '../otlphttp/transport.js';
 import type { DrainsExporterConfig } from './config.js';
-import type { DrainDefinition } from './definition.js';
+import { sameDefinition, type DrainDefinition } from './definition.js';
 import type { DeliveryStats, DropReason } from './delivery-stats.js';
 import { createDrainSender, createTransport } from './drain-sender.js';
 import { PendingHold } from './pending-hold.js';
@@ -25,6 +28,8 @@ export interface DrainUnitSettings {
   readonly stats: DeliveryStats;
   readonly logger: Logger;
   readonly userAgent: string;
+  /** Where the drain's sampling decisions live (local, or shared in cluster mode). */
+  readonly state: SharedState;
 }
 
 /** The label of a drain in the exporter metrics (`exporter="drain/drn_..."`) and queue gauges. */
@@ -46,6 +51,8 @@ export class DrainUnit {
   readonly #sender: QueuedSender;
   readonly #pending: PendingHold;
   readonly #pendingQueue: Queue;
+  /** One store for the unit's life: decisions made under earlier rules still hold their traces together. */
+  readonly #decisions: DecisionStore;
   #sampler: Sampler;
   #transport: Transport;
 
@@ -59,6 +66,7 @@ export class DrainUnit {
     this.#onFull = definition.queue?.onFull ?? settings.config.sending_queue.on_full;
     this.#metrics = exporterMetrics(settings.telemetry);
     this.#main = new DiskQueue({ name: label, directory: join(directory, 'queue'), maxSizeBytes, logger: this.#logger });
+    this.#decisions = settings.state.decisionStore({ name: definition.id, directory, logger: this.#logger });
     this.#sampler = this.#newSampler(definition);
     this.#transport = createTransport(definition, settings.config.timeout, settings.userAgent);
     this.#sender = createDrainSender({
@@ -91,6 +99,9 @@ export class DrainUnit {
   }
 
   async start(): Promise<void> {
+    // Decisions first: spans replayed from the pending queue follow what their roots decided before a restart.
+    await mkdir(drainDirectory(this.#settings.storageDirectory, this.#definition.id), { recursive: true });
+    await this.#decisions.open();
     // The sender owns the main queue: it opens it and starts its workers.
     await Promise.all([this.#sender.start(), this.#pending.start()]);
     this.#sampler.start();
@@ -111,7 +122,7 @@ export class DrainUnit {
   update(definition: DrainDefinition): void {
     const previous = this.#definition;
     this.#definition = definition;
-    if (JSON.stringify(previous.sampling) !== JSON.stringify(definition.sampling)) {
+    if (!sameDefinition({ ...previous, sampling: definition.sampling }, previous)) {
       const old = this.#sampler;
       this.#sampler = this.#newSampler(definition);
       this.#sampler.start();
@@ -119,7 +130,7 @@ export class DrainUnit {
       old.flush();
       old.stop();
     }
-    if (JSON.stringify(previous.delivery) !== JSON.stringify(definition.delivery)) {
+    if (!sameDefinition({ ...previous, delivery: definition.delivery }, previous)) {
       const old = this.#transport;
       this.#transport = createTransport(definition, this.#settings.config.timeout, this.#settings.userAgent);
       // Closing waits for requests in flight on the old connection pool.
@@ -134,6 +145,7 @@ export class DrainUnit {
     await this.#pending.stop();
     await this.#sender.shutdown(graceMs);
     await this.#transport.close();
+    await this.#decisions.close();
   }
 
   #newSampler(definition: DrainDefinition): Sampler {
@@ -144,6 +156,7 @@ export class DrainUnit {
       maxPendingSpans: this.#settings.config.max_pending_spans,
       excludeEdge: true,
       telemetry: this.#settings.telemetry,
+      decisions: this.#decisions,
     });
   }
 

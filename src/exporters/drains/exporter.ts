@@ -1,55 +1,28 @@
 // The `drains` exporter: every enabled drain (from the YAML `drains:` list and
 // from the drains API) as its own unit, fed the same batches. consume()
 // resolves once every drain has queued its share. It also is the controller
-// behind the drains API, mounted on the admin endpoint at start.
+// behind the drains API: it offers itself to the host at start, and keeps
+// API drains in the host's drain store (a local file, or Redis shared by
+// every instance, whose changes it applies as they are announced).
 import { rm } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { mountDrainsApi } from '../../admin/drains/routes.js';
-import { adminRoutesOf } from '../../admin/routes.js';
+import type { DrainStore } from '../../cluster/drain-store.js';
+import type { SharedState } from '../../cluster/state.js';
 import type { CreateSettings, Exporter, Host } from '../../core/component.js';
 import { errorMessage } from '../../core/errors.js';
+import { provideService } from '../../core/host-services.js';
 import type { TraceBatch } from '../../otlp/batch.js';
 import { encodeRequest } from '../../otlp/proto-codec.js';
 import type { DrainsExporterConfig } from './config.js';
-import { definitionFromConfig, newDrainId, type DrainDefinition, type DrainDelivery } from './definition.js';
+import { DRAINS_CONTROLLER, type DrainChanges, type DrainsController, type DrainState, type TestDeliveryResult } from './controller.js';
+import { parseStoredDrain } from './definition-schema.js';
+import { definitionFromConfig, newDrainId, sameDefinition, type DrainDefinition, type DrainDelivery } from './definition.js';
 import { DeliveryStats } from './delivery-stats.js';
 import { createTransport } from './drain-sender.js';
 import { drainDirectory, DrainUnit } from './drain-unit.js';
 import { sampleTrace } from './sample-trace.js';
-import { DrainStore } from './store.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
-
-export interface DrainState {
-  readonly definition: DrainDefinition;
-  readonly stats: DeliveryStats;
-  /** Why the drain is not running although enabled (bad CA file, ...). */
-  readonly startError: string | undefined;
-}
-
-export interface DrainChanges {
-  readonly name: string;
-  readonly enabled: boolean;
-  readonly delivery: DrainDelivery;
-  readonly sampling: DrainDefinition['sampling'];
-}
-
-export interface TestDeliveryResult {
-  readonly ok: boolean;
-  readonly status: number | null;
-  readonly latencyMs: number;
-  readonly error?: string;
-}
-
-/** What the drains API needs from the running exporter. */
-export interface DrainsController {
-  list(): DrainState[];
-  get(id: string): DrainState | undefined;
-  create(changes: DrainChanges): Promise<DrainState>;
-  update(id: string, changes: DrainChanges): Promise<DrainState>;
-  remove(id: string): Promise<void>;
-  testDelivery(delivery: DrainDelivery): Promise<TestDeliveryResult>;
-}
 
 export class DrainsExporter implements Exporter, DrainsController {
   readonly #settings: CreateSettings;
@@ -59,8 +32,11 @@ export class DrainsExporter implements Exporter, DrainsController {
   readonly #stats = new Map<string, DeliveryStats>();
   readonly #units = new Map<string, DrainUnit>();
   readonly #startErrors = new Map<string, string>();
-  #store: DrainStore | undefined;
-  #unmount: (() => void) | undefined;
+  #store: DrainStore<DrainDefinition> | undefined;
+  #shared: SharedState | undefined;
+  #withdraw: (() => void) | undefined;
+  /** A resync is queued and has not started: further announcements fold into it. */
+  #resyncQueued = false;
   #storageDirectory: string;
   // API changes apply one at a time, in order.
   #changes: Promise<unknown> = Promise.resolve();
@@ -78,17 +54,21 @@ export class DrainsExporter implements Exporter, DrainsController {
     if (this.#started) return;
     this.#started = true;
     this.#storageDirectory = host.storageDirectory;
-    this.#store = new DrainStore(this.#storageDirectory);
+    this.#shared = host.state;
+    this.#store = this.#shared.drainStore(parseStoredDrain);
     const loadedAt = Date.now();
     for (const drain of this.#config.drains) this.#definitions.set(definitionFromConfig(drain, loadedAt).id, definitionFromConfig(drain, loadedAt));
-    for (const drain of await this.#store.load()) this.#definitions.set(drain.id, drain);
+    for (const drain of await this.#store.load()) {
+      // A config drain of the same id wins: the file says how it runs.
+      if (!this.#definitions.has(drain.id)) this.#definitions.set(drain.id, drain);
+    }
     // Config drains must start (a bad YAML drain is a start error); API drains are reported per drain.
     for (const definition of this.#definitions.values()) {
       if (definition.source === 'config') await this.#startUnit(definition);
     }
     await Promise.all([...this.#definitions.values()].filter((d) => d.source === 'api').map((d) => this.#startUnitReporting(d)));
-    const routes = adminRoutesOf(host);
-    if (routes !== undefined) this.#unmount = mountDrainsApi(routes, this);
+    this.#withdraw = provideService(host, DRAINS_CONTROLLER, this);
+    this.#store.watch(() => this.#scheduleResync());
   }
 
   async consume(batch: TraceBatch): Promise<void> {
@@ -114,7 +94,7 @@ export class DrainsExporter implements Exporter, DrainsController {
     return this.#serially(async () => {
       const now = Date.now();
       const definition: DrainDefinition = { id: newDrainId(), source: 'api', createdAt: now, updatedAt: now, ...changes };
-      await this.#persist([...this.#apiDrains(), definition]);
+      await this.#requiredStore().put(definition);
       this.#definitions.set(definition.id, definition);
       await this.#startUnitReporting(definition);
       return this.#required(definition.id);
@@ -126,35 +106,74 @@ export class DrainsExporter implements Exporter, DrainsController {
       const previous = this.#definitions.get(id);
       if (previous === undefined) throw new Error(`drain ${id} does not exist`);
       const definition: DrainDefinition = { ...previous, ...changes, updatedAt: Math.max(Date.now(), previous.updatedAt + 1) };
-      await this.#persist(this.#apiDrains().map((drain) => (drain.id === id ? definition : drain)));
-      this.#definitions.set(id, definition);
-      const unit = this.#units.get(id);
-      if (!definition.enabled) {
-        await this.#stopUnit(id);
-      } else if (unit !== undefined) {
-        try {
-          unit.update(definition);
-          this.#startErrors.delete(id);
-        } catch (err) {
-          this.#startErrors.set(id, errorMessage(err));
-        }
-      } else {
-        await this.#startUnitReporting(definition);
-      }
+      await this.#requiredStore().put(definition);
+      await this.#apply(definition);
       return this.#required(id);
     });
   }
 
   remove(id: string): Promise<void> {
     return this.#serially(async () => {
-      await this.#persist(this.#apiDrains().filter((drain) => drain.id !== id));
-      this.#definitions.delete(id);
-      this.#stats.delete(id);
-      this.#startErrors.delete(id);
-      await this.#stopUnit(id);
-      // A deleted drain's queued data has nowhere to go.
-      await rm(drainDirectory(this.#storageDirectory, id), { recursive: true, force: true });
+      await this.#requiredStore().remove(id);
+      await this.#forget(id);
     });
+  }
+
+  /** Applies a definition changed here or on another instance. */
+  async #apply(definition: DrainDefinition): Promise<void> {
+    const id = definition.id;
+    const unit = this.#units.get(id);
+    if (!definition.enabled) {
+      await this.#stopUnit(id);
+    } else if (unit !== undefined) {
+      try {
+        unit.update(definition);
+        this.#startErrors.delete(id);
+      } catch (err) {
+        this.#startErrors.set(id, errorMessage(err));
+      }
+    } else {
+      await this.#startUnitReporting(definition);
+    }
+    // Listed once it runs: a drain the API shows is one that takes data.
+    this.#definitions.set(id, definition);
+  }
+
+  async #forget(id: string): Promise<void> {
+    this.#definitions.delete(id);
+    this.#stats.delete(id);
+    this.#startErrors.delete(id);
+    await this.#stopUnit(id);
+    // A deleted drain's queued data has nowhere to go.
+    await rm(drainDirectory(this.#storageDirectory, id), { recursive: true, force: true });
+  }
+
+  #scheduleResync(): void {
+    if (this.#resyncQueued || this.#shutdown !== undefined) return;
+    this.#resyncQueued = true;
+    void this.#serially(async () => {
+      this.#resyncQueued = false;
+      if (this.#shutdown !== undefined) return;
+      await this.#resync();
+    }).catch((err: unknown) => this.#logger.error({ err: errorMessage(err) }, 'shared drains could not be applied'));
+  }
+
+  /** Brings API drains in line with the store: another instance created, changed or deleted some. */
+  async #resync(): Promise<void> {
+    const shared = new Map((await this.#requiredStore().load()).map((drain) => [drain.id, drain] as const));
+    for (const drain of this.#apiDrains()) {
+      if (!shared.has(drain.id)) {
+        this.#logger.info({ drain: drain.id }, 'drain deleted on another instance');
+        await this.#forget(drain.id);
+      }
+    }
+    for (const drain of shared.values()) {
+      const known = this.#definitions.get(drain.id);
+      if (known?.source === 'config') continue;
+      if (known !== undefined && sameDefinition(known, drain)) continue;
+      this.#logger.info({ drain: drain.id }, known === undefined ? 'drain created on another instance' : 'drain changed on another instance');
+      await this.#apply(drain);
+    }
   }
 
   async testDelivery(delivery: DrainDelivery): Promise<TestDeliveryResult> {
@@ -207,9 +226,14 @@ export class DrainsExporter implements Exporter, DrainsController {
     return [...this.#definitions.values()].filter((drain) => drain.source === 'api');
   }
 
-  async #persist(drains: readonly DrainDefinition[]): Promise<void> {
+  #requiredShared(): SharedState {
+    if (this.#shared === undefined) throw new Error('the drains exporter is not started');
+    return this.#shared;
+  }
+
+  #requiredStore(): DrainStore<DrainDefinition> {
     if (this.#store === undefined) throw new Error('the drains exporter is not started');
-    await this.#store.save(drains);
+    return this.#store;
   }
 
   async #startUnit(definition: DrainDefinition): Promise<void> {
@@ -221,6 +245,7 @@ export class DrainsExporter implements Exporter, DrainsController {
       stats: this.#statsOf(definition.id),
       logger: this.#logger,
       userAgent: this.#userAgent(),
+      state: this.#requiredShared(),
     });
     await unit.start();
     this.#units.set(definition.id, unit);
@@ -244,8 +269,9 @@ export class DrainsExporter implements Exporter, DrainsController {
   }
 
   async #stopAll(): Promise<void> {
-    this.#unmount?.();
-    this.#unmount = undefined;
+    this.#withdraw?.();
+    this.#withdraw = undefined;
+    await this.#store?.close();
     await this.#changes;
     const units = [...this.#units.values()];
     this.#units.clear();

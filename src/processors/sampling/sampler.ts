@@ -8,10 +8,15 @@
 // once every trace in them is decided: by a later batch carrying the root,
 // or, past decision_wait or max_pending_spans, as a trace with no known path
 // (the first SERVER span seen supplies the path when there is one).
+//
+// Decisions live in a DecisionStore. With a shared one (cluster mode), every
+// tick also asks it for the traces still waiting: another instance that saw
+// their root may have decided them, and they go out (or not) the same way.
+import type { DecisionStore } from '../../cluster/decision-store.js';
+import { LocalDecisionStore } from '../../cluster/local/decision-store.js';
 import type { Telemetry } from '../../core/telemetry.js';
 import { SpanKind } from '../../otlp/model.js';
 import { filterSpans, scanRequest, type WireIndex, type WireSpan } from '../../otlp/wire.js';
-import { DecisionCache } from './decision-cache.js';
 import { RuleTally, samplingMetrics, type SamplingMetrics } from './metrics.js';
 import { RuleSet, type Decision, type SamplingRule } from './rules.js';
 import { pathOfSpan, ResourceInfoCache, type ResourceInfo } from './trace-context.js';
@@ -25,6 +30,8 @@ export interface SamplerOptions {
   /** Drop spans whose resource has platform.runtime = edge (drains do). */
   readonly excludeEdge: boolean;
   readonly telemetry: Telemetry;
+  /** Default: decisions in memory only. The caller opens and closes a store it passes. */
+  readonly decisions?: DecisionStore;
   readonly now?: () => number;
 }
 
@@ -82,6 +89,8 @@ const VERDICT_KEEP = 1;
 const VERDICT_PENDING = 2;
 const VERDICT_EDGE = 3;
 const MAX_TICK_MS = 100;
+/** Waiting traces asked of a shared store per tick, oldest first. */
+const MAX_LOOKUP_TRACES = 10_000;
 
 function keyOf(traceId: Uint8Array): string {
   return Buffer.from(traceId.buffer, traceId.byteOffset, traceId.byteLength).toString('hex');
@@ -96,7 +105,8 @@ export class Sampler {
   readonly #now: () => number;
   readonly #metrics: SamplingMetrics;
   readonly #resources = new ResourceInfoCache();
-  readonly #decisions: DecisionCache;
+  readonly #decisions: DecisionStore;
+  #lookingUp = false;
   /** Insertion order is arrival order, so the oldest waiting trace is first. */
   readonly #waiting = new Map<string, WaitingTrace>();
   #pendingSpans = 0;
@@ -111,7 +121,7 @@ export class Sampler {
     this.#excludeEdge = options.excludeEdge;
     this.#now = options.now ?? Date.now;
     this.#metrics = samplingMetrics(options.telemetry);
-    this.#decisions = new DecisionCache({ now: this.#now });
+    this.#decisions = options.decisions ?? new LocalDecisionStore({ now: this.#now });
   }
 
   /** Spans waiting for a decision right now. */
@@ -122,7 +132,7 @@ export class Sampler {
   start(): void {
     if (this.#timer !== undefined || this.#stopped) return;
     const tickMs = Math.max(1, Math.min(MAX_TICK_MS, this.#decisionWaitMs));
-    this.#timer = setInterval(() => this.expireDue(), tickMs);
+    this.#timer = setInterval(() => this.#tick(), tickMs);
     this.#timer.unref();
   }
 
@@ -197,6 +207,28 @@ export class Sampler {
     });
   }
 
+  #tick(): void {
+    if (!this.#decisions.shared || this.#waiting.size === 0) return this.expireDue();
+    // One lookup at a time; expiry waits for it, so a decision found late still wins.
+    if (this.#lookingUp) return;
+    this.#lookingUp = true;
+    const keys: string[] = [];
+    for (const key of this.#waiting.keys()) {
+      keys.push(key);
+      if (keys.length >= MAX_LOOKUP_TRACES) break;
+    }
+    void this.#decisions
+      .lookup(keys)
+      .then((found) => {
+        if (this.#stopped) return;
+        for (const [key, decision] of found) if (this.#waiting.has(key)) this.#decide(key, decision, false);
+      })
+      .finally(() => {
+        this.#lookingUp = false;
+        if (!this.#stopped) this.expireDue();
+      });
+  }
+
   /** Expires traces whose wait is over (the timer calls this; tests may too). */
   expireDue(): void {
     const deadline = this.#now() - this.#decisionWaitMs;
@@ -236,12 +268,15 @@ export class Sampler {
     }
     const root = group.root;
     let decision = this.#rules.decideWithoutPath(group.traceId, group.environment);
+    // Only a decision that needed the root's path is worth keeping across restarts and instances.
+    let fromRoot = false;
     if (decision === undefined && root !== undefined) {
       decision = this.#rules.decide(group.traceId, group.environment, pathOfSpan(buf.subarray(root.content[0], root.content[1])));
+      fromRoot = true;
     }
     if (decision === undefined) return;
     group.decision = decision;
-    this.#decide(key, decision);
+    this.#decide(key, decision, fromRoot);
   }
 
   #attach(hold: PendingHold, span: WireSpan, info: ResourceInfo, buf: Uint8Array): void {
@@ -278,12 +313,12 @@ export class Sampler {
   }
 
   #expire(key: string, waiting: WaitingTrace): void {
-    this.#decide(key, this.#rules.decide(waiting.traceId, waiting.environment, waiting.serverPath));
+    this.#decide(key, this.#rules.decide(waiting.traceId, waiting.environment, waiting.serverPath), false);
   }
 
   /** Records a trace's decision and settles whatever waited for it. */
-  #decide(key: string, decision: Decision): void {
-    this.#decisions.set(key, decision);
+  #decide(key: string, decision: Decision, fromRoot: boolean): void {
+    this.#decisions.set(key, decision, fromRoot);
     const waiting = this.#waiting.get(key);
     if (waiting === undefined) return;
     this.#waiting.delete(key);

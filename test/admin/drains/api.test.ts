@@ -3,9 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { attachAdminRoutes } from '../../../src/admin/routes.js';
+import { mountDrainsApi } from '../../../src/admin/drains/routes.js';
 import { AdminServer } from '../../../src/admin/server.js';
+import { hostService } from '../../../src/core/host-services.js';
 import { Telemetry } from '../../../src/core/telemetry.js';
+import { DRAINS_CONTROLLER } from '../../../src/exporters/drains/controller.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { requestOf, trace, traceIdWithR } from '../../processors/sampling/helpers.js';
 import { exporterConfig, makeHarness, type Harness } from '../../exporters/drains/harness.js';
@@ -26,7 +28,6 @@ beforeAll(() => {
 
 async function startExporter(drains: unknown[] = []): Promise<void> {
   harness = makeHarness(exporterConfig(drains), storage, new Telemetry({ defaultMetrics: false }));
-  attachAdminRoutes(harness.host, admin);
   await harness.exporter.start(harness.host);
 }
 
@@ -34,6 +35,8 @@ beforeEach(async () => {
   storage = mkdtempSync(join(tmpdir(), 'sluice-api-'));
   admin = new AdminServer({ telemetry: new Telemetry({ defaultMetrics: false }), logger: pino({ level: 'silent' }), isReady: () => true, apiKey: () => KEY });
   await admin.listen('127.0.0.1:0');
+  // As the service does: the API finds the running exporter through the host.
+  mountDrainsApi(admin, () => hostService(harness.host, DRAINS_CONTROLLER));
   base = `http://127.0.0.1:${admin.address()?.port ?? 0}`;
   sink = await startSink();
   await startExporter([{ name: 'from-config', url: sink.url, tls: { ca_file: pki.caFile }, sampling: [] }]);

@@ -105,6 +105,23 @@ describe('drains exporter', () => {
     rmSync(first.storageDirectory, { recursive: true, force: true });
   });
 
+  it('spans arriving after a restart follow the decision their root made before it', async () => {
+    const sink = await sinkFor();
+    const rules = { sampling: [{ environment: 'production', percentage: 100, path_prefix: '/api' }] };
+    const storage = makeHarness(exporterConfig([])).storageDirectory;
+    // R = 0: kept only because of the root's path; as a trace with no known path it would be dropped.
+    const [root, ...children] = trace({ path: '/api/x', traceId: traceIdWithR(0n) });
+    const first = await started([drain('api', sink, rules)], { decision_wait: '30s' }, storage);
+    await first.exporter.consume(batch([root as TestSpan]));
+    await waitFor(() => sink.spanIds().length === 1, 10_000, 'the root');
+    await first.exporter.shutdown();
+    const second = await started([drain('api', sink, rules)], { decision_wait: '30s' }, storage);
+    await second.exporter.consume(batch(children));
+    // Without the remembered decision they would wait the whole 30 s decision_wait.
+    await waitFor(() => sink.spanIds().length === 3, 10_000, 'the children after the restart');
+    rmSync(storage, { recursive: true, force: true });
+  });
+
   it('drops new data for a full drain only, counted', async () => {
     const small = await sinkFor();
     small.behaviour = 503;

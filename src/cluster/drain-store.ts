@@ -1,0 +1,24 @@
+// Where API-managed drains live. The local store is one file on this
+// instance; the Redis store shares them with every instance and keeps that
+// file as its local copy, so an instance starts and serves while Redis is
+// down. Callers never know which one they hold.
+
+/** What a store needs to know of a drain; the rest is the exporter's. */
+export interface StoredDrain {
+  readonly id: string;
+  readonly updatedAt: number;
+}
+
+/** Reads one stored drain back; throws an Error naming the bad field under `at` (`drains[0].delivery.url: ...`). */
+export type DrainParser<D extends StoredDrain> = (value: unknown, at: readonly PropertyKey[]) => D;
+
+export interface DrainStore<D extends StoredDrain> {
+  /** The drains as this instance can best know them now (shared when reachable, else the local copy). */
+  load(): Promise<D[]>;
+  /** Creates or replaces a drain; rejects with ClusterUnavailableError when the shared store cannot take it. */
+  put(drain: D): Promise<void>;
+  remove(id: string): Promise<void>;
+  /** Called (with no data: call load()) when another instance may have changed the drains. */
+  watch(onChange: () => void): void;
+  close(): Promise<void>;
+}

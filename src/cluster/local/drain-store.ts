@@ -1,0 +1,112 @@
+// API-managed drains in one JSON file under service.storage.directory,
+// replaced atomically (write a temporary file, fsync it, rename it over the
+// old one, fsync the directory) so a crash leaves the old or the new list,
+// never a torn one. It holds secrets: the file is created with mode 0600.
+// A file that exists but cannot be read back whole stops the start with an
+// error naming the file and the bad field: guessing would drop drains.
+import { open, readFile, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { errorMessage } from '../../core/errors.js';
+import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
+import { StateFileError } from '../errors.js';
+
+export const DRAINS_FILE = 'drains.json';
+const FILE_VERSION = 1;
+
+export class LocalDrainStore<D extends StoredDrain> implements DrainStore<D> {
+  readonly path: string;
+  readonly #parse: DrainParser<D>;
+  #drains: D[] | undefined;
+
+  constructor(storageDirectory: string, parse: DrainParser<D>) {
+    this.path = join(storageDirectory, DRAINS_FILE);
+    this.#parse = parse;
+  }
+
+  async load(): Promise<D[]> {
+    this.#drains ??= await this.#read();
+    return [...this.#drains];
+  }
+
+  async put(drain: D): Promise<void> {
+    const drains = await this.load();
+    const at = drains.findIndex((d) => d.id === drain.id);
+    if (at === -1) drains.push(drain);
+    else drains[at] = drain;
+    await this.replace(drains);
+  }
+
+  async remove(id: string): Promise<void> {
+    await this.replace((await this.load()).filter((d) => d.id !== id));
+  }
+
+  watch(): void {
+    // Only this instance changes its own file.
+  }
+
+  async close(): Promise<void> {}
+
+  /** Writes the whole list (the Redis store keeps its local copy this way). */
+  async replace(drains: readonly D[]): Promise<void> {
+    await writeAtomically(this.path, JSON.stringify({ version: FILE_VERSION, drains }, null, 2));
+    this.#drains = [...drains];
+  }
+
+  async #read(): Promise<D[]> {
+    let text: string;
+    try {
+      text = await readFile(this.path, 'utf8');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw new StateFileError(`cannot read ${this.path}: ${errorMessage(err)}`, { cause: err });
+    }
+    const fail = (problem: string): never => {
+      throw new StateFileError(`${this.path} is not a valid drains file: ${problem} (fix or move the file; the drains API rewrites it)`);
+    };
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      return fail(errorMessage(err));
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return fail('(root): must be an object {"version": 1, "drains": [...]}');
+    const file = parsed as { version?: unknown; drains?: unknown };
+    if (file.version !== FILE_VERSION) return fail(`version: must be ${FILE_VERSION}`);
+    if (!Array.isArray(file.drains)) return fail('drains: must be an array');
+    const seen = new Set<string>();
+    return file.drains.map((value: unknown, index) => {
+      let drain: D;
+      try {
+        drain = this.#parse(value, ['drains', index]);
+      } catch (err) {
+        return fail(errorMessage(err));
+      }
+      if (seen.has(drain.id)) return fail(`drains[${index}].id: duplicate id ${drain.id}`);
+      seen.add(drain.id);
+      return drain;
+    });
+  }
+}
+
+export async function writeAtomically(path: string, text: string): Promise<void> {
+  const temporary = `${path}.${process.pid}.tmp`;
+  const handle = await open(temporary, 'w', 0o600);
+  try {
+    await handle.writeFile(text);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await rename(temporary, path);
+  } catch (err) {
+    await unlink(temporary).catch(() => undefined);
+    throw err;
+  }
+  const directory = await open(dirname(path), 'r');
+  try {
+    await directory.sync();
+  } finally {
+    await directory.close();
+  }
+}

@@ -1,0 +1,109 @@
+// One Redis connection for commands and one for pub/sub, shared by every
+// Redis store. Nothing here may hang a caller: commands time out
+// (redis.timeout), and while the connection is down they fail at once
+// instead of queueing (no offline queue), so callers fall back to local
+// state. `sluice_cluster_redis_up` follows the connection, and each outage is
+// logged once when it starts and once when it ends.
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
+import { errorMessage } from '../../core/errors.js';
+import type { Telemetry } from '../../core/telemetry.js';
+import { redactedRedisUrl, type ClusterConfig } from '../config.js';
+
+/** Reconnect backoff: 100 ms, 200 ms, ... up to this. */
+const MAX_RECONNECT_DELAY_MS = 2_000;
+const RECONNECT_STEP_MS = 100;
+
+export class RedisConnection {
+  readonly client: Redis;
+  readonly prefix: string;
+  readonly url: string;
+  readonly #logger: Logger;
+  readonly #upGauge;
+  readonly #onUp = new Set<() => void>();
+  #subscriber: Redis | undefined;
+  #up = false;
+  /** True from the first failure of an outage until the connection is back. */
+  #inOutage = false;
+  #closed = false;
+
+  constructor(config: ClusterConfig['redis'], options: { logger: Logger; telemetry: Telemetry }) {
+    this.prefix = config.key_prefix;
+    this.url = redactedRedisUrl(config.url);
+    this.#logger = options.logger;
+    this.#upGauge = options.telemetry.gauge('sluice_cluster_redis_up', '1 while the cluster Redis connection is ready, else 0.', []);
+    this.#upGauge.set(0);
+    const redisOptions: RedisOptions = {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      commandTimeout: config.timeout,
+      connectTimeout: Math.max(config.timeout, 1_000),
+      maxRetriesPerRequest: 1,
+      retryStrategy: (times) => Math.min(times * RECONNECT_STEP_MS, MAX_RECONNECT_DELAY_MS),
+      ...(new URL(config.url).protocol === 'rediss:' ? { tls: {} } : {}),
+    };
+    this.client = new Redis(config.url, redisOptions);
+    this.client.on('ready', () => this.#ready());
+    this.client.on('close', () => this.#down('connection closed'));
+    this.client.on('error', (err: unknown) => this.#down(errorMessage(err)));
+  }
+
+  /** Starts connecting; never waits for Redis (an instance starts while it is down). */
+  connect(): void {
+    this.client.connect().catch((err: unknown) => this.#down(errorMessage(err)));
+  }
+
+  get up(): boolean {
+    return this.#up;
+  }
+
+  key(...parts: string[]): string {
+    return `${this.prefix}${parts.join(':')}`;
+  }
+
+  /** Runs after every (re)connection, so stores reconcile what changed during an outage. */
+  onUp(listener: () => void): () => void {
+    this.#onUp.add(listener);
+    return () => this.#onUp.delete(listener);
+  }
+
+  /** The pub/sub connection (subscriptions are renewed after each reconnection). */
+  subscriber(): Redis {
+    if (this.#subscriber === undefined) {
+      // Its only commands are SUBSCRIBE, queued until connected: they cannot hang a caller.
+      const subscriber = this.client.duplicate({ enableOfflineQueue: true, lazyConnect: false });
+      subscriber.on('error', () => undefined);
+      this.#subscriber = subscriber;
+    }
+    return this.#subscriber;
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#onUp.clear();
+    for (const client of [this.client, this.#subscriber]) {
+      if (client === undefined) continue;
+      await client.quit().catch(() => client.disconnect());
+    }
+    this.#up = false;
+    this.#upGauge.set(0);
+  }
+
+  #ready(): void {
+    this.#up = true;
+    this.#upGauge.set(1);
+    if (this.#inOutage) this.#logger.info({ redis: this.url }, 'cluster Redis is reachable again; shared state reconciles');
+    this.#inOutage = false;
+    for (const listener of this.#onUp) listener();
+  }
+
+  #down(reason: string): void {
+    if (this.#closed) return;
+    this.#up = false;
+    this.#upGauge.set(0);
+    if (this.#inOutage) return;
+    this.#inOutage = true;
+    this.#logger.warn({ redis: this.url, err: reason }, 'cluster Redis is unreachable; serving from local state until it is back');
+  }
+}

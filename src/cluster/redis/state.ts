@@ -1,0 +1,66 @@
+// Shared state in Redis (DESIGN section 13): every store here is the Redis
+// implementation over its local one, which keeps a copy and answers while
+// Redis is down or slow. Callers hold a SharedState and never know which.
+import type { Logger } from 'pino';
+import type { DecisionStore } from '../decision-store.js';
+import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
+import type { GenerationStore } from '../generation-store.js';
+import type { RateLimiter, RateLimitOptions } from '../rate-limiter.js';
+import type { SpendLedger } from '../spend-ledger.js';
+import type { DecisionStoreOptions, LocalState } from '../state.js';
+import type { SharedState } from '../state.js';
+import type { RedisConnection } from './connection.js';
+import { RedisDecisionStore } from './decision-store.js';
+import { RedisDrainStore } from './drain-store.js';
+import { RedisGenerationStore } from './generation-store.js';
+import { redisRateLimiter } from './rate-limiter.js';
+import { RedisSpendLedger } from './spend-ledger.js';
+
+export class RedisState implements SharedState {
+  readonly mode = 'redis';
+  readonly #redis: RedisConnection;
+  readonly #local: LocalState;
+  readonly #logger: Logger;
+  readonly #retentionMs: number;
+  #ledger: Promise<SpendLedger> | undefined;
+  #generations: Promise<GenerationStore> | undefined;
+
+  constructor(redis: RedisConnection, local: LocalState, options: { logger: Logger; retentionMs: number }) {
+    this.#redis = redis;
+    this.#local = local;
+    this.#logger = options.logger;
+    this.#retentionMs = options.retentionMs;
+  }
+
+  rateLimiter(options: RateLimitOptions): RateLimiter {
+    return redisRateLimiter(this.#redis, options);
+  }
+
+  spendLedger(): Promise<SpendLedger> {
+    this.#ledger ??= this.#local.spendLedger().then((local) => new RedisSpendLedger(this.#redis, local, this.#logger));
+    return this.#ledger;
+  }
+
+  generationStore(): Promise<GenerationStore> {
+    this.#generations ??= this.#local.generationStore().then((local) => new RedisGenerationStore(this.#redis, local, { retentionMs: this.#retentionMs, logger: this.#logger }));
+    return this.#generations;
+  }
+
+  drainStore<D extends StoredDrain>(parse: DrainParser<D>): DrainStore<D> {
+    return new RedisDrainStore(this.#redis, this.#local.drainStore(parse), parse, this.#logger);
+  }
+
+  decisionStore(options: DecisionStoreOptions): DecisionStore {
+    return new RedisDecisionStore(this.#redis, this.#local.decisionStore(options), options.name, options.logger);
+  }
+
+  async close(): Promise<void> {
+    const ledger = this.#ledger;
+    const generations = this.#generations;
+    this.#ledger = undefined;
+    this.#generations = undefined;
+    // The Redis stores flush; LocalState closes the local ones and releases its lock.
+    await Promise.all([ledger?.then((l) => l.close()), generations?.then((g) => g.close())]);
+    await this.#local.close();
+  }
+}

@@ -1,0 +1,31 @@
+// Services the running host offers its components (admin routes, shared
+// state, a component's own API), looked up by key at start(host). A
+// component asks for what it needs and never imports the layer above it;
+// the collector's extensions work this way.
+import type { Host } from './component.js';
+
+export class ServiceKey<T> {
+  // The phantom field keeps keys of different types apart for the compiler.
+  declare readonly type: T;
+  constructor(readonly name: string) {}
+}
+
+const byHost = new WeakMap<Host, Map<ServiceKey<unknown>, unknown>>();
+
+/** Offers `value` under `key` to every component started with `host`; returns a function that withdraws it. */
+export function provideService<T>(host: Host, key: ServiceKey<T>, value: T): () => void {
+  let services = byHost.get(host);
+  if (services === undefined) {
+    services = new Map();
+    byHost.set(host, services);
+  }
+  services.set(key, value);
+  const owned = services;
+  return function withdraw() {
+    if (owned.get(key) === value) owned.delete(key);
+  };
+}
+
+export function hostService<T>(host: Host, key: ServiceKey<T>): T | undefined {
+  return byHost.get(host)?.get(key) as T | undefined;
+}

@@ -1,0 +1,80 @@
+import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalDecisionStore } from '../../../src/cluster/local/decision-store.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sluice-decisions-'));
+});
+afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+const TRACE_A = 'a'.repeat(32);
+const TRACE_B = 'b'.repeat(32);
+
+describe('the local decision store', () => {
+  it('keeps decisions made with the root across a restart, and only those', async () => {
+    const store = new LocalDecisionStore({ directory: dir });
+    await store.open();
+    store.set(TRACE_A, { keep: true, rule: '0' }, true);
+    store.set(TRACE_B, { keep: false, rule: 'no_rule' }, false);
+    expect(store.get(TRACE_B)).toEqual({ keep: false, rule: 'no_rule' });
+    await store.close();
+
+    const reopened = new LocalDecisionStore({ directory: dir });
+    await reopened.open();
+    expect(reopened.get(TRACE_A)).toEqual({ keep: true, rule: '0' });
+    expect(reopened.get(TRACE_B)).toBeUndefined();
+    await reopened.close();
+  });
+
+  it('forgets decisions older than their TTL, on read and on reload', async () => {
+    let now = 1_000_000;
+    const store = new LocalDecisionStore({ directory: dir, ttlMs: 60_000, now: () => now });
+    await store.open();
+    store.set(TRACE_A, { keep: true, rule: '1' }, true);
+    await store.close();
+    now += 61_000;
+    expect(store.get(TRACE_A)).toBeUndefined();
+    const reopened = new LocalDecisionStore({ directory: dir, ttlMs: 60_000, now: () => now });
+    await reopened.open();
+    expect(reopened.get(TRACE_A)).toBeUndefined();
+    await reopened.close();
+  });
+
+  it('survives two restarts in a row (compaction keeps what is live)', async () => {
+    for (let run = 0; run < 3; run++) {
+      const store = new LocalDecisionStore({ directory: dir });
+      await store.open();
+      if (run === 0) store.set(TRACE_A, { keep: false, rule: '2' }, true);
+      else expect(store.get(TRACE_A)).toEqual({ keep: false, rule: '2' });
+      await store.close();
+    }
+    expect(readdirSync(dir).sort()).toEqual(['decisions.log', 'decisions.old.log']);
+  });
+
+  it('skips a torn last line left by a crash', async () => {
+    const store = new LocalDecisionStore({ directory: dir });
+    await store.open();
+    store.set(TRACE_A, { keep: true, rule: '0' }, true);
+    await store.close();
+    appendFileSync(join(dir, 'decisions.log'), '{"t":"bbbb","k":1,"r');
+    const reopened = new LocalDecisionStore({ directory: dir });
+    await reopened.open();
+    expect(reopened.get(TRACE_A)).toEqual({ keep: true, rule: '0' });
+    await reopened.close();
+  });
+
+  it('holds decisions in memory only without a directory, bounded by entries', async () => {
+    const store = new LocalDecisionStore({ maxEntries: 2 });
+    await store.open();
+    store.set('1', { keep: true, rule: '0' }, true);
+    store.set('2', { keep: true, rule: '0' }, true);
+    store.set('3', { keep: true, rule: '0' }, true);
+    expect(store.get('1')).toBeUndefined();
+    expect(store.get('3')).toEqual({ keep: true, rule: '0' });
+    expect(await store.lookup()).toEqual(new Map());
+    await store.close();
+  });
+});
