@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { closedLoop, openLoop, percentile, type ClosedLoopResult, type OpenLoopResult } from './lib/gateway-load.js';
 import { waitForQuiet, withBackground } from './lib/gateway-machine.js';
 import { summarizeProfile, type ProfileSummary } from './lib/gateway-profile.js';
-import { startPassthrough, startPortkey, startSluice, startUpstream, type Running } from './lib/gateway-targets.js';
+import { startPassthrough, startPortkey, startSluice, startUpstream, viaAiSdkProtocol, type Running } from './lib/gateway-targets.js';
 import { measure } from './lib/proc.js';
 import { startSink, type Sink } from './lib/sink.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
@@ -59,9 +59,11 @@ interface Measured {
 /** One request of each kind, checked, so a broken path fails the run instead of measuring errors. */
 async function smokeTest(run: Running): Promise<void> {
   for (const stream of [false, true]) {
-    const r = await fetch(`${run.target.origin}${run.target.path}`, { method: 'POST', headers: run.target.headers, body: run.body(stream), signal: AbortSignal.timeout(5_000) });
+    const target = stream ? (run.streamTarget ?? run.target) : run.target;
+    const r = await fetch(`${target.origin}${target.path}`, { method: 'POST', headers: target.headers, body: run.body(stream), signal: AbortSignal.timeout(5_000) });
     const text = await r.text();
-    const good = r.status === 200 && (stream ? text.trimEnd().endsWith('data: [DONE]') : text.includes('"chat.completion"'));
+    // Chat Completions ends a stream with [DONE]; the AI SDK protocol with a `finish` part.
+    const good = r.status === 200 && (stream ? text.trimEnd().endsWith('data: [DONE]') || text.includes('"type":"finish"') : text.includes('"chat.completion"') || text.includes('"finishReason"'));
     if (!good) throw new Error(`${run.name}: ${stream ? 'streamed' : 'plain'} request answered ${r.status}: ${text.slice(0, 300)}`);
   }
 }
@@ -83,7 +85,7 @@ async function measurePath(run: Running, upstreamPid: number): Promise<Measured>
     ]),
   );
   log(`${run.name}: streaming at ${STREAM_RATE} req/s`);
-  const [stream, streamOthers] = await withBackground(pids, () => openLoop(run.target, streamed, { ratePerSecond: STREAM_RATE, durationMs: STREAM_MS, firstByte: true, connections: OPEN_CONNECTIONS }));
+  const [stream, streamOthers] = await withBackground(pids, () => openLoop(run.streamTarget ?? run.target, streamed, { ratePerSecond: STREAM_RATE, durationMs: STREAM_MS, firstByte: true, connections: OPEN_CONNECTIONS }));
   log(`${run.name}: maximum, ${MAX_CONNECTIONS} connections`);
   await closedLoop(run.target, plain, MAX_CONNECTIONS, MAX_WARMUP_MS);
   const window = MAX_MS - USAGE_MARGIN_MS;
@@ -241,7 +243,7 @@ ${profileReading(profile, sluice, passthrough)}
 `;
   return `Gateway under test pinned to core ${GATEWAY_CORE}; the undici load generator and the fake upstream (its own Node process, \`taskset -c ${LOAD_CORE}\`) share core ${LOAD_CORE}. The fake upstream answers a fixed \`chat.completion\` (non-streaming) or 8 SSE events and \`data: [DONE]\` (streaming) at once. Open loops send on a fixed schedule over ${OPEN_CONNECTIONS} keep-alive connections and time each request from its *scheduled* send (no coordinated omission): ${STEADY_MS / 1000} s each at ${LOW_RATE} and ${count(HIGH_RATE)} req/s (complete answers) and ${STREAM_MS / 1000} s of streams at ${STREAM_RATE} req/s (time to the first body byte). Maximum: closed loop, ${MAX_CONNECTIONS} connections, ${MAX_MS / 1000} s after ${MAX_WARMUP_MS / 1000} s of warm-up. Requests time out after 5 s; stragglers are counted as errors after a 6 s drain. *Added* = the gateway's percentile minus the direct percentile at the same rate (a difference of percentiles, not a percentile of per-request differences).
 
-Sluice: \`dist/src/cli.js run\` with the \`gateway\` receiver, provider \`fake\` (type \`openai\`) serving \`fake/bench-model\`, spans on: each request's SERVER and CLIENT spans go through the \`traces\` pipeline to the \`otlphttp\` exporter (protobuf, \`compression: none\`, default disk-backed sending queue) and on to a counting OTLP sink inside the load generator process (core ${LOAD_CORE}). The gateway batches its spans (up to 512, or every 50 ms) and writes them straight to OTLP protobuf, so the per-request tracing cost is a few attribute writes; the queue and exporter work once per batch.${spans === undefined ? '' : ` During Sluice's measured run the sink received ${count(spans.posts)} export requests, ${(spans.bytes / 1024 / 1024).toFixed(1)} MiB of spans.`} Portkey: \`@portkey-ai/gateway\` 1.15.2 \`--headless\`, started plainly (\`node_modules/@portkey-ai/gateway/build/start-server.js\`; an npm \`overrides\` entry pins its \`@hono/node-server\` to 1.14.1, Portkey #1389, and the smoke test checks a streamed request through it), headers \`x-portkey-provider: openai\` and \`x-portkey-custom-host\`; it has no span export, so its figures carry no tracing cost.
+Sluice: \`dist/src/cli.js run\` with the \`gateway\` receiver, provider \`fake\` (type \`openai\`) serving \`fake/bench-model\`, spans on: each request's SERVER and CLIENT spans go through the \`traces\` pipeline to the \`otlphttp\` exporter (protobuf, \`compression: none\`, default disk-backed sending queue) and on to a counting OTLP sink inside the load generator process (core ${LOAD_CORE}). The gateway batches its spans (up to 512, or every 50 ms) and writes them straight to OTLP protobuf, so the per-request tracing cost is a few attribute writes; the queue and exporter work once per batch.${spans === undefined ? '' : ` During Sluice's measured run the sink received ${count(spans.posts)} export requests, ${(spans.bytes / 1024 / 1024).toFixed(1)} MiB of spans.`} Portkey: \`@portkey-ai/gateway\` 1.15.2 \`--headless\`, started plainly (\`node_modules/@portkey-ai/gateway/build/start-server.js\`; an npm \`overrides\` entry pins its \`@hono/node-server\` to 1.14.1, Portkey #1389, and the smoke test checks a streamed request through it), headers \`x-portkey-provider: openai\` and \`x-portkey-custom-host\`; it has no span export, so its figures carry no tracing cost. *sluice, AI SDK protocol*: the same Sluice configuration (a fresh process) reached as \`createGateway()\` from \`ai\` 6 calls it, \`POST /v1/ai/language-model\` with the same conversation as call options and streaming chosen by the \`ai-language-model-streaming\` header; its answers are AI SDK generate results and stream parts mapped from the upstream's Chat Completions (never the upstream bytes passed through, as on the Chat Completions row).
 
 ### Latency, ms (p50 / p99)
 
@@ -297,6 +299,7 @@ async function main(): Promise<void> {
       async () => upstream,
       () => startPassthrough(PASSTHROUGH_PORT, UPSTREAM_PORT, GATEWAY_CORE),
       () => startSluice({ port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, upstreamPort: UPSTREAM_PORT, core: GATEWAY_CORE, spansUrl: sink.url }),
+      async () => viaAiSdkProtocol(await startSluice({ port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, upstreamPort: UPSTREAM_PORT, core: GATEWAY_CORE, spansUrl: sink.url })),
       () => startPortkey(PORTKEY_PORT, UPSTREAM_PORT, GATEWAY_CORE),
     ];
     for (const start of starters) {

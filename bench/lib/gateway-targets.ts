@@ -26,6 +26,8 @@ export interface Running {
   /** ms from spawn to ready (Sluice only: lets the profile skip start-up). */
   readonly startupMs?: number;
   readonly target: Target;
+  /** Where streamed requests go when it is not `target` (the AI SDK protocol says "stream" in a header). */
+  readonly streamTarget?: Target;
   /** The request body for this path (the model id differs). */
   readonly body: (stream: boolean) => string;
   stop(): Promise<void>;
@@ -150,6 +152,39 @@ export async function startUpstream(port: number, core: number): Promise<Running
     target: { origin, path: CHAT_PATH, headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` } },
     body: (stream) => chatBody('bench-model', stream),
     stop: () => stopChild(child),
+  };
+}
+
+/**
+ * The same conversation as chatBody in the AI SDK gateway protocol's call
+ * options (what `generateText` POSTs to /v1/ai/language-model).
+ */
+export function aiSdkBody(): string {
+  return JSON.stringify({
+    prompt: [
+      { role: 'system', content: 'You are a terse assistant.' },
+      { role: 'user', content: [{ type: 'text', text: 'Say hello in five words.' }] },
+    ],
+    maxOutputTokens: 16,
+    temperature: 0,
+  });
+}
+
+/** A running Sluice reached through /v1/ai/language-model, as createGateway() from `ai` 6 calls it. */
+export function viaAiSdkProtocol(run: Running): Running {
+  const headers = (stream: boolean) => ({
+    ...run.target.headers,
+    'ai-language-model-id': MODEL,
+    'ai-language-model-specification-version': '3',
+    'ai-language-model-streaming': String(stream),
+  });
+  const path = '/v1/ai/language-model';
+  return {
+    ...run,
+    name: 'sluice, AI SDK protocol',
+    target: { origin: run.target.origin, path, headers: headers(false) },
+    streamTarget: { origin: run.target.origin, path, headers: headers(true) },
+    body: aiSdkBody,
   };
 }
 

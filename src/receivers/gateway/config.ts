@@ -91,6 +91,8 @@ const modelSchema = z.strictObject({
   created: z.number().int().nonnegative().optional(),
   context_window: z.number().int().positive().optional(),
   max_tokens: z.number().int().positive().optional(),
+  /** What the model does: chat (`language`) or `embedding`; each is served only on its own routes. */
+  type: z.enum(['language', 'embedding']).default('language'),
   pricing: pricingSchema.optional(),
   endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1), pricing: pricingSchema.optional() })).min(1, 'must list at least one endpoint'),
 });

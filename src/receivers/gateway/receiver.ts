@@ -21,7 +21,7 @@ import { ApiKeys, bearerKey, isKey } from './core/auth.js';
 import { refusalError } from './core/refusal.js';
 import { Catalog } from './core/catalog.js';
 import { ClientLink } from './core/client-link.js';
-import { GatewayHttpError, sendError } from './core/http-error.js';
+import { GatewayHttpError, openaiErrors, sendError } from './core/http-error.js';
 import { gatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 import type { ErrorFormat, GatewayServices, ProtocolRoute } from './core/protocol.js';
 import { forMethod, RouteTable } from './core/route-table.js';
@@ -31,7 +31,6 @@ import { encodeSpanRequest, type ResourcePairs } from './core/span-export.js';
 import { startServerSpan, toRequest, type SpanRecord } from './core/spans.js';
 import { parseTraceparent } from './core/trace-context.js';
 import { UpstreamAgents } from './core/upstream.js';
-import { chatErrors } from './chat/answer.js';
 import { apiKeyName, type GatewayConfig } from './config.js';
 import { providerAdapters } from './providers/index.js';
 import { gatewayRoutes } from './routes.js';
@@ -217,7 +216,7 @@ export class GatewayReceiver implements Receiver {
       this.#batcher.add(spans);
     };
     res.once('close', finish);
-    const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? chatErrors;
+    const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? openaiErrors;
     this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client, meter).catch((err: unknown) => {
       const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
       server.fail(error.spanErrorType, error.message);

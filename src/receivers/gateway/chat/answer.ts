@@ -4,16 +4,12 @@
 // encoder serves every request.
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
-import type { GatewayHttpError } from '../core/http-error.js';
+import { openaiErrors, type GatewayHttpError } from '../core/http-error.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../core/openai-types.js';
 import type { CompletionAnswer, ErrorFormat, StreamEncoder } from '../core/protocol.js';
 import { insertUsageCost } from '../core/usage-cost.js';
 
-export const chatErrors: ErrorFormat = {
-  body: function chatErrorBody(error) {
-    return JSON.stringify(error.body());
-  },
-};
+export const chatErrors: ErrorFormat = openaiErrors;
 
 const chatStream: StreamEncoder = {
   chunk: function encodeChunk(chunk: ChatCompletionChunk, state: RequestState): string {

@@ -9,7 +9,8 @@ import type { ChatCompletionRequest } from '../core/openai-types.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { RoutingOptions } from '../core/routing.js';
 import { chatAnswer } from './answer.js';
-import { chatRequestSchema, firstProblem, type ValidatedRequest } from './schema.js';
+import { firstProblem } from '../core/schema-problem.js';
+import { chatRequestSchema, type ValidatedRequest } from './schema.js';
 import { fastParse } from './schema-fast.js';
 import type { SpanRecord } from '../core/spans.js';
 
@@ -17,18 +18,21 @@ export async function handleChat(services: GatewayServices, request: RouteReques
   const body = await readBody(request.req, services.bodyLimit);
   const env = services.env;
   const chat = parseRequest(body, request.server);
+  if (services.catalog.typeOf(chat.model) === 'embedding') {
+    throw new GatewayHttpError(400, `The model \`${chat.model}\` is an embedding model: use POST /v1/embeddings.`, { code: 'wrong_model_type', param: 'model' });
+  }
   const [options, optionsParam] = routingOptions(chat);
   const plan = env.router.plan(chat.model, options, optionsParam);
   const state: RequestState = {
     request: chat,
     res: request.res,
     answer: chatAnswer,
+    meter: request.meter,
     includeUsage: chat.stream_options?.include_usage === true,
     inputMessages: env.captureContent ? captureInput(chat.messages) : undefined,
     server: request.server,
     spans: request.spans,
     client: request.client,
-    meter: request.meter,
     attempts: 0,
   };
   await runPlan(env, plan, state, runAttempt);

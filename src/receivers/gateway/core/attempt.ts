@@ -41,13 +41,13 @@ export interface RequestState {
   readonly res: ServerResponse;
   /** Writes the answer in the client's protocol. */
   readonly answer: CompletionAnswer;
+  /** The request's usage meter (generation id, cost), on routes that generate. */
+  readonly meter: UsageMeter | undefined;
   readonly includeUsage: boolean;
   readonly inputMessages: string | undefined;
   readonly server: SpanRecord;
   readonly spans: SpanRecord[];
   readonly client: ClientLink;
-  /** The request's usage meter (generation id, cost); undefined when nothing meters it. */
-  readonly meter: UsageMeter | undefined;
   attempts: number;
 }
 
@@ -83,7 +83,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
       const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
       span.int('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
-      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), headers, state, span, env.captureContent, clock, served);
+      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), provider.slug, headers, state, span, env.captureContent, clock, served);
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
     }
@@ -112,7 +112,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   }
 }
 
-function isSuccess(status: number): boolean {
+export function isSuccess(status: number): boolean {
   return status >= 200 && status < 300;
 }
 

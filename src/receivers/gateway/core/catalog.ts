@@ -16,6 +16,8 @@ export interface Endpoint {
   readonly prices: Prices | undefined;
 }
 
+export type ModelType = 'language' | 'embedding';
+
 /** Every field of DESIGN section 7 is present; what the catalog does not say is null. */
 export interface ModelRecord {
   id: string;
@@ -24,7 +26,7 @@ export interface ModelRecord {
   owned_by: string;
   name: string;
   description: string | null;
-  type: 'language';
+  type: ModelType;
   tags: string[];
   context_window: number | null;
   max_tokens: number | null;
@@ -33,8 +35,11 @@ export interface ModelRecord {
 
 export class Catalog {
   readonly listJson: string;
+  /** The records GET /v1/models lists, in catalog order. */
+  readonly records: readonly ModelRecord[];
   readonly #recordJson = new Map<string, string>();
   readonly #endpoints = new Map<string, readonly Endpoint[]>();
+  readonly #types = new Map<string, ModelType>();
 
   constructor(models: readonly ModelConfig[], createdDefault: number) {
     const records = models.map(function toRecord(m): ModelRecord {
@@ -45,7 +50,7 @@ export class Catalog {
         owned_by: m.owned_by ?? m.id.slice(0, m.id.indexOf('/')),
         name: m.name ?? m.id,
         description: m.description ?? null,
-        type: 'language',
+        type: m.type,
         tags: m.tags ?? [],
         context_window: m.context_window ?? null,
         max_tokens: m.max_tokens ?? null,
@@ -56,6 +61,7 @@ export class Catalog {
     for (const [i, record] of records.entries()) {
       const model = models[i] as ModelConfig;
       this.#recordJson.set(record.id, JSON.stringify(record));
+      this.#types.set(record.id, record.type);
       this.#endpoints.set(
         record.id,
         model.endpoints.map(function toEndpoint(e): Endpoint {
@@ -64,6 +70,7 @@ export class Catalog {
         }),
       );
     }
+    this.records = records;
     this.listJson = JSON.stringify({ object: 'list', data: records });
   }
 
@@ -73,5 +80,10 @@ export class Catalog {
 
   endpoints(id: string): readonly Endpoint[] | undefined {
     return this.#endpoints.get(id);
+  }
+
+  /** The catalog type of a model (undefined for one not in the catalog). */
+  typeOf(id: string): ModelType | undefined {
+    return this.#types.get(id);
   }
 }

@@ -54,3 +54,10 @@ export function sendError(res: ServerResponse, error: GatewayHttpError, format: 
   if (res.headersSent) return;
   sendJson(res, error.status, format.body(error), error.headers);
 }
+
+/** OpenAI's error body, which the OpenAI-shaped routes (chat, models, embeddings) answer with. */
+export const openaiErrors = {
+  body: function openaiErrorBody(error: GatewayHttpError): string {
+    return JSON.stringify(error.body());
+  },
+};

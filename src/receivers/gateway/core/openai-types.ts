@@ -119,6 +119,8 @@ export interface ChatCompletionRequest {
   parallel_tool_calls?: boolean;
   temperature?: number;
   top_p?: number;
+  /** Not OpenAI's: sampling from the k likeliest tokens, for providers that take it. */
+  top_k?: number;
   max_tokens?: number;
   max_completion_tokens?: number;
   stop?: string | string[];

@@ -81,7 +81,7 @@ export interface CompletionAnswer {
    */
   complete(res: ServerResponse, completion: ChatCompletion, text: string | undefined, state: RequestState, slug: string): void;
   /** Called once the first upstream chunk exists; the encoder writes every event of this stream. */
-  openStream(state: RequestState): StreamEncoder;
+  openStream(state: RequestState, slug: string): StreamEncoder;
 }
 
 export interface StreamEncoder {

@@ -111,6 +111,7 @@ function corkedWriter(res: ServerResponse): (text: string) => boolean {
 
 export async function pipeStream(
   chunks: AsyncIterable<ChatCompletionChunk>,
+  slug: string,
   headers: Record<string, string>,
   state: RequestState,
   span: SpanRecord,
@@ -125,12 +126,12 @@ export async function pipeStream(
     next = await iterator.next();
   } catch (err) {
     // Nothing reached the client yet: the fallback loop may try the next endpoint.
-    const failure = attemptFailure(err, clock, String(headers['x-sluice-provider']));
+    const failure = attemptFailure(err, clock, slug);
     span.fail(failure.spanErrorType, failure.error.message);
     return { answered: false, outcome: failure.outcome, error: failure.error };
   }
   const res = state.res;
-  const encoder = state.answer.openStream(state);
+  const encoder = state.answer.openStream(state, slug);
   res.writeHead(200, { ...headers, ...SSE_HEADERS });
   state.meter?.firstByte();
   const write = corkedWriter(res);
@@ -148,7 +149,7 @@ export async function pipeStream(
     res.end(encoder.end(state));
     return { answered: true, outcome: 'success' };
   } catch (err) {
-    const failure = attemptFailure(err, clock, String(headers['x-sluice-provider']));
+    const failure = attemptFailure(err, clock, slug);
     span.fail(failure.spanErrorType, failure.error.message);
     state.server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
     if (failure.spanErrorType !== 'cancelled' && !res.destroyed) {

@@ -49,9 +49,9 @@ export async function handleMessages(services: GatewayServices, request: RouteRe
     spans: request.spans,
     client: request.client,
     captureContent: env.captureContent,
+    meter: request.meter,
     inputMessages: env.captureContent ? capturedInput(parsed) : undefined,
     translated: new Map(),
-    meter: request.meter,
     attempts: 0,
   };
   try {
@@ -86,12 +86,12 @@ function translated(state: MessagesState, providerType: string): RequestState | 
       request,
       res: state.res,
       answer: messagesAnswer,
+      meter: state.meter,
       includeUsage: true,
       inputMessages: state.captureContent ? captureInput(request.messages) : undefined,
       server: state.server,
       spans: state.spans,
       client: state.client,
-      meter: state.meter,
       attempts: 0,
     };
   } catch (err) {

@@ -84,8 +84,39 @@ export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConf
    */
   parseStream(body: AsyncIterable<Uint8Array>, ctx: AttemptContext<C>): AsyncIterable<ChatCompletionChunk>;
 
-  /** Classifies a non-2xx upstream response. */
+  /** Classifies a non-2xx upstream response (embedding calls' too). */
   classifyError(status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): UpstreamErrorInfo;
+
+  /** Present when the provider type serves catalog models of `type: embedding`. */
+  readonly embeddings?: EmbeddingAdapter<C>;
+}
+
+/** What every embeddings protocol is mapped to: OpenAI's request, normalized to a list. */
+export interface EmbeddingRequest {
+  /** Texts, or (OpenAI-compatible upstreams only) token id arrays. */
+  readonly input: readonly string[] | ReadonlyArray<readonly number[]>;
+  /** Output dimensions, for models that can shorten their vectors. */
+  readonly dimensions: number | undefined;
+  readonly user: string | undefined;
+}
+
+export interface EmbeddingResult {
+  /** One vector per input, in input order. */
+  readonly vectors: number[][];
+  /** Input tokens the upstream counted (0 when it reports none). */
+  readonly inputTokens: number;
+  /** The model the upstream says answered, when it says. */
+  readonly model: string | undefined;
+}
+
+export interface EmbeddingAdapter<C extends BaseProviderConfig = BaseProviderConfig> {
+  /**
+   * The upstream requests for one attempt, sent one after another (Titan
+   * embeds one text per call; the others batch into one).
+   */
+  buildRequests(request: EmbeddingRequest, ctx: AttemptContext<C>): Promise<UpstreamRequest[]> | UpstreamRequest[];
+  /** Maps the 2xx bodies, in the order of buildRequests. */
+  parseResponses(bodies: readonly Uint8Array[], request: EmbeddingRequest, ctx: AttemptContext<C>): EmbeddingResult;
 }
 
 /**

@@ -137,7 +137,7 @@ describe('gateway request validation', () => {
   });
 
   it('answers 404 to an unknown route', async () => {
-    const response = await fetch(`${gateway.baseURL}/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` } });
+    const response = await fetch(`${gateway.baseURL}/completions`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}` } });
     expect(response.status).toBe(404);
   });
 

@@ -3,6 +3,7 @@
 // and @ai-sdk/gateway's getGenerationInfo() / getSpendReport().
 import { createGateway } from '@ai-sdk/gateway';
 import Anthropic from '@anthropic-ai/sdk';
+import { generateText } from 'ai';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ADMIN_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
@@ -167,5 +168,18 @@ describe('usage on the Anthropic Messages API', () => {
     const id = response.headers.get('x-sluice-generation-id') ?? '';
     expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: COST, native_tokens_prompt: 1234, native_tokens_cached: 800, native_tokens_cache_creation: 100, provider_name: 'anthropic', finish_reason: 'end_turn' });
     expect(attr((await gateway.spans(2)).find((s) => s.name === 'chat claude-up'), 'sluice.usage.cost')).toBe(COST);
+  });
+});
+
+describe('usage through the AI SDK protocol', () => {
+  it('puts the generation id and the cost in providerMetadata.gateway, matching /v1/generation', async () => {
+    const gw = await setup();
+    const provider = createGateway({ baseURL: `${gw.baseURL}/ai`, apiKey: KEY_A });
+    const result = await generateText({ model: provider('openai/gpt-cache'), prompt: 'hi', maxRetries: 0 });
+    const metadata = result.providerMetadata?.['gateway'] as { generationId?: string; cost?: number } | undefined;
+    expect(metadata?.cost).toBe(COST);
+    expect(metadata?.generationId).toMatch(/^gen_[0-9A-HJKMNP-TV-Z]{26}$/);
+    const info = await provider.getGenerationInfo({ id: metadata?.generationId ?? '' });
+    expect(info).toMatchObject({ totalCost: COST, cachedTokens: 800, cacheCreationTokens: 100, providerName: 'openai' });
   });
 });

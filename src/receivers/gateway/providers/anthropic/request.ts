@@ -1,5 +1,6 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../../core/openai-types.js';
+import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../types.js';
@@ -54,6 +55,9 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
     body.tool_choice = { type: 'tool', name: output.name };
   }
   if (request.stream === true) body.stream = true;
+  if (request.top_k !== undefined) body.top_k = request.top_k;
+  const options = request.providerOptions === undefined ? undefined : providerOptionsFor(request, ctx.slug, 'anthropic');
+  if (options !== undefined) addOptions(body as unknown as Record<string, unknown>, options, 'snake_case');
 
   return {
     url: `${ctx.provider.base_url.replace(/\/+$/, '')}/v1/messages`,

@@ -73,6 +73,7 @@ export interface AnthropicRequest {
   system?: string | AnthropicTextBlock[];
   temperature?: number;
   top_p?: number;
+  top_k?: number;
   stop_sequences?: string[];
   stream?: boolean;
   tools?: AnthropicTool[];

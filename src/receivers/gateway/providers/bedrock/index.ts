@@ -1,5 +1,6 @@
 // Type `bedrock`: Amazon Bedrock's Converse and ConverseStream APIs, SigV4-signed.
 import type { ProviderAdapter } from '../types.js';
+import { bedrockEmbeddings } from './embeddings.js';
 import { bedrockConfigSchema, type BedrockProviderConfig } from './config.js';
 import { classifyBedrockError } from './errors.js';
 import { buildBedrockRequest } from './request.js';
@@ -14,4 +15,5 @@ export const bedrockAdapter: ProviderAdapter<BedrockProviderConfig> = {
   parseResponse: parseBedrockResponse,
   parseStream: parseBedrockStream,
   classifyError: classifyBedrockError,
+  embeddings: bedrockEmbeddings,
 };

@@ -6,6 +6,7 @@ import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thi
 import type { AttemptContext, UpstreamRequest } from '../types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
+import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import type { ConverseCachePoint, ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice } from './wire.js';
 
 const CACHE_POINT: ConverseCachePoint = { cachePoint: { type: 'default' } };
@@ -57,6 +58,10 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
     body.toolConfig = { tools: [{ toolSpec: { name: output.name, description: output.description, inputSchema: { json: output.schema } } }], toolChoice: { tool: { name: output.name } } };
   }
 
+  // Options are added before signing: the signature covers the body.
+  const options = request.providerOptions === undefined ? undefined : providerOptionsFor(request, ctx.slug, 'bedrock');
+  if (options !== undefined) addOptions(body as unknown as Record<string, unknown>, options, 'as-is');
+
   const operation = request.stream === true ? 'converse-stream' : 'converse';
   // Model ids and inference-profile ARNs hold ':' and '/': one encoded path segment.
   const url = new URL(`${ctx.provider.base_url.replace(/\/+$/, '')}/model/${encodeURIComponent(ctx.model)}/${operation}`);
@@ -74,6 +79,7 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
 function rejectUnsupported(request: ChatCompletionRequest): void {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type bedrock returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type bedrock');
+  if (request.top_k !== undefined) invalidRequest('top_k', 'not supported by provider type bedrock (Converse has no top-k setting)');
 }
 
 /**

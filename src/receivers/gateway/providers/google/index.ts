@@ -1,5 +1,6 @@
 // Type `google`: the Gemini API (generateContent, streamGenerateContent?alt=sse).
 import type { ProviderAdapter } from '../types.js';
+import { googleEmbeddings } from './embeddings.js';
 import { googleConfigSchema, type GoogleProviderConfig } from './config.js';
 import { classifyGoogleError } from './errors.js';
 import { buildGoogleRequest } from './request.js';
@@ -14,4 +15,5 @@ export const googleAdapter: ProviderAdapter<GoogleProviderConfig> = {
   parseResponse: parseGoogleResponse,
   parseStream: parseGoogleStream,
   classifyError: classifyGoogleError,
+  embeddings: googleEmbeddings,
 };

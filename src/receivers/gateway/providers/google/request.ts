@@ -6,6 +6,7 @@ import { fetchImage } from '../shared/image-fetch.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
 import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { toGeminiSchema } from './schema.js';
+import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { requiresThoughtSignatures, SKIP_SIGNATURE, thoughtSignatureOf } from './tool-call-id.js';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';
 
@@ -44,6 +45,9 @@ export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: At
     if (request.tool_choice !== undefined) body.toolConfig = { functionCallingConfig: mapToolChoice(request.tool_choice) };
   }
   const generationConfig = mapGenerationConfig(request);
+  if (request.top_k !== undefined) generationConfig.topK = request.top_k;
+  const options = request.providerOptions === undefined ? undefined : providerOptionsFor(request, ctx.slug, 'google');
+  if (options !== undefined) addGoogleOptions(body as unknown as Record<string, unknown>, generationConfig as Record<string, unknown>, options);
   if (Object.keys(generationConfig).length > 0) body.generationConfig = generationConfig;
 
   const model = encodeURIComponent(ctx.model.replace(/^models\//, ''));
@@ -159,4 +163,15 @@ async function mapPart(part: ContentPart, param: string, ctx: AttemptContext<Goo
   const urlParam = `${param}.image_url.url`;
   const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await fetchImage(url, ctx.provider.image_fetch, ctx.signal, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));
   return [{ inlineData: { mimeType: image.mediaType, data: image.data } }];
+}
+
+/** generationConfig fields apps set as providerOptions.google; the other keys (safetySettings, cachedContent, labels) are top-level. */
+const GENERATION_CONFIG_KEYS: ReadonlySet<string> = new Set(['thinkingConfig', 'responseModalities', 'mediaResolution', 'candidateCount', 'responseLogprobs', 'logprobs', 'speechConfig', 'audioTimestamp', 'topK']);
+
+function addGoogleOptions(body: Record<string, unknown>, generationConfig: Record<string, unknown>, options: Record<string, unknown>): void {
+  const top: Record<string, unknown> = {};
+  const generation: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) (GENERATION_CONFIG_KEYS.has(key) ? generation : top)[key] = value;
+  addOptions(body, top, 'as-is');
+  addOptions(generationConfig, generation, 'as-is');
 }

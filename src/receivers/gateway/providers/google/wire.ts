@@ -36,6 +36,7 @@ export type GeminiCallingMode = 'AUTO' | 'ANY' | 'NONE';
 export interface GeminiGenerationConfig {
   temperature?: number;
   topP?: number;
+  topK?: number;
   maxOutputTokens?: number;
   stopSequences?: string[];
   candidateCount?: number;

@@ -1,6 +1,7 @@
 // Type `openai`: any OpenAI-compatible upstream (OpenAI, Groq, Together,
 // DeepSeek, xAI, Mistral, vLLM, Ollama, llama.cpp's server).
 import type { ProviderAdapter } from '../types.js';
+import { openaiEmbeddings } from './embeddings.js';
 import { openaiConfigSchema, type OpenAIProviderConfig } from './config.js';
 import { buildOpenAIRequest } from './request.js';
 import { classifyOpenAIError, parseOpenAIResponse, parseOpenAIResponseText } from './response.js';
@@ -16,4 +17,5 @@ export const openaiAdapter: ProviderAdapter<OpenAIProviderConfig> = {
   parseResponseText: parseOpenAIResponseText,
   parseStream: parseOpenAIStream,
   classifyError: classifyOpenAIError,
+  embeddings: openaiEmbeddings,
 };

@@ -2,6 +2,7 @@
 // replaced and the gateway's own routing fields are dropped.
 import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../../core/openai-types.js';
 import { invalidRequest } from '../shared/inputs.js';
+import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../types.js';
 import type { OpenAIProviderConfig } from './config.js';
 
@@ -16,6 +17,8 @@ export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptC
     if (!GATEWAY_FIELDS.has(key)) body[key] = key === 'model' ? ctx.model : key === 'messages' ? withoutExtensions(request.messages) : source[key];
   }
   if (request.reasoning !== undefined) mapReasoning(request, body);
+  const options = request.providerOptions === undefined ? undefined : providerOptionsFor(request, ctx.slug, 'openai');
+  if (options !== undefined) addOptions(body, options, 'snake_case');
   // Ask for usage so the attempt's span has token counts; the gateway drops
   // the usage chunk again when the client did not ask for it.
   if (request.stream === true) body['stream_options'] = { ...request.stream_options, include_usage: true };

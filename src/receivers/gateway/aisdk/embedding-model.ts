@@ -1,0 +1,84 @@
+// POST /v1/ai/embedding-model: the AI SDK gateway provider's doEmbed
+// (`embed`, `embedMany`). Model id in `ai-model-id`; body {values,
+// dimensions? (4.x), providerOptions?}; answer {embeddings, usage:{tokens},
+// warnings, providerMetadata}, the same for both client generations.
+import type { ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { runPlan } from '../core/attempt-loop.js';
+import { readBody } from '../core/body.js';
+import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-attempt.js';
+import { GatewayHttpError } from '../core/http-error.js';
+import type { GatewayServices, RouteRequest } from '../core/protocol.js';
+import { firstProblem } from '../core/schema-problem.js';
+import type { EmbeddingResult } from '../providers/types.js';
+import { checkSpecVersion, planFor, requireType, requiredHeader } from './language-model.js';
+import { gatewayMetadata } from './result.js';
+import { aiGatewayOptionsSchema } from './schema.js';
+
+/** The client's maxEmbeddingsPerCall: embedMany splits larger batches. */
+const MAX_VALUES = 2048;
+
+const embeddingCallSchema = z.object({
+  values: z.array(z.string()).min(1).max(MAX_VALUES),
+  dimensions: z.number().int().positive().optional(),
+  providerOptions: z.looseObject({ gateway: aiGatewayOptionsSchema.optional() }).optional(),
+});
+
+type EmbeddingCall = z.output<typeof embeddingCallSchema>;
+
+export async function handleEmbeddingModel(services: GatewayServices, request: RouteRequest): Promise<void> {
+  const { req, server } = request;
+  const model = requiredHeader(req, 'ai-model-id');
+  server.str('sluice.model', model);
+  checkSpecVersion(req, 'ai-embedding-model-specification-version');
+  const call = parseCall(await readBody(req, services.bodyLimit));
+  requireType(services, model, 'embedding');
+  const options = call.providerOptions?.gateway;
+  const plan = planFor(services.env.router, model, { order: options?.order, only: options?.only, models: options?.models });
+  const state: EmbeddingState = {
+    request: { input: call.values, dimensions: call.dimensions ?? dimensionsOption(call), user: undefined },
+    res: request.res,
+    answer: answerEmbeddings(model),
+    meter: request.meter,
+    server,
+    spans: request.spans,
+    client: request.client,
+    attempts: 0,
+  };
+  await runPlan(services.env, plan, state, runEmbeddingAttempt);
+}
+
+/** ai 6 has no `dimensions` call setting: apps pass it as providerOptions.openai.dimensions or google.outputDimensionality. */
+function dimensionsOption(call: EmbeddingCall): number | undefined {
+  const options = call.providerOptions as Record<string, Record<string, unknown> | undefined> | undefined;
+  const value = options?.['openai']?.['dimensions'] ?? options?.['google']?.['outputDimensionality'];
+  return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+function parseCall(body: Buffer): EmbeddingCall {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new GatewayHttpError(400, 'We could not parse the JSON body of your request.', { code: 'invalid_json' });
+  }
+  const parsed = embeddingCallSchema.safeParse(json);
+  if (!parsed.success) {
+    const problem = firstProblem(parsed.error);
+    throw new GatewayHttpError(400, problem.message, { param: problem.param, code: 'invalid_value' });
+  }
+  return parsed.data;
+}
+
+function answerEmbeddings(modelId: string) {
+  return function answer(res: ServerResponse, result: EmbeddingResult, state: EmbeddingState, slug: string): void {
+    const payload = JSON.stringify({
+      embeddings: result.vectors,
+      usage: { tokens: result.inputTokens },
+      warnings: [],
+      providerMetadata: { gateway: gatewayMetadata(state, modelId, slug) },
+    });
+    res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
+    res.end(payload);
+  };
+}

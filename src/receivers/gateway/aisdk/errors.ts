@@ -1,0 +1,37 @@
+// Errors in the body the AI SDK's gateway client parses:
+// {"error":{"message","type","param","code"}}. The client picks its error
+// class by `type` alone (GatewayAuthenticationError, GatewayModelNotFoundError
+// with param.modelId, GatewayRateLimitError, GatewayInvalidRequestError,
+// GatewayInternalServerError); the status only decides its retry.
+import type { GatewayHttpError } from '../core/http-error.js';
+import type { ErrorFormat } from '../core/protocol.js';
+
+export interface AiSdkErrorBody {
+  message: string;
+  type: string;
+  param: unknown;
+  code: string | null;
+}
+
+export function aiSdkErrorType(error: GatewayHttpError): string {
+  if (error.errorCode === 'model_not_found') return 'model_not_found';
+  const status = error.status;
+  if (status === 401) return 'authentication_error';
+  if (status === 403) return 'forbidden';
+  if (status === 429) return 'rate_limit_exceeded';
+  if (status >= 500) return 'internal_server_error';
+  return 'invalid_request_error';
+}
+
+export function aiSdkError(error: GatewayHttpError): AiSdkErrorBody {
+  const type = aiSdkErrorType(error);
+  // The model-not-found class reads the model id from param.modelId.
+  const param = type === 'model_not_found' ? { modelId: error.param } : error.param;
+  return { message: error.message, type, param, code: error.errorCode };
+}
+
+export const aiSdkErrors: ErrorFormat = {
+  body: function aiSdkErrorBody(error) {
+    return JSON.stringify({ error: aiSdkError(error) });
+  },
+};

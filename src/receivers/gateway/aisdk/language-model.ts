@@ -1,0 +1,102 @@
+// POST /v1/ai/language-model: the AI SDK gateway provider's doGenerate and
+// doStream. The model id and streaming travel in headers, the call options
+// in the body; routing is providerOptions.gateway, as on Chat Completions.
+import type { IncomingMessage } from 'node:http';
+import { runAttempt, type RequestState } from '../core/attempt.js';
+import { runPlan } from '../core/attempt-loop.js';
+import { readBody } from '../core/body.js';
+import { captureInput } from '../core/capture.js';
+import type { Endpoint, ModelType } from '../core/catalog.js';
+import { GatewayHttpError } from '../core/http-error.js';
+import type { GatewayServices, RouteRequest } from '../core/protocol.js';
+import type { Router, RoutingOptions } from '../core/routing.js';
+import { firstProblem } from '../core/schema-problem.js';
+import { AiSdkAnswer } from './answer.js';
+import { toChatRequest } from './request.js';
+import { languageModelCallSchema, type LanguageModelCall } from './schema.js';
+
+const OPTIONS_PARAM = 'providerOptions.gateway';
+const SPEC_VERSIONS: ReadonlySet<string> = new Set(['3', '4']);
+
+export function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+export async function handleLanguageModel(services: GatewayServices, request: RouteRequest): Promise<void> {
+  const { req, server } = request;
+  const model = requiredHeader(req, 'ai-language-model-id');
+  server.str('sluice.model', model);
+  checkSpecVersion(req, 'ai-language-model-specification-version');
+  const stream = header(req, 'ai-language-model-streaming') === 'true';
+  const call = parseCall(await readBody(req, services.bodyLimit));
+  const env = services.env;
+  requireType(services, model, 'language');
+  const chat = toChatRequest(call, model, stream);
+  const options = call.providerOptions?.gateway;
+  const plan = planFor(env.router, model, { order: options?.order, only: options?.only, models: options?.models });
+  const state: RequestState = {
+    request: chat,
+    res: request.res,
+    answer: new AiSdkAnswer(model, []),
+    meter: request.meter,
+    includeUsage: true,
+    inputMessages: env.captureContent ? captureInput(chat.messages) : undefined,
+    server,
+    spans: request.spans,
+    client: request.client,
+    attempts: 0,
+  };
+  await runPlan(env, plan, state, runAttempt);
+}
+
+export function requiredHeader(req: IncomingMessage, name: string): string {
+  const value = header(req, name);
+  if (value === undefined || value === '') throw new GatewayHttpError(400, `The ${name} header is required.`, { code: 'missing_header', param: name });
+  return value;
+}
+
+/** 3 is @ai-sdk/gateway 3.x (ai 6), 4 is 4.x (ai 7); both read the shapes this gateway answers with. */
+export function checkSpecVersion(req: IncomingMessage, name: string): void {
+  const version = header(req, name);
+  if (version !== undefined && !SPEC_VERSIONS.has(version)) {
+    throw new GatewayHttpError(400, `${name} ${version} is not supported; this gateway speaks versions 3 and 4.`, { code: 'unsupported_version', param: name });
+  }
+}
+
+function parseCall(body: Buffer): LanguageModelCall {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new GatewayHttpError(400, 'We could not parse the JSON body of your request.', { code: 'invalid_json' });
+  }
+  const parsed = languageModelCallSchema.safeParse(json);
+  if (!parsed.success) {
+    const problem = firstProblem(parsed.error);
+    throw new GatewayHttpError(400, problem.message, { param: problem.param, code: 'invalid_value' });
+  }
+  return parsed.data;
+}
+
+/** A catalog model of the other kind is the client's mistake, said plainly. */
+export function requireType(services: GatewayServices, model: string, type: ModelType): void {
+  const actual = services.catalog.typeOf(model);
+  if (actual !== undefined && actual !== type) {
+    throw new GatewayHttpError(400, `The model \`${model}\` is an ${actual} model, not a ${type} model.`, { code: 'wrong_model_type', param: 'model' });
+  }
+}
+
+const FALLBACK_PARAM = /\.models\[(\d+)\]$/;
+
+/** The router's plan, with an unknown model reported as the client's error class reads it (param = the model id). */
+export function planFor(router: Router, model: string, options: RoutingOptions): Endpoint[] {
+  try {
+    return router.plan(model, options, OPTIONS_PARAM);
+  } catch (err) {
+    if (!(err instanceof GatewayHttpError) || err.errorCode !== 'model_not_found') throw err;
+    const index = FALLBACK_PARAM.exec(err.param ?? '')?.[1];
+    const missing = index === undefined ? model : (options.models?.[Number(index)] ?? model);
+    throw new GatewayHttpError(404, err.message, { code: 'model_not_found', param: missing });
+  }
+}

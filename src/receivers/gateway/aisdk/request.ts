@@ -1,0 +1,291 @@
+// AI SDK call options -> the Chat Completions request every provider adapter
+// maps from. What that shape cannot carry (a PDF, a provider-executed tool)
+// is an invalid_request_error naming the part, never a silent drop.
+import { GatewayHttpError } from '../core/http-error.js';
+import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ResponseFormat, ToolCall, ToolChoice } from '../core/openai-types.js';
+import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
+
+export function unsupported(param: string, message: string): GatewayHttpError {
+  return new GatewayHttpError(400, `${param}: ${message}`, { type: 'invalid_request_error', code: 'unsupported_value', param });
+}
+
+export function toChatRequest(call: LanguageModelCall, model: string, stream: boolean): ChatCompletionRequest {
+  const request: ChatCompletionRequest = { model, messages: toMessages(call.prompt) };
+  if (stream) {
+    request.stream = true;
+    request.stream_options = { include_usage: true };
+  }
+  if (call.maxOutputTokens !== undefined) request.max_tokens = call.maxOutputTokens;
+  if (call.temperature !== undefined) request.temperature = call.temperature;
+  if (call.topP !== undefined) request.top_p = call.topP;
+  if (call.topK !== undefined) request.top_k = call.topK;
+  if (call.presencePenalty !== undefined) request.presence_penalty = call.presencePenalty;
+  if (call.frequencyPenalty !== undefined) request.frequency_penalty = call.frequencyPenalty;
+  if (call.seed !== undefined) request.seed = call.seed;
+  if (call.stopSequences !== undefined && call.stopSequences.length > 0) request.stop = call.stopSequences;
+  const format = toResponseFormat(call.responseFormat);
+  if (format !== undefined) request.response_format = format;
+  const tools = toTools(call.tools);
+  if (tools !== undefined) {
+    request.tools = tools;
+    // ai 7 sends toolChoice auto on every call: it only means something with tools.
+    const choice = toToolChoice(call.toolChoice, tools);
+    if (choice !== undefined) request.tool_choice = choice;
+  }
+  const effort = toReasoningEffort(call.reasoning);
+  if (effort !== undefined) request.reasoning_effort = effort;
+  if (call.providerOptions !== undefined) {
+    const [options, budget, optionEffort] = takeReasoningOptions(call.providerOptions);
+    request.providerOptions = options as NonNullable<ChatCompletionRequest['providerOptions']>;
+    if (effort === undefined && optionEffort !== undefined) request.reasoning_effort = optionEffort;
+    if (budget !== undefined) request.reasoning = { max_tokens: budget };
+  }
+  return request;
+}
+
+const EFFORTS: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium', 'high']);
+
+/**
+ * The reasoning controls apps set as provider options (ai 6 has no
+ * `reasoning` call setting): openai.reasoningEffort, anthropic.thinking,
+ * google.thinkingConfig, bedrock.reasoningConfig. They become the gateway's
+ * own reasoning request, which every provider type maps, and leave the
+ * options passed on to the provider.
+ */
+function takeReasoningOptions(all: Record<string, unknown>): [Record<string, unknown>, number | undefined, ReasoningEffort | undefined] {
+  const rest: Record<string, unknown> = {};
+  let budget: number | undefined;
+  let effort: ReasoningEffort | undefined;
+  for (const [provider, value] of Object.entries(all)) {
+    const options = asRecord(value);
+    if (options === undefined || provider === 'gateway') {
+      rest[provider] = value;
+      continue;
+    }
+    const kept: Record<string, unknown> = {};
+    for (const [key, option] of Object.entries(options)) {
+      const taken = reasoningOf(key, option);
+      if (taken === undefined) kept[key] = option;
+      else if (typeof taken === 'number') budget = taken;
+      else if (taken !== 'disabled') effort = taken;
+    }
+    rest[provider] = kept;
+  }
+  return [rest, budget, effort];
+}
+
+function reasoningOf(key: string, value: unknown): number | ReasoningEffort | 'disabled' | undefined {
+  if (key === 'reasoningEffort' && typeof value === 'string' && EFFORTS.has(value)) return value as ReasoningEffort;
+  const options = asRecord(value);
+  if (options === undefined) return undefined;
+  if (key === 'thinking' || key === 'reasoningConfig') {
+    if (options['type'] === 'disabled') return 'disabled';
+    const budget = options['budgetTokens'] ?? options['budget_tokens'];
+    return typeof budget === 'number' ? budget : undefined;
+  }
+  if (key === 'thinkingConfig') {
+    const budget = options['thinkingBudget'];
+    return typeof budget === 'number' ? budget : undefined;
+  }
+  return undefined;
+}
+
+function asRecord(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+}
+
+function toMessages(prompt: readonly PromptMessage[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  prompt.forEach(function toMessage(message, i) {
+    const at = `prompt[${i}]`;
+    switch (message.role) {
+      case 'system':
+        messages.push({ role: 'system', content: message.content });
+        return;
+      case 'user': {
+        const parts: ContentPart[] = [];
+        message.content.forEach(function toPart(part, j) {
+          if (part.type === 'text') parts.push({ type: 'text', text: part.text });
+          else parts.push(filePart(part, `${at}.content[${j}]`));
+        });
+        messages.push({ role: 'user', content: parts });
+        return;
+      }
+      case 'assistant':
+        messages.push(assistantMessage(message, at));
+        return;
+      case 'tool':
+        for (const [j, part] of message.content.entries()) {
+          // Approvals concern provider-executed tools, which never reach a Chat Completions upstream.
+          if (part.type !== 'tool-result') continue;
+          const [text, images] = toolResult(part.output, `${at}.content[${j}].output`);
+          messages.push({ role: 'tool', tool_call_id: part.toolCallId, content: text });
+          // Tool messages take text only: images a tool returned follow as a user message.
+          if (images.length > 0) messages.push({ role: 'user', content: images });
+        }
+        return;
+    }
+  });
+  return messages;
+}
+
+function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>, at: string): AssistantMessage {
+  let text = '';
+  let reasoning = '';
+  const details: ReasoningDetail[] = [];
+  const calls: ToolCall[] = [];
+  message.content.forEach(function collect(part, j) {
+    switch (part.type) {
+      case 'text':
+        text += part.text;
+        return;
+      case 'reasoning': {
+        // Signed reasoning comes back as it left (providerMetadata.sluice on the answer's reasoning part).
+        reasoning += part.text;
+        const replay = reasoningDetailsSchema.safeParse(part.providerOptions?.['sluice']?.['reasoningDetails']);
+        if (replay.success && replay.data !== undefined) details.push(...(replay.data as ReasoningDetail[]));
+        return;
+      }
+      case 'tool-call':
+        // Provider-executed calls ran upstream already; their results are not ours to replay.
+        if (part.providerExecuted === true) return;
+        calls.push({ id: part.toolCallId, type: 'function', function: { name: part.toolName, arguments: JSON.stringify(part.input ?? {}) } });
+        return;
+      case 'file':
+        throw unsupported(`${at}.content[${j}]`, 'assistant file parts cannot be sent to a Chat Completions upstream');
+      default:
+        // reasoning-file, custom, provider tool results: the upstream made
+        // them and Chat Completions has no field to take them back.
+        return;
+    }
+  });
+  const out: AssistantMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+  if (calls.length > 0) out.tool_calls = calls;
+  if (reasoning !== '') out.reasoning = reasoning;
+  if (details.length > 0) out.reasoning_details = details;
+  return out;
+}
+
+const SNIFFED: ReadonlyArray<[string, string]> = [
+  ['iVBORw0KGgo', 'image/png'],
+  ['/9j/', 'image/jpeg'],
+  ['R0lGOD', 'image/gif'],
+  ['UklGR', 'image/webp'],
+];
+
+/** A concrete image media type for base64 data: the declared one, else sniffed from the bytes. */
+function imageType(declared: string, base64: string, param: string): string {
+  if (declared.startsWith('image/') && declared !== 'image/*') return declared;
+  for (const [head, type] of SNIFFED) if (base64.startsWith(head)) return type;
+  throw unsupported(param, `the image's media type ${declared} is not one of png, jpeg, gif or webp`);
+}
+
+function isHttpUrl(value: string): boolean {
+  return value.startsWith('https://') || value.startsWith('http://');
+}
+
+/** A file part as an image_url part (images) or text (text documents). */
+function filePart(part: FilePart, param: string): ContentPart {
+  const data: TaggedData = typeof part.data === 'string' ? untagged(part.data) : part.data;
+  return fileContent(part.mediaType, data, param);
+}
+
+function untagged(data: string): TaggedData {
+  if (isHttpUrl(data)) return { type: 'url', url: data };
+  return { type: 'data', data };
+}
+
+function fileContent(mediaType: string, data: TaggedData, param: string): ContentPart {
+  if (data.type === 'text') return { type: 'text', text: data.text };
+  if (data.type === 'reference') throw unsupported(`${param}.data`, 'provider file references cannot be sent to a Chat Completions upstream');
+  const isImage = mediaType === 'image' || mediaType.startsWith('image/');
+  if (data.type === 'url') {
+    if (!isHttpUrl(data.url)) throw unsupported(`${param}.data`, 'a file URL must be http(s)');
+    if (isImage) return { type: 'image_url', image_url: { url: data.url } };
+    throw unsupported(param, `file parts of type ${mediaType} cannot be sent to a Chat Completions upstream (images and text only)`);
+  }
+  if (data.data.startsWith('data:')) {
+    const comma = data.data.indexOf(',');
+    const head = data.data.slice(5, comma);
+    return fileContent(head.split(';')[0] ?? mediaType, { type: 'data', data: data.data.slice(comma + 1) }, param);
+  }
+  if (isImage) return { type: 'image_url', image_url: { url: `data:${imageType(mediaType, data.data, param)};base64,${data.data}` } };
+  if (mediaType.startsWith('text/') || mediaType === 'application/json') return { type: 'text', text: Buffer.from(data.data, 'base64').toString('utf8') };
+  throw unsupported(param, `file parts of type ${mediaType} cannot be sent to a Chat Completions upstream (images and text only)`);
+}
+
+function toolResult(output: ToolOutput, param: string): [string, ContentPart[]] {
+  switch (output.type) {
+    case 'text':
+    case 'error-text':
+      return [output.value, []];
+    case 'json':
+    case 'error-json':
+      return [JSON.stringify(output.value ?? null), []];
+    case 'execution-denied':
+      return [output.reason ?? 'The tool execution was denied.', []];
+    case 'content': {
+      let text = '';
+      const images: ContentPart[] = [];
+      output.value.forEach(function collect(item, k) {
+        const part = contentItem(item, `${param}.value[${k}]`);
+        if (part === undefined) return;
+        if (part.type === 'text') text += part.text;
+        else images.push(part);
+      });
+      return [text, images];
+    }
+  }
+}
+
+function contentItem(item: ToolContentItem, param: string): ContentPart | undefined {
+  switch (item.type) {
+    case 'text':
+      return { type: 'text', text: item.text };
+    case 'file':
+      return fileContent(item.mediaType, typeof item.data === 'string' ? untagged(item.data) : item.data, param);
+    case 'file-data':
+    case 'image-data':
+      return fileContent(item.mediaType, { type: 'data', data: item.data }, param);
+    case 'file-url':
+      return fileContent(item.mediaType ?? 'application/octet-stream', { type: 'url', url: item.url }, param);
+    case 'image-url':
+      return fileContent('image', { type: 'url', url: item.url }, param);
+    case 'custom':
+      return undefined;
+    default:
+      throw unsupported(param, 'provider file ids cannot be sent to a Chat Completions upstream');
+  }
+}
+
+function toResponseFormat(format: LanguageModelCall['responseFormat']): ResponseFormat | undefined {
+  if (format === undefined || format.type === 'text') return undefined;
+  if (format.schema === undefined) return { type: 'json_object' };
+  const jsonSchema: Extract<ResponseFormat, { type: 'json_schema' }>['json_schema'] = { name: format.name ?? 'response', schema: format.schema };
+  if (format.description !== undefined) jsonSchema.description = format.description;
+  return { type: 'json_schema', json_schema: jsonSchema };
+}
+
+function toTools(tools: LanguageModelCall['tools']): FunctionTool[] | undefined {
+  if (tools === undefined || tools.length === 0) return undefined;
+  return tools.map(function toTool(tool, i): FunctionTool {
+    if (tool.type === 'provider') throw unsupported(`tools[${i}]`, `the provider tool ${tool.id} cannot be run by this gateway`);
+    const fn: FunctionTool['function'] = { name: tool.name, parameters: tool.inputSchema };
+    if (tool.description !== undefined) fn.description = tool.description;
+    if (tool.strict !== undefined) fn.strict = tool.strict;
+    return { type: 'function', function: fn };
+  });
+}
+
+function toToolChoice(choice: LanguageModelCall['toolChoice'], tools: readonly FunctionTool[]): ToolChoice | undefined {
+  if (choice === undefined) return undefined;
+  if (choice.type !== 'tool') return choice.type;
+  if (!tools.some((t) => t.function.name === choice.toolName)) throw unsupported('toolChoice.toolName', `no tool named ${choice.toolName} in tools`);
+  return { type: 'function', function: { name: choice.toolName } };
+}
+
+function toReasoningEffort(level: LanguageModelCall['reasoning']): ReasoningEffort | undefined {
+  if (level === undefined || level === 'provider-default') return undefined;
+  // The gateway's efforts stop at high.
+  return level === 'xhigh' || level === 'max' ? 'high' : level;
+}

@@ -1,0 +1,74 @@
+// The pieces of a language-model result both answers share: the usage and
+// finish reason in the nested shapes V3 and V4 clients read (flat usage or a
+// string finish reason would break `ai`), and providerMetadata.gateway.
+import { costToNumber } from '../../../usage/money.js';
+import type { UsageMeter } from '../../../usage/meter.js';
+import type { FinishReason, ReasoningDetail, Usage } from '../core/openai-types.js';
+
+export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
+
+export interface AiSdkUsage {
+  inputTokens: { total?: number; noCache?: number; cacheRead?: number; cacheWrite?: number };
+  outputTokens: { total?: number; text?: number; reasoning?: number };
+}
+
+export interface AiSdkFinishReason {
+  unified: UnifiedFinishReason;
+  raw?: string;
+}
+
+const UNIFIED: Readonly<Record<FinishReason, UnifiedFinishReason>> = {
+  stop: 'stop',
+  length: 'length',
+  tool_calls: 'tool-calls',
+  function_call: 'tool-calls',
+  content_filter: 'content-filter',
+};
+
+export function finishReason(reason: FinishReason | null | undefined): AiSdkFinishReason {
+  if (reason === null || reason === undefined) return { unified: 'other' };
+  return { unified: UNIFIED[reason] ?? 'other', raw: reason };
+}
+
+export function aiSdkUsage(usage: Usage | null | undefined): AiSdkUsage {
+  if (usage === null || usage === undefined) return { inputTokens: {}, outputTokens: {} };
+  const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? 0;
+  const cacheWrite = usage.prompt_tokens_details?.cache_creation_tokens ?? 0;
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
+  return {
+    inputTokens: { total: usage.prompt_tokens, noCache: Math.max(0, usage.prompt_tokens - cacheRead - cacheWrite), cacheRead, cacheWrite },
+    outputTokens: { total: usage.completion_tokens, text: Math.max(0, usage.completion_tokens - reasoning), reasoning },
+  };
+}
+
+/**
+ * Signed reasoning travels on the reasoning part's providerMetadata, which the
+ * AI SDK hands back as that part's providerOptions on the next step: so a
+ * tool loop replays Anthropic's signed thinking and Gemini's signatures.
+ */
+export function reasoningMetadata(details: readonly ReasoningDetail[]): { sluice: { reasoningDetails: readonly ReasoningDetail[] } } {
+  return { sluice: { reasoningDetails: details } };
+}
+
+/** providerMetadata.gateway: the routing that happened (generation id and cost join it with usage records). */
+export interface GatewayMetadata {
+  /** The requested model id. */
+  modelId: string;
+  /** Slug of the provider that answered. */
+  provider: string;
+  /** Upstream attempts made, the answering one included. */
+  attempts: number;
+  generationId?: string;
+  cost?: number;
+}
+
+/** The usage meter's generation id and cost join the routing once the request has a meter. */
+export function gatewayMetadata(state: { readonly attempts: number; readonly meter: UsageMeter | undefined }, modelId: string, slug: string): GatewayMetadata {
+  const metadata: GatewayMetadata = { modelId, provider: slug, attempts: state.attempts };
+  const meter = state.meter;
+  if (meter !== undefined) {
+    metadata.generationId = meter.generationId;
+    metadata.cost = costToNumber(meter.cost);
+  }
+  return metadata;
+}

@@ -1,0 +1,129 @@
+// Chat Completions chunks -> AI SDK stream parts (LanguageModelV3/V4
+// StreamPart), one `data:` event each. Text and reasoning open with a
+// `*-start` before any delta (the client drops deltas without one); tool
+// calls stream as tool-input-* and complete as one `tool-call` with the whole
+// input string; `finish` always comes last.
+import type { RequestState } from '../core/attempt.js';
+import type { GatewayHttpError } from '../core/http-error.js';
+import type { ChatCompletionChunk, FinishReason, ReasoningDetail, Usage } from '../core/openai-types.js';
+import type { StreamEncoder } from '../core/protocol.js';
+import { aiSdkError } from './errors.js';
+import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata } from './result.js';
+
+interface OpenToolCall {
+  readonly id: string;
+  readonly name: string;
+  input: string;
+}
+
+function event(part: object): string {
+  return `data: ${JSON.stringify(part)}\n\n`;
+}
+
+export class AiSdkStream implements StreamEncoder {
+  readonly #modelId: string;
+  readonly #slug: string;
+  readonly #warnings: readonly object[];
+  #started = false;
+  #blocks = 0;
+  #text: string | undefined;
+  #reasoning: string | undefined;
+  #details: ReasoningDetail[] = [];
+  readonly #tools: OpenToolCall[] = [];
+  #finish: FinishReason | null = null;
+  #usage: Usage | undefined;
+
+  constructor(modelId: string, slug: string, warnings: readonly object[]) {
+    this.#modelId = modelId;
+    this.#slug = slug;
+    this.#warnings = warnings;
+  }
+
+  chunk(chunk: ChatCompletionChunk): string {
+    let out = '';
+    if (!this.#started) {
+      this.#started = true;
+      out += event({ type: 'stream-start', warnings: this.#warnings });
+      out += event({ type: 'response-metadata', id: chunk.id, modelId: this.#modelId, timestamp: new Date(chunk.created * 1000).toISOString() });
+    }
+    if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (choice === undefined) return out;
+    const delta = choice.delta;
+    const hasReasoning = typeof delta.reasoning === 'string' && delta.reasoning !== '';
+    const details = delta.reasoning_details;
+    if (hasReasoning || (details !== undefined && details.length > 0)) {
+      if (this.#reasoning === undefined) {
+        out += this.#closeText();
+        this.#reasoning = `reasoning-${this.#blocks++}`;
+        out += event({ type: 'reasoning-start', id: this.#reasoning });
+      }
+      if (hasReasoning) out += event({ type: 'reasoning-delta', id: this.#reasoning, delta: delta.reasoning });
+      if (details !== undefined) this.#details.push(...details);
+    }
+    if (typeof delta.content === 'string' && delta.content !== '') {
+      if (this.#text === undefined) {
+        out += this.#closeReasoning();
+        this.#text = `text-${this.#blocks++}`;
+        out += event({ type: 'text-start', id: this.#text });
+      }
+      out += event({ type: 'text-delta', id: this.#text, delta: delta.content });
+    }
+    for (const call of delta.tool_calls ?? []) {
+      let open = this.#tools[call.index];
+      if (open === undefined) {
+        out += this.#closeReasoning() + this.#closeText();
+        open = { id: call.id ?? `call_${call.index}`, name: call.function?.name ?? '', input: '' };
+        this.#tools[call.index] = open;
+        out += event({ type: 'tool-input-start', id: open.id, toolName: open.name });
+      }
+      const args = call.function?.arguments;
+      if (args !== undefined && args !== '') {
+        open.input += args;
+        out += event({ type: 'tool-input-delta', id: open.id, delta: args });
+      }
+    }
+    if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.#finish = choice.finish_reason;
+    return out;
+  }
+
+  end(state: RequestState): string {
+    let out = this.#closeReasoning() + this.#closeText();
+    for (const call of this.#tools) {
+      if (call === undefined) continue;
+      out += event({ type: 'tool-input-end', id: call.id });
+      out += event({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.input });
+    }
+    const finish = this.#finish ?? (this.#tools.length > 0 ? 'tool_calls' : 'stop');
+    out += event({
+      type: 'finish',
+      finishReason: finishReason(finish),
+      usage: aiSdkUsage(this.#usage),
+      providerMetadata: { gateway: gatewayMetadata(state, this.#modelId, this.#slug) },
+    });
+    return out;
+  }
+
+  error(error: GatewayHttpError): string {
+    const body = aiSdkError(error);
+    // statusCode lets ai 7 judge whether a streamRetries retry may help; ai 6 passes the object through.
+    return event({ type: 'error', error: { message: body.message, type: body.type, code: body.code, statusCode: error.status } });
+  }
+
+  #closeText(): string {
+    if (this.#text === undefined) return '';
+    const id = this.#text;
+    this.#text = undefined;
+    return event({ type: 'text-end', id });
+  }
+
+  #closeReasoning(): string {
+    if (this.#reasoning === undefined) return '';
+    const id = this.#reasoning;
+    this.#reasoning = undefined;
+    if (this.#details.length === 0) return event({ type: 'reasoning-end', id });
+    const details = this.#details;
+    this.#details = [];
+    return event({ type: 'reasoning-end', id, providerMetadata: reasoningMetadata(details) });
+  }
+}

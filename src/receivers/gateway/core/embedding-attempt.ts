@@ -1,0 +1,85 @@
+// One embeddings attempt on one endpoint: the adapter's upstream requests
+// sent one after another on the provider's agent, under one attempt clock,
+// then the protocol's answer. A CLIENT span `embeddings <model>` per attempt.
+import type { ServerResponse } from 'node:http';
+import type { Served, UsageMeter } from '../../../usage/meter.js';
+import { NO_TOKENS } from '../../../usage/tokens.js';
+import { recordCost } from './usage-cost.js';
+import type { EmbeddingRequest, EmbeddingResult, AttemptContext } from '../providers/types.js';
+import { failedAttempt, httpFailure, isSuccess, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
+import type { Endpoint } from './catalog.js';
+import type { ClientLink } from './client-link.js';
+import { GatewayHttpError } from './http-error.js';
+import { startClientSpan, type SpanRecord } from './spans.js';
+import { AttemptClock, parseUpstreamUrl } from './upstream.js';
+
+/** Writes a successful embeddings answer in the client's protocol. */
+export type EmbeddingAnswer = (res: ServerResponse, result: EmbeddingResult, state: EmbeddingState, slug: string) => void;
+
+export interface EmbeddingState {
+  readonly request: EmbeddingRequest;
+  readonly res: ServerResponse;
+  readonly answer: EmbeddingAnswer;
+  /** The request's usage meter (generation id, cost), on routes that generate. */
+  readonly meter: UsageMeter | undefined;
+  readonly server: SpanRecord;
+  readonly spans: SpanRecord[];
+  readonly client: ClientLink;
+  attempts: number;
+}
+
+export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: EmbeddingState): Promise<AttemptResult> {
+  state.attempts += 1;
+  const span = startClientSpan(`embeddings ${endpoint.model}`, state.server);
+  state.spans.push(span);
+  span.str('gen_ai.operation.name', 'embeddings').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
+  const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
+  state.meter?.attempt(served, false);
+  const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
+  const ctx: AttemptContext = {
+    slug: provider.slug,
+    provider: provider.config,
+    model: endpoint.model,
+    maxTokens: endpoint.maxTokens,
+    get signal() {
+      return clock.signal;
+    },
+  };
+  try {
+    const adapter = provider.adapter.embeddings;
+    if (adapter === undefined) {
+      // Another endpoint (of a type that embeds) may still serve the model.
+      const error = new GatewayHttpError(400, `Provider ${provider.slug} (type ${provider.adapter.type}) does not serve embeddings.`, { type: 'invalid_request_error', code: 'unsupported_value', param: 'model' });
+      span.fail('unsupported_value', error.message);
+      env.countAttempt(provider.slug, 'rejected');
+      return { answered: false, fallback: true, error };
+    }
+    const upstreams = await adapter.buildRequests(state.request, ctx);
+    const bodies: Uint8Array[] = [];
+    for (const upstream of upstreams) {
+      const url = parseUpstreamUrl(upstream.url);
+      span.str('server.address', url.hostname).int('server.port', url.port);
+      const response = await env.agents.exchange(provider.slug, upstream, url, clock);
+      span.int('http.response.status_code', response.statusCode);
+      if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
+      bodies.push(response.body);
+    }
+    const result = adapter.parseResponses(bodies, state.request, ctx);
+    if (result.vectors.length !== state.request.input.length) throw new SyntaxError('upstream answered with a different number of embeddings than inputs');
+    if (result.model !== undefined) span.str('gen_ai.response.model', result.model);
+    span.int('gen_ai.usage.input_tokens', result.inputTokens);
+    // Charged before the answer is written, so the answer can carry the cost.
+    recordCost(span, state.meter?.charge(served, { ...NO_TOKENS, input: result.inputTokens }));
+    state.meter?.firstByte();
+    const first = result.vectors[0];
+    if (first !== undefined) span.int('gen_ai.embeddings.dimension.count', first.length);
+    state.answer(state.res, result, state, provider.slug);
+    env.countAttempt(provider.slug, 'success');
+    return { answered: true };
+  } catch (err) {
+    return failedAttempt(env, provider, span, err, clock);
+  } finally {
+    clock.clear();
+    span.end();
+  }
+}

@@ -1,0 +1,56 @@
+// A zod failure as one message naming the request field (`messages[0].content`),
+// descending into unions to the branch that got furthest. Every protocol's
+// request validation answers with it.
+import type { z } from 'zod';
+
+export interface ValidationProblem {
+  message: string;
+  param: string;
+}
+
+type Issue = z.core.$ZodIssue;
+
+/** The first problem, descending into unions to the branch that got furthest. */
+export function firstProblem(error: z.ZodError): ValidationProblem {
+  const issue = deepest(error.issues[0], []);
+  return { message: `${issue.path.length > 0 ? formatParam(issue.path) + ': ' : ''}${issue.message}`, param: formatParam(issue.path) };
+}
+
+function deepest(issue: Issue | undefined, prefix: PropertyKey[]): { path: PropertyKey[]; message: string } {
+  if (issue === undefined) return { path: prefix, message: 'invalid request' };
+  const path = [...prefix, ...issue.path];
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return { path, message: describe(issue) };
+  let best: { path: PropertyKey[]; message: string } | undefined;
+  for (const branch of issue.errors) {
+    const candidate = deepest(branch[0], path);
+    if (best === undefined || candidate.path.length > best.path.length) best = candidate;
+  }
+  // No branch got past the union itself: say so instead of picking one arbitrarily.
+  return best !== undefined && best.path.length > path.length ? best : { path, message: 'has an invalid type or shape' };
+}
+
+function describe(issue: Issue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return issue.input === undefined ? 'is required' : `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
+    case 'too_small':
+      return issue.origin === 'array' ? `must have at least ${issue.minimum} items` : issue.origin === 'string' ? `must not be shorter than ${issue.minimum} characters` : `must be ${issue.inclusive === false ? '>' : '>='} ${issue.minimum}`;
+    case 'too_big':
+      return issue.origin === 'array' ? `must have at most ${issue.maximum} items` : `must be ${issue.inclusive === false ? '<' : '<='} ${issue.maximum}`;
+    case 'invalid_value':
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`;
+    default:
+      return issue.message;
+  }
+}
+
+/** ['messages', 0, 'content'] -> messages[0].content */
+export function formatParam(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const key of path) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else out += out === '' ? String(key) : `.${String(key)}`;
+  }
+  return out;
+}
+

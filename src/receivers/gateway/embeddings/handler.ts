@@ -1,0 +1,87 @@
+// POST /v1/embeddings: OpenAI's embeddings API over the catalog's
+// `type: embedding` models, routed and retried like chat. Vectors come back
+// as floats or, with encoding_format base64, as little-endian float32 bytes
+// in base64 (what the openai SDK asks for by default and decodes).
+import type { ServerResponse } from 'node:http';
+import { runPlan } from '../core/attempt-loop.js';
+import { readBody } from '../core/body.js';
+import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-attempt.js';
+import { GatewayHttpError } from '../core/http-error.js';
+import type { GatewayServices, RouteRequest } from '../core/protocol.js';
+import { firstProblem } from '../core/schema-problem.js';
+import type { EmbeddingRequest, EmbeddingResult } from '../providers/types.js';
+import { embeddingsRequestSchema, type EmbeddingsRequestBody } from './schema.js';
+
+export async function handleEmbeddings(services: GatewayServices, request: RouteRequest): Promise<void> {
+  const body = parseBody(await readBody(request.req, services.bodyLimit), request);
+  const catalogType = services.catalog.typeOf(body.model);
+  if (catalogType !== undefined && catalogType !== 'embedding') {
+    throw new GatewayHttpError(400, `The model \`${body.model}\` is a ${catalogType} model, not an embedding model.`, { code: 'wrong_model_type', param: 'model' });
+  }
+  const gateway = body.providerOptions?.gateway;
+  const plan = services.env.router.plan(body.model, { order: gateway?.order, only: gateway?.only, models: gateway?.models }, 'providerOptions.gateway');
+  const state: EmbeddingState = {
+    request: normalize(body),
+    res: request.res,
+    answer: body.encoding_format === 'base64' ? answerBase64(body.model) : answerFloat(body.model),
+    meter: request.meter,
+    server: request.server,
+    spans: request.spans,
+    client: request.client,
+    attempts: 0,
+  };
+  await runPlan(services.env, plan, state, runEmbeddingAttempt);
+}
+
+function parseBody(body: Buffer, request: RouteRequest): EmbeddingsRequestBody {
+  let json: unknown;
+  try {
+    json = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new GatewayHttpError(400, 'We could not parse the JSON body of your request.', { code: 'invalid_json' });
+  }
+  if (typeof json === 'object' && json !== null && typeof (json as { model?: unknown }).model === 'string') request.server.str('sluice.model', (json as { model: string }).model);
+  const parsed = embeddingsRequestSchema.safeParse(json);
+  if (!parsed.success) {
+    const problem = firstProblem(parsed.error);
+    throw new GatewayHttpError(400, problem.message, { param: problem.param, code: 'invalid_value' });
+  }
+  return parsed.data;
+}
+
+function normalize(body: EmbeddingsRequestBody): EmbeddingRequest {
+  const input = body.input;
+  let list: EmbeddingRequest['input'];
+  if (typeof input === 'string') list = [input];
+  else if (input.every((item): item is number => typeof item === 'number')) list = [input];
+  else list = input as EmbeddingRequest['input'];
+  return { input: list, dimensions: body.dimensions, user: body.user };
+}
+
+/** Little-endian float32 bytes in base64, as OpenAI encodes them. */
+export function float32Base64(vector: readonly number[]): string {
+  const bytes = Buffer.allocUnsafe(vector.length * 4);
+  for (let i = 0; i < vector.length; i++) bytes.writeFloatLE(vector[i] as number, i * 4);
+  return bytes.toString('base64');
+}
+
+function answerWith(model: string, encode: (vector: number[]) => number[] | string) {
+  return function answerEmbeddings(res: ServerResponse, result: EmbeddingResult, state: EmbeddingState, slug: string): void {
+    const payload = JSON.stringify({
+      object: 'list',
+      data: result.vectors.map((vector, index) => ({ object: 'embedding', index, embedding: encode(vector) })),
+      model,
+      usage: { prompt_tokens: result.inputTokens, total_tokens: result.inputTokens },
+    });
+    res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
+    res.end(payload);
+  };
+}
+
+function answerFloat(model: string) {
+  return answerWith(model, (vector) => vector);
+}
+
+function answerBase64(model: string) {
+  return answerWith(model, float32Base64);
+}

@@ -1,0 +1,19 @@
+// POST /v1/embeddings as OpenAI takes it. Compiled once.
+import { z } from 'zod';
+import { gatewayOptionsSchema } from '../core/gateway-options.js';
+
+/** OpenAI's limit on inputs per request. */
+export const MAX_INPUTS = 2048;
+
+const tokens = z.array(z.number().int().nonnegative()).min(1);
+
+export const embeddingsRequestSchema = z.looseObject({
+  model: z.string().min(1),
+  input: z.union([z.string(), z.array(z.string()).min(1).max(MAX_INPUTS), tokens, z.array(tokens).min(1).max(MAX_INPUTS)]),
+  dimensions: z.number().int().positive().optional(),
+  encoding_format: z.enum(['float', 'base64']).optional(),
+  user: z.string().optional(),
+  providerOptions: z.looseObject({ gateway: gatewayOptionsSchema.optional() }).optional(),
+});
+
+export type EmbeddingsRequestBody = z.output<typeof embeddingsRequestSchema>;

@@ -1,0 +1,60 @@
+// Bedrock embeddings through InvokeModel (POST /model/{id}/invoke, signed):
+// Amazon Titan takes one text per call ({inputText, dimensions}), Cohere
+// Embed a batch ({texts, input_type}). The model id says which.
+import { asObject, invalidRequest } from '../shared/inputs.js';
+import { jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
+import type { AttemptContext, EmbeddingAdapter, EmbeddingResult, UpstreamRequest } from '../types.js';
+import type { BedrockProviderConfig } from './config.js';
+import { signRequest } from './signer.js';
+
+/** Cohere Embed on Bedrock takes at most this many texts per call. */
+const COHERE_MAX_TEXTS = 96;
+
+function isCohere(model: string): boolean {
+  return model.includes('cohere.embed');
+}
+
+async function invoke(ctx: AttemptContext<BedrockProviderConfig>, body: Record<string, unknown>): Promise<UpstreamRequest> {
+  const url = new URL(`${ctx.provider.base_url.replace(/\/+$/, '')}/model/${encodeURIComponent(ctx.model)}/invoke`);
+  const json = JSON.stringify(body);
+  const headers: Record<string, string> = { ...ctx.provider.headers, 'content-type': 'application/json', accept: 'application/json' };
+  if (ctx.provider.api_key !== undefined) headers['authorization'] = `Bearer ${ctx.provider.api_key}`;
+  const sent = ctx.provider.api_key !== undefined ? headers : await signRequest(ctx.provider, url, headers, json);
+  return { url: url.href, method: 'POST', headers: sent, body: json };
+}
+
+export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
+  buildRequests: async function buildBedrockEmbeddings(request, ctx) {
+    const texts = textInputs(request, 'bedrock');
+    if (isCohere(ctx.model)) {
+      if (request.dimensions !== undefined) invalidRequest('dimensions', 'Cohere Embed on Bedrock has fixed dimensions');
+      if (texts.length > COHERE_MAX_TEXTS) invalidRequest('input', `Cohere Embed on Bedrock takes at most ${COHERE_MAX_TEXTS} texts per request`);
+      return [await invoke(ctx, { texts, input_type: 'search_document' })];
+    }
+    return Promise.all(
+      texts.map(function titanBody(inputText) {
+        const body: Record<string, unknown> = { inputText };
+        if (request.dimensions !== undefined) body['dimensions'] = request.dimensions;
+        return invoke(ctx, body);
+      }),
+    );
+  },
+  parseResponses: function parseBedrockEmbeddings(bodies, _request, ctx): EmbeddingResult {
+    if (isCohere(ctx.model)) {
+      const parsed = asObject(jsonOf(bodies[0] ?? new Uint8Array()));
+      const raw = parsed?.['embeddings'];
+      // embeddings is a list of vectors, or {float: [...]} when embedding_types was given.
+      const list = Array.isArray(raw) ? raw : asObject(raw)?.['float'];
+      if (!Array.isArray(list)) throw new SyntaxError('upstream answered with a body that has no embeddings');
+      return { vectors: list.map((v, i) => vectorOf(v, `embeddings[${i}]`)), inputTokens: 0, model: undefined };
+    }
+    let inputTokens = 0;
+    const vectors = bodies.map(function titanVector(body, i) {
+      const parsed = asObject(jsonOf(body));
+      const tokens = parsed?.['inputTextTokenCount'];
+      if (typeof tokens === 'number') inputTokens += tokens;
+      return vectorOf(parsed?.['embedding'], `response ${i} embedding`);
+    });
+    return { vectors, inputTokens, model: undefined };
+  },
+};

@@ -1,0 +1,34 @@
+// OpenAI-compatible embeddings: POST {base_url}/embeddings with the request
+// as OpenAI takes it (floats asked for, whatever the client wants: the
+// gateway encodes base64 itself so every provider type answers alike).
+import { asObject } from '../shared/inputs.js';
+import { jsonOf, vectorOf } from '../shared/embedding-inputs.js';
+import { ProviderNotConfiguredError, type EmbeddingAdapter, type EmbeddingResult } from '../types.js';
+import type { OpenAIProviderConfig } from './config.js';
+
+export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
+  buildRequests: function buildOpenAIEmbeddings(request, ctx) {
+    const provider = ctx.provider;
+    if (provider.api_key === '') throw new ProviderNotConfiguredError(`Provider ${ctx.slug} has no api_key: set receivers.gateway.providers.${ctx.slug}.api_key.`);
+    const body: Record<string, unknown> = { model: ctx.model, input: request.input, encoding_format: 'float' };
+    if (request.dimensions !== undefined) body['dimensions'] = request.dimensions;
+    if (request.user !== undefined) body['user'] = request.user;
+    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...provider.headers };
+    if (provider.api_key !== undefined) headers['authorization'] = `Bearer ${provider.api_key}`;
+    return [{ url: `${provider.base_url.replace(/\/+$/, '')}/embeddings`, method: 'POST', headers, body: JSON.stringify(body) }];
+  },
+  parseResponses: function parseOpenAIEmbeddings(bodies): EmbeddingResult {
+    const parsed = asObject(jsonOf(bodies[0] ?? new Uint8Array()));
+    const data = parsed?.['data'];
+    if (!Array.isArray(data)) throw new SyntaxError('upstream answered with a body that is not an embedding list');
+    const vectors: number[][] = [];
+    for (const item of data) {
+      const entry = asObject(item);
+      const index = typeof entry?.['index'] === 'number' ? entry['index'] : vectors.length;
+      vectors[index] = vectorOf(entry?.['embedding'], `data[${index}].embedding`);
+    }
+    const usage = asObject(parsed?.['usage']);
+    const tokens = usage?.['prompt_tokens'];
+    return { vectors, inputTokens: typeof tokens === 'number' ? tokens : 0, model: typeof parsed?.['model'] === 'string' ? parsed['model'] : undefined };
+  },
+};

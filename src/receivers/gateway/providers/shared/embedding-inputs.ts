@@ -1,0 +1,22 @@
+// Embedding helpers the provider adapters share: texts only (token arrays
+// are an OpenAI-compatible upstream's alone) and reading number vectors out
+// of untyped upstream JSON.
+import type { EmbeddingRequest } from '../types.js';
+import { invalidRequest } from './inputs.js';
+
+/** The inputs as texts; token arrays are refused for provider types that take text only. */
+export function textInputs(request: EmbeddingRequest, type: string): readonly string[] {
+  const input = request.input;
+  for (const item of input) if (typeof item !== 'string') invalidRequest('input', `token arrays are not supported by provider type ${type}; send text`);
+  return input as readonly string[];
+}
+
+/** A vector from upstream JSON; throws a SyntaxError (the attempt's invalid_response) for anything else. */
+export function vectorOf(value: unknown, what: string): number[] {
+  if (!Array.isArray(value) || !value.every((n) => typeof n === 'number')) throw new SyntaxError(`${what} is not a list of numbers`);
+  return value as number[];
+}
+
+export function jsonOf(body: Uint8Array): unknown {
+  return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+}

@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY, attr, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
+import { aiClients, type AiClient } from './clients.js';
+
+let gateway: Gateway | undefined;
+const upstreams: Upstream[] = [];
+
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  await Promise.all(upstreams.splice(0).map((u) => u.close()));
+});
+
+async function setup(client: AiClient) {
+  const up = await startUpstream((body, res) => {
+    const input = body['input'] as string[];
+    sendJson(res, 200, { object: 'list', data: input.map((text, i) => ({ object: 'embedding', index: i, embedding: [text.length, i] })), model: 'e-up', usage: { prompt_tokens: 3 * input.length, total_tokens: 3 * input.length } });
+  });
+  upstreams.push(up);
+  gateway = await startGateway({
+    providers: { oa: openaiProvider(up) },
+    models: [
+      { id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'oa', model: 'e-up' }] },
+      { id: 'acme/chat', endpoints: [{ provider: 'oa', model: 'c-up' }] },
+    ],
+  });
+  return { gw: client.ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY }), up };
+}
+
+describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
+  const { ai } = client;
+
+  it('answers embed and embedMany with vectors in input order, usage and gateway metadata', async () => {
+    const { gw, up } = await setup(client);
+    const one = await ai.embed({ model: gw.embeddingModel('acme/embed'), value: 'sunny day', maxRetries: 0 });
+    expect(one.embedding).toEqual([9, 0]);
+    expect(one.usage.tokens).toBe(3);
+    const many = await ai.embedMany({ model: gw.embeddingModel('acme/embed'), values: ['a', 'bb', 'ccc'], maxRetries: 0 });
+    expect(many.embeddings).toEqual([
+      [1, 0],
+      [2, 1],
+      [3, 2],
+    ]);
+    expect(many.usage.tokens).toBe(9);
+    expect(up.requests[1]?.body).toEqual({ model: 'e-up', input: ['a', 'bb', 'ccc'], encoding_format: 'float' });
+    const spans = await (gateway as Gateway).spans(4);
+    expect(attr(spans.find((s) => s.name === 'embeddings e-up'), 'gen_ai.operation.name')).toBe('embeddings');
+    expect(spans.some((s) => s.name === 'POST /v1/ai/embedding-model')).toBe(true);
+  });
+
+  it('sends the requested dimensions upstream', async () => {
+    const { gw, up } = await setup(client);
+    await ai.embed({ model: gw.embeddingModel('acme/embed'), value: 'x', maxRetries: 0, providerOptions: { openai: { dimensions: 64 } } });
+    expect(up.requests[0]?.body['dimensions']).toBe(64);
+  });
+
+  it('maps an unknown model and a language model to the client error classes', async () => {
+    const { gw, up } = await setup(client);
+    const missing = await ai.embed({ model: gw.embeddingModel('acme/nope'), value: 'x', maxRetries: 0 }).catch((err: unknown) => err);
+    expect(missing).toMatchObject({ name: 'GatewayModelNotFoundError', modelId: 'acme/nope' });
+    const wrong = await ai.embed({ model: gw.embeddingModel('acme/chat'), value: 'x', maxRetries: 0 }).catch((err: unknown) => err);
+    expect(wrong).toMatchObject({ name: 'GatewayInvalidRequestError', statusCode: 400 });
+    expect(up.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,324 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { API_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, usageChunk, type Gateway, type SeenRequest, type Upstream, type UpstreamHandler } from '../harness.js';
+import { PNG_BASE64 } from '../providers/shared/fake-upstream.js';
+import { aiClients, type AiClient } from './clients.js';
+
+let gateway: Gateway | undefined;
+const upstreams: Upstream[] = [];
+
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  await Promise.all(upstreams.splice(0).map((u) => u.close()));
+});
+
+async function setup(client: AiClient, first: UpstreamHandler, second: UpstreamHandler = first, overrides: Record<string, unknown> = {}) {
+  const a = await startUpstream(first);
+  const b = await startUpstream(second);
+  upstreams.push(a, b);
+  gateway = await startGateway({
+    providers: { alpha: openaiProvider(a), beta: openaiProvider(b) },
+    models: [
+      { id: 'acme/chat', name: 'Acme Chat', description: 'A test model', pricing: { input: '0.000001', output: '0.000002', input_cache_read: '0.0000005' }, endpoints: [{ provider: 'alpha', model: 'up-alpha' }, { provider: 'beta', model: 'up-beta' }] },
+      { id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'alpha', model: 'up-embed' }] },
+    ],
+    ...overrides,
+  });
+  const gw = client.ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+  return { gw, a, b };
+}
+
+function messagesOf(seen: SeenRequest | undefined): Array<Record<string, unknown>> {
+  return (seen?.body['messages'] ?? []) as Array<Record<string, unknown>>;
+}
+
+const toolCallCompletion = (id: string, name: string, args: string) => ({
+  ...completion(''),
+  choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name, arguments: args } }] }, finish_reason: 'tool_calls' }],
+});
+
+describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
+  const { ai } = client;
+
+  it('generates text from a system prompt and sends the call settings upstream', async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('Hello!')));
+    const out = await ai.generateText({ model: gw('acme/chat'), system: 'Be terse.', prompt: 'Hi', temperature: 0.3, topP: 0.9, topK: 40, maxOutputTokens: 64, seed: 7, stopSequences: ['END'], presencePenalty: 0.5, frequencyPenalty: 0.25, maxRetries: 0 });
+    expect(out.text).toBe('Hello!');
+    expect(out.finishReason).toBe('stop');
+    expect(out.usage).toMatchObject({ inputTokens: 11, outputTokens: 7, totalTokens: 18 });
+    expect(out.providerMetadata?.['gateway']).toMatchObject({ modelId: 'acme/chat', provider: 'alpha', attempts: 1, generationId: expect.stringMatching(/^gen_/) });
+    expect(a.requests[0]?.headers['authorization']).toBe('Bearer sk-upstream');
+    expect(a.requests[0]?.body).toEqual({
+      model: 'up-alpha',
+      messages: [
+        { role: 'system', content: 'Be terse.' },
+        { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+      ],
+      max_tokens: 64,
+      temperature: 0.3,
+      top_p: 0.9,
+      top_k: 40,
+      presence_penalty: 0.5,
+      frequency_penalty: 0.25,
+      seed: 7,
+      stop: ['END'],
+    });
+  });
+
+  it('streams text parts in order, with usage and the gateway metadata on finish', async () => {
+    const { gw } = await setup(client, (_b, res) => textStream(res, ['Hel', 'lo', '!']));
+    const result = ai.streamText({ model: gw('acme/chat'), system: 'Be terse.', prompt: 'Hi', maxRetries: 0 });
+    const parts: string[] = [];
+    for await (const part of result.fullStream) parts.push(part.type);
+    expect(await result.text).toBe('Hello!');
+    expect(parts.filter((p) => p.startsWith('text'))).toEqual(['text-start', 'text-delta', 'text-delta', 'text-delta', 'text-end']);
+    expect(await result.finishReason).toBe('stop');
+    expect((await result.usage).outputTokens).toBe(3);
+    expect((await result.providerMetadata)?.['gateway']).toMatchObject({ modelId: 'acme/chat', provider: 'alpha', attempts: 1, generationId: expect.stringMatching(/^gen_/) });
+  });
+
+  it('sends images given as bytes, as a URL and as base64 to the upstream as image_url parts', async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('three images')));
+    const out = await ai.generateText({
+      model: gw('acme/chat'),
+      maxRetries: 0,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What are these?' },
+            { type: 'image', image: Buffer.from(PNG_BASE64, 'base64') },
+            { type: 'image', image: new URL('https://example.com/cat.jpg') },
+            { type: 'image', image: PNG_BASE64 },
+          ],
+        },
+      ],
+    });
+    expect(out.text).toBe('three images');
+    expect(messagesOf(a.requests[0])).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'What are these?' },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
+          { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg' } },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
+        ],
+      },
+    ]);
+  });
+
+  it('runs a multi-step tool loop with stopWhen, sending calls and results back', async () => {
+    const { gw, a } = await setup(client, (body, res) => {
+      const messages = body['messages'] as Array<Record<string, unknown>>;
+      const results = messages.filter((m) => m['role'] === 'tool').length;
+      if (results === 0) return sendJson(res, 200, toolCallCompletion('call_1', 'add', '{"a":2,"b":3}'));
+      if (results === 1) return sendJson(res, 200, toolCallCompletion('call_2', 'add', '{"a":5,"b":10}'));
+      sendJson(res, 200, completion(`The sum is ${String(messages.at(-1)?.['content'])}`));
+    });
+    const out = await ai.generateText({
+      model: gw('acme/chat'),
+      prompt: 'add 2 and 3, then add 10',
+      tools: { add: ai.tool({ description: 'Adds two numbers', inputSchema: z.object({ a: z.number(), b: z.number() }), execute: async ({ a: x, b: y }) => x + y }) },
+      stopWhen: ai.stepCountIs(5),
+      maxRetries: 0,
+    });
+    expect(out.text).toBe('The sum is 15');
+    expect(out.steps).toHaveLength(3);
+    const last = messagesOf(a.requests[2]);
+    expect(last.slice(1)).toEqual([
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'add', arguments: '{"a":2,"b":3}' } }] },
+      { role: 'tool', tool_call_id: 'call_1', content: '5' },
+      { role: 'assistant', content: null, tool_calls: [{ id: 'call_2', type: 'function', function: { name: 'add', arguments: '{"a":5,"b":10}' } }] },
+      { role: 'tool', tool_call_id: 'call_2', content: '15' },
+    ]);
+    const tools = a.requests[0]?.body['tools'] as Array<{ function: { name: string; parameters: Record<string, unknown> } }>;
+    expect(tools[0]?.function).toMatchObject({ name: 'add', description: 'Adds two numbers', parameters: { type: 'object', required: ['a', 'b'] } });
+    expect(a.requests[0]?.body['tool_choice']).toBe('auto');
+  });
+
+  it('streams a tool loop: tool-input parts, then one tool-call per call, then the next step', async () => {
+    const { gw, a } = await setup(client, (body, res) => {
+      const messages = body['messages'] as Array<Record<string, unknown>>;
+      if (messages.at(-1)?.['role'] === 'tool') return textStream(res, ['It is ', String(messages.at(-1)?.['content'])]);
+      sendStream(res, [
+        chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_w', type: 'function', function: { name: 'weather', arguments: '' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+        chunk({}, 'tool_calls'),
+        usageChunk,
+      ]);
+    });
+    const result = ai.streamText({
+      model: gw('acme/chat'),
+      prompt: 'weather in Paris?',
+      tools: { weather: ai.tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => `sunny in ${city}` }) },
+      stopWhen: ai.stepCountIs(3),
+      maxRetries: 0,
+    });
+    const types: string[] = [];
+    for await (const part of result.fullStream) types.push(part.type);
+    expect(await result.text).toBe('It is sunny in Paris');
+    expect(types).toContain('tool-input-start');
+    expect(types).toContain('tool-input-delta');
+    expect(types.filter((t) => t === 'tool-call')).toHaveLength(1);
+    expect(types.filter((t) => t === 'tool-result')).toHaveLength(1);
+    expect(messagesOf(a.requests[1]).at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_w', content: 'sunny in Paris' });
+  });
+
+  it('answers Output.object through a json_schema response format', async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('{"city":"Paris","tempC":21}')));
+    const out = await ai.generateText({
+      model: gw('acme/chat'),
+      prompt: 'Weather in Paris as JSON',
+      output: ai.Output.object({ schema: z.object({ city: z.string(), tempC: z.number() }) }),
+      maxRetries: 0,
+    });
+    expect(out.output).toEqual({ city: 'Paris', tempC: 21 });
+    const format = a.requests[0]?.body['response_format'] as { type: string; json_schema: { name: string; schema: Record<string, unknown> } };
+    expect(format.type).toBe('json_schema');
+    expect(format.json_schema.schema).toMatchObject({ type: 'object', properties: { city: { type: 'string' }, tempC: { type: 'number' } } });
+  });
+
+  it('returns reasoning as reasoning parts, generated and streamed', async () => {
+    const { gw } = await setup(client, (body, res) => {
+      if (body['stream'] !== true) {
+        return sendJson(res, 200, { ...completion('42'), choices: [{ index: 0, message: { role: 'assistant', content: '42', reasoning: 'Six times seven.' }, finish_reason: 'stop' }] });
+      }
+      sendStream(res, [chunk({ role: 'assistant', reasoning: 'Six ' }), chunk({ reasoning: 'times seven.' }), chunk({ content: '42' }), chunk({}, 'stop'), usageChunk]);
+    });
+    const generated = await ai.generateText({ model: gw('acme/chat'), prompt: '6*7?', maxRetries: 0 });
+    expect(generated.reasoningText).toBe('Six times seven.');
+    expect(generated.text).toBe('42');
+    const streamed = ai.streamText({ model: gw('acme/chat'), prompt: '6*7?', maxRetries: 0 });
+    const types: string[] = [];
+    for await (const part of streamed.fullStream) types.push(part.type);
+    expect(await streamed.reasoningText).toBe('Six times seven.');
+    expect(await streamed.text).toBe('42');
+    expect(types.indexOf('reasoning-end')).toBeLessThan(types.indexOf('text-start'));
+  });
+
+  it('turns provider reasoning options into the reasoning request and passes other provider options on', async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('ok')));
+    await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions: { openai: { reasoningEffort: 'low', parallelToolCalls: false, user: 'u-1' } }, maxRetries: 0 });
+    expect(a.requests[0]?.body).toMatchObject({ reasoning_effort: 'low', parallel_tool_calls: false, user: 'u-1' });
+    expect(a.requests[0]?.body['reasoningEffort']).toBeUndefined();
+    expect(a.requests[0]?.body['providerOptions']).toBeUndefined();
+  });
+
+  it('routes with providerOptions.gateway.order and reports the provider that answered', async () => {
+    const { gw, a, b } = await setup(
+      client,
+      (_b, res) => sendJson(res, 200, completion('from alpha')),
+      (_b, res) => sendJson(res, 200, completion('from beta')),
+    );
+    const out = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions: { gateway: { order: ['beta'] } }, maxRetries: 0 });
+    expect(out.text).toBe('from beta');
+    expect(out.providerMetadata?.['gateway']).toMatchObject({ provider: 'beta', attempts: 1 });
+    expect(a.requests).toHaveLength(0);
+    expect(b.requests[0]?.body['model']).toBe('up-beta');
+    expect(b.requests[0]?.body['providerOptions']).toBeUndefined();
+  });
+
+  it('falls back to the next endpoint before the first stream part', async () => {
+    const { gw, a, b } = await setup(
+      client,
+      (_b, res) => sendJson(res, 503, { error: { message: 'overloaded', type: 'api_error' } }),
+      (_b, res) => textStream(res, ['from ', 'beta']),
+    );
+    const result = ai.streamText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 });
+    expect(await result.text).toBe('from beta');
+    expect((await result.providerMetadata)?.['gateway']).toMatchObject({ provider: 'beta', attempts: 2 });
+    expect(a.requests).toHaveLength(1);
+    expect(b.requests).toHaveLength(1);
+  });
+
+  it('ends a stream cut after its first part with an error part', async () => {
+    const { gw } = await setup(client, (_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'partial' }))}\n\n`);
+      setTimeout(() => res.socket?.destroy(), 30);
+    });
+    const errors: unknown[] = [];
+    const result = ai.streamText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0, onError: ({ error }) => void errors.push(error) });
+    const parts: Array<{ type: string; error?: unknown }> = [];
+    for await (const part of result.fullStream) parts.push(part);
+    const failed = parts.find((p) => p.type === 'error');
+    expect(failed?.error).toMatchObject({ type: 'internal_server_error', statusCode: 502 });
+    expect(parts.some((p) => p.type === 'text-delta')).toBe(true);
+  });
+
+  it('records a SERVER span for the route and a CLIENT span per attempt', async () => {
+    const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('ok')));
+    await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 });
+    const spans = await (gateway as Gateway).spans(2);
+    const server = spans.find((s) => s.name === 'POST /v1/ai/language-model');
+    const attempt = spans.find((s) => s.name === 'chat up-alpha');
+    expect(attr(server, 'sluice.model')).toBe('acme/chat');
+    expect(attr(server, 'sluice.provider')).toBe('alpha');
+    expect(attr(attempt, 'gen_ai.operation.name')).toBe('chat');
+    expect(attr(attempt, 'gen_ai.usage.input_tokens')).toBe(11);
+  });
+
+  it('lists the catalog through getAvailableModels with pricing and model types', async () => {
+    const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('unused')));
+    const { models } = await gw.getAvailableModels();
+    expect(models).toEqual([
+      {
+        id: 'acme/chat',
+        name: 'Acme Chat',
+        description: 'A test model',
+        pricing: { input: '0.000001', output: '0.000002', cachedInputTokens: '0.0000005' },
+        specification: { specificationVersion: client.specVersion === '3' ? 'v3' : 'v4', provider: 'acme', modelId: 'chat' },
+        modelType: 'language',
+      },
+      { id: 'acme/embed', name: 'acme/embed', description: null, pricing: null, specification: { specificationVersion: client.specVersion === '3' ? 'v3' : 'v4', provider: 'acme', modelId: 'embed' }, modelType: 'embedding' },
+    ]);
+  });
+
+  describe('errors', () => {
+    it('maps a wrong key to GatewayAuthenticationError', async () => {
+      const { a } = await setup(client, (_b, res) => sendJson(res, 200, completion('unused')));
+      const gw = ai.createGateway({ baseURL: `${(gateway as Gateway).baseURL}/ai`, apiKey: 'sk-wrong' });
+      const error = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ name: 'GatewayAuthenticationError' });
+      expect(a.requests).toHaveLength(0);
+    });
+
+    it('maps an unknown model to GatewayModelNotFoundError with its id', async () => {
+      const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('unused')));
+      const error = await ai.generateText({ model: gw('acme/nope'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ name: 'GatewayModelNotFoundError', modelId: 'acme/nope', statusCode: 404 });
+    });
+
+    it('maps a key over its rate to GatewayRateLimitError', async () => {
+      const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('ok')), undefined, { api_keys: [{ key: API_KEY, requests_per_minute: 1 }] });
+      await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 });
+      const error = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ name: 'GatewayRateLimitError', statusCode: 429 });
+    });
+
+    it('maps a part no provider can take to GatewayInvalidRequestError naming it', async () => {
+      const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('unused')));
+      const error = await ai
+        .generateText({ model: gw('acme/chat'), maxRetries: 0, messages: [{ role: 'user', content: [{ type: 'file', data: Buffer.from('%PDF-1.4'), mediaType: 'application/pdf' }] }] })
+        .catch((err: unknown) => err);
+      expect(error).toMatchObject({ name: 'GatewayInvalidRequestError', statusCode: 400 });
+      expect((error as Error).message).toContain('prompt[0].content[0]');
+      expect(a.requests).toHaveLength(0);
+    });
+
+    it('maps an embedding model asked for text to GatewayInvalidRequestError', async () => {
+      const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('unused')));
+      const error = await ai.generateText({ model: gw('acme/embed'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ name: 'GatewayInvalidRequestError' });
+    });
+
+    it('maps every endpoint failing to an internal server error with the upstream status', async () => {
+      const { gw } = await setup(client, (_b, res) => sendJson(res, 500, { error: { message: 'boom', type: 'server_error' } }));
+      const error = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ name: 'GatewayInternalServerError', statusCode: 500 });
+    });
+  });
+});

@@ -1,0 +1,181 @@
+// The AI SDK protocol against fakes of each non-OpenAI provider type: each
+// fake checks its provider's documented request shape, so what the AI SDK
+// sends (system prompt, image bytes, tool loops, reasoning) is proven to map
+// onto every type.
+import type { ServerResponse } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { API_KEY, startGateway, type Gateway } from '../harness.js';
+import { message as anthropicMessage, messageEnd, messageStart, sendEvents, textBlock, toolBlock } from '../providers/anthropic/fixtures.js';
+import { validateAnthropic } from '../providers/anthropic/wire-schema.js';
+import { endFrames, frame, sendConverse, sendFrames, textFrames, toolFrames } from '../providers/bedrock/fixtures.js';
+import { requestProblems } from '../providers/bedrock/wire-schema.js';
+import { sendResponse, sendStream as sendGeminiStream } from '../providers/google/fixtures.js';
+import { validateGemini } from '../providers/google/wire-schema.js';
+import { json, PNG_BASE64, startFake, type FakeUpstream, type Seen } from '../providers/shared/fake-upstream.js';
+import { aiClients, type AiClient } from './clients.js';
+
+let gateway: Gateway | undefined;
+let fake: FakeUpstream | undefined;
+
+afterEach(async () => {
+  const problems = fake?.problems ?? [];
+  await gateway?.close();
+  await fake?.close();
+  gateway = undefined;
+  fake = undefined;
+  expect(problems).toEqual([]);
+});
+
+type ProviderType = 'anthropic' | 'bedrock' | 'google';
+
+/** What each fake answers: a text turn, a tool call turn, each plain or streamed. */
+interface Script {
+  text(res: ServerResponse, text: string, stream: boolean): void | Promise<void>;
+  toolCall(res: ServerResponse, id: string, name: string, input: Record<string, unknown>, stream: boolean): void | Promise<void>;
+  /** The tool result the gateway sent back on this request, if any. */
+  toolResult(seen: Seen): string | undefined;
+}
+
+const SCRIPTS: Record<ProviderType, Script> = {
+  anthropic: {
+    text: (res, text, stream) => (stream ? sendEvents(res, [messageStart(), ...textBlock(0, [text.slice(0, 3), text.slice(3)]), ...messageEnd('end_turn')]) : json(res, 200, anthropicMessage([{ type: 'text', text }], 'end_turn'))),
+    toolCall: (res, id, name, input, stream) =>
+      stream ? sendEvents(res, [messageStart(), ...toolBlock(0, id, name, [JSON.stringify(input)]), ...messageEnd('tool_use')]) : json(res, 200, anthropicMessage([{ type: 'tool_use', id, name, input }], 'tool_use')),
+    toolResult: (seen) => {
+      const messages = (seen.body as { messages: Array<{ content: unknown }> }).messages;
+      const last = messages.at(-1)?.content as Array<{ type: string; content?: unknown }> | undefined;
+      const result = last?.find((b) => b.type === 'tool_result');
+      return result === undefined ? undefined : typeof result.content === 'string' ? result.content : JSON.stringify(result.content);
+    },
+  },
+  google: {
+    text: (res, text, stream) => (stream ? sendGeminiStream(res, [{ candidates: [{ content: { role: 'model', parts: [{ text: text.slice(0, 3) }] }, index: 0 }] }, { candidates: [{ content: { role: 'model', parts: [{ text: text.slice(3) }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2, totalTokenCount: 7 } }]) : sendResponse(res, [{ text }])),
+    toolCall: (res, _id, name, input, stream) =>
+      stream ? sendGeminiStream(res, [{ candidates: [{ content: { role: 'model', parts: [{ functionCall: { name, args: input } }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 2, totalTokenCount: 7 } }]) : sendResponse(res, [{ functionCall: { name, args: input } }]),
+    toolResult: (seen) => {
+      const contents = (seen.body as { contents: Array<{ parts: Array<{ functionResponse?: { response: unknown } }> }> }).contents;
+      const response = contents.at(-1)?.parts.find((p) => p.functionResponse !== undefined)?.functionResponse?.response;
+      return response === undefined ? undefined : JSON.stringify(response);
+    },
+  },
+  bedrock: {
+    text: (res, text, stream) => (stream ? sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, [text.slice(0, 3), text.slice(3)]), ...endFrames('end_turn')]) : sendConverse(res, [{ text }])),
+    toolCall: (res, id, name, input, stream) =>
+      stream ? sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...toolFrames(0, id, name, [JSON.stringify(input)]), ...endFrames('tool_use')]) : sendConverse(res, [{ toolUse: { toolUseId: id, name, input } }], 'tool_use'),
+    toolResult: (seen) => {
+      const messages = (seen.body as { messages: Array<{ content: Array<{ toolResult?: { content: unknown } }> }> }).messages;
+      const result = messages.at(-1)?.content.find((b) => b.toolResult !== undefined)?.toolResult?.content;
+      return result === undefined ? undefined : JSON.stringify(result);
+    },
+  },
+};
+
+const VALIDATORS: Record<ProviderType, (seen: Seen) => string[] | Promise<string[]>> = { anthropic: validateAnthropic, bedrock: requestProblems, google: validateGemini };
+
+async function setup(client: AiClient, type: ProviderType, handler: (seen: Seen, res: ServerResponse) => void | Promise<void>) {
+  fake = await startFake(VALIDATORS[type], handler);
+  const provider =
+    type === 'anthropic'
+      ? { type, base_url: fake.url, api_key: 'sk-ant-test' }
+      : type === 'google'
+        ? { type, base_url: fake.url, api_key: 'gm-test-key' }
+        : { type, base_url: fake.url, region: 'us-east-1', api_key: 'bedrock-key' };
+  gateway = await startGateway({ providers: { [type]: provider }, models: [{ id: 'acme/model', endpoints: [{ provider: type, model: `${type}-model` }] }] });
+  return client.ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+}
+
+function isStream(seen: Seen): boolean {
+  return (seen.body as { stream?: boolean } | undefined)?.stream === true || seen.path.includes('stream');
+}
+
+const cases = aiClients.flatMap((client) => (['anthropic', 'google', 'bedrock'] as const).map((type) => ({ client, type, name: `${client.name} -> ${type}` })));
+
+describe.each(cases)('the AI SDK protocol, $name', ({ client, type }) => {
+  const { ai } = client;
+  const script = SCRIPTS[type];
+
+  it('generates from a system prompt and an image given as bytes', async () => {
+    const gw = await setup(client, type, (seen, res) => script.text(res, 'A red pixel.', isStream(seen)));
+    const out = await ai.generateText({
+      model: gw('acme/model'),
+      system: 'Describe images briefly.',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'image', image: Buffer.from(PNG_BASE64, 'base64') }] }],
+      maxRetries: 0,
+    });
+    expect(out.text).toBe('A red pixel.');
+    expect(out.finishReason).toBe('stop');
+    expect(out.usage.inputTokens).toBeGreaterThan(0);
+    expect(JSON.stringify(fake?.requests[0]?.body)).toContain(PNG_BASE64);
+    expect(JSON.stringify(fake?.requests[0]?.body)).toContain('Describe images briefly.');
+  });
+
+  it('streams a tool loop over several steps with stopWhen', async () => {
+    const gw = await setup(client, type, (seen, res) => {
+      const result = script.toolResult(seen);
+      if (result === undefined) return script.toolCall(res, 'call_1', 'weather', { city: 'Paris' }, isStream(seen));
+      return script.text(res, `Got ${result.includes('sunny') ? 'sunny' : 'nothing'}`, isStream(seen));
+    });
+    const result = ai.streamText({
+      model: gw('acme/model'),
+      prompt: 'Weather in Paris?',
+      tools: { weather: ai.tool({ inputSchema: z.object({ city: z.string() }), execute: async ({ city }) => ({ city, sky: 'sunny' }) }) },
+      stopWhen: ai.stepCountIs(3),
+      maxRetries: 0,
+    });
+    expect(await result.text).toBe('Got sunny');
+    expect((await result.steps).length).toBe(2);
+    expect(fake?.requests).toHaveLength(2);
+  });
+});
+
+describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', (client) => {
+  const { ai } = client;
+  const SIGNATURE = 'EqQBCkYIBxgCKkDsignature==';
+
+  it('anthropic: a thinking budget from providerOptions, and the signed thinking replayed in the tool loop', async () => {
+    const gw = await setup(client, 'anthropic', (seen, res) => {
+      if (SCRIPTS.anthropic.toolResult(seen) === undefined) {
+        return json(res, 200, anthropicMessage([{ type: 'thinking', thinking: 'Need the weather.', signature: SIGNATURE }, { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Paris' } }], 'tool_use'));
+      }
+      json(res, 200, anthropicMessage([{ type: 'text', text: 'Sunny.' }], 'end_turn'));
+    });
+    const out = await ai.generateText({
+      model: gw('acme/model'),
+      prompt: 'Weather in Paris?',
+      maxOutputTokens: 8000,
+      providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: 2048 } } },
+      tools: { weather: ai.tool({ inputSchema: z.object({ city: z.string() }), execute: async () => 'sunny' }) },
+      stopWhen: ai.stepCountIs(3),
+      maxRetries: 0,
+    });
+    expect(out.text).toBe('Sunny.');
+    expect(out.steps[0]?.reasoningText).toBe('Need the weather.');
+    expect(fake?.requests[0]?.body).toMatchObject({ max_tokens: 8000, thinking: { type: 'enabled', budget_tokens: 2048 } });
+    const replayed = (fake?.requests[1]?.body as { messages: Array<{ role: string; content: unknown[] }> }).messages[1];
+    expect(replayed?.content).toEqual([
+      { type: 'thinking', thinking: 'Need the weather.', signature: SIGNATURE },
+      { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Paris' } },
+    ]);
+  });
+
+  it('anthropic: streamed thinking comes back as reasoning parts with its signature', async () => {
+    const gw = await setup(client, 'anthropic', (_seen, res) =>
+      sendEvents(res, [
+        messageStart(),
+        { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '' } } },
+        { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Let me ' } } },
+        { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'think.' } } },
+        { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'signature_delta', signature: SIGNATURE } } },
+        { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+        ...textBlock(1, ['Done.']),
+        ...messageEnd('end_turn'),
+      ]),
+    );
+    const result = ai.streamText({ model: gw('acme/model'), prompt: 'Think.', providerOptions: { anthropic: { thinking: { type: 'enabled', budgetTokens: 1024 } } }, maxRetries: 0 });
+    expect(await result.reasoningText).toBe('Let me think.');
+    expect(await result.text).toBe('Done.');
+    const reasoning = (await result.reasoning)[0];
+    expect(JSON.stringify(reasoning?.providerMetadata)).toContain(SIGNATURE);
+  });
+});

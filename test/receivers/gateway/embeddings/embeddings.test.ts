@@ -1,0 +1,150 @@
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY, attr, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
+import { json, startFake, type FakeUpstream, type Seen } from '../providers/shared/fake-upstream.js';
+
+let gateway: Gateway | undefined;
+const upstreams: Array<Upstream | FakeUpstream> = [];
+
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  await Promise.all(upstreams.splice(0).map((u) => u.close()));
+});
+
+/** Deterministic vectors: input i gets [i + 0.5, -(i + 0.25), 1 / 3]. */
+function vectorFor(i: number): number[] {
+  return [i + 0.5, -(i + 0.25), 1 / 3];
+}
+
+function openaiEmbeddingsUpstream(): Promise<Upstream> {
+  return startUpstream((body, res) => {
+    const input = body['input'] as unknown[];
+    sendJson(res, 200, { object: 'list', data: input.map((_v, i) => ({ object: 'embedding', index: i, embedding: vectorFor(i) })), model: 'text-embedding-up', usage: { prompt_tokens: 4 * input.length, total_tokens: 4 * input.length } });
+  });
+}
+
+function client(): OpenAI {
+  return new OpenAI({ baseURL: (gateway as Gateway).baseURL, apiKey: API_KEY, maxRetries: 0 });
+}
+
+const noProblems = () => [];
+
+describe('POST /v1/embeddings', () => {
+  it('answers the openai SDK in float and in base64, from an OpenAI-compatible upstream', async () => {
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(up);
+    gateway = await startGateway({ providers: { oa: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'oa', model: 'text-embedding-up' }] }] });
+    const floats = await client().embeddings.create({ model: 'acme/embed', input: ['a', 'b'], encoding_format: 'float', dimensions: 3 });
+    expect(floats.data.map((d) => d.embedding)).toEqual([vectorFor(0), vectorFor(1)]);
+    expect(floats.model).toBe('acme/embed');
+    expect(floats.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
+    expect(up.requests[0]?.body).toEqual({ model: 'text-embedding-up', input: ['a', 'b'], encoding_format: 'float', dimensions: 3 });
+
+    // The SDK asks for base64 by default and decodes the float32 bytes itself.
+    const decoded = await client().embeddings.create({ model: 'acme/embed', input: 'one text' });
+    expect(decoded.data[0]?.embedding).toEqual(vectorFor(0).map((n) => Math.fround(n)));
+    const raw = await client().embeddings.create({ model: 'acme/embed', input: 'one text', encoding_format: 'base64' });
+    const bytes = Buffer.from(raw.data[0]?.embedding as unknown as string, 'base64');
+    expect([0, 1, 2].map((i) => bytes.readFloatLE(i * 4))).toEqual(vectorFor(0).map((n) => Math.fround(n)));
+  });
+
+  it('passes token arrays to an OpenAI-compatible upstream', async () => {
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(up);
+    gateway = await startGateway({ providers: { oa: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'oa', model: 'e' }] }] });
+    const out = await client().embeddings.create({ model: 'acme/embed', input: [[1, 2, 3], [4]], encoding_format: 'float' });
+    expect(out.data).toHaveLength(2);
+    expect(up.requests[0]?.body['input']).toEqual([[1, 2, 3], [4]]);
+  });
+
+  it('embeds through google batchEmbedContents', async () => {
+    const fake = await startFake(noProblems, (seen: Seen, res) => {
+      const requests = (seen.body as { requests: unknown[] }).requests;
+      json(res, 200, { embeddings: requests.map((_r, i) => ({ values: vectorFor(i) })) });
+    });
+    upstreams.push(fake);
+    gateway = await startGateway({ providers: { g: { type: 'google', base_url: fake.url, api_key: 'g-key' } }, models: [{ id: 'google/embed', type: 'embedding', endpoints: [{ provider: 'g', model: 'text-embedding-004' }] }] });
+    const out = await client().embeddings.create({ model: 'google/embed', input: ['x', 'y'], dimensions: 3, encoding_format: 'float' });
+    expect(out.data.map((d) => d.embedding)).toEqual([vectorFor(0), vectorFor(1)]);
+    const seen = fake.requests[0];
+    expect(seen?.path).toBe('/v1beta/models/text-embedding-004:batchEmbedContents');
+    expect(seen?.headers['x-goog-api-key']).toBe('g-key');
+    expect(seen?.body).toEqual({
+      requests: [
+        { model: 'models/text-embedding-004', content: { parts: [{ text: 'x' }] }, outputDimensionality: 3 },
+        { model: 'models/text-embedding-004', content: { parts: [{ text: 'y' }] }, outputDimensionality: 3 },
+      ],
+    });
+  });
+
+  it('embeds through bedrock InvokeModel with Titan (one call per text) and Cohere (one batch), signed', async () => {
+    const fake = await startFake(noProblems, (seen: Seen, res) => {
+      const body = seen.body as { inputText?: string; texts?: string[] };
+      if (body.texts !== undefined) return json(res, 200, { id: 'c1', response_type: 'embeddings_floats', texts: body.texts, embeddings: body.texts.map((_t, i) => vectorFor(i)) });
+      json(res, 200, { embedding: vectorFor(body.inputText === 'x' ? 0 : 1), inputTextTokenCount: 2 });
+    });
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [
+        { id: 'amazon/titan-embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'amazon.titan-embed-text-v2:0' }] },
+        { id: 'cohere/embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'cohere.embed-english-v3' }] },
+      ],
+    });
+    const titan = await client().embeddings.create({ model: 'amazon/titan-embed', input: ['x', 'y'], dimensions: 256, encoding_format: 'float' });
+    expect(titan.data.map((d) => d.embedding)).toEqual([vectorFor(0), vectorFor(1)]);
+    expect(titan.usage.prompt_tokens).toBe(4);
+    expect(fake.requests.map((r) => r.path)).toEqual(['/model/amazon.titan-embed-text-v2%3A0/invoke', '/model/amazon.titan-embed-text-v2%3A0/invoke']);
+    expect(fake.requests.map((r) => r.body)).toEqual([
+      { inputText: 'x', dimensions: 256 },
+      { inputText: 'y', dimensions: 256 },
+    ]);
+    expect(String(fake.requests[0]?.headers['authorization'])).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/bedrock\/aws4_request/);
+    const cohere = await client().embeddings.create({ model: 'cohere/embed', input: ['p', 'q', 'r'], encoding_format: 'float' });
+    expect(cohere.data.map((d) => d.embedding)).toEqual([vectorFor(0), vectorFor(1), vectorFor(2)]);
+    expect(fake.requests[2]?.body).toEqual({ texts: ['p', 'q', 'r'], input_type: 'search_document' });
+  });
+
+  it('falls back to the next endpoint and records embeddings spans', async () => {
+    const down = await startUpstream((_b, res) => sendJson(res, 503, { error: { message: 'overloaded', type: 'api_error' } }));
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(down, up);
+    gateway = await startGateway({
+      providers: { down: openaiProvider(down), up: openaiProvider(up) },
+      models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'down', model: 'e-down' }, { provider: 'up', model: 'e-up' }] }],
+    });
+    const response = await client().embeddings.create({ model: 'acme/embed', input: 'hi', encoding_format: 'float' }).withResponse();
+    expect(response.data.data[0]?.embedding).toEqual(vectorFor(0));
+    expect(response.response.headers.get('x-sluice-provider')).toBe('up');
+    expect(response.response.headers.get('x-sluice-attempts')).toBe('2');
+    const spans = await (gateway as Gateway).spans(3);
+    const failed = spans.find((s) => s.name === 'embeddings e-down');
+    const answered = spans.find((s) => s.name === 'embeddings e-up');
+    expect(attr(failed, 'gen_ai.operation.name')).toBe('embeddings');
+    expect(attr(failed, 'error.type')).toBe('503');
+    expect(attr(answered, 'gen_ai.usage.input_tokens')).toBe(4);
+    expect(attr(answered, 'sluice.provider')).toBe('up');
+    expect(spans.find((s) => s.name === 'POST /v1/embeddings')).toBeDefined();
+  });
+
+  it('refuses a language model, token arrays for google, and a bad encoding_format with 400', async () => {
+    const fake = await startFake(noProblems, (_seen, res) => json(res, 200, { embeddings: [] }));
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { g: { type: 'google', base_url: fake.url, api_key: 'g-key' } },
+      models: [
+        { id: 'google/chat', endpoints: [{ provider: 'g', model: 'gemini' }] },
+        { id: 'google/embed', type: 'embedding', endpoints: [{ provider: 'g', model: 'text-embedding-004' }] },
+      ],
+    });
+    const wrongType = await client().embeddings.create({ model: 'google/chat', input: 'x' }).catch((err: unknown) => err);
+    expect(wrongType).toMatchObject({ status: 400, code: 'wrong_model_type' });
+    const tokens = await client().embeddings.create({ model: 'google/embed', input: [[1, 2]] }).catch((err: unknown) => err);
+    expect(tokens).toMatchObject({ status: 400, code: 'unsupported_value' });
+    const format = await fetch(`${(gateway as Gateway).baseURL}/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'google/embed', input: 'x', encoding_format: 'int8' }) });
+    expect(format.status).toBe(400);
+    expect(((await format.json()) as { error: { param: string } }).error.param).toBe('encoding_format');
+    expect(fake.requests).toHaveLength(0);
+  });
+});
