@@ -231,6 +231,7 @@ describe('web console', () => {
     await page.getByLabel('Name').fill('console-drain');
     await page.getByLabel('Endpoint URL').fill('http://127.0.0.1:9/v1/traces');
     await page.getByLabel('Format').selectOption('json');
+    await page.getByLabel('Headers').fill('x-team: console-team-value');
     await page.getByLabel('Secret').fill('first-secret');
     await page.getByLabel('TLS CA').fill(testTls().ca);
     expect(await page.getByText('forwards 100% of traces').count()).toBe(1);
@@ -332,6 +333,7 @@ describe('web console', () => {
     for (const count of got.values()) expect(count).toBe(2);
     for (const request of sink.received) {
       expect(request.headers['content-type']).toBe('application/json');
+      expect(request.headers['x-team']).toBe('console-team-value');
       expect(request.headers['x-sluice-signature']).toBe(createHmac('sha256', 'first-secret').update(request.raw).digest('hex'));
     }
   });
@@ -385,6 +387,8 @@ describe('web console', () => {
     expect(await page.getByLabel('Secret').inputValue()).toBe('');
     expect(await page.getByTestId('secret-state').textContent()).toBe('A secret is set.');
     expect(await page.getByLabel('TLS CA').inputValue()).toBe('');
+    expect(await page.getByLabel('Headers').inputValue()).toBe('');
+    expect(await page.getByText('Set now: x-team (values hidden).').count()).toBe(1);
     // Tested as stored: the new secret signs, the stored CA verifies the sink.
     sink.received.length = 0;
     await page.getByRole('button', { name: 'Test delivery' }).click();
@@ -393,8 +397,10 @@ describe('web console', () => {
     const shown = await page.content();
     expect(shown).not.toContain('second-secret');
     expect(shown).not.toContain('first-secret');
+    expect(shown).not.toContain('console-team-value');
     const api = await (await adminApi('/v1/drains')).text();
     expect(api).not.toContain('second-secret');
+    expect(api).not.toContain('console-team-value');
     // The new secret signs deliveries from now on.
     sink.received.length = 0;
     await sendTraces(otlpUrl, ['production'], 1);
@@ -403,6 +409,10 @@ describe('web console', () => {
     await page.getByRole('button', { name: 'Cancel' }).click();
 
     const row = page.getByRole('row').filter({ hasText: 'console-drain' });
+    await row.getByRole('button', { name: 'Disable' }).click();
+    await expect.poll(() => row.getByRole('cell').nth(1).textContent()).toBe('disabled');
+    await row.getByRole('button', { name: 'Enable' }).click();
+    await expect.poll(() => row.getByRole('cell').nth(1).textContent()).toBe('enabled');
     page.once('dialog', (dialog) => void dialog.dismiss());
     await row.getByRole('button', { name: 'Delete' }).click();
     expect(await row.count()).toBe(1);

@@ -54,7 +54,16 @@ export function App() {
   const [signedIn, setSignedIn] = useState(storedKey() !== null);
   const [hash, setHash] = useState(currentHash());
   useEffect(function followHash() {
-    const onHash = () => setHash(currentHash());
+    const onHash = () => {
+      setHash(currentHash());
+      // Screen readers and keyboards land on the new screen's heading, not on the link left behind.
+      requestAnimationFrame(function focusHeading() {
+        const heading = document.querySelector<HTMLElement>('main h1');
+        if (heading === null) return;
+        heading.tabIndex = -1;
+        heading.focus();
+      });
+    };
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);

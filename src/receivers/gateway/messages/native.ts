@@ -57,6 +57,7 @@ interface Observed {
 
 export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: NativeState): Promise<AttemptResult> {
   state.attempts += 1;
+  const started = performance.now();
   const span = startClientSpan(`${state.operation} ${endpoint.model}`, state.server);
   state.spans.push(span);
   span.str('gen_ai.operation.name', state.operation).str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
@@ -99,6 +100,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     charge(span, observed, state.meter, served);
     record(span, observed);
     span.end();
+    env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
   }
 }
 

@@ -28,6 +28,9 @@ describe('gateway metrics', () => {
     expect(text).toContain('sluice_gateway_attempts_total{receiver="gateway",provider="first",outcome="http_error"} 1');
     expect(text).toContain('sluice_gateway_attempts_total{receiver="gateway",provider="second",outcome="success"} 1');
     expect(text).toContain('sluice_gateway_request_duration_seconds_count{receiver="gateway",route="/v1/chat/completions"} 1');
+    // Each attempt's latency, by provider (the console's p50/p99 per provider).
+    expect(text).toContain('sluice_gateway_attempt_duration_seconds_count{receiver="gateway",provider="first"} 1');
+    expect(text).toContain('sluice_gateway_attempt_duration_seconds_count{receiver="gateway",provider="second"} 1');
     expect(text).toContain('sluice_receiver_accepted_spans_total{receiver="gateway",transport="http"} 3');
   });
 });
