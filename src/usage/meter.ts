@@ -27,6 +27,8 @@ export class UsageMeter {
   finishReason = '';
   tokens: TokenCounts = NO_TOKENS;
   cost: Cost = 0n;
+  /** True once an attempt at a priced endpoint was charged: only then do answers show a cost. */
+  priced = false;
   #attempted = false;
   #firstByteAt: number | undefined;
   #finished = false;
@@ -50,6 +52,7 @@ export class UsageMeter {
   charge(served: Served, tokens: TokenCounts): Cost {
     const cost = this.#accountant.charge(this.key, { model: served.modelId, provider: served.provider, prices: served.prices }, tokens, Date.now());
     this.tokens = addTokens(this.tokens, tokens);
+    if (served.prices !== undefined) this.priced = true;
     this.cost += cost;
     return cost;
   }

@@ -16,7 +16,7 @@ const chatStream: StreamEncoder = {
     if (chunk.usage !== undefined && !state.includeUsage) {
       if (chunk.choices.length === 0) return '';
       delete chunk.usage;
-    } else if (chunk.usage != null && state.meter !== undefined) {
+    } else if (chunk.usage != null && state.meter?.priced === true) {
       chunk.usage.cost = state.meter.costUsd;
     }
     return `data: ${JSON.stringify(chunk)}\n\n`;
@@ -36,7 +36,7 @@ export const chatAnswer: CompletionAnswer = {
     // A string body goes out in one write with the headers; a Buffer would take a writev.
     const meter = state.meter;
     let payload: string;
-    if (meter === undefined || completion.usage == null) payload = text ?? JSON.stringify(completion);
+    if (meter === undefined || !meter.priced || completion.usage == null) payload = text ?? JSON.stringify(completion);
     else if (text !== undefined) payload = insertUsageCost(text, meter.costUsd);
     else {
       completion.usage.cost = meter.costUsd;

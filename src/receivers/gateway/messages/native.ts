@@ -87,7 +87,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     // Charged before the answer is written, so a priced model's usage carries the cost
     // (an unpriced one's answer stays byte for byte what Anthropic sent).
     charge(span, observed, state.meter, served);
-    const answer = state.meter === undefined || observed.cost === undefined || served.prices === undefined ? text : insertUsageCost(text, state.meter.costUsd);
+    const answer = state.meter?.priced === true && observed.cost !== undefined ? insertUsageCost(text, state.meter.costUsd) : text;
     state.meter?.firstByte();
     state.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(answer)) });
     state.res.end(answer);
