@@ -36,6 +36,8 @@ export class RedisConnection {
     const redisOptions: RedisOptions = {
       lazyConnect: true,
       enableOfflineQueue: false,
+      // Commands issued in the same event-loop turn (a request's limit, budget and token checks) leave in one write.
+      enableAutoPipelining: true,
       commandTimeout: config.timeout,
       connectTimeout: Math.max(config.timeout, 1_000),
       maxRetriesPerRequest: 1,

@@ -7,9 +7,8 @@ import { z } from 'zod';
 import { runPlan } from '../core/attempt-loop.js';
 import { readBody } from '../core/body.js';
 import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-attempt.js';
-import { GatewayHttpError } from '../core/http-error.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
-import { firstProblem } from '../core/schema-problem.js';
+import { parseJsonBody, validated } from '../core/json-body.js';
 import type { EmbeddingResult } from '../providers/types.js';
 import { checkSpecVersion, planFor, requireType, requiredHeader } from './language-model.js';
 import { gatewayMetadata } from './result.js';
@@ -56,18 +55,7 @@ function dimensionsOption(call: EmbeddingCall): number | undefined {
 }
 
 function parseCall(body: Buffer): EmbeddingCall {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new GatewayHttpError(400, 'We could not parse the JSON body of your request.', { code: 'invalid_json' });
-  }
-  const parsed = embeddingCallSchema.safeParse(json);
-  if (!parsed.success) {
-    const problem = firstProblem(parsed.error);
-    throw new GatewayHttpError(400, problem.message, { param: problem.param, code: 'invalid_value' });
-  }
-  return parsed.data;
+  return validated(embeddingCallSchema, parseJsonBody(body));
 }
 
 function answerEmbeddings(modelId: string) {

@@ -10,7 +10,7 @@ import type { Endpoint, ModelType } from '../core/catalog.js';
 import { GatewayHttpError } from '../core/http-error.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { Router, RoutingOptions } from '../core/routing.js';
-import { firstProblem } from '../core/schema-problem.js';
+import { parseJsonBody, validated } from '../core/json-body.js';
 import { AiSdkAnswer } from './answer.js';
 import { toChatRequest } from './request.js';
 import { languageModelCallSchema, type LanguageModelCall } from './schema.js';
@@ -65,18 +65,7 @@ export function checkSpecVersion(req: IncomingMessage, name: string): void {
 }
 
 function parseCall(body: Buffer): LanguageModelCall {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new GatewayHttpError(400, 'We could not parse the JSON body of your request.', { code: 'invalid_json' });
-  }
-  const parsed = languageModelCallSchema.safeParse(json);
-  if (!parsed.success) {
-    const problem = firstProblem(parsed.error);
-    throw new GatewayHttpError(400, problem.message, { param: problem.param, code: 'invalid_value' });
-  }
-  return parsed.data;
+  return validated(languageModelCallSchema, parseJsonBody(body));
 }
 
 /** A catalog model of the other kind is the client's mistake, said plainly. */

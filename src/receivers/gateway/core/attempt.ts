@@ -54,20 +54,10 @@ export type AttemptResult = { readonly answered: true } | { readonly answered: f
 export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: RequestState): Promise<AttemptResult> {
   state.attempts += 1;
   const started = performance.now();
-  const span = startClientSpan(`chat ${endpoint.model}`, state.server);
-  state.spans.push(span);
-  span.str('gen_ai.operation.name', 'chat').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
+  const span = startAttemptSpan('chat', provider, endpoint, state);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
-  const ctx: AttemptContext = {
-    slug: provider.slug,
-    provider: provider.config,
-    model: endpoint.model,
-    maxTokens: endpoint.maxTokens,
-    get signal() {
-      return clock.signal;
-    },
-  };
+  const ctx = attemptContext(provider, endpoint, clock);
   try {
     const built = provider.adapter.buildRequest(state.request, ctx);
     // Most adapters map synchronously: awaiting only a promise saves a microtask turn.
@@ -106,6 +96,27 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     span.end();
     env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
   }
+}
+
+/** An attempt's CLIENT span (`chat <model>`, `embeddings <model>`) with the GenAI attributes every operation shares. */
+export function startAttemptSpan(operation: 'chat' | 'embeddings', provider: ResolvedProvider, endpoint: Endpoint, state: { readonly server: SpanRecord; readonly spans: SpanRecord[] }): SpanRecord {
+  const span = startClientSpan(`${operation} ${endpoint.model}`, state.server);
+  state.spans.push(span);
+  span.str('gen_ai.operation.name', operation).str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
+  return span;
+}
+
+/** What the adapter sees of one attempt; its AbortSignal is made only if the adapter asks (image fetches). */
+export function attemptContext(provider: ResolvedProvider, endpoint: Endpoint, clock: AttemptClock): AttemptContext {
+  return {
+    slug: provider.slug,
+    provider: provider.config,
+    model: endpoint.model,
+    maxTokens: endpoint.maxTokens,
+    get signal() {
+      return clock.signal;
+    },
+  };
 }
 
 export function isSuccess(status: number): boolean {

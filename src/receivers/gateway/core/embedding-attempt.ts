@@ -3,12 +3,12 @@
 // then the protocol's answer. A CLIENT span `embeddings <model>` per attempt.
 import type { ServerResponse } from 'node:http';
 import type { UsageMeter } from '../../../usage/meter.js';
-import type { EmbeddingRequest, EmbeddingResult, AttemptContext } from '../providers/types.js';
-import { failedAttempt, httpFailure, isSuccess, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
+import type { EmbeddingRequest, EmbeddingResult } from '../providers/types.js';
+import { attemptContext, failedAttempt, httpFailure, isSuccess, startAttemptSpan, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
 import type { Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import { GatewayHttpError } from './http-error.js';
-import { startClientSpan, type SpanRecord } from './spans.js';
+import type { SpanRecord } from './spans.js';
 import { AttemptClock, parseUpstreamUrl } from './upstream.js';
 
 /** Writes a successful embeddings answer in the client's protocol. */
@@ -28,19 +28,10 @@ export interface EmbeddingState {
 
 export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedProvider, endpoint: Endpoint, state: EmbeddingState): Promise<AttemptResult> {
   state.attempts += 1;
-  const span = startClientSpan(`embeddings ${endpoint.model}`, state.server);
-  state.spans.push(span);
-  span.str('gen_ai.operation.name', 'embeddings').str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
+  const started = performance.now();
+  const span = startAttemptSpan('embeddings', provider, endpoint, state);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
-  const ctx: AttemptContext = {
-    slug: provider.slug,
-    provider: provider.config,
-    model: endpoint.model,
-    maxTokens: endpoint.maxTokens,
-    get signal() {
-      return clock.signal;
-    },
-  };
+  const ctx = attemptContext(provider, endpoint, clock);
   try {
     const adapter = provider.adapter.embeddings;
     if (adapter === undefined) {
@@ -74,5 +65,6 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
   } finally {
     clock.clear();
     span.end();
+    env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
   }
 }

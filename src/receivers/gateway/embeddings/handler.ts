@@ -8,7 +8,7 @@ import { readBody } from '../core/body.js';
 import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-attempt.js';
 import { GatewayHttpError } from '../core/http-error.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
-import { firstProblem } from '../core/schema-problem.js';
+import { parseJsonBody, validated } from '../core/json-body.js';
 import type { EmbeddingRequest, EmbeddingResult } from '../providers/types.js';
 import { embeddingsRequestSchema, type EmbeddingsRequestBody } from './schema.js';
 
@@ -34,19 +34,9 @@ export async function handleEmbeddings(services: GatewayServices, request: Route
 }
 
 function parseBody(body: Buffer, request: RouteRequest): EmbeddingsRequestBody {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new GatewayHttpError(400, 'We could not parse the JSON body of your request.', { code: 'invalid_json' });
-  }
+  const json = parseJsonBody(body);
   if (typeof json === 'object' && json !== null && typeof (json as { model?: unknown }).model === 'string') request.server.str('sluice.model', (json as { model: string }).model);
-  const parsed = embeddingsRequestSchema.safeParse(json);
-  if (!parsed.success) {
-    const problem = firstProblem(parsed.error);
-    throw new GatewayHttpError(400, problem.message, { param: problem.param, code: 'invalid_value' });
-  }
-  return parsed.data;
+  return validated(embeddingsRequestSchema, json);
 }
 
 function normalize(body: EmbeddingsRequestBody): EmbeddingRequest {

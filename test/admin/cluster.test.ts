@@ -1,0 +1,39 @@
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { mountClusterApi } from '../../src/admin/cluster.js';
+import { AdminServer } from '../../src/admin/server.js';
+import { Cluster } from '../../src/cluster/cluster.js';
+import { Telemetry } from '../../src/core/telemetry.js';
+
+const KEY = 'admin-key';
+let admin: AdminServer;
+let base: string;
+
+beforeEach(async () => {
+  const telemetry = new Telemetry({ defaultMetrics: false });
+  const logger = pino({ level: 'silent' });
+  admin = new AdminServer({ telemetry, logger, isReady: () => true, apiKey: () => KEY });
+  await admin.listen('127.0.0.1:0');
+  base = `http://127.0.0.1:${admin.address()?.port ?? 0}`;
+  const cluster = new Cluster(undefined, 'solo', { logger, telemetry, version: '1.2.3', address: () => `127.0.0.1:${admin.address()?.port ?? 0}` });
+  mountClusterApi(admin, () => cluster.status());
+});
+afterEach(() => admin.close());
+
+describe('GET /v1/cluster without service.cluster', () => {
+  it('lists this instance alone, in local mode', async () => {
+    const res = await fetch(`${base}/v1/cluster`, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { mode: string; instance: string; redis: unknown; instances: Array<Record<string, unknown>> };
+    expect(body.mode).toBe('local');
+    expect(body.instance).toBe('solo');
+    expect(body.redis).toBeNull();
+    expect(body.instances).toHaveLength(1);
+    expect(body.instances[0]).toMatchObject({ id: 'solo', version: '1.2.3', self: true });
+  });
+
+  it('needs the admin key and answers only GET', async () => {
+    expect((await fetch(`${base}/v1/cluster`)).status).toBe(401);
+    expect((await fetch(`${base}/v1/cluster`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` } })).status).toBe(405);
+  });
+});
