@@ -100,6 +100,8 @@ function profileText(profile: ProfileSummary | undefined): string {
 ${table(['self time by package / source folder', '% of busy'], rows(profile.areas))}
 
 ${table(['top functions by self time', '% of busy'], rows(profile.frames))}
+
+${table(['longest runs without an idle sample, ms', 'most self time in the run'], profile.stretches.map((s) => [s.ms.toFixed(1), `\`${s.top}\``]))}
 `;
 }
 

@@ -97,6 +97,7 @@ async function main(): Promise<void> {
       r.sentPerSecond === undefined ? '—' : count(r.sentPerSecond),
       r.backlogMiB === undefined ? '—' : r.backlogMiB.toFixed(0),
       r.cpuPercent.toFixed(0),
+      ((r.cpuPercent / 100) * 1e9 / r.spansPerSecond).toFixed(0),
       r.rssMiB.toFixed(0),
       r.failures,
       r.others.toFixed(0),
@@ -107,9 +108,9 @@ async function main(): Promise<void> {
   writeSection(
     'pipeline-rounds',
     'Pipeline maximum, round after round (issue 10)',
-    `The otlp-throughput pipeline (OTLP/HTTP protobuf, ${SPANS_PER_REQUEST}-span requests -> resource -> otlphttp protobuf to a local sink, disk queue acknowledged after fsync), daemon pinned to core ${DAEMON_CORE}, load generator and sink on core ${LOAD_CORE}. One daemon, ${WARMUP_MS / 1000} s of warm-up, then ${ROUNDS} closed-loop rounds of ${ROUND_MS / 1000} s back to back (${CONCURRENCY} connections); the bare passthrough the same way in the same run. *Delivered* is what the exporter sent to the sink during the round; *backlog* what its queue held when the round ended.
+    `The otlp-throughput pipeline (OTLP/HTTP protobuf, ${SPANS_PER_REQUEST}-span requests -> resource -> otlphttp protobuf to a local sink, disk queue acknowledged after fsync), daemon pinned to core ${DAEMON_CORE}, load generator and sink on core ${LOAD_CORE}. One daemon, ${WARMUP_MS / 1000} s of warm-up, then ${ROUNDS} closed-loop rounds of ${ROUND_MS / 1000} s back to back (${CONCURRENCY} connections); the bare passthrough the same way in the same run. *Delivered* is what the exporter sent to the sink during the round; *backlog* what its queue held when the round ended. CPU per 1,000 spans is the process's CPU time over the spans it acknowledged: it does not depend on how much of the core the process was given, so it shows whether a round got more expensive or only less scheduled. *Others' CPU* is what processes outside the benchmark used meanwhile, in % of one core.
 
-${table(['process', 'round', 'acknowledged spans/s', 'of passthrough', 'delivered spans/s', 'backlog MiB', 'CPU % of one core', 'peak RSS MiB', 'non-200', "others' CPU %"], rows)}
+${table(['process', 'round', 'acknowledged spans/s', 'of passthrough', 'delivered spans/s', 'backlog MiB', 'CPU % of one core', 'CPU µs per 1,000 spans', 'peak RSS MiB', 'non-200', "others' CPU %"], rows)}
 
 Target (issue 10): at least ${count(TARGET_SPANS_PER_SECOND)} spans/s in every round: ${worst >= TARGET_SPANS_PER_SECOND ? 'met' : `**missed**, worst round ${count(worst)}`}.`,
   );

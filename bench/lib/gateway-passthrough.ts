@@ -6,7 +6,7 @@ import { createServer } from 'node:http';
 import { Pool } from 'undici';
 
 const KEEP_ALIVE_MS = 65_000;
-const UPSTREAM_CONNECTIONS = 128;
+const UPSTREAM_CONNECTIONS = 4_096; // at least one per open stream in the open-streams scenario
 
 const [, , portArg, upstream] = process.argv;
 if (portArg === undefined || upstream === undefined) throw new Error('usage: gateway-passthrough <port> <upstreamOrigin>');

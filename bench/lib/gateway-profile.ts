@@ -54,6 +54,27 @@ export interface ProfileSummary {
   /** Self time summed per package, source folder or Node module, all of them, largest first. */
   readonly areas: Frame[];
   readonly busyMs: number;
+  /**
+   * The longest runs of consecutive busy samples (the event loop never went
+   * idle in between), longest first, each with the function that had the
+   * most self time in it. A run includes time the thread was descheduled.
+   */
+  readonly stretches: Stretch[];
+}
+
+export interface Stretch {
+  readonly ms: number;
+  readonly top: string;
+}
+
+const STRETCHES_KEPT = 8;
+
+function closeStretch(kept: Stretch[], us: number, self: Map<string, number>): void {
+  if (us === 0) return;
+  const top = [...self.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? '(unknown)';
+  kept.push({ ms: us / 1000, top });
+  kept.sort((a, b) => b.ms - a.ms);
+  kept.length = Math.min(kept.length, STRETCHES_KEPT);
 }
 
 function rank(totals: Map<string, number>, busy: number, count: number): Frame[] {
@@ -78,15 +99,26 @@ export function summarizeProfile(dir: string, count: number, skipMs: number): Pr
   let busy = 0;
   let at = 0; // µs since the profile started
   const from = skipMs * 1000;
+  const stretches: Stretch[] = [];
+  let stretchUs = 0;
+  let stretchSelf = new Map<string, number>();
   profile.samples.forEach(function addSample(id, i) {
     const name = labels.get(id) ?? '(unknown)';
     const us = profile.timeDeltas[i] ?? 0;
     at += us;
-    if (name === IDLE || at < from) return;
+    if (name === IDLE || at < from) {
+      closeStretch(stretches, stretchUs, stretchSelf);
+      stretchUs = 0;
+      stretchSelf = new Map();
+      return;
+    }
+    stretchUs += us;
+    stretchSelf.set(name, (stretchSelf.get(name) ?? 0) + us);
     busy += us;
     self.set(name, (self.get(name) ?? 0) + us);
     const where = areas.get(id) ?? '(unknown)';
     byArea.set(where, (byArea.get(where) ?? 0) + us);
   });
-  return { frames: rank(self, busy, count), areas: rank(byArea, busy, byArea.size), busyMs: busy / 1000 };
+  closeStretch(stretches, stretchUs, stretchSelf);
+  return { frames: rank(self, busy, count), areas: rank(byArea, busy, byArea.size), busyMs: busy / 1000, stretches };
 }

@@ -7,7 +7,7 @@ import type { ChatCompletionRequest } from '../core/openai-types.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const DATA_URL_HEAD = /^data:(image\/[A-Za-z0-9.+-]+);base64,/;
-const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+export const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 function isImageUrl(url: string): boolean {
   if (url.startsWith('data:')) {

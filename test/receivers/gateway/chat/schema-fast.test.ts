@@ -12,6 +12,21 @@ const taken: Record<string, unknown>[] = [
   { messages: text, stream: true, model: 'm', temperature: 0, max_tokens: 16, custom_field: { a: 1 }, user: 'u' },
   { model: 'm', messages: [{ role: 'developer', content: '' }, { role: 'assistant', content: 'x' }], top_p: 1, seed: -5, n: 128, presence_penalty: -2, frequency_penalty: 2 },
   { model: 'm', messages: text, stream: null, temperature: null, max_completion_tokens: 1 },
+  {
+    temperature: 0.3,
+    tool_choice: 'auto',
+    model: 'm',
+    messages: text,
+    parallel_tool_calls: false,
+    tools: [
+      { function: { parameters: { required: ['id'], type: 'object', properties: { id: { type: 'string' } } }, name: 'get_order', description: 'Look up an order' }, type: 'function' },
+      { type: 'function', function: { name: 'no-params', strict: null } },
+      { type: 'function', function: { name: 'strict_one', parameters: {}, strict: true } },
+    ],
+    max_tokens: 512,
+  },
+  { model: 'm', messages: text, tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: 'none' },
+  { model: 'm', messages: text, tool_choice: 'none' },
 ];
 
 const refused: Record<string, unknown>[] = [
@@ -28,6 +43,16 @@ const refused: Record<string, unknown>[] = [
   { model: 'm', messages: text, user: null },
   { model: 'm', messages: text, stream: 'yes' },
   { model: 'm', messages: text, tools: [] },
+  { model: 'm', messages: text, tools: [{ type: 'function', function: { name: 'has space' } }] },
+  { model: 'm', messages: text, tools: [{ type: 'function', function: { name: 'f', extra: 1 } }] },
+  { model: 'm', messages: text, tools: [{ type: 'function', extra: 1, function: { name: 'f' } }] },
+  { model: 'm', messages: text, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'array' } } }] },
+  { model: 'm', messages: text, tools: [{ type: 'function', function: { name: 'f', parameters: { required: [1] } } }] },
+  { model: 'm', messages: text, tools: [{ type: 'function', function: { name: 'f', parameters: { properties: [] } } }] },
+  { model: 'm', messages: text, tools: [{ type: 'function', function: { name: 'f', description: 3 } }] },
+  { model: 'm', messages: text, tools: [{ type: 'function', function: { name: 'f' } }], tool_choice: { type: 'function', function: { name: 'f' } } },
+  { model: 'm', messages: text, tool_choice: 'auto' },
+  { model: 'm', messages: text, tools: [{ type: 'function', function: { name: 'f' } }], parallel_tool_calls: 'yes' },
   { model: 'm', messages: text, stream_options: { include_usage: true }, stream: true },
   { model: 'm', messages: text, providerOptions: { gateway: { order: ['a'] } } },
   { messages: text },
