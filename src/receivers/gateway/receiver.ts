@@ -38,14 +38,13 @@ import { gatewayRoutes } from './routes.js';
 /** Response headers a browser script may read (CORS). */
 const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'retry-after'];
 
-/** The in-band event an open stream gets when the shutdown grace is over. */
-const SHUTTING_DOWN_EVENT = `data: ${JSON.stringify(
-  new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: 'shutting_down' }).body(),
-)}\n\n`;
+/** What an open stream is told, in its protocol's error event, when the shutdown grace is over. */
+const SHUTTING_DOWN = new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: 'shutting_down' });
 
 interface OpenRequest {
   readonly res: ServerResponse;
   readonly client: ClientLink;
+  readonly errors: ErrorFormat;
 }
 
 function ignore(): void {}
@@ -173,12 +172,12 @@ export class GatewayReceiver implements Receiver {
 
   /** Open streams end with an in-band `shutting_down` error; their upstream requests are cancelled. */
   #cutOpenStreams(): void {
-    for (const { res, client } of this.#open) {
+    for (const { res, client, errors } of this.#open) {
       // Whole answers are written in one go: a started, unfinished one is a stream.
       if (res.headersSent && !res.writableEnded) {
         // The stream's own loop may still try to write its end: nothing to tell anyone then.
         res.on('error', ignore);
-        res.end(SHUTTING_DOWN_EVENT);
+        res.end(errors.streamEvent(SHUTTING_DOWN));
       }
       client.close();
     }
@@ -200,7 +199,8 @@ export class GatewayReceiver implements Receiver {
     if (routeName !== undefined) server.str('http.route', routeName);
     const spans: SpanRecord[] = [server];
     const client = new ClientLink();
-    const open: OpenRequest = { res, client };
+    const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? openaiErrors;
+    const open: OpenRequest = { res, client, errors };
     this.#open.add(open);
     const meter: MeterSlot = { meter: undefined };
     const finish = (): void => {
@@ -216,7 +216,6 @@ export class GatewayReceiver implements Receiver {
       this.#batcher.add(spans);
     };
     res.once('close', finish);
-    const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? openaiErrors;
     this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client, meter).catch((err: unknown) => {
       const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
       server.fail(error.spanErrorType, error.message);

@@ -24,7 +24,7 @@ const chatStream: StreamEncoder = {
   // No [DONE] after the error: the stream did not complete, and clients
   // (the openai SDK among them) raise the error event as an APIError.
   error: function encodeError(error: GatewayHttpError): string {
-    return `data: ${JSON.stringify(error.body())}\n\n`;
+    return openaiErrors.streamEvent(error);
   },
 };
 

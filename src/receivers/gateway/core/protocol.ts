@@ -63,6 +63,8 @@ export interface ProtocolRoute {
 export interface ErrorFormat {
   /** The body of a non-streaming error answer (JSON text). */
   body(error: GatewayHttpError): string;
+  /** The in-band event that ends a started stream the gateway itself cuts (shutdown). */
+  streamEvent(error: GatewayHttpError): string;
 }
 
 /**
