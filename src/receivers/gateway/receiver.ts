@@ -14,10 +14,10 @@ import { TraceBatch } from '../../otlp/batch.js';
 import type { ExportTraceServiceRequest, KeyValue } from '../../otlp/model.js';
 import type { ResolvedProvider } from './core/attempt.js';
 import type { PlanEnv } from './core/attempt-loop.js';
-import { Accountant, type KeyLimits } from '../../usage/accountant.js';
+import { Accountant, type AccountKey, type KeyLimits } from '../../usage/accountant.js';
 import { UsageMeter } from '../../usage/meter.js';
 import { usageMetrics } from '../../usage/metrics.js';
-import { ApiKeys, bearerKey } from './core/auth.js';
+import { ApiKeys, bearerKey, isKey } from './core/auth.js';
 import { refusalError } from './core/refusal.js';
 import { Catalog } from './core/catalog.js';
 import { ClientLink } from './core/client-link.js';
@@ -243,7 +243,12 @@ export class GatewayReceiver implements Receiver {
       throw new GatewayHttpError(405, `Method ${method} is not allowed on ${first.route}; use ${allow}.`, { code: 'method_not_allowed', headers: { allow } });
     }
     const services = this.#services as GatewayServices;
-    const key = services.keys.authorize(route.presentedKey === undefined ? bearerKey(req) : route.presentedKey(req));
+    const presented = route.presentedKey === undefined ? bearerKey(req) : route.presentedKey(req);
+    if (route.adminKey === true && isKey(presented, services.adminApiKey())) {
+      await route.handle(services, { req, res, path, query, server, spans, client, key: ADMIN_KEY, admin: true, meter: undefined });
+      return;
+    }
+    const key = services.keys.authorize(presented);
     const now = Date.now();
     // Every limit is asked at once: in cluster mode their Redis commands share one round trip's wait.
     const [limited, refused] = await Promise.all([
@@ -256,8 +261,10 @@ export class GatewayReceiver implements Receiver {
       if (refused !== undefined) throw refusalError(refused);
       meter = new UsageMeter(services.accountant, key, now);
       slot.meter = meter;
+      // Merged into whatever writeHead the answer (or its error) uses.
+      res.setHeader('x-sluice-generation-id', meter.generationId);
     }
-    await route.handle(services, { req, res, path, query, server, spans, client, key, meter });
+    await route.handle(services, { req, res, path, query, server, spans, client, key, admin: false, meter });
   }
 
   #emit(spans: SpanRecord[]): void {
@@ -284,6 +291,9 @@ export class GatewayReceiver implements Receiver {
     );
   }
 }
+
+/** What the admin key is on the routes that take it: no limits, and no records of its own. */
+const ADMIN_KEY: AccountKey = { name: 'admin', requests: undefined, tokens: undefined, budget: undefined };
 
 /** The request's usage meter, once its route is known to generate. */
 interface MeterSlot {
