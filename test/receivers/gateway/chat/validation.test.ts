@@ -85,7 +85,7 @@ describe('gateway request validation', () => {
     ['messages that are a string', { model: 'openai/gpt-test', messages: 'hi' }, 'messages', 'messages: must be of type array'],
     ['a temperature that is a string', { model: 'openai/gpt-test', messages: user, temperature: 'hot' }, 'temperature', 'temperature: must be of type number'],
     ['a stream flag that is a string', { model: 'openai/gpt-test', messages: user, stream: 'yes' }, 'stream', 'stream: must be of type boolean'],
-    ['a body that is an array', [], '', 'must be of type object'],
+    ['a body that is an array', [], '', 'The request body must be of type object'],
   ];
   it.each(worded)('words %s as what is wrong, not as missing', async (_name, body, param, message) => {
     const { status, error } = await post(body as Record<string, unknown>);
