@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const SCENARIOS = ['otlp-throughput', 'queue-durability', 'gateway', 'mixed-load', 'gateway-max', 'open-streams', 'pipeline-rounds', 'cluster'];
+const SCENARIOS = ['otlp-throughput', 'queue-durability', 'gateway', 'mixed-load', 'gateway-max', 'open-streams', 'pipeline-rounds', 'cluster', 'gateway-usage'];
 const wanted = process.argv.slice(2);
 let failed = 0;
 for (const name of SCENARIOS.filter((s) => wanted.length === 0 || wanted.includes(s))) {

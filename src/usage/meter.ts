@@ -4,7 +4,7 @@
 // generation record.
 import type { AccountKey, Accountant } from './accountant.js';
 import { newGenerationId } from './generation-id.js';
-import type { Cost } from './money.js';
+import { costToNumber, type Cost } from './money.js';
 import type { Prices } from './pricing.js';
 import { addTokens, NO_TOKENS, type TokenCounts } from './tokens.js';
 
@@ -27,6 +27,8 @@ export class UsageMeter {
   finishReason = '';
   tokens: TokenCounts = NO_TOKENS;
   cost: Cost = 0n;
+  /** True once an attempt at a priced endpoint was charged: only then do answers show a cost. */
+  priced = false;
   #attempted = false;
   #firstByteAt: number | undefined;
   #finished = false;
@@ -39,8 +41,9 @@ export class UsageMeter {
   }
 
   /** An upstream attempt began: the request becomes a generation, whatever its outcome. */
-  attempt(served: Served): void {
+  attempt(served: Served, streamed: boolean): void {
     this.#attempted = true;
+    this.streamed = streamed;
     this.provider = served.provider;
     if (this.model === '') this.model = served.modelId;
   }
@@ -49,8 +52,14 @@ export class UsageMeter {
   charge(served: Served, tokens: TokenCounts): Cost {
     const cost = this.#accountant.charge(this.key, { model: served.modelId, provider: served.provider, prices: served.prices }, tokens, Date.now());
     this.tokens = addTokens(this.tokens, tokens);
+    if (served.prices !== undefined) this.priced = true;
     this.cost += cost;
     return cost;
+  }
+
+  /** The request's cost so far in USD, as answers show it. */
+  get costUsd(): number {
+    return costToNumber(this.cost);
   }
 
   firstByte(): void {

@@ -67,6 +67,11 @@ async function sendTraces(url: string, envs: readonly string[], perPath: number)
   return sent;
 }
 
+// The page answers within a moment; under a loaded CI machine give it time (vitest's default is 1 s).
+function poll<T>(read: () => T | Promise<T>) {
+  return expect.poll(read, { timeout: 15_000, interval: 100 });
+}
+
 let daemon: RunningDaemon;
 let sink: OtlpSink;
 let upstream: Upstream;
@@ -200,8 +205,8 @@ describe('web console', () => {
     await screenshot('sign-in');
     await page.getByLabel('Admin key').fill('not-the-key');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/refused/);
-    await expect.poll(() => page.getByRole('heading', { name: 'Drains' }).count()).toBe(0);
+    await poll(() => page.getByRole('alert').textContent()).toMatch(/refused/);
+    await poll(() => page.getByRole('heading', { name: 'Drains' }).count()).toBe(0);
     await page.getByLabel('Admin key').fill(ADMIN_KEY);
     await page.keyboard.press('Enter');
     await page.getByRole('heading', { name: 'Drains' }).waitFor();
@@ -212,14 +217,14 @@ describe('web console', () => {
   it('shows a config drain read-only and says why', async () => {
     const row = page.getByRole('row').filter({ hasText: 'from-config' });
     await row.getByRole('button', { name: 'Edit' }).click();
-    await expect.poll(() => page.getByRole('note').textContent()).toMatch(/defined in the config file/);
+    await poll(() => page.getByRole('note').textContent()).toMatch(/defined in the config file/);
     expect(await page.getByLabel('Name').isDisabled()).toBe(true);
     expect(await page.getByLabel('Endpoint URL').inputValue()).toBe(sink.url);
     expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0);
     expect(await page.getByRole('button', { name: 'Delete' }).count()).toBe(0);
     // It can still be tested as stored: its CA comes from the config file, never through the page.
     await page.getByRole('button', { name: 'Test delivery' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200 in \d+ ms/);
+    await poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200 in \d+ ms/);
     expect(sink.received[0]?.headers['x-sluice-signature']).toBe(createHmac('sha256', 'config-secret').update(sink.received[0]?.raw ?? '').digest('hex'));
     sink.received.length = 0;
     await page.getByRole('button', { name: 'Back' }).click();
@@ -246,10 +251,10 @@ describe('web console', () => {
 
     // The API refuses the plain-http URL and the 150% rule; each problem shows by its field.
     await page.getByRole('button', { name: 'Save' }).click();
-    await expect.poll(() => page.locator('#err-url').textContent()).toMatch(/^delivery\.endpoint\.traces: .*https/);
+    await poll(() => page.locator('#err-url').textContent()).toMatch(/^delivery\.endpoint\.traces: .*https/);
     const rule2 = page.getByRole('group', { name: 'Rule 2' });
     expect(await rule2.locator('.field-error').first().textContent()).toBe('');
-    await expect.poll(() => rule2.getByText(/sampling\[1\]\.rate: must be a number from 0 to 1/).count()).toBe(1);
+    await poll(() => rule2.getByText(/sampling\[1\]\.rate: must be a number from 0 to 1/).count()).toBe(1);
     expect(await page.getByLabel('Endpoint URL').getAttribute('aria-invalid')).toBe('true');
     await screenshot('drain-errors');
     await page.getByLabel('Endpoint URL').fill(sink.url);
@@ -269,13 +274,13 @@ describe('web console', () => {
 
     // Test delivery: the live sink answers 200; a closed port answers nothing.
     await page.getByRole('button', { name: 'Test delivery' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200 in \d+ ms/);
+    await poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200 in \d+ ms/);
     await screenshot('drain-form');
     expect(sink.received.length).toBe(1);
     sink.received.length = 0;
     await page.getByLabel('Endpoint URL').fill(`https://127.0.0.1:${await freePort()}/v1/traces`);
     await page.getByRole('button', { name: 'Test delivery' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Failed: no HTTP status in \d+ ms \(.+\)/);
+    await poll(() => page.getByRole('status').textContent()).toMatch(/^Failed: no HTTP status in \d+ ms \(.+\)/);
     await page.getByLabel('Endpoint URL').fill(sink.url);
 
     await page.getByRole('button', { name: 'Save' }).click();
@@ -370,10 +375,10 @@ describe('web console', () => {
   it('keeps the secret write-only through an edit, then deletes the drain after confirmation', async () => {
     await page.getByRole('link', { name: 'Drains' }).click();
     const sentCell = page.getByRole('row').filter({ hasText: 'console-drain' }).getByRole('cell').nth(4);
-    await expect.poll(() => sentCell.textContent()).not.toBe('0');
+    await poll(() => sentCell.textContent()).not.toBe('0');
     // The drain whose endpoint is down shows errored, with its last error and when it happened.
     const dead = page.getByRole('row').filter({ hasText: 'dead-end' });
-    await expect.poll(() => dead.getByRole('cell').nth(1).textContent()).toBe('errored');
+    await poll(() => dead.getByRole('cell').nth(1).textContent()).toBe('errored');
     expect(await dead.getByRole('cell').nth(6).textContent()).toMatch(/ECONNREFUSED|connect|refused/i);
     expect(await dead.locator('time').textContent()).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
     await screenshot('drains');
@@ -392,7 +397,7 @@ describe('web console', () => {
     // Tested as stored: the new secret signs, the stored CA verifies the sink.
     sink.received.length = 0;
     await page.getByRole('button', { name: 'Test delivery' }).click();
-    await expect.poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200/);
+    await poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200/);
     expect(sink.received[0]?.headers['x-sluice-signature']).toBe(createHmac('sha256', 'second-secret').update(sink.received[0]?.raw ?? '').digest('hex'));
     const shown = await page.content();
     expect(shown).not.toContain('second-secret');
@@ -410,15 +415,15 @@ describe('web console', () => {
 
     const row = page.getByRole('row').filter({ hasText: 'console-drain' });
     await row.getByRole('button', { name: 'Disable' }).click();
-    await expect.poll(() => row.getByRole('cell').nth(1).textContent()).toBe('disabled');
+    await poll(() => row.getByRole('cell').nth(1).textContent()).toBe('disabled');
     await row.getByRole('button', { name: 'Enable' }).click();
-    await expect.poll(() => row.getByRole('cell').nth(1).textContent()).toBe('enabled');
+    await poll(() => row.getByRole('cell').nth(1).textContent()).toBe('enabled');
     page.once('dialog', (dialog) => void dialog.dismiss());
     await row.getByRole('button', { name: 'Delete' }).click();
     expect(await row.count()).toBe(1);
     page.once('dialog', (dialog) => void dialog.accept());
     await row.getByRole('button', { name: 'Delete' }).click();
-    await expect.poll(() => row.count()).toBe(0);
+    await poll(() => row.count()).toBe(0);
     const after = (await (await adminApi('/v1/drains')).json()) as { drains: Array<{ name: string }> };
     expect(after.drains.map((drain) => drain.name)).toEqual(['from-config', 'dead-end']);
     expect(pageErrors).toEqual([]);

@@ -58,11 +58,13 @@ async function exportSpans(port: number): Promise<number> {
 }
 
 /** A gateway stream whose upstream sends one chunk and then goes quiet. */
-async function openGatewayStream(port: number): Promise<{ text: () => string; ended: Promise<void> }> {
-  const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+async function openGatewayStream(port: number, protocol: 'chat' | 'messages'): Promise<{ text: () => string; ended: Promise<void> }> {
+  const path = protocol === 'chat' ? '/v1/chat/completions' : '/v1/messages';
+  const extra = protocol === 'chat' ? {} : { max_tokens: 100 };
+  const response = await fetch(`http://127.0.0.1:${port}${path}`, {
     method: 'POST',
     headers: { authorization: 'Bearer sk-shutdown', 'content-type': 'application/json' },
-    body: JSON.stringify({ model: 'fake/model', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    body: JSON.stringify({ model: 'fake/model', messages: [{ role: 'user', content: 'hi' }], stream: true, ...extra }),
   });
   expect(response.status).toBe(200);
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
@@ -113,8 +115,10 @@ describe('bounded shutdown', () => {
       await halfHeaders(daemon.adminPort),
     ];
     const grpcCall = await openGrpcCall(ports.grpc, EXPORT_PATH);
-    const stream = await openGatewayStream(ports.gateway);
+    const stream = await openGatewayStream(ports.gateway, 'chat');
     expect(stream.text()).toContain('partial');
+    const messages = await openGatewayStream(ports.gateway, 'messages');
+    expect(messages.text()).toContain('message_start');
 
     const exited = new Promise<number | null>((resolve) => daemon.child.once('exit', (code) => resolve(code)));
     const signalled = Date.now();
@@ -126,9 +130,11 @@ describe('bounded shutdown', () => {
     expect(code).toBe(0);
     expect(elapsed).toBeLessThan(GRACE_MS + 1_000);
     expect(elapsed).toBeGreaterThanOrEqual(GRACE_MS);
-    await Promise.all([...stalled.map((client) => client.closed), grpcCall.closed, stream.ended]);
+    await Promise.all([...stalled.map((client) => client.closed), grpcCall.closed, stream.ended, messages.ended]);
     expect(stream.text()).toContain('"code":"shutting_down"');
     expect(stream.text()).not.toContain('[DONE]');
+    // An Anthropic Messages stream gets the error in its own protocol's shape.
+    expect(messages.text()).toMatch(/event: error\ndata: \{"type":"error","error":\{"type":"api_error","message":"The gateway is shutting down/);
     expect(daemon.logs.join('\n')).toContain('shutdown grace is over');
 
     // The acknowledged spans were on disk: the next start delivers them.

@@ -29,13 +29,14 @@ export function listenerMetrics(telemetry: Telemetry, listener: string): Listene
 }
 
 export class ConnectionTracker {
-  readonly #sockets = new Set<Socket>();
+  /** Open sockets and when each was accepted (ms). */
+  readonly #sockets = new Map<Socket, number>();
 
   constructor(server: Server, maxConnections: number, metrics: ListenerMetrics) {
     server.maxConnections = maxConnections;
     const sockets = this.#sockets;
     server.on('connection', function track(socket: Socket) {
-      sockets.add(socket);
+      sockets.set(socket, Date.now());
       metrics.opened();
       socket.once('close', function untrack() {
         sockets.delete(socket);
@@ -53,6 +54,17 @@ export class ConnectionTracker {
 
   /** Destroys every open connection, whatever state it is in. */
   destroyAll(): void {
-    for (const socket of this.#sockets) socket.destroy();
+    for (const socket of this.#sockets.keys()) socket.destroy();
+  }
+
+  /**
+   * Destroys plaintext connections that sent nothing at all for `ms`: for
+   * listeners without an HTTP parser (gRPC), whose engine has no such limit.
+   */
+  destroySilent(ms: number): void {
+    const before = Date.now() - ms;
+    for (const [socket, openedAt] of this.#sockets) {
+      if (openedAt < before && socket.bytesRead === 0) socket.destroy();
+    }
   }
 }

@@ -67,6 +67,8 @@ export class HttpListener implements ManagedListener {
         ? createHttpServer(serverOptions, handle)
         : createHttpsServer({ ...serverOptions, ...tlsServerOptions(config.tls), handshakeTimeout: config.read_header_timeout }, handle);
     this.#server.keepAliveTimeout = config.idle_timeout;
+    // A client that connects and sends nothing is closed by Node's header
+    // timeout too (408), and over TLS by the handshake timeout.
     this.#tracker = new ConnectionTracker(this.#server, config.max_connections, listenerMetrics(options.telemetry, options.name));
     const server = this.#server;
     this.#closed = new Promise<void>((resolve) => {

@@ -12,6 +12,8 @@ import { tlsServerOptions, type TlsMaterial } from './tls.js';
 
 /** A TLS handshake not done by then is abandoned (ms); Node's default is 120 s. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** How often silent plaintext connections are looked for (ms). */
+const SWEEP_INTERVAL_MS = 1_000;
 
 export interface SocketListenerOptions {
   readonly name: string;
@@ -32,6 +34,7 @@ export class SocketListener implements ManagedListener {
   readonly #forceHooks = new Set<() => void>();
   #address: Endpoint | undefined;
   #stopping = false;
+  #silentSweep: NodeJS.Timeout | undefined;
 
   constructor(options: SocketListenerOptions) {
     this.#endpoint = options.endpoint;
@@ -43,10 +46,23 @@ export class SocketListener implements ManagedListener {
       server.on('secureConnection', onConnection);
       this.#server = server;
     }
-    this.#tracker = new ConnectionTracker(this.#server, options.maxConnections, listenerMetrics(options.telemetry, options.name));
+    const tracker = new ConnectionTracker(this.#server, options.maxConnections, listenerMetrics(options.telemetry, options.name));
+    this.#tracker = tracker;
     const server = this.#server;
-    this.#closed = new Promise<void>(function waitForClose(resolve) {
-      server.once('close', () => resolve());
+    // A plaintext client that connects and never sends a byte (TLS: the handshake timeout).
+    if (options.tls === undefined) {
+      server.once('listening', () => {
+        this.#silentSweep = setInterval(function sweepSilent() {
+          tracker.destroySilent(HANDSHAKE_TIMEOUT_MS);
+        }, SWEEP_INTERVAL_MS);
+        this.#silentSweep.unref();
+      });
+    }
+    this.#closed = new Promise<void>((resolve) => {
+      server.once('close', () => {
+        clearInterval(this.#silentSweep);
+        resolve();
+      });
     });
   }
 

@@ -14,10 +14,10 @@ import { TraceBatch } from '../../otlp/batch.js';
 import type { ExportTraceServiceRequest, KeyValue } from '../../otlp/model.js';
 import type { ResolvedProvider } from './core/attempt.js';
 import type { PlanEnv } from './core/attempt-loop.js';
-import { Accountant, type KeyLimits } from '../../usage/accountant.js';
+import { Accountant, type AccountKey, type KeyLimits } from '../../usage/accountant.js';
 import { UsageMeter } from '../../usage/meter.js';
 import { usageMetrics } from '../../usage/metrics.js';
-import { ApiKeys, bearerKey } from './core/auth.js';
+import { ApiKeys, bearerKey, isKey } from './core/auth.js';
 import { refusalError } from './core/refusal.js';
 import { Catalog } from './core/catalog.js';
 import { ClientLink } from './core/client-link.js';
@@ -38,14 +38,13 @@ import { gatewayRoutes } from './routes.js';
 /** Response headers a browser script may read (CORS). */
 const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'retry-after'];
 
-/** The in-band event an open stream gets when the shutdown grace is over. */
-const SHUTTING_DOWN_EVENT = `data: ${JSON.stringify(
-  new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: 'shutting_down' }).body(),
-)}\n\n`;
+/** What an open stream is told, in its protocol's error event, when the shutdown grace is over. */
+const SHUTTING_DOWN = new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: 'shutting_down' });
 
 interface OpenRequest {
   readonly res: ServerResponse;
   readonly client: ClientLink;
+  readonly errors: ErrorFormat;
 }
 
 function ignore(): void {}
@@ -173,12 +172,12 @@ export class GatewayReceiver implements Receiver {
 
   /** Open streams end with an in-band `shutting_down` error; their upstream requests are cancelled. */
   #cutOpenStreams(): void {
-    for (const { res, client } of this.#open) {
+    for (const { res, client, errors } of this.#open) {
       // Whole answers are written in one go: a started, unfinished one is a stream.
       if (res.headersSent && !res.writableEnded) {
         // The stream's own loop may still try to write its end: nothing to tell anyone then.
         res.on('error', ignore);
-        res.end(SHUTTING_DOWN_EVENT);
+        res.end(errors.streamEvent(SHUTTING_DOWN));
       }
       client.close();
     }
@@ -200,7 +199,8 @@ export class GatewayReceiver implements Receiver {
     if (routeName !== undefined) server.str('http.route', routeName);
     const spans: SpanRecord[] = [server];
     const client = new ClientLink();
-    const open: OpenRequest = { res, client };
+    const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? openaiErrors;
+    const open: OpenRequest = { res, client, errors };
     this.#open.add(open);
     const meter: MeterSlot = { meter: undefined };
     const finish = (): void => {
@@ -216,7 +216,6 @@ export class GatewayReceiver implements Receiver {
       this.#batcher.add(spans);
     };
     res.once('close', finish);
-    const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? openaiErrors;
     this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client, meter).catch((err: unknown) => {
       const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
       server.fail(error.spanErrorType, error.message);
@@ -244,7 +243,12 @@ export class GatewayReceiver implements Receiver {
       throw new GatewayHttpError(405, `Method ${method} is not allowed on ${first.route}; use ${allow}.`, { code: 'method_not_allowed', headers: { allow } });
     }
     const services = this.#services as GatewayServices;
-    const key = services.keys.authorize(route.presentedKey === undefined ? bearerKey(req) : route.presentedKey(req));
+    const presented = route.presentedKey === undefined ? bearerKey(req) : route.presentedKey(req);
+    if (route.adminKey === true && isKey(presented, services.adminApiKey())) {
+      await route.handle(services, { req, res, path, query, server, spans, client, key: ADMIN_KEY, admin: true, meter: undefined });
+      return;
+    }
+    const key = services.keys.authorize(presented);
     const now = Date.now();
     // Every limit is asked at once: in cluster mode their Redis commands share one round trip's wait.
     const [limited, refused] = await Promise.all([
@@ -257,8 +261,10 @@ export class GatewayReceiver implements Receiver {
       if (refused !== undefined) throw refusalError(refused);
       meter = new UsageMeter(services.accountant, key, now);
       slot.meter = meter;
+      // Merged into whatever writeHead the answer (or its error) uses.
+      res.setHeader('x-sluice-generation-id', meter.generationId);
     }
-    await route.handle(services, { req, res, path, query, server, spans, client, key, meter });
+    await route.handle(services, { req, res, path, query, server, spans, client, key, admin: false, meter });
   }
 
   #emit(spans: SpanRecord[]): void {
@@ -285,6 +291,9 @@ export class GatewayReceiver implements Receiver {
     );
   }
 }
+
+/** What the admin key is on the routes that take it: no limits, and no records of its own. */
+const ADMIN_KEY: AccountKey = { name: 'admin', requests: undefined, tokens: undefined, budget: undefined };
 
 /** The request's usage meter, once its route is known to generate. */
 interface MeterSlot {

@@ -5,5 +5,6 @@ import { chatRoutes } from './chat/routes.js';
 import { embeddingsRoutes } from './embeddings/routes.js';
 import type { ProtocolRoute } from './core/protocol.js';
 import { messagesRoutes } from './messages/routes.js';
+import { usageRoutes } from './usage/routes.js';
 
-export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...messagesRoutes, ...embeddingsRoutes, ...aiSdkRoutes];
+export const gatewayRoutes: readonly ProtocolRoute[] = [...chatRoutes, ...messagesRoutes, ...embeddingsRoutes, ...aiSdkRoutes, ...usageRoutes];

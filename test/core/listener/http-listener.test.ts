@@ -45,6 +45,13 @@ describe('http listener', () => {
     expect(client.received()).toMatch(/^HTTP\/1\.1 408/);
   });
 
+  it('closes a connection that sends nothing at all within read_header_timeout', async () => {
+    const { port, listener } = await start({ read_header_timeout: 300, read_timeout: 5_000 });
+    const client = await rawClient(port);
+    await client.closed;
+    expect(listener.connections).toBe(0);
+  });
+
   it('closes a connection whose body is not complete within read_timeout', async () => {
     const { port } = await start({ read_header_timeout: 300, read_timeout: 600 });
     const client = await halfBody(port);

@@ -1,4 +1,7 @@
-// The API shapes the console reads (DESIGN section 6 and GET /v1/stats).
+// The API shapes the console reads (DESIGN section 6 and GET /v1/stats), as the
+// browser sees them: written out here because the server modules behind them
+// (src/admin/stats/view.ts, src/admin/drains/convert.ts) import Node types the
+// browser bundle cannot type-check against. The e2e test holds them together.
 export interface RuleBody {
   type?: 'head_sampling';
   env: string;

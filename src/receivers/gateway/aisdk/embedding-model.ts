@@ -10,7 +10,7 @@ import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-atte
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import { parseJsonBody, validated } from '../core/json-body.js';
 import type { EmbeddingResult } from '../providers/types.js';
-import { checkSpecVersion, planFor, requireType, requiredHeader } from './language-model.js';
+import { checkSpecVersion, planFor, requireType, requiredHeader, withModelId } from './language-model.js';
 import { gatewayMetadata } from './result.js';
 import { aiGatewayOptionsSchema } from './schema.js';
 
@@ -44,7 +44,9 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
     client: request.client,
     attempts: 0,
   };
-  await runPlan(services.env, plan, state, runEmbeddingAttempt);
+  await runPlan(services.env, plan, state, runEmbeddingAttempt).catch(function reportModel(err: unknown) {
+    throw withModelId(err, model);
+  });
 }
 
 /** ai 6 has no `dimensions` call setting: apps pass it as providerOptions.openai.dimensions or google.outputDimensionality. */

@@ -30,8 +30,15 @@ export function aiSdkError(error: GatewayHttpError): AiSdkErrorBody {
   return { message: error.message, type, param, code: error.errorCode };
 }
 
+/** The stream part that ends a failed stream; statusCode lets ai 7 judge whether a streamRetries retry may help (ai 6 passes the object through). */
+export function aiSdkErrorPart(error: GatewayHttpError): string {
+  const body = aiSdkError(error);
+  return `data: ${JSON.stringify({ type: 'error', error: { message: body.message, type: body.type, code: body.code, statusCode: error.status } })}\n\n`;
+}
+
 export const aiSdkErrors: ErrorFormat = {
   body: function aiSdkErrorBody(error) {
     return JSON.stringify({ error: aiSdkError(error) });
   },
+  streamEvent: aiSdkErrorPart,
 };

@@ -47,7 +47,18 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
     client: request.client,
     attempts: 0,
   };
-  await runPlan(env, plan, state, runAttempt);
+  await runPlan(env, plan, state, runAttempt).catch(function reportModel(err: unknown) {
+    throw withModelId(err, model);
+  });
+}
+
+/**
+ * An upstream that does not know the model answers model_not_found with its
+ * own param (or none); the client's error class reads the model id from it.
+ */
+export function withModelId(err: unknown, model: string): unknown {
+  if (!(err instanceof GatewayHttpError) || err.errorCode !== 'model_not_found' || err.param === model) return err;
+  return new GatewayHttpError(err.status, err.message, { type: err.errorType, code: err.errorCode, param: model, headers: err.headers });
 }
 
 export function requiredHeader(req: IncomingMessage, name: string): string {

@@ -7,7 +7,7 @@ import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
 import type { ChatCompletionChunk, FinishReason, ReasoningDetail, Usage } from '../core/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
-import { aiSdkError } from './errors.js';
+import { aiSdkErrorPart } from './errors.js';
 import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata } from './result.js';
 
 interface OpenToolCall {
@@ -105,9 +105,7 @@ export class AiSdkStream implements StreamEncoder {
   }
 
   error(error: GatewayHttpError): string {
-    const body = aiSdkError(error);
-    // statusCode lets ai 7 judge whether a streamRetries retry may help; ai 6 passes the object through.
-    return event({ type: 'error', error: { message: body.message, type: body.type, code: body.code, statusCode: error.status } });
+    return aiSdkErrorPart(error);
   }
 
   #closeText(): string {

@@ -7,6 +7,7 @@ import type { RequestState } from '../core/attempt.js';
 import { openaiErrors, type GatewayHttpError } from '../core/http-error.js';
 import type { ChatCompletion, ChatCompletionChunk } from '../core/openai-types.js';
 import type { CompletionAnswer, ErrorFormat, StreamEncoder } from '../core/protocol.js';
+import { insertUsageCost } from '../core/usage-cost.js';
 
 export const chatErrors: ErrorFormat = openaiErrors;
 
@@ -15,6 +16,8 @@ const chatStream: StreamEncoder = {
     if (chunk.usage !== undefined && !state.includeUsage) {
       if (chunk.choices.length === 0) return '';
       delete chunk.usage;
+    } else if (chunk.usage != null && state.meter?.priced === true) {
+      chunk.usage.cost = state.meter.costUsd;
     }
     return `data: ${JSON.stringify(chunk)}\n\n`;
   },
@@ -24,14 +27,21 @@ const chatStream: StreamEncoder = {
   // No [DONE] after the error: the stream did not complete, and clients
   // (the openai SDK among them) raise the error event as an APIError.
   error: function encodeError(error: GatewayHttpError): string {
-    return `data: ${JSON.stringify(error.body())}\n\n`;
+    return openaiErrors.streamEvent(error);
   },
 };
 
 export const chatAnswer: CompletionAnswer = {
   complete: function answerCompletion(res: ServerResponse, completion: ChatCompletion, text: string | undefined, state: RequestState, slug: string): void {
     // A string body goes out in one write with the headers; a Buffer would take a writev.
-    const payload = text ?? JSON.stringify(completion);
+    const meter = state.meter;
+    let payload: string;
+    if (meter === undefined || !meter.priced || completion.usage == null) payload = text ?? JSON.stringify(completion);
+    else if (text !== undefined) payload = insertUsageCost(text, meter.costUsd);
+    else {
+      completion.usage.cost = meter.costUsd;
+      payload = JSON.stringify(completion);
+    }
     res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
     res.end(payload);
   },

@@ -9,9 +9,11 @@ import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletion, ChatCompletionRequest } from './openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/types.js';
 import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/types.js';
-import type { UsageMeter } from '../../../usage/meter.js';
 import type { CompletionAnswer } from './protocol.js';
 import { recordUsage } from './span-usage.js';
+import { recordCost } from './usage-cost.js';
+import type { Served, UsageMeter } from '../../../usage/meter.js';
+import { tokensOf } from '../../../usage/tokens.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
 import { pipeStream } from './stream-pipe.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
@@ -56,6 +58,8 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   const started = performance.now();
   const span = startAttemptSpan('chat', provider, endpoint, state);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
+  const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
+  state.meter?.attempt(served, state.request.stream === true);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const ctx = attemptContext(provider, endpoint, clock);
   try {
@@ -69,7 +73,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
       const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
       span.int('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
-      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), provider.slug, headers, state, span, env.captureContent, clock);
+      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), provider.slug, headers, state, span, env.captureContent, clock, served);
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
     }
@@ -80,11 +84,11 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     if (adapter.passthrough === true) {
       const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');
       const completion = adapter.parseResponseText === undefined ? adapter.parseResponse(response.body, ctx) : adapter.parseResponseText(text, ctx);
-      recordCompletion(span, completion, env.captureContent);
+      recordCompletion(span, completion, env.captureContent, state, served);
       state.answer.complete(state.res, completion, text, state, provider.slug);
     } else {
       const completion = adapter.parseResponse(response.body, ctx);
-      recordCompletion(span, completion, env.captureContent);
+      recordCompletion(span, completion, env.captureContent, state, served);
       state.answer.complete(state.res, completion, undefined, state, provider.slug);
     }
     env.countAttempt(provider.slug, 'success');
@@ -139,10 +143,19 @@ export function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: S
   return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param }) };
 }
 
-function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureContent: boolean): void {
+/** Spans and metering for a whole completion, before it is written (its answer carries the cost). */
+function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureContent: boolean, state: RequestState, served: Served): void {
   if (typeof completion.model === 'string') span.str('gen_ai.response.model', completion.model);
   if (typeof completion.id === 'string') span.str('gen_ai.response.id', completion.id);
-  if (completion.usage !== undefined) recordUsage(span, completion.usage);
+  const meter = state.meter;
+  if (completion.usage != null) {
+    recordUsage(span, completion.usage);
+    recordCost(span, meter?.charge(served, tokensOf(completion.usage)));
+  }
+  if (meter !== undefined) {
+    meter.finishReason = completion.choices[0]?.finish_reason ?? '';
+    meter.firstByte();
+  }
   span.strings('gen_ai.response.finish_reasons', completion.choices.map((c) => c.finish_reason ?? ''));
   if (captureContent) span.str('gen_ai.output.messages', captureOutput(choicesOf(completion)));
 }

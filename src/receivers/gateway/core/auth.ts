@@ -24,6 +24,12 @@ function digest(key: string): Buffer {
   return createHash('sha256').update(key).digest();
 }
 
+/** Whether `presented` is `expected` (compared in constant time); never true for an unset or empty expected key. */
+export function isKey(presented: string | undefined, expected: string | undefined): boolean {
+  if (presented === undefined || expected === undefined || expected === '') return false;
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
 export class ApiKeys<T> {
   readonly #entries: readonly KeyEntry<T>[];
   // Hashing is what makes the comparison length-independent, not a secret:

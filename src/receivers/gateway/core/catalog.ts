@@ -4,6 +4,8 @@ import { mergePricing, parsePrices, type Prices, type PricingConfig } from '../.
 import type { ModelConfig } from '../config.js';
 
 export interface Endpoint {
+  /** The catalog id (or `<provider>/<model>` for a model outside the catalog) this endpoint serves. */
+  readonly modelId: string;
   /** Provider slug. */
   readonly provider: string;
   /** Model name sent upstream. */
@@ -64,7 +66,7 @@ export class Catalog {
         record.id,
         model.endpoints.map(function toEndpoint(e): Endpoint {
           const pricing = mergePricing(model.pricing, e.pricing);
-          return { provider: e.provider, model: e.model, maxTokens: model.max_tokens, prices: pricing === undefined ? undefined : parsePrices(pricing) };
+          return { modelId: model.id, provider: e.provider, model: e.model, maxTokens: model.max_tokens, prices: pricing === undefined ? undefined : parsePrices(pricing) };
         }),
       );
     }

@@ -2,7 +2,9 @@
 // sent one after another on the provider's agent, under one attempt clock,
 // then the protocol's answer. A CLIENT span `embeddings <model>` per attempt.
 import type { ServerResponse } from 'node:http';
-import type { UsageMeter } from '../../../usage/meter.js';
+import type { Served, UsageMeter } from '../../../usage/meter.js';
+import { NO_TOKENS } from '../../../usage/tokens.js';
+import { recordCost } from './usage-cost.js';
 import type { EmbeddingRequest, EmbeddingResult } from '../providers/types.js';
 import { attemptContext, failedAttempt, httpFailure, isSuccess, startAttemptSpan, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
 import type { Endpoint } from './catalog.js';
@@ -30,6 +32,8 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
   state.attempts += 1;
   const started = performance.now();
   const span = startAttemptSpan('embeddings', provider, endpoint, state);
+  const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
+  state.meter?.attempt(served, false);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const ctx = attemptContext(provider, endpoint, clock);
   try {
@@ -55,6 +59,9 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
     if (result.vectors.length !== state.request.input.length) throw new SyntaxError('upstream answered with a different number of embeddings than inputs');
     if (result.model !== undefined) span.str('gen_ai.response.model', result.model);
     span.int('gen_ai.usage.input_tokens', result.inputTokens);
+    // Charged before the answer is written, so the answer can carry the cost.
+    recordCost(span, state.meter?.charge(served, { ...NO_TOKENS, input: result.inputTokens }));
+    state.meter?.firstByte();
     const first = result.vectors[0];
     if (first !== undefined) span.int('gen_ai.embeddings.dimension.count', first.length);
     state.answer(state.res, result, state, provider.slug);

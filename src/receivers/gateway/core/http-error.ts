@@ -60,4 +60,8 @@ export const openaiErrors = {
   body: function openaiErrorBody(error: GatewayHttpError): string {
     return JSON.stringify(error.body());
   },
+  // No [DONE] after it: clients (the openai SDK among them) raise it as an APIError.
+  streamEvent: function openaiErrorEvent(error: GatewayHttpError): string {
+    return `data: ${JSON.stringify(error.body())}\n\n`;
+  },
 };

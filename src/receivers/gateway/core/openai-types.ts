@@ -146,6 +146,8 @@ export interface Usage {
   total_tokens: number;
   prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number };
   completion_tokens_details?: { reasoning_tokens?: number };
+  /** USD at catalog prices, added by the gateway. */
+  cost?: number;
 }
 
 export interface ChatCompletion {

@@ -170,6 +170,13 @@ export class ProtoWriter {
     this.#pos += 8;
   }
 
+  double(field: number, value: number): void {
+    this.#ensure(12);
+    this.#tag(field, WIRE_FIXED64);
+    this.#buf.writeDoubleLE(value, this.#pos);
+    this.#pos += 8;
+  }
+
   fixed32(field: number, value: number): void {
     this.#ensure(12);
     this.#tag(field, WIRE_FIXED32);

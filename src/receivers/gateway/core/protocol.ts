@@ -40,6 +40,8 @@ export interface RouteRequest {
   readonly client: ClientLink;
   /** The key the client presented (already authorized). */
   readonly key: AccountKey;
+  /** True when the client presented the admin key (only on routes with `adminKey: true`). */
+  readonly admin: boolean;
   /** Set on routes that generate (`generates: true`): the request's generation id, cost and record. */
   readonly meter: UsageMeter | undefined;
 }
@@ -57,12 +59,16 @@ export interface ProtocolRoute {
   readonly presentedKey?: (req: IncomingMessage) => string | undefined;
   /** True for routes that call upstream models: they are refused over budget and become generation records. */
   readonly generates?: boolean;
+  /** True for routes that also take service.admin.api_key (usage lookups across every key). */
+  readonly adminKey?: boolean;
   handle(services: GatewayServices, request: RouteRequest): Promise<void> | void;
 }
 
 export interface ErrorFormat {
   /** The body of a non-streaming error answer (JSON text). */
   body(error: GatewayHttpError): string;
+  /** The in-band event that ends a started stream the gateway itself cuts (shutdown). */
+  streamEvent(error: GatewayHttpError): string;
 }
 
 /**

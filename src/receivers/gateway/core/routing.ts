@@ -21,7 +21,7 @@ export function createRouter(catalog: Catalog, providerSlugs: ReadonlySet<string
     const slash = model.indexOf('/');
     const slug = slash > 0 ? model.slice(0, slash) : '';
     if (slash > 0 && slash < model.length - 1 && providerSlugs.has(slug)) {
-      return [{ provider: slug, model: model.slice(slash + 1), maxTokens: undefined, prices: undefined }];
+      return [{ modelId: model, provider: slug, model: model.slice(slash + 1), maxTokens: undefined, prices: undefined }];
     }
     throw new GatewayHttpError(404, `The model \`${model}\` does not exist or you do not have access to it.`, { code: 'model_not_found', param });
   }

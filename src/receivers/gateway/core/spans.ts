@@ -25,11 +25,17 @@ const STATUS_CODE = 3;
 const KEY_VALUE_KEY = 1;
 const KEY_VALUE_VALUE = 2;
 const ANY_STRING = 1;
+const ANY_DOUBLE = 4;
 const ANY_ARRAY = 5;
 const ARRAY_VALUES = 1;
 
-/** An attribute value: a string, an integer (already truncated), or a string array. */
-type AttributeValue = string | number | readonly string[];
+/** A double attribute (integers are plain numbers). */
+class DoubleValue {
+  constructor(readonly value: number) {}
+}
+
+/** An attribute value: a string, an integer (already truncated), a double, or a string array. */
+type AttributeValue = string | number | DoubleValue | readonly string[];
 
 export class SpanRecord {
   readonly traceId: string;
@@ -65,6 +71,12 @@ export class SpanRecord {
   int(key: string, value: number): this {
     this.#keys.push(key);
     this.#values.push(Math.trunc(value));
+    return this;
+  }
+
+  double(key: string, value: number): this {
+    this.#keys.push(key);
+    this.#values.push(new DoubleValue(value));
     return this;
   }
 
@@ -138,6 +150,7 @@ export class SpanRecord {
 function anyValue(value: AttributeValue): AnyValue {
   if (typeof value === 'string') return { stringValue: value };
   if (typeof value === 'number') return { intValue: String(value) };
+  if (value instanceof DoubleValue) return { doubleValue: value.value };
   return { arrayValue: { values: value.map((v) => ({ stringValue: v })) } };
 }
 
@@ -145,6 +158,14 @@ function writeAttribute(w: ProtoWriter, key: string, value: AttributeValue): voi
   if (typeof value === 'string') return w.keyValueString(SPAN_ATTRIBUTES, key, value);
   if (typeof value === 'number') return w.keyValueInt(SPAN_ATTRIBUTES, key, value);
   const kv = w.begin(SPAN_ATTRIBUTES);
+  if (value instanceof DoubleValue) {
+    w.string(KEY_VALUE_KEY, key);
+    const any = w.begin(KEY_VALUE_VALUE);
+    w.double(ANY_DOUBLE, value.value);
+    w.end(any);
+    w.end(kv);
+    return;
+  }
   w.string(KEY_VALUE_KEY, key);
   const any = w.begin(KEY_VALUE_VALUE);
   const array = w.begin(ANY_ARRAY);

@@ -8,6 +8,10 @@ import { captureOutput, type CapturedChoice } from './capture.js';
 import type { GatewayHttpError } from './http-error.js';
 import type { ChatCompletionChunk, Usage } from './openai-types.js';
 import { recordUsage } from './span-usage.js';
+import { recordCost } from './usage-cost.js';
+import type { Served, UsageMeter } from '../../../usage/meter.js';
+import type { Cost } from '../../../usage/money.js';
+import { tokensOf } from '../../../usage/tokens.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
@@ -19,6 +23,9 @@ class StreamObserver {
   model: string | undefined;
   id: string | undefined;
   usage: Usage | undefined;
+  /** An upstream may repeat usage; the first report is the one charged. */
+  charged = false;
+  cost: Cost | undefined;
   readonly choices: CapturedChoice[] = [];
   readonly #capture: boolean;
 
@@ -41,11 +48,18 @@ class StreamObserver {
     }
   }
 
-  record(span: SpanRecord, capture: boolean): void {
+  charge(meter: UsageMeter | undefined, served: Served, usage: Usage): void {
+    this.charged = true;
+    this.cost = meter?.charge(served, tokensOf(usage));
+  }
+
+  record(span: SpanRecord, capture: boolean, meter: UsageMeter | undefined): void {
     if (this.model !== undefined) span.str('gen_ai.response.model', this.model);
     if (this.id !== undefined) span.str('gen_ai.response.id', this.id);
     if (this.usage !== undefined) recordUsage(span, this.usage);
+    recordCost(span, this.cost);
     const present = this.choices.filter((c) => c !== undefined);
+    if (meter !== undefined) meter.finishReason = present[0]?.finishReason ?? '';
     span.strings('gen_ai.response.finish_reasons', present.map((c) => c.finishReason ?? ''));
     if (capture) span.str('gen_ai.output.messages', captureOutput(present));
   }
@@ -103,6 +117,7 @@ export async function pipeStream(
   span: SpanRecord,
   capture: boolean,
   clock: AttemptClock,
+  served: Served,
 ): Promise<StreamResult> {
   const iterator = chunks[Symbol.asyncIterator]();
   const observer = new StreamObserver(capture);
@@ -118,11 +133,14 @@ export async function pipeStream(
   const res = state.res;
   const encoder = state.answer.openStream(state, slug);
   res.writeHead(200, { ...headers, ...SSE_HEADERS });
+  state.meter?.firstByte();
   const write = corkedWriter(res);
   try {
     while (next.done !== true) {
       const chunk = next.value;
       observer.observe(chunk);
+      // Charged before the chunk is encoded, so a usage chunk carries the cost.
+      if (chunk.usage != null && !observer.charged) observer.charge(state.meter, served, chunk.usage);
       const text = encoder.chunk(chunk, state);
       if (text !== '' && !write(text)) await waitForDrain(res);
       if (state.client.closed) throw new Error('client_closed');
@@ -142,6 +160,6 @@ export async function pipeStream(
     await iterator.return?.().catch(() => undefined);
     return { answered: true, outcome: failure.outcome };
   } finally {
-    observer.record(span, capture);
+    observer.record(span, capture, state.meter);
   }
 }

@@ -40,6 +40,7 @@ export async function handleCountTokens(services: GatewayServices, request: Rout
     server: request.server,
     spans: request.spans,
     client: request.client,
+    meter: undefined,
     inputMessages: undefined,
     attempts: 0,
   };

@@ -32,6 +32,9 @@ export const messagesErrors: ErrorFormat = {
   body: function messagesErrorBody(error) {
     return JSON.stringify(anthropicErrorBody(error));
   },
+  streamEvent: function messagesErrorEvent(error) {
+    return `event: error\ndata: ${JSON.stringify(anthropicErrorBody(error))}\n\n`;
+  },
 };
 
 /** An upstream's overloaded answer keeps Anthropic's 529 on this protocol. */

@@ -2,7 +2,6 @@
 // endpoints: `anthropic` providers natively (native.ts), the others through
 // the Chat Completions adapters with the request translated (to-chat.ts) and
 // the answer mapped back (answer.ts).
-import type { UsageMeter } from '../../../usage/meter.js';
 import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { runAttempt, type AttemptEnv, type AttemptResult, type RequestState, type ResolvedProvider } from '../core/attempt.js';
@@ -27,8 +26,6 @@ export const ORDER_HEADER = 'x-sluice-order';
 interface MessagesState extends NativeState {
   readonly request: MessagesRequest;
   readonly captureContent: boolean;
-  /** The request's usage meter, handed to the translated attempts. */
-  readonly meter: UsageMeter | undefined;
   /** The translated request per provider type, made on first use (or the 400 it gave). */
   readonly translated: Map<string, RequestState | ProviderRequestError>;
 }

@@ -11,6 +11,10 @@ import type { Endpoint } from '../core/catalog.js';
 import { captureOutput, type CapturedChoice } from '../core/capture.js';
 import { GatewayHttpError } from '../core/http-error.js';
 import { recordUsage } from '../core/span-usage.js';
+import { insertUsageCost, recordCost } from '../core/usage-cost.js';
+import type { Served, UsageMeter } from '../../../usage/meter.js';
+import type { Cost } from '../../../usage/money.js';
+import { tokensOf } from '../../../usage/tokens.js';
 import { startClientSpan, type SpanRecord } from '../core/spans.js';
 import { parseSse } from '../core/sse.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody } from '../core/upstream.js';
@@ -31,6 +35,8 @@ export interface NativeState extends PlanState {
   readonly anthropicBeta: string | undefined;
   readonly res: ServerResponse;
   readonly spans: SpanRecord[];
+  /** The request's usage meter (undefined for count_tokens, which generates nothing). */
+  readonly meter: UsageMeter | undefined;
   /** gen_ai.input.messages when capture_content is on. */
   readonly inputMessages: string | undefined;
 }
@@ -43,6 +49,8 @@ interface Observed {
   model?: string;
   stopReason?: string | null;
   usage: Partial<AnthropicUsage>;
+  /** Set once the attempt's usage was charged. */
+  cost?: Cost;
   /** The answer's text and tool calls, collected only when capture_content is on. */
   output?: CapturedChoice;
 }
@@ -57,6 +65,8 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
   const observed: Observed = state.inputMessages === undefined ? { usage: {} } : { usage: {}, output: { content: '', toolCalls: [], finishReason: null } };
+  const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
+  state.meter?.attempt(served, state.stream);
   try {
     const upstream = buildNativeRequest(provider, endpoint.model, state);
     const url = parseUpstreamUrl(upstream.url);
@@ -74,14 +84,20 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     if (response.statusCode < 200 || response.statusCode >= 300) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
     const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');
     observeMessage(JSON.parse(text) as Record<string, unknown>, observed);
-    state.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)) });
-    state.res.end(text);
+    // Charged before the answer is written, so a priced model's usage carries the cost
+    // (an unpriced one's answer stays byte for byte what Anthropic sent).
+    charge(span, observed, state.meter, served);
+    const answer = state.meter?.priced === true && observed.cost !== undefined ? insertUsageCost(text, state.meter.costUsd) : text;
+    state.meter?.firstByte();
+    state.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(answer)) });
+    state.res.end(answer);
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
     return failedAttempt(env, provider, span, err, clock);
   } finally {
     clock.clear();
+    charge(span, observed, state.meter, served);
     record(span, observed);
     span.end();
     env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
@@ -197,6 +213,15 @@ function observeEvent(type: string, data: Record<string, unknown>, observed: Obs
       for (const [key, value] of Object.entries(usage)) if (typeof value === 'number') (observed.usage as Record<string, number>)[key] = value;
     }
   }
+}
+
+/** Once per attempt, when its usage is known: the cost at the endpoint's prices, on the span and the meter. */
+function charge(span: SpanRecord, observed: Observed, meter: UsageMeter | undefined, served: Served): void {
+  if (observed.cost !== undefined || meter === undefined) return;
+  if (observed.usage.input_tokens === undefined && observed.usage.output_tokens === undefined) return;
+  observed.cost = meter.charge(served, tokensOf(mapUsage(observed.usage)));
+  recordCost(span, observed.cost);
+  if (observed.stopReason !== undefined && observed.stopReason !== null) meter.finishReason = observed.stopReason;
 }
 
 function record(span: SpanRecord, observed: Observed): void {

@@ -315,6 +315,18 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
       expect(error).toMatchObject({ name: 'GatewayInvalidRequestError' });
     });
 
+    it('maps an upstream that does not know the model to GatewayModelNotFoundError with the requested id', async () => {
+      const { gw } = await setup(client, (_b, res) => sendJson(res, 404, { error: { message: 'The model up-alpha does not exist', type: 'invalid_request_error', code: 'model_not_found', param: null } }));
+      const error = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ name: 'GatewayModelNotFoundError', modelId: 'acme/chat', statusCode: 404 });
+    });
+
+    it('refuses model kinds it does not serve with GatewayInvalidRequestError', async () => {
+      const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('unused')));
+      const error = await ai.generateImage({ model: gw.imageModel('acme/image'), prompt: 'a cat', maxRetries: 0 }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ name: 'GatewayInvalidRequestError', statusCode: 404 });
+    });
+
     it('maps every endpoint failing to an internal server error with the upstream status', async () => {
       const { gw } = await setup(client, (_b, res) => sendJson(res, 500, { error: { message: 'boom', type: 'server_error' } }));
       const error = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);

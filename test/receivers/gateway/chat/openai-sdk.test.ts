@@ -113,7 +113,8 @@ describe('gateway with the official openai SDK', () => {
     const withUsage = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
     const usages: unknown[] = [];
     for await (const part of withUsage) if (part.usage) usages.push(part.usage);
-    expect(usages).toEqual([{ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 }]);
+    // 5 x $0.000001 + 3 x $0.000002 at the catalog prices
+    expect(usages).toEqual([{ prompt_tokens: 5, completion_tokens: 3, total_tokens: 8, cost: 0.000011 }]);
     const without = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true });
     let sawUsage = false;
     for await (const part of without) if (part.usage) sawUsage = true;

@@ -1,0 +1,185 @@
+// Usage, cost and budgets through real clients: the openai SDK against a fake
+// upstream reporting known token counts (cache reads and writes included),
+// and @ai-sdk/gateway's getGenerationInfo() / getSpendReport().
+import { createGateway } from '@ai-sdk/gateway';
+import Anthropic from '@anthropic-ai/sdk';
+import { generateText } from 'ai';
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ADMIN_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
+
+const KEY_A = 'sk-team-a';
+const KEY_B = 'sk-team-b';
+
+// USD per token; the endpoint overrides the model's output price.
+const models = [
+  {
+    id: 'openai/gpt-cache',
+    pricing: { input: '0.0000025', output: '0.00001', input_cache_read: '0.000000123' },
+    endpoints: [{ provider: 'openai', model: 'gpt-upstream', pricing: { output: '0.000012' } }],
+  },
+];
+
+const usage = { prompt_tokens: 1234, completion_tokens: 567, total_tokens: 1801, prompt_tokens_details: { cached_tokens: 800, cache_creation_tokens: 100 } };
+// 334 uncached x 2500 + 800 cached x 123 + 100 written x 2500 (input price) + 567 x 12000 nano-dollars
+const COST_NANO = 334 * 2500 + 800 * 123 + 100 * 2500 + 567 * 12000;
+const COST = COST_NANO / 1e9;
+
+let gateway: Gateway | undefined;
+let upstream: Upstream | undefined;
+
+afterEach(async () => {
+  await gateway?.close();
+  await upstream?.close();
+  gateway = undefined;
+  upstream = undefined;
+});
+
+async function setup(apiKeys: unknown[] = [{ key: KEY_A, name: 'team-a' }, { key: KEY_B, name: 'team-b' }]): Promise<Gateway> {
+  upstream = await startUpstream(function answer(body, res) {
+    if (body['stream'] === true) sendStream(res, [chunk({ role: 'assistant', content: 'hi' }), chunk({}, 'stop'), { ...chunk({}), choices: [], usage }]);
+    else sendJson(res, 200, completion('hi', { usage }));
+  });
+  gateway = await startGateway({ api_keys: apiKeys, providers: { openai: openaiProvider(upstream) }, models });
+  return gateway;
+}
+
+function client(key: string): OpenAI {
+  return new OpenAI({ baseURL: (gateway as Gateway).baseURL, apiKey: key, maxRetries: 0 });
+}
+
+async function ask(key: string, stream = false): Promise<{ id: string; cost: unknown }> {
+  if (stream) {
+    const { data, response } = await client(key).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }).withResponse();
+    let cost: unknown;
+    for await (const part of data) if (part.usage) cost = (part.usage as { cost?: unknown }).cost;
+    return { id: response.headers.get('x-sluice-generation-id') ?? '', cost };
+  }
+  const { data, response } = await client(key).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+  return { id: response.headers.get('x-sluice-generation-id') ?? '', cost: (data.usage as { cost?: unknown } | undefined)?.cost };
+}
+
+async function getJson(path: string, key: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`http://127.0.0.1:${(gateway as Gateway).port}${path}`, { headers: { authorization: `Bearer ${key}` } });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+function today(): string {
+  return new Date().toISOString().slice(0, 10);
+}
+
+describe('gateway usage and cost', () => {
+  it('prices a non-streaming answer to the nano-dollar in the answer, the span, /metrics and /v1/generation', async () => {
+    const gw = await setup();
+    const { id, cost } = await ask(KEY_A);
+    expect(id).toMatch(/^gen_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(cost).toBe(COST);
+
+    const spans = await gw.spans(2);
+    const clientSpan = spans.find((s) => s.name === 'chat gpt-upstream');
+    expect(attr(clientSpan, 'sluice.usage.cost')).toBe(COST);
+    expect(attr(clientSpan, 'gen_ai.usage.input_tokens')).toBe(1234);
+    expect(attr(clientSpan, 'gen_ai.usage.cache_read.input_tokens')).toBe(800);
+    expect(attr(clientSpan, 'gen_ai.usage.cache_creation.input_tokens')).toBe(100);
+
+    const metrics = await gw.telemetry.registry.metrics();
+    expect(metrics).toContain(`sluice_gateway_cost_usd_total{model="openai/gpt-cache",provider="openai",key="team-a"} ${COST}`);
+    expect(metrics).toContain('sluice_gateway_tokens_total{model="openai/gpt-cache",provider="openai",key="team-a",type="cache_read"} 800');
+    expect(metrics).toContain('sluice_gateway_tokens_total{model="openai/gpt-cache",provider="openai",key="team-a",type="output"} 567');
+    expect(metrics).not.toContain(KEY_A);
+
+    const info = await createGateway({ baseURL: `${gw.baseURL}/ai`, apiKey: KEY_A }).getGenerationInfo({ id });
+    expect(info).toMatchObject({ id, totalCost: COST, usage: COST, model: 'openai/gpt-cache', providerName: 'openai', streamed: false, finishReason: 'stop', promptTokens: 1234, completionTokens: 567, cachedTokens: 800, cacheCreationTokens: 100, isByok: false });
+    expect(info.generationTime).toBeGreaterThanOrEqual(info.latency);
+  });
+
+  it('puts the cost in the streamed usage chunk and records the generation as streamed', async () => {
+    const gw = await setup();
+    const { id, cost } = await ask(KEY_A, true);
+    expect(cost).toBe(COST);
+    const { status, body } = await getJson(`/v1/generation?id=${id}`, KEY_A);
+    expect(status).toBe(200);
+    expect(body['data']).toMatchObject({ id, total_cost: COST, streamed: true, status: 200, native_tokens_cached: 800 });
+    expect(attr((await gw.spans(2)).find((s) => s.name === 'chat gpt-upstream'), 'sluice.usage.cost')).toBe(COST);
+  });
+
+  it('reports spend grouped by model, key and day; a key sees only its own, the admin key all', async () => {
+    const gw = await setup();
+    const [a1] = [await ask(KEY_A), await ask(KEY_A, true)];
+    const b1 = await ask(KEY_B);
+    const sdk = createGateway({ baseURL: `${gw.baseURL}/ai`, apiKey: KEY_A });
+
+    const own = await sdk.getSpendReport({ startDate: today(), endDate: today(), groupBy: 'model' });
+    expect(own.results).toEqual([{ model: 'openai/gpt-cache', totalCost: (2 * COST_NANO) / 1e9, marketCost: (2 * COST_NANO) / 1e9, inputTokens: 2468, outputTokens: 1134, cachedInputTokens: 1600, cacheCreationInputTokens: 200, reasoningTokens: 0, requestCount: 2 }]);
+
+    const admin = await createGateway({ baseURL: `${gw.baseURL}/ai`, apiKey: ADMIN_KEY }).getSpendReport({ startDate: today(), endDate: today(), groupBy: 'user' });
+    expect(admin.results.map((r) => [r.user, r.totalCost, r.requestCount])).toEqual([
+      ['team-a', (2 * COST_NANO) / 1e9, 2],
+      ['team-b', COST, 1],
+    ]);
+    const byDay = await getJson(`/v1/report?start_date=${today()}&end_date=${today()}&group_by=day`, ADMIN_KEY);
+    expect(byDay.body).toMatchObject({ results: [{ day: today(), total_cost: (3 * COST_NANO) / 1e9, request_count: 3 }] });
+
+    // Another key's generation is not found; the admin key finds it.
+    expect((await getJson(`/v1/generation?id=${b1.id}`, KEY_A)).status).toBe(404);
+    expect((await getJson(`/v1/generation?id=${b1.id}`, ADMIN_KEY)).body['data']).toMatchObject({ id: b1.id, key: 'team-b' });
+    expect((await getJson(`/v1/generation?id=${a1.id}`, 'sk-wrong')).status).toBe(401);
+    expect((await getJson(`/v1/report?start_date=2026-13-01&end_date=${today()}`, KEY_A)).body).toMatchObject({ error: { param: 'start_date' } });
+  });
+
+  it('refuses a $0.0001 budget after its first request, which completes', async () => {
+    await setup([{ key: KEY_A, name: 'tiny', budget: { usd: 0.0001, period: 'day' } }]);
+    expect((await ask(KEY_A)).cost).toBe(COST);
+    const refused = await client(KEY_A).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'again' }] }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((refused as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('budget_exceeded');
+    expect(upstream?.requests).toHaveLength(1);
+  });
+
+  it('never lets concurrent requests on one key pass requests_per_minute', async () => {
+    await setup([{ key: KEY_A, name: 'limited', requests_per_minute: 5 }]);
+    const results = await Promise.allSettled(Array.from({ length: 20 }, () => ask(KEY_A)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
+    const refusals = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(refusals.every((r) => r.reason instanceof OpenAI.RateLimitError && Number(r.reason.headers?.get('retry-after')) >= 1)).toBe(true);
+    expect(upstream?.requests).toHaveLength(5);
+  });
+
+  it('refuses a key over tokens_per_minute, counted from the usage upstreams report', async () => {
+    await setup([{ key: KEY_A, name: 'tokens', tokens_per_minute: 1000 }]);
+    await ask(KEY_A);
+    const refused = await ask(KEY_A).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((refused as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('rate_limit_exceeded');
+  });
+});
+
+describe('usage on the Anthropic Messages API', () => {
+  it('prices a native message (cache reads and writes) in its usage, span and generation record', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      sendJson(res, 200, { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 334, cache_read_input_tokens: 800, cache_creation_input_tokens: 100, output_tokens: 567 } });
+    });
+    const messagesModels = [{ id: 'anthropic/claude', pricing: models[0]?.pricing, endpoints: [{ provider: 'anthropic', model: 'claude-up', pricing: { output: '0.000012' } }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: messagesModels });
+    const client = new Anthropic({ baseURL: `http://127.0.0.1:${gateway.port}`, apiKey: KEY_A, maxRetries: 0 });
+    const { data, response } = await client.messages.create({ model: 'anthropic/claude', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    // The same tokens as the chat cases above: 334 uncached, 800 read, 100 written, 567 out.
+    expect((data.usage as unknown as { cost?: number }).cost).toBe(COST);
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: COST, native_tokens_prompt: 1234, native_tokens_cached: 800, native_tokens_cache_creation: 100, provider_name: 'anthropic', finish_reason: 'end_turn' });
+    expect(attr((await gateway.spans(2)).find((s) => s.name === 'chat claude-up'), 'sluice.usage.cost')).toBe(COST);
+  });
+});
+
+describe('usage through the AI SDK protocol', () => {
+  it('puts the generation id and the cost in providerMetadata.gateway, matching /v1/generation', async () => {
+    const gw = await setup();
+    const provider = createGateway({ baseURL: `${gw.baseURL}/ai`, apiKey: KEY_A });
+    const result = await generateText({ model: provider('openai/gpt-cache'), prompt: 'hi', maxRetries: 0 });
+    const metadata = result.providerMetadata?.['gateway'] as { generationId?: string; cost?: number } | undefined;
+    expect(metadata?.cost).toBe(COST);
+    expect(metadata?.generationId).toMatch(/^gen_[0-9A-HJKMNP-TV-Z]{26}$/);
+    const info = await provider.getGenerationInfo({ id: metadata?.generationId ?? '' });
+    expect(info).toMatchObject({ totalCost: COST, cachedTokens: 800, cacheCreationTokens: 100, providerName: 'openai' });
+  });
+});
