@@ -89,6 +89,9 @@ export class LocalGenerationStore implements GenerationStore {
     const recent = this.#recent.get(id);
     if (recent !== undefined || !isGenerationId(id)) return recent;
     const made = dayOf(generationIdTime(id));
+    // An id from the future or from before the retention has no log to read.
+    const now = Date.now();
+    if (made > dayOf(now) || made < dayOf(now - this.#retentionMs)) return undefined;
     const needle = Buffer.from(`"id":"${id}"`);
     for (const day of [made, addDays(made, 1)]) {
       let found: GenerationRecord | undefined;

@@ -14,6 +14,15 @@ export interface UsageMetrics {
 type TokenLabel = 'model' | 'provider' | 'key' | 'type';
 type CostLabel = 'model' | 'provider' | 'key';
 
+interface Series {
+  readonly input: Counter.Internal;
+  readonly output: Counter.Internal;
+  readonly cacheRead: Counter.Internal;
+  readonly cacheWrite: Counter.Internal;
+  readonly reasoning: Counter.Internal;
+  readonly total: { readonly labels: Record<CostLabel, string>; cost: Cost };
+}
+
 // One per Telemetry, so totals outlive a gateway recreated by a config reload (as its counters do).
 const byTelemetry = new WeakMap<Telemetry, UsageMetrics>();
 
@@ -33,17 +42,28 @@ function createUsageMetrics(telemetry: Telemetry): UsageMetrics {
     this.reset();
     for (const total of totals.values()) this.inc(total.labels, costToNumber(total.cost));
   });
+  // The labelled children per model, provider and key, made once: prom-client hashes a label object on every inc().
+  const series = new Map<string, Series>();
+  function seriesOf(model: string, provider: string, key: string): Series {
+    const id = `${model}\u0000${provider}\u0000${key}`;
+    let found = series.get(id);
+    if (found === undefined) {
+      const child = (type: string) => tokens.labels({ model, provider, key, type });
+      found = { input: child('input'), output: child('output'), cacheRead: child('cache_read'), cacheWrite: child('cache_write'), reasoning: child('reasoning'), total: { labels: { model, provider, key }, cost: 0n } };
+      series.set(id, found);
+      totals.set(id, found.total);
+    }
+    return found;
+  }
   return {
     count: function count(key, model, provider, counts, amount) {
-      if (counts.input > 0) tokens.inc({ model, provider, key, type: 'input' }, counts.input);
-      if (counts.output > 0) tokens.inc({ model, provider, key, type: 'output' }, counts.output);
-      if (counts.cacheRead > 0) tokens.inc({ model, provider, key, type: 'cache_read' }, counts.cacheRead);
-      if (counts.cacheWrite > 0) tokens.inc({ model, provider, key, type: 'cache_write' }, counts.cacheWrite);
-      if (counts.reasoning > 0) tokens.inc({ model, provider, key, type: 'reasoning' }, counts.reasoning);
-      const id = `${model}\u0000${provider}\u0000${key}`;
-      const total = totals.get(id);
-      if (total === undefined) totals.set(id, { labels: { model, provider, key }, cost: amount });
-      else total.cost += amount;
+      const s = seriesOf(model, provider, key);
+      if (counts.input > 0) s.input.inc(counts.input);
+      if (counts.output > 0) s.output.inc(counts.output);
+      if (counts.cacheRead > 0) s.cacheRead.inc(counts.cacheRead);
+      if (counts.cacheWrite > 0) s.cacheWrite.inc(counts.cacheWrite);
+      if (counts.reasoning > 0) s.reasoning.inc(counts.reasoning);
+      s.total.cost += amount;
     },
   };
 }

@@ -1,9 +1,26 @@
 // Request bodies of the drains API, in the shape of Vercel's drains API.
-// Problems are reported by JSON path: `delivery.endpoint.traces: must be an https URL`.
+// Problems are reported by JSON path: `delivery.endpoint.traces: must be an https URL`;
+// configErrorMap words a missing field `required` and one of the wrong type by its type.
+import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import { configErrorMap, formatIssues } from '../../config/format-issues.js';
 import { urlProblem } from '../../exporters/drains/config.js';
 import { MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from '../../exporters/drains/limits.js';
+
+const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/** One or more certificates, each of which parses (Node's TLS would skip a bad one without a word). */
+function isPemBundle(text: string): boolean {
+  const blocks = text.match(PEM_BLOCK) ?? [];
+  return blocks.length > 0 && blocks.every(function parses(block) {
+    try {
+      new X509Certificate(block);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
 
 const headersSchema = z
   .record(z.string().min(1), z.string({ error: 'must be a string' }))
@@ -12,14 +29,14 @@ const headersSchema = z
 export const deliverySchema = z
   .strictObject({
     type: z.literal('otlphttp').default('otlphttp'),
-    endpoint: z.strictObject({ traces: z.string({ error: 'required' }) }, { error: 'required' }),
+    endpoint: z.strictObject({ traces: z.string() }),
     encoding: z.enum(['proto', 'json']).default('proto'),
     compression: z.enum(['gzip', 'none']).default('gzip'),
     headers: headersSchema.default({}),
     secret: z.string().min(1).optional(),
     insecure: z.boolean().default(false),
-    tls: z.strictObject({ ca: z.string().includes('-----BEGIN CERTIFICATE-----', { error: 'must be a PEM certificate' }) }).optional(),
-  }, { error: 'required' })
+    tls: z.strictObject({ ca: z.string().refine(isPemBundle, { error: 'must be a PEM certificate' }) }).optional(),
+  })
   .superRefine(function checkEndpoint(delivery, ctx) {
     const problem = urlProblem(delivery.endpoint.traces, delivery.insecure);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['endpoint', 'traces'], message: problem });
@@ -27,13 +44,13 @@ export const deliverySchema = z
 
 export const ruleSchema = z.strictObject({
   type: z.literal('head_sampling').default('head_sampling'),
-  env: z.string({ error: 'required' }).min(1),
+  env: z.string().min(1),
   rate: z.number({ error: 'must be a number from 0 to 1' }).min(0, { error: 'must be a number from 0 to 1' }).max(1, { error: 'must be a number from 0 to 1' }),
   requestPath: z.string().optional(),
 });
 
 export const drainBodySchema = z.strictObject({
-  name: z.string({ error: 'required' }).min(1, { error: 'must not be empty' }).max(MAX_NAME_LENGTH, { error: `must be at most ${MAX_NAME_LENGTH} characters long` }),
+  name: z.string().min(1, { error: 'must not be empty' }).max(MAX_NAME_LENGTH, { error: `must be at most ${MAX_NAME_LENGTH} characters long` }),
   delivery: deliverySchema,
   sampling: z.array(ruleSchema).max(MAX_RULES, { error: `must have at most ${MAX_RULES} rules` }).default([]),
   status: z.enum(['enabled', 'disabled']).default('enabled'),

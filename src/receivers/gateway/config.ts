@@ -3,6 +3,7 @@
 // adapter schema, so a bad provider key is reported under its YAML path.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { configErrorMap } from '../../config/format-issues.js';
 import { byteSize, duration } from '../../config/units.js';
 import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
 import { parseUsd } from '../../usage/money.js';
@@ -11,7 +12,7 @@ import { PRICE_KINDS, type PriceKind } from '../../usage/pricing.js';
 import { providerConfigSchemas, providerTypes } from './providers/config-schemas.js';
 import type { BaseProviderConfig } from './providers/types.js';
 
-/** Re-reports a nested parse's problems at their paths; unknown keys one by one, as everywhere else in the config. */
+/** Re-reports a nested parse's problems (worded by configErrorMap, as the outer parse words its own) at their paths; unknown keys one by one, as everywhere else in the config. */
 function forwardIssues(issues: readonly z.core.$ZodIssue[], ctx: z.RefinementCtx): void {
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') for (const key of issue.keys) ctx.addIssue({ code: 'custom', path: [...issue.path, key], message: 'unknown key' });
@@ -39,7 +40,11 @@ const keyRecordSchema = z.strictObject({
 
 /** A bare string or a record; each form reports its own problems (a union would only say "Invalid input"). */
 const apiKeySchema = z.unknown().transform(function validateKey(value, ctx): string | z.output<typeof keyRecordSchema> {
-  const parsed = typeof value === 'string' ? bareKeySchema.safeParse(value) : keyRecordSchema.safeParse(value);
+  if (typeof value !== 'string' && (typeof value !== 'object' || value === null || Array.isArray(value))) {
+    ctx.addIssue({ code: 'custom', message: 'must be a key string or a key record ({ key, name, ... })' });
+    return z.NEVER;
+  }
+  const parsed = typeof value === 'string' ? bareKeySchema.safeParse(value, { error: configErrorMap }) : keyRecordSchema.safeParse(value, { error: configErrorMap });
   if (!parsed.success) {
     forwardIssues(parsed.error.issues, ctx);
     return z.NEVER;
@@ -59,7 +64,7 @@ const providerSchema = z
       ctx.addIssue({ code: 'custom', path: ['type'], message: `must be one of ${providerTypes().join(', ')}` });
       return z.NEVER;
     }
-    const parsed = schema.safeParse(stripUndefined(raw));
+    const parsed = schema.safeParse(stripUndefined(raw), { error: configErrorMap });
     if (!parsed.success) {
       forwardIssues(parsed.error.issues, ctx);
       return z.NEVER;

@@ -174,6 +174,13 @@ describe('drains API', () => {
     ['21 headers', () => drainBody({}, { headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`h${i}`, 'v'])) }), 'delivery.headers: must have at most 20 headers'],
     ['101 rules', () => drainBody({ sampling: Array.from({ length: 101 }, () => ({ env: 'production', rate: 0.5 })) }), 'sampling: must have at most 100 rules'],
     ['an unknown key', () => drainBody({ colour: 'red' }), 'colour: unknown key'],
+    ['a CA that is not PEM', () => drainBody({}, { tls: { ca: 'nope' } }), 'delivery.tls.ca: must be a PEM certificate'],
+    ['a CA whose PEM does not parse', () => drainBody({}, { tls: { ca: '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n' } }), 'delivery.tls.ca: must be a PEM certificate'],
+    ['a name that is a number', () => drainBody({ name: 5 }), 'name: must be a string'],
+    ['a URL that is a number', () => drainBody({}, { endpoint: { traces: 5 } }), 'delivery.endpoint.traces: must be a string'],
+    ['an endpoint that is a string', () => drainBody({}, { endpoint: 'https://example.com/v1/traces' }), 'delivery.endpoint: must be an object'],
+    ['a delivery that is a string', () => ({ name: 'd', delivery: 'https://example.com/v1/traces' }), 'delivery: must be an object'],
+    ['a rule env that is a number', () => drainBody({ sampling: [{ env: 5, rate: 0.5 }] }), 'sampling[0].env: must be a string'],
   ];
   for (const [what, body, message] of invalid) {
     it(`answers 400 naming the field for ${what}`, async () => {

@@ -48,8 +48,8 @@ describe('gateway config', () => {
   it('refuses unknown keys in a key record, bad budgets and duplicate names', () => {
     expect(problems({ api_keys: [{ key: 'a', rpm: 5 }] })).toEqual(['api_keys.0.rpm: unknown key']);
     expect(problems({ api_keys: [{ key: 'a', budget: { usd: -1, period: 'year' } }] })).toEqual([
-      'api_keys.0.budget.usd: Too small: expected number to be >=0',
-      'api_keys.0.budget.period: Invalid option: expected one of "day"|"week"|"month"|"total"',
+      'api_keys.0.budget.usd: must be >= 0',
+      'api_keys.0.budget.period: must be one of day, week, month, total',
     ]);
     expect(problems({ api_keys: [{ key: 'a', name: 'x' }, { key: 'b', name: 'x' }] })).toEqual(['api_keys.1.name: duplicate key name x']);
   });
@@ -127,6 +127,19 @@ describe('gateway config keys', () => {
       'receivers.gateway.listen: unknown key',
     ]));
     expect(problems).toHaveLength(6);
+  });
+
+  it('words key and provider problems as the rest of the config does', () => {
+    expect(yamlProblems({
+      api_keys: [5, { name: 'n' }, { key: 'k2', budget: { usd: -1, period: 'year' } }],
+      providers: { up: { type: 'openai', base_url: 7 } },
+    })).toEqual([
+      'receivers.gateway.api_keys[0]: must be a key string or a key record ({ key, name, ... })',
+      'receivers.gateway.api_keys[1].key: required',
+      'receivers.gateway.api_keys[2].budget.usd: must be >= 0',
+      'receivers.gateway.api_keys[2].budget.period: must be one of day, week, month, total',
+      'receivers.gateway.providers.up.base_url: must be an http(s) URL',
+    ]);
   });
 
   it('takes the listener keys, and refuses a header timeout longer than the request timeout', () => {

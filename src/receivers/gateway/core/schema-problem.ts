@@ -32,7 +32,7 @@ function deepest(issue: Issue | undefined, prefix: PropertyKey[]): { path: Prope
 function describe(issue: Issue): string {
   switch (issue.code) {
     case 'invalid_type':
-      return issue.input === undefined ? 'is required' : `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
+      return isMissing(issue) ? 'is required' : `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
     case 'too_small':
       return issue.origin === 'array' ? `must have at least ${issue.minimum} items` : issue.origin === 'string' ? `must not be shorter than ${issue.minimum} characters` : `must be ${issue.inclusive === false ? '>' : '>='} ${issue.minimum}`;
     case 'too_big':
@@ -42,6 +42,15 @@ function describe(issue: Issue): string {
     default:
       return issue.message;
   }
+}
+
+/**
+ * Whether an invalid_type issue is about an absent field. zod 4 leaves
+ * `input` out of issues unless parsing asked for it (`reportInput`), so its
+ * own wording ("expected string, received undefined") is the fallback.
+ */
+export function isMissing(issue: z.core.$ZodIssueInvalidType): boolean {
+  return 'input' in issue ? issue.input === undefined : issue.message.endsWith('received undefined');
 }
 
 /** ['messages', 0, 'content'] -> messages[0].content */

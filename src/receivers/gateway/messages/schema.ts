@@ -3,6 +3,7 @@
 // the gateway itself reads is checked here; what a translation cannot carry
 // is refused per provider type (to-chat.ts), naming the field.
 import { z } from 'zod';
+import { isMissing } from '../core/schema-problem.js';
 
 const slugList = z.array(z.string().min(1));
 const gatewayOptions = z.object({ order: slugList.optional(), only: slugList.optional(), models: slugList.optional() });
@@ -68,6 +69,6 @@ export function describeProblem(error: z.ZodError): { param: string; message: st
   const issue = error.issues[0];
   if (issue === undefined) return { param: '', message: 'invalid request' };
   const param = issue.path.map((key, i) => (typeof key === 'number' ? `.${key}` : i === 0 ? String(key) : `.${String(key)}`)).join('');
-  const what = issue.code === 'invalid_type' && issue.input === undefined ? 'Field required' : issue.message;
+  const what = issue.code === 'invalid_type' && isMissing(issue) ? 'Field required' : issue.message;
   return { param, message: param === '' ? what : `${param}: ${what}` };
 }

@@ -77,6 +77,22 @@ describe('gateway request validation', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 
+  // [description, body, param, message]
+  const worded: Array<[string, unknown, string, string]> = [
+    ['a missing model', { messages: user }, 'model', 'model: is required'],
+    ['a model that is a number', { model: 5, messages: user }, 'model', 'model: must be of type string'],
+    ['messages that are a string', { model: 'openai/gpt-test', messages: 'hi' }, 'messages', 'messages: must be of type array'],
+    ['a temperature that is a string', { model: 'openai/gpt-test', messages: user, temperature: 'hot' }, 'temperature', 'temperature: must be of type number'],
+    ['a stream flag that is a string', { model: 'openai/gpt-test', messages: user, stream: 'yes' }, 'stream', 'stream: must be of type boolean'],
+    ['a body that is an array', [], '', 'must be of type object'],
+  ];
+  it.each(worded)('words %s as what is wrong, not as missing', async (_name, body, param, message) => {
+    const { status, error } = await post(body as Record<string, unknown>);
+    expect(status).toBe(400);
+    expect(error.param).toBe(param);
+    expect(error.message).toBe(message);
+  });
+
   it('rejects a body that is not JSON with code invalid_json', async () => {
     const { status, error } = await post('{not json');
     expect(status).toBe(400);

@@ -434,6 +434,18 @@ describe('Messages API errors through the SDK', () => {
     expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type } });
   });
 
+  it.each([
+    ['a missing max_tokens', { model: 'anthropic/claude-test', messages: [{ role: 'user', content: 'Hi' }] }, 'max_tokens: Field required'],
+    ['a max_tokens that is a string', { model: 'anthropic/claude-test', max_tokens: '10', messages: [{ role: 'user', content: 'Hi' }] }, 'max_tokens: Invalid input: expected number, received string'],
+    ['a model that is a number', { model: 5, max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }, 'model: Invalid input: expected string, received number'],
+  ])('words %s as what is wrong', async (_name, body, message) => {
+    await setup({ anthropic: (_seen, res) => json(res, 500, {}) });
+    const response = await fetch(`http://127.0.0.1:${gateway?.port}/v1/messages`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message } });
+    expect(anthropic?.requests).toHaveLength(0);
+  });
+
   it('answers an overloaded error event before the first byte with 529, and a cut after it with an error event', async () => {
     const client = await setup({
       anthropic: (seen, res) => {
