@@ -13,7 +13,7 @@ type Issue = z.core.$ZodIssue;
 /** The first problem, descending into unions to the branch that got furthest. */
 export function firstProblem(error: z.ZodError): ValidationProblem {
   const issue = deepest(error.issues[0], []);
-  return { message: `${issue.path.length > 0 ? formatParam(issue.path) + ': ' : ''}${issue.message}`, param: formatParam(issue.path) };
+  return { message: issue.path.length > 0 ? `${formatParam(issue.path)}: ${issue.message}` : `The request body ${issue.message}`, param: formatParam(issue.path) };
 }
 
 function deepest(issue: Issue | undefined, prefix: PropertyKey[]): { path: PropertyKey[]; message: string } {

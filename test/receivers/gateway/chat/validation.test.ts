@@ -1,3 +1,4 @@
+import { deflateSync, gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { API_KEY, completion, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 
@@ -20,7 +21,7 @@ async function post(body: unknown, headers: Record<string, string> = {}): Promis
   const response = await fetch(`${gateway.baseURL}/chat/completions`, {
     method: 'POST',
     headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
+    body: typeof body === 'string' || body instanceof Buffer ? body : JSON.stringify(body),
   });
   const json = (await response.json()) as { error: { message: string; type: string; param: string | null; code: string | null } };
   return { status: response.status, error: json.error };
@@ -84,7 +85,7 @@ describe('gateway request validation', () => {
     ['messages that are a string', { model: 'openai/gpt-test', messages: 'hi' }, 'messages', 'messages: must be of type array'],
     ['a temperature that is a string', { model: 'openai/gpt-test', messages: user, temperature: 'hot' }, 'temperature', 'temperature: must be of type number'],
     ['a stream flag that is a string', { model: 'openai/gpt-test', messages: user, stream: 'yes' }, 'stream', 'stream: must be of type boolean'],
-    ['a body that is an array', [], '', 'must be of type object'],
+    ['a body that is an array', [], '', 'The request body must be of type object'],
   ];
   it.each(worded)('words %s as what is wrong, not as missing', async (_name, body, param, message) => {
     const { status, error } = await post(body as Record<string, unknown>);
@@ -124,6 +125,26 @@ describe('gateway request validation', () => {
     });
     expect(status).toBe(200);
     expect(upstream.requests[0]?.body['reasoning_effort']).toBe('low');
+  });
+
+  it('reads a gzip or deflate body, answers 400 to a broken one and 415 to another encoding', async () => {
+    const body = JSON.stringify({ model: 'openai/gpt-test', messages: user });
+    expect((await post(gzipSync(body), { 'content-encoding': 'gzip' })).status).toBe(200);
+    expect((await post(deflateSync(body), { 'content-encoding': 'deflate' })).status).toBe(200);
+    const broken = await post(Buffer.from('not gzip'), { 'content-encoding': 'gzip' });
+    expect(broken.status).toBe(400);
+    expect(broken.error.code).toBe('invalid_body');
+    const other = await post(Buffer.from(body), { 'content-encoding': 'br' });
+    expect(other.status).toBe(415);
+    expect(other.error).toMatchObject({ type: 'invalid_request_error', code: 'unsupported_content_encoding' });
+    expect(upstream.requests).toHaveLength(2);
+  });
+
+  it('answers 413 to a gzip body that inflates past max_request_body_size', async () => {
+    const bomb = gzipSync(Buffer.alloc(21 * 1024 * 1024, 32));
+    const { status, error } = await post(bomb, { 'content-encoding': 'gzip' });
+    expect(status).toBe(413);
+    expect(error.code).toBe('request_too_large');
   });
 
   it('answers 401 without an Authorization header', async () => {
