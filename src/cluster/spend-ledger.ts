@@ -1,8 +1,9 @@
 // Spend per key and budget period. The local ledger keeps every counter in
-// memory, appends each addition to a record log (durable within a second)
-// and, on open, folds the log into a snapshot (`spend.json`, written to a
-// temporary file and renamed) and starts the log afresh. Periods that are
-// over are dropped then, except `total`.
+// memory and appends each addition, numbered, to a record log (durable
+// within a second). At open, and whenever the log passes COMPACT_BYTES, the
+// counters are folded into a snapshot (`spend.json`, written to a temporary
+// file and renamed, naming the last entry it includes) and the log starts
+// afresh. Periods that are over are dropped then, except `total`.
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -21,7 +22,12 @@ export interface SpendLedger {
 }
 
 const SNAPSHOT_FILE = 'spend.json';
-const LOG_FILE = 'spend.log';
+/** The log alternates between two files: a compaction starts the other one. */
+const LOG_FILES = ['spend-a.log', 'spend-b.log'] as const;
+/** Written by earlier versions (folded at open); replayed once, then deleted. */
+const LEGACY_LOG_FILE = 'spend.log';
+/** Bytes appended to the log before it is folded into the snapshot while running. */
+const COMPACT_BYTES = 16 * 1024 * 1024;
 
 interface SpendEntry {
   /** Key name. */
@@ -30,37 +36,68 @@ interface SpendEntry {
   c: string;
   /** Ms since epoch. */
   t: number;
+  /** Sequence number: entries at or below the snapshot's `upTo` are already in it. */
+  n?: number;
 }
 
-/** Snapshot: key name -> period id -> decimal USD. */
-type Snapshot = Record<string, Record<string, string>>;
+/** Key name -> period id -> decimal USD. */
+type Counters = Record<string, Record<string, string>>;
+
+interface Snapshot {
+  /** The last entry sequence number the counters include. */
+  upTo: number;
+  keys: Counters;
+}
+
+export interface LocalSpendLedgerOptions {
+  readonly nowMs?: number;
+  /** Log bytes that trigger a fold into the snapshot (tests make it small). */
+  readonly compactBytes?: number;
+}
 
 export class LocalSpendLedger implements SpendLedger {
   readonly #counters = new Map<string, Map<string, Cost>>();
-  readonly #log: RecordLog;
+  readonly #directory: string;
+  readonly #logger: Logger;
+  readonly #compactBytes: number;
+  #log: RecordLog;
+  #logIndex = 0;
+  #logBytes = 0;
+  #seq = 0;
+  #compacting: Promise<void> | undefined;
 
-  private constructor(log: RecordLog) {
-    this.#log = log;
+  private constructor(directory: string, logger: Logger, compactBytes: number) {
+    this.#directory = directory;
+    this.#logger = logger;
+    this.#compactBytes = compactBytes;
+    this.#log = new RecordLog(join(directory, LOG_FILES[0]), logger);
   }
 
-  static async open(directory: string, logger: Logger, nowMs: number = Date.now()): Promise<LocalSpendLedger> {
-    const snapshotPath = join(directory, SNAPSHOT_FILE);
-    const logPath = join(directory, LOG_FILE);
-    const ledger = new LocalSpendLedger(new RecordLog(logPath, logger));
-    ledger.#load(await readSnapshot(snapshotPath));
-    await replayRecordFile(
-      logPath,
-      function replay(data) {
-        const entry = JSON.parse(data.toString('utf8')) as SpendEntry;
-        ledger.#apply(entry.k, parseUsd(entry.c), entry.t);
-      },
-      logger,
-    );
-    ledger.#dropPastPeriods(nowMs);
-    const temporary = `${snapshotPath}.tmp`;
-    await writeFile(temporary, JSON.stringify(ledger.#snapshot()), { mode: 0o600, flush: true });
-    await rename(temporary, snapshotPath);
-    await unlink(logPath).catch(() => undefined);
+  /**
+   * Loads the snapshot, replays the logs' entries it does not include (a
+   * crash can leave both logs, or a log already folded), writes a new
+   * snapshot and starts an empty log.
+   */
+  static async open(directory: string, logger: Logger, options: LocalSpendLedgerOptions = {}): Promise<LocalSpendLedger> {
+    const ledger = new LocalSpendLedger(directory, logger, options.compactBytes ?? COMPACT_BYTES);
+    const snapshot = await readSnapshot(join(directory, SNAPSHOT_FILE));
+    ledger.#load(snapshot.keys);
+    ledger.#seq = snapshot.upTo;
+    for (const name of [LEGACY_LOG_FILE, ...LOG_FILES]) {
+      await replayRecordFile(
+        join(directory, name),
+        function replay(data) {
+          const entry = JSON.parse(data.toString('utf8')) as SpendEntry;
+          if (entry.n !== undefined && entry.n <= snapshot.upTo) return;
+          ledger.#apply(entry.k, parseUsd(entry.c), entry.t);
+          if (entry.n !== undefined && entry.n > ledger.#seq) ledger.#seq = entry.n;
+        },
+        logger,
+      );
+    }
+    ledger.#dropPastPeriods(options.nowMs ?? Date.now());
+    await ledger.#writeSnapshot({ upTo: ledger.#seq, keys: ledger.#snapshot() });
+    for (const name of [LEGACY_LOG_FILE, ...LOG_FILES]) await unlink(join(directory, name)).catch(() => undefined);
     return ledger;
   }
 
@@ -71,17 +108,52 @@ export class LocalSpendLedger implements SpendLedger {
   add(key: string, cost: Cost, atMs: number): Promise<void> {
     if (cost <= 0n) return Promise.resolve();
     this.#apply(key, cost, atMs);
-    const entry: SpendEntry = { k: key, c: formatUsd(cost), t: atMs };
-    this.#log.append(Buffer.from(JSON.stringify(entry)), atMs);
+    this.#seq += 1;
+    const entry: SpendEntry = { k: key, c: formatUsd(cost), t: atMs, n: this.#seq };
+    const data = Buffer.from(JSON.stringify(entry));
+    this.#log.append(data, atMs);
+    this.#logBytes += data.length;
+    if (this.#logBytes >= this.#compactBytes && this.#compacting === undefined) {
+      this.#compacting = this.#compact()
+        .catch((err: unknown) => this.#logger.warn({ err: String(err) }, 'folding the spend log into its snapshot failed; the log keeps growing until the next start'))
+        .finally(() => {
+          this.#compacting = undefined;
+        });
+    }
     return Promise.resolve();
   }
 
-  flush(): Promise<void> {
-    return this.#log.flush();
+  async flush(): Promise<void> {
+    await this.#compacting;
+    await this.#log.flush();
   }
 
-  close(): Promise<void> {
-    return this.#log.close();
+  async close(): Promise<void> {
+    await this.#compacting;
+    await this.#log.close();
+  }
+
+  /**
+   * Counters and sequence are taken and the other log file started in one
+   * synchronous step, so the snapshot holds exactly the entries up to `upTo`
+   * and every later entry goes to the new log.
+   */
+  async #compact(): Promise<void> {
+    this.#dropPastPeriods(Date.now());
+    const snapshot: Snapshot = { upTo: this.#seq, keys: this.#snapshot() };
+    const old = this.#log;
+    this.#logIndex = 1 - this.#logIndex;
+    this.#log = new RecordLog(join(this.#directory, LOG_FILES[this.#logIndex] as string), this.#logger);
+    this.#logBytes = 0;
+    await old.close();
+    await this.#writeSnapshot(snapshot);
+    await unlink(old.path).catch(() => undefined);
+  }
+
+  async #writeSnapshot(snapshot: Snapshot): Promise<void> {
+    const path = join(this.#directory, SNAPSHOT_FILE);
+    await writeFile(`${path}.tmp`, JSON.stringify(snapshot), { mode: 0o600, flush: true });
+    await rename(`${path}.tmp`, path);
   }
 
   #apply(key: string, cost: Cost, atMs: number): void {
@@ -96,8 +168,8 @@ export class LocalSpendLedger implements SpendLedger {
     }
   }
 
-  #load(snapshot: Snapshot): void {
-    for (const [key, periods] of Object.entries(snapshot)) {
+  #load(counters: Counters): void {
+    for (const [key, periods] of Object.entries(counters)) {
       this.#counters.set(key, new Map(Object.entries(periods).map(([id, usd]) => [id, parseUsd(usd)])));
     }
   }
@@ -109,8 +181,8 @@ export class LocalSpendLedger implements SpendLedger {
     }
   }
 
-  #snapshot(): Snapshot {
-    const out: Snapshot = {};
+  #snapshot(): Counters {
+    const out: Counters = {};
     for (const [key, periods] of this.#counters) {
       out[key] = Object.fromEntries([...periods].map(([id, cost]) => [id, formatUsd(cost)]));
     }
@@ -119,10 +191,14 @@ export class LocalSpendLedger implements SpendLedger {
 }
 
 async function readSnapshot(path: string): Promise<Snapshot> {
+  let parsed: unknown;
   try {
-    return JSON.parse(await readFile(path, 'utf8')) as Snapshot;
+    parsed = JSON.parse(await readFile(path, 'utf8'));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { upTo: 0, keys: {} };
     throw err;
   }
+  // Earlier versions wrote the counters alone.
+  if (typeof parsed === 'object' && parsed !== null && 'keys' in parsed && 'upTo' in parsed) return parsed as Snapshot;
+  return { upTo: 0, keys: parsed as Counters };
 }

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -23,13 +23,13 @@ describe('LocalSpendLedger', () => {
   it('sums spend per key and period and keeps it across a reopen', async () => {
     const dir = tempDir();
     const now = Date.UTC(2026, 10, 23, 12);
-    const ledger = await LocalSpendLedger.open(dir, logger, now);
+    const ledger = await LocalSpendLedger.open(dir, logger, { nowMs: now });
     await ledger.add('team-a', parseUsd('0.000123456789'), now);
     await ledger.add('team-a', parseUsd('0.000000000001'), now);
     await ledger.add('team-b', parseUsd('1'), now);
     await ledger.close();
 
-    const reopened = await LocalSpendLedger.open(dir, logger, now + 1000);
+    const reopened = await LocalSpendLedger.open(dir, logger, { nowMs: now + 1000 });
     expect(await reopened.spent('team-a', 'day', now)).toBe(parseUsd('0.00012345679'));
     expect(await reopened.spent('team-a', 'total', now)).toBe(parseUsd('0.00012345679'));
     expect(await reopened.spent('team-b', 'month', now)).toBe(parseUsd('1'));
@@ -40,12 +40,12 @@ describe('LocalSpendLedger', () => {
   it('keeps what was flushed when the process dies, ignoring a torn last record', async () => {
     const dir = tempDir();
     const now = Date.UTC(2026, 10, 23, 12);
-    const ledger = await LocalSpendLedger.open(dir, logger, now);
+    const ledger = await LocalSpendLedger.open(dir, logger, { nowMs: now });
     await ledger.add('k', parseUsd('0.5'), now);
     await ledger.flush();
-    appendFileSync(join(dir, 'spend.log'), Buffer.from([40, 0, 0, 0, 1, 2]));
+    appendFileSync(join(dir, 'spend-a.log'), Buffer.from([40, 0, 0, 0, 1, 2]));
     // No close(): as after a kill -9.
-    const reopened = await LocalSpendLedger.open(dir, logger, now);
+    const reopened = await LocalSpendLedger.open(dir, logger, { nowMs: now });
     expect(await reopened.spent('k', 'week', now)).toBe(parseUsd('0.5'));
     await reopened.close();
     await ledger.close();
@@ -54,13 +54,29 @@ describe('LocalSpendLedger', () => {
   it('drops finished periods on open but keeps the total', async () => {
     const dir = tempDir();
     const then = Date.UTC(2026, 9, 1);
-    const ledger = await LocalSpendLedger.open(dir, logger, then);
+    const ledger = await LocalSpendLedger.open(dir, logger, { nowMs: then });
     await ledger.add('k', parseUsd('2'), then);
     await ledger.close();
     const later = Date.UTC(2026, 10, 23);
-    const reopened = await LocalSpendLedger.open(dir, logger, later);
+    const reopened = await LocalSpendLedger.open(dir, logger, { nowMs: later });
     expect(await reopened.spent('k', 'month', then)).toBe(0n);
     expect(await reopened.spent('k', 'total', later)).toBe(parseUsd('2'));
     await reopened.close();
+  });
+
+  it('folds a growing log into the snapshot while running, and counts every entry once after a restart', async () => {
+    const dir = tempDir();
+    const now = Date.UTC(2026, 10, 23, 12);
+    const ledger = await LocalSpendLedger.open(dir, logger, { nowMs: now, compactBytes: 2000 });
+    for (let i = 0; i < 200; i++) await ledger.add('k', parseUsd('0.000001'), now);
+    await ledger.flush();
+    const snapshot = JSON.parse(readFileSync(join(dir, 'spend.json'), 'utf8')) as { upTo: number };
+    expect(snapshot.upTo).toBeGreaterThan(0);
+    expect(snapshot.upTo).toBeLessThan(200);
+    // No close(): the entries after the last fold are only in a log.
+    const reopened = await LocalSpendLedger.open(dir, logger, { nowMs: now });
+    expect(await reopened.spent('k', 'total', now)).toBe(parseUsd('0.0002'));
+    await reopened.close();
+    await ledger.close();
   });
 });
