@@ -1,26 +1,11 @@
 // Request bodies of the drains API, in the shape of Vercel's drains API.
 // Problems are reported by JSON path: `delivery.endpoint.traces: must be an https URL`;
 // configErrorMap words a missing field `required` and one of the wrong type by its type.
-import { X509Certificate } from 'node:crypto';
 import { z } from 'zod';
 import { configErrorMap, formatIssues } from '../../config/format-issues.js';
+import { isPemBundle } from '../../config/pem.js';
 import { urlProblem } from '../../exporters/drains/config.js';
 import { MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from '../../exporters/drains/limits.js';
-
-const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
-
-/** One or more certificates, each of which parses (Node's TLS would skip a bad one without a word). */
-function isPemBundle(text: string): boolean {
-  const blocks = text.match(PEM_BLOCK) ?? [];
-  return blocks.length > 0 && blocks.every(function parses(block) {
-    try {
-      new X509Certificate(block);
-      return true;
-    } catch {
-      return false;
-    }
-  });
-}
 
 const headersSchema = z
   .record(z.string().min(1), z.string({ error: 'must be a string' }))

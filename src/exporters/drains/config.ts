@@ -1,8 +1,8 @@
 // The top-level `drains:` list (config-managed drains) and the `drains`
 // exporter's own settings. The list is validated at `drains[i].<key>` by the
 // config loader and injected into the exporter as its `drains` key.
-import { existsSync } from 'node:fs';
 import { z } from 'zod';
+import { caFileProblem } from '../../config/pem.js';
 import { byteSize, duration } from '../../config/units.js';
 import { samplingRuleSchema } from '../../processors/sampling/config.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
@@ -30,7 +30,10 @@ export const drainConfigSchema = z
     insecure: z.boolean({ error: 'must be true or false' }).default(false),
     tls: z
       .strictObject({
-        ca_file: z.string().min(1).refine((path) => existsSync(path), { error: 'file not found' }),
+        ca_file: z.string().min(1).superRefine(function checkCaFile(path, ctx) {
+          const problem = caFileProblem(path);
+          if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+        }),
       })
       .optional(),
     /** Per-drain overrides of the exporter's sending_queue. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { caFileProblem } from '../../config/pem.js';
 import { duration } from '../../config/units.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 
@@ -12,7 +13,12 @@ export const otlphttpConfigSchema = z
     encoding: z.enum(ENCODINGS, { error: `must be one of ${ENCODINGS.join(', ')}` }),
     compression: z.enum(COMPRESSIONS, { error: `must be one of ${COMPRESSIONS.join(', ')}` }),
     headers: z.record(z.string(), z.string({ error: 'must be a string' })),
-    tls: z.object({ ca_file: z.string().min(1, { error: 'must not be empty' }).optional() }).strict(),
+    tls: z.object({
+      ca_file: z.string().min(1, { error: 'must not be empty' }).superRefine(function checkCaFile(path, ctx) {
+        const problem = caFileProblem(path);
+        if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
+      }).optional(),
+    }).strict(),
     timeout: duration(),
     ...queuedSenderConfigShape,
   })

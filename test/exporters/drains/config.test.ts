@@ -1,8 +1,12 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../../src/components.js';
 import { parseConfigText } from '../../../src/config/load.js';
 import { ConfigError } from '../../../src/core/errors.js';
 import type { DrainsExporterConfig } from '../../../src/exporters/drains/config.js';
+import { testTls } from '../../helpers/tls.js';
 
 function config(drains: string, exporter = '{}'): string {
   return `
@@ -60,6 +64,22 @@ describe('drains config', () => {
         'drains[2].name: must not be empty',
       ]),
     );
+  });
+
+  it('refuses a CA file that holds no parsable certificate', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sluice-ca-'));
+    const bad = join(dir, 'bad.pem');
+    writeFileSync(bad, '-----BEGIN CERTIFICATE-----\nabc\n-----END CERTIFICATE-----\n');
+    const text = join(dir, 'text.pem');
+    writeFileSync(text, 'not a certificate\n');
+    try {
+      expect(problemsOf(config(`\n  - { name: a, url: "https://x.example", tls: { ca_file: "${bad}" } }\n  - { name: b, url: "https://x.example", tls: { ca_file: "${text}" } }\n  - { name: c, url: "https://x.example", tls: { ca_file: "${testTls().caFile}" } }`))).toEqual([
+        'drains[0].tls.ca_file: must be a PEM certificate file',
+        'drains[1].tls.ca_file: must be a PEM certificate file',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses two drains of the same name', () => {
