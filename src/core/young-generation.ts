@@ -4,7 +4,22 @@
 // such as --max-semi-space-size are fixed once the heap exists, but the
 // growth factor is read at every growth, so setting it to 1 before the other
 // modules load (their evaluation alone would grow it) keeps the initial size.
-// The price is more scavenges at full load: a lower maximum throughput.
+// Under heavy load that costs more than it saves (young-generation-policy.ts),
+// so a check once a second gives V8 its default growth back while the event
+// loop is busy, and takes it away again once it has been quiet for a while.
+import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
+import { GrowthPolicy, LEAN_GROWTH_FACTOR } from './young-generation-policy.js';
 
-setFlagsFromString('--semi-space-growth-factor=1');
+const CHECK_INTERVAL_MS = 1_000;
+
+setFlagsFromString(`--semi-space-growth-factor=${LEAN_GROWTH_FACTOR}`);
+
+const policy = new GrowthPolicy();
+let last = performance.eventLoopUtilization();
+setInterval(function followLoad() {
+  const now = performance.eventLoopUtilization();
+  const factor = policy.next(performance.eventLoopUtilization(now, last).utilization);
+  last = now;
+  if (factor !== undefined) setFlagsFromString(`--semi-space-growth-factor=${factor}`);
+}, CHECK_INTERVAL_MS).unref();

@@ -144,11 +144,28 @@ export class AttemptClock {
   }
 }
 
-export async function* timedBody(body: AsyncIterable<Uint8Array>, clock: AttemptClock): AsyncGenerator<Uint8Array> {
-  for await (const chunk of body) {
-    clock.onByte();
-    yield chunk;
-  }
+/**
+ * The body, each chunk counting as upstream activity. A thin iterator rather
+ * than an async generator: a stream's every chunk passes through it, and a
+ * generator adds its own promise and queue step per chunk.
+ */
+export function timedBody(body: AsyncIterable<Uint8Array>, clock: AttemptClock): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
+      const inner = body[Symbol.asyncIterator]();
+      return {
+        next: function nextChunk() {
+          return inner.next().then(function counted(step) {
+            if (step.done !== true) clock.onByte();
+            return step;
+          });
+        },
+        return: function stop(value?: unknown) {
+          return inner.return === undefined ? Promise.resolve({ done: true, value: undefined }) : inner.return(value);
+        },
+      };
+    },
+  };
 }
 
 /** The whole body; with a clock, each chunk counts as upstream activity (as timedBody does). */
