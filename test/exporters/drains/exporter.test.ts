@@ -90,6 +90,8 @@ describe('drains exporter', () => {
       await waitFor(() => live.spanIds().length === 3 * (i + 1), 10_000, `live delivery ${i}`);
     }
     const counters = (name: string) => exporter.list().find((d) => d.definition.name === name)?.stats.counters;
+    // The sink records a request when it arrives; the drain counts it once the answer is read.
+    await waitFor(() => counters('live')?.spansSent === 15, 10_000, 'live counters');
     expect(counters('live')?.spansSent).toBe(15);
     expect(counters('dead')?.spansSent).toBe(0);
   });

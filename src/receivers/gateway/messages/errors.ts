@@ -24,8 +24,12 @@ export function anthropicErrorType(error: GatewayHttpError): string {
   }
 }
 
+/** The core's missing-key message names Authorization only; this protocol's clients send x-api-key. */
+const MISSING_KEY_MESSAGE = 'Missing API key: send x-api-key: <key> (or Authorization: Bearer <key>).';
+
 export function anthropicErrorBody(error: GatewayHttpError): { type: 'error'; error: { type: string; message: string } } {
-  return { type: 'error', error: { type: anthropicErrorType(error), message: error.message } };
+  const message = error.errorCode === 'missing_api_key' ? MISSING_KEY_MESSAGE : error.message;
+  return { type: 'error', error: { type: anthropicErrorType(error), message } };
 }
 
 export const messagesErrors: ErrorFormat = {

@@ -446,6 +446,13 @@ describe('Messages API errors through the SDK', () => {
     expect(anthropic?.requests).toHaveLength(0);
   });
 
+  it('tells a client without a key to send x-api-key', async () => {
+    await setup({ anthropic: (_seen, res) => json(res, 500, {}) });
+    const response = await fetch(`http://127.0.0.1:${gateway?.port}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(401);
+    expect(await response.json()).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'Missing API key: send x-api-key: <key> (or Authorization: Bearer <key>).' } });
+  });
+
   it('answers an overloaded error event before the first byte with 529, and a cut after it with an error event', async () => {
     const client = await setup({
       anthropic: (seen, res) => {
