@@ -7,18 +7,16 @@ import type { Logger } from 'pino';
 import type { ValidatedConfig } from '../config/validate.js';
 import { hostname } from 'node:os';
 import { mountClusterApi } from '../admin/cluster.js';
-import { mountDrainsApi } from '../admin/drains/routes.js';
+import { drainsControllerOn, mountDrainsApi } from '../admin/drains/routes.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
 import { Cluster, newInstanceId } from '../cluster/cluster.js';
 import { RedisState } from '../cluster/redis/state.js';
 import { LocalState, type SharedState } from '../cluster/state.js';
-import { DRAINS_CONTROLLER } from '../exporters/drains/controller.js';
 import { mountConsole } from '../admin/console/serve.js';
 import { StatsSampler } from '../admin/stats/sampler.js';
 import { mountStatsApi } from '../admin/stats/routes.js';
 import type { Host } from './component.js';
-import { hostService } from './host-services.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { Graph } from './graph.js';
 import { attachListenerGroup, ListenerGroup } from './listener/group.js';
@@ -70,7 +68,7 @@ export class Service {
       apiKey: () => this.#config?.service.admin.api_key,
     });
     // Host-level APIs: each finds what it serves in the running graph per request.
-    mountDrainsApi(this.admin, () => (this.#host === undefined ? undefined : hostService(this.#host, DRAINS_CONTROLLER)));
+    mountDrainsApi(this.admin, drainsControllerOn(() => this.#host));
     mountClusterApi(this.admin, () => this.#cluster?.status());
     this.stats = new StatsSampler({ registry: this.telemetry.registry });
     mountStatsApi(this.admin, this.stats, { config: () => this.#config, state: () => this.#state?.state });

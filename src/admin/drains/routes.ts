@@ -3,7 +3,9 @@
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ClusterUnavailableError } from '../../cluster/errors.js';
-import type { DrainsController } from '../../exporters/drains/controller.js';
+import type { Host } from '../../core/component.js';
+import { hostService } from '../../core/host-services.js';
+import { DRAINS_CONTROLLER, type DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';
 import { sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
@@ -26,6 +28,14 @@ function methodNotAllowed(res: ServerResponse, method: string | undefined, allow
 }
 
 /** Mounts the API; `drains` finds the running exporter per request (none: 404, as if unmounted). */
+/** The running drains exporter's controller, looked up on the host per request. */
+export function drainsControllerOn(host: () => Host | undefined): () => DrainsController | undefined {
+  return () => {
+    const current = host();
+    return current === undefined ? undefined : hostService(current, DRAINS_CONTROLLER);
+  };
+}
+
 export function mountDrainsApi(routes: AdminRoutes, drains: () => DrainsController | undefined): () => void {
   return routes.addRoute(DRAINS_PREFIX, async function drainsApi(req, res, url) {
     const controller = drains();
