@@ -2,10 +2,10 @@
 import { z } from 'zod';
 import { clusterConfigSchema } from '../cluster/config.js';
 import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
+import { LOG_LEVELS } from '../core/logger.js';
 import { duration } from './units.js';
 
-export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
-export type LogLevel = (typeof LOG_LEVELS)[number];
+export { LOG_LEVELS, type LogLevel } from '../core/logger.js';
 
 const PIPELINE_ID = /^traces(\/[^\s/]+)?$/;
 

@@ -2,7 +2,10 @@
 // carry credentials, API keys, signing secrets and image data are censored
 // wherever they sit in a logged object (DESIGN section 8).
 import { type DestinationStream, type Logger, pino } from 'pino';
-import type { LogLevel } from '../config/service-schema.js';
+
+/** The levels service.logs.level accepts. */
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const SECRET_KEYS = ['authorization', 'Authorization', 'api_key', 'apiKey', 'api-key', 'x-api-key', 'secret', 'password', 'token', 'cookie', 'set-cookie', 'image_url', 'b64_json'];
 
