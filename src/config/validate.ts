@@ -1,7 +1,7 @@
 // From the parsed YAML tree to a validated config: every problem at once,
 // each naming its YAML path, or a ConfigError listing them all.
 import type { z } from 'zod';
-import type { ComponentKind, ExporterFactory, ProcessorFactory, ReceiverFactory } from '../core/component.js';
+import type { ComponentConfig, ComponentKind, ExporterFactory, ProcessorFactory, ReceiverFactory } from '../core/component.js';
 import { parseComponentId } from '../core/component.js';
 import { ConfigError } from '../core/errors.js';
 import type { ComponentRegistry, TopLevelSection } from '../core/registry.js';
@@ -12,12 +12,7 @@ import { deepMerge } from './merge.js';
 import { type ConfigPath, formatPath } from './path.js';
 import { serviceSchema, type ServiceConfig } from './service-schema.js';
 
-export interface ComponentConfig<F> {
-  readonly id: string;
-  readonly factory: F;
-  /** The output of the factory's configSchema. */
-  readonly config: unknown;
-}
+export type { ComponentConfig } from '../core/component.js';
 
 export interface ValidatedConfig {
   readonly receivers: ReadonlyMap<string, ComponentConfig<ReceiverFactory>>;

@@ -94,6 +94,14 @@ export interface ExporterFactory<C = unknown> extends FactoryBase<'exporter', C>
 // is assignable to the unknown-config form the registry keeps.
 export type AnyFactory = ReceiverFactory | ProcessorFactory | ExporterFactory;
 
+/** One configured component: its id, its factory and the factory's validated config. */
+export interface ComponentConfig<F> {
+  readonly id: string;
+  readonly factory: F;
+  /** The output of the factory's configSchema. */
+  readonly config: unknown;
+}
+
 /** `otlphttp/acme` -> { type: 'otlphttp', name: 'acme' } */
 export function parseComponentId(id: string): { type: string; name: string | undefined } {
   const slash = id.indexOf('/');

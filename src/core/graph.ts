@@ -1,11 +1,33 @@
 // One running instance of a validated config: one instance per receiver and
 // per exporter id, processors per pipeline, wired through fan-out.
 import type { Logger } from 'pino';
-import type { ValidatedConfig } from '../config/validate.js';
-import type { ComponentKind, CreateSettings, Exporter, Host, Processor, Receiver, TracesConsumer } from './component.js';
+import type {
+  ComponentConfig,
+  ComponentKind,
+  CreateSettings,
+  Exporter,
+  ExporterFactory,
+  Host,
+  Processor,
+  ProcessorFactory,
+  Receiver,
+  ReceiverFactory,
+  TracesConsumer,
+} from './component.js';
 import { errorMessage } from './errors.js';
 import { guardMemory } from './memory-guard.js';
 import { buildPipeline, fanOut } from './pipeline.js';
+
+/** What a graph is built from: the part of a validated config (config/validate) it reads. */
+export interface GraphConfig {
+  readonly receivers: ReadonlyMap<string, ComponentConfig<ReceiverFactory>>;
+  readonly processors: ReadonlyMap<string, ComponentConfig<ProcessorFactory>>;
+  readonly exporters: ReadonlyMap<string, ComponentConfig<ExporterFactory>>;
+  readonly service: {
+    readonly pipelines: Readonly<Record<string, { readonly receivers: readonly string[]; readonly processors: readonly string[]; readonly exporters: readonly string[] }>>;
+    readonly memory_limit_mib?: number | undefined;
+  };
+}
 
 interface Instance<T> {
   readonly id: string;
@@ -22,7 +44,7 @@ export class Graph {
   #shutdown: Promise<void> | undefined;
 
   /** Creates every component (create() does no I/O); start() brings them up. */
-  constructor(config: ValidatedConfig, host: Host) {
+  constructor(config: GraphConfig, host: Host) {
     this.#host = host;
     const settingsFor = function settingsFor(kind: ComponentKind, id: string, pipeline?: string): CreateSettings {
       const bindings = pipeline === undefined ? { kind, component: id } : { kind, component: id, pipeline };
