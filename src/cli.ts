@@ -8,7 +8,7 @@ import { builtinRegistry } from './components.js';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError, errorMessage } from './core/errors.js';
 import { createLogger } from './core/logger.js';
-import { Service } from './core/service.js';
+import { Service } from './service.js';
 
 const USAGE = `Usage: sluice <command> --config FILE
 

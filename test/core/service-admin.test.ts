@@ -8,7 +8,7 @@ import { adminRoutesOf } from '../../src/admin/routes.js';
 import { sendJson } from '../../src/admin/respond.js';
 import { parseConfigText } from '../../src/config/load.js';
 import type { ExporterFactory } from '../../src/core/component.js';
-import { Service } from '../../src/core/service.js';
+import { Service } from '../../src/service.js';
 import { Telemetry } from '../../src/core/telemetry.js';
 import { createRecorder, fakeRegistry } from './fakes.js';
 

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { ConfigError, PermanentError } from '../../src/core/errors.js';
-import { Service } from '../../src/core/service.js';
+import { Service } from '../../src/service.js';
 import { Telemetry } from '../../src/core/telemetry.js';
 import { createRecorder, fakeBatch, fakeRegistry, type Recorder } from './fakes.js';
 

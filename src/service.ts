@@ -4,24 +4,24 @@
 // is bounded by service.shutdown_grace: its listeners stop accepting at once,
 // and whatever connection is still open when the grace is over is destroyed.
 import type { Logger } from 'pino';
-import type { ValidatedConfig } from '../config/validate.js';
+import type { ValidatedConfig } from './config/validate.js';
 import { hostname } from 'node:os';
-import { mountClusterApi } from '../admin/cluster.js';
-import { drainsControllerOn, mountDrainsApi } from '../admin/drains/routes.js';
-import { AdminServer } from '../admin/server.js';
-import { attachAdminRoutes } from '../admin/routes.js';
-import { Cluster, newInstanceId } from '../cluster/cluster.js';
-import { RedisState } from '../cluster/redis/state.js';
-import { LocalState, type SharedState } from '../cluster/state.js';
-import { mountConsole } from '../admin/console/serve.js';
-import { StatsSampler } from '../admin/stats/sampler.js';
-import { mountStatsApi } from '../admin/stats/routes.js';
-import type { Host } from './component.js';
-import { ConfigError, errorMessage } from './errors.js';
-import { Graph } from './graph.js';
-import { attachListenerGroup, ListenerGroup } from './listener/group.js';
-import { ensureStorageDirectory } from './storage.js';
-import { Telemetry } from './telemetry.js';
+import { mountClusterApi } from './admin/cluster.js';
+import { drainsControllerOn, mountDrainsApi } from './admin/drains/routes.js';
+import { AdminServer } from './admin/server.js';
+import { attachAdminRoutes } from './admin/routes.js';
+import { Cluster, newInstanceId } from './cluster/cluster.js';
+import { RedisState } from './cluster/redis/state.js';
+import { LocalState, type SharedState } from './cluster/state.js';
+import { mountConsole } from './admin/console/serve.js';
+import { StatsSampler } from './admin/stats/sampler.js';
+import { mountStatsApi } from './admin/stats/routes.js';
+import type { Host } from './core/component.js';
+import { ConfigError, errorMessage } from './core/errors.js';
+import { Graph } from './core/graph.js';
+import { attachListenerGroup, ListenerGroup } from './core/listener/group.js';
+import { ensureStorageDirectory } from './core/storage.js';
+import { Telemetry } from './core/telemetry.js';
 
 /**
  * After the grace period, forced closes and the last flushes get this long
