@@ -4,7 +4,6 @@
 // connection is closed at once by Node ('drop') and counted.
 import type { Server } from 'node:net';
 import type { Socket } from 'node:net';
-import type { Telemetry } from '../telemetry.js';
 import type { Endpoint } from './endpoint.js';
 
 export interface ListenerMetrics {
@@ -13,7 +12,16 @@ export interface ListenerMetrics {
   refused(): void;
 }
 
-export function listenerMetrics(telemetry: Telemetry, listener: string): ListenerMetrics {
+/**
+ * What a listener needs of the service's metrics registry; core/telemetry.ts's
+ * Telemetry provides it. Named here so the listener layer imports nothing above it.
+ */
+export interface ListenerTelemetry {
+  gauge(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(): void; dec(): void } };
+  counter(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(): void } };
+}
+
+export function listenerMetrics(telemetry: ListenerTelemetry, listener: string): ListenerMetrics {
   const open = telemetry.gauge('sluice_listener_connections', 'Connections open on a listener.', ['listener']).labels({ listener });
   const refused = telemetry.counter('sluice_listener_connections_refused_total', 'Connections a listener closed at once because max_connections were open.', ['listener']).labels({ listener });
   return {

@@ -4,9 +4,8 @@
 // is over) that no client can hold up.
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { Telemetry } from '../telemetry.js';
 import type { HttpListenerConfig } from './config.js';
-import { ConnectionTracker, listenerMetrics, listenOn } from './connections.js';
+import { ConnectionTracker, listenerMetrics, listenOn, type ListenerTelemetry } from './connections.js';
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
 import { tlsServerOptions } from './tls.js';
@@ -23,7 +22,7 @@ export interface HttpListenerOptions {
   readonly name: string;
   readonly endpoint: Endpoint;
   readonly config: HttpListenerConfig;
-  readonly telemetry: Telemetry;
+  readonly telemetry: ListenerTelemetry;
   readonly handler: RequestHandler;
 }
 

@@ -4,8 +4,7 @@
 // two-step stop.
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import type { Telemetry } from '../telemetry.js';
-import { ConnectionTracker, listenerMetrics, listenOn } from './connections.js';
+import { ConnectionTracker, listenerMetrics, listenOn, type ListenerTelemetry } from './connections.js';
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
 import { tlsServerOptions, type TlsMaterial } from './tls.js';
@@ -22,7 +21,7 @@ export interface SocketListenerOptions {
   readonly silentTimeoutMs: number;
   /** ALPN protocols offered with TLS (`h2` for gRPC). */
   readonly alpn: readonly string[];
-  readonly telemetry: Telemetry;
+  readonly telemetry: ListenerTelemetry;
   readonly onConnection: (socket: Socket | TLSSocket) => void;
 }
 
