@@ -17,9 +17,10 @@ import { mountConsole } from './admin/console/serve.js';
 import { StatsSampler } from './admin/stats/sampler.js';
 import { mountStatsApi } from './admin/stats/routes.js';
 import type { Host } from './core/component.js';
+import { LISTENER_GROUP, provideService } from './core/host-services.js';
 import { ConfigError, errorMessage } from './core/errors.js';
 import { Graph } from './core/graph.js';
-import { attachListenerGroup, ListenerGroup } from './core/listener/group.js';
+import { ListenerGroup } from './core/listener/group.js';
 import { ensureStorageDirectory } from './core/storage.js';
 import { Telemetry } from './core/telemetry.js';
 
@@ -189,7 +190,7 @@ export class Service {
     attachAdminRoutes(host, this.admin);
     this.#host = host;
     const listeners = new ListenerGroup();
-    attachListenerGroup(host, listeners);
+    provideService(host, LISTENER_GROUP, listeners);
     this.#listeners = listeners;
     const graph = new Graph(config, host);
     this.#graph = graph;

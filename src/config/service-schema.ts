@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { clusterConfigSchema } from '../cluster/config.js';
 import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
 import { LOG_LEVELS } from '../core/logger.js';
-import { duration } from './units.js';
+import { duration } from '../shared/units.js';
 
 export { LOG_LEVELS, type LogLevel } from '../core/logger.js';
 
