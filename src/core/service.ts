@@ -10,7 +10,7 @@ import { mountClusterApi } from '../admin/cluster.js';
 import { mountDrainsApi } from '../admin/drains/routes.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
-import { Cluster, newInstanceId } from '../cluster/cluster.js';
+import { Cluster, newInstanceId } from '../cluster/redis/cluster.js';
 import { RedisState } from '../cluster/redis/state.js';
 import { LocalState } from '../cluster/local/state.js';
 import type { SharedState } from '../cluster/state.js';

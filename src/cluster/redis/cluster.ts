@@ -1,12 +1,12 @@
 // The cluster as the service runs it: the Redis connection and this
 // instance's heartbeats, or, with no `service.cluster`, a one-instance view.
-// The shared stores themselves are RedisState's (redis/state.ts).
+// The shared stores themselves are RedisState's (state.ts).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Telemetry } from '../core/telemetry.js';
-import type { ClusterConfig } from './config.js';
-import { RedisConnection } from './redis/connection.js';
-import { Heartbeats, type InstanceInfo } from './redis/heartbeats.js';
+import type { Telemetry } from '../../core/telemetry.js';
+import type { ClusterConfig } from '../config.js';
+import { RedisConnection } from './connection.js';
+import { Heartbeats, type InstanceInfo } from './heartbeats.js';
 
 export interface ClusterStatus {
   readonly mode: 'local' | 'redis';
