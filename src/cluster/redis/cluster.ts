@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Telemetry } from '../../core/telemetry.js';
-import type { ClusterConfig } from '../config.js';
+import type { ClusterConfig } from '../../config/cluster.js';
 import { RedisConnection } from './connection.js';
 import { Heartbeats, type InstanceInfo } from './heartbeats.js';
 
