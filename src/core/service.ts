@@ -11,8 +11,7 @@ import { mountDrainsApi } from '../admin/drains/routes.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
 import { Cluster, newInstanceId } from '../cluster/redis/cluster.js';
-import { RedisState } from '../cluster/redis/state.js';
-import { LocalState } from '../cluster/local/state.js';
+import { createSharedState } from '../cluster/create-state.js';
 import type { SharedState } from '../cluster/state.js';
 import { DRAINS_CONTROLLER } from '../exporters/drains/controller.js';
 import { mountConsole } from '../admin/console/serve.js';
@@ -233,8 +232,7 @@ export class Service {
     if (this.#state?.identity === identity) return this.#state.state;
     await this.#state?.state.close();
     const logger = this.logger.child({ component: 'state' });
-    const local = new LocalState({ storageDirectory, retentionMs, logger });
-    const state = cluster.redis === undefined ? local : new RedisState(cluster.redis, local, { logger, retentionMs });
+    const state = createSharedState(cluster.redis, { storageDirectory, retentionMs, logger });
     this.#state = { state, identity };
     return state;
   }
