@@ -2,7 +2,7 @@
 // Every request needs the admin key; answers are JSON; errors are
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ClusterUnavailableError } from '../../cluster/errors.js';
+import { ClusterUnavailableError } from '../../core/errors.js';
 import type { DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';
 import { sendJson } from '../respond.js';
