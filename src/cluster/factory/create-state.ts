@@ -1,10 +1,11 @@
 // The one place that chooses between local and Redis-backed shared state. It
-// sits above cluster/local and cluster/redis; only the service imports it.
+// sits above cluster/local and cluster/redis (its own folder, so neither
+// cluster/*.ts nor they import it); only the service imports it.
 import type { Logger } from 'pino';
-import { LocalState } from './local/state.js';
-import type { RedisConnection } from './redis/connection.js';
-import { RedisState } from './redis/state.js';
-import type { SharedState } from './state.js';
+import { LocalState } from '../local/state.js';
+import type { RedisConnection } from '../redis/connection.js';
+import { RedisState } from '../redis/state.js';
+import type { SharedState } from '../state.js';
 
 export interface CreateStateOptions {
   /** service.storage.directory (absolute, writable). */
