@@ -10,7 +10,7 @@ import { mountClusterApi } from '../admin/cluster.js';
 import { mountDrainsApi } from '../admin/drains/routes.js';
 import { AdminServer } from '../admin/server.js';
 import { attachAdminRoutes } from '../admin/routes.js';
-import { Cluster, newInstanceId } from '../cluster/redis/cluster.js';
+import { Cluster, newInstanceId } from '../cluster/factory/cluster.js';
 import { createSharedState } from '../cluster/factory/create-state.js';
 import type { SharedState } from '../cluster/state.js';
 import { DRAINS_CONTROLLER } from '../exporters/drains/controller.js';
