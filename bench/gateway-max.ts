@@ -3,10 +3,8 @@
 // once per exporter the spans go to (otlphttp, file, debug, drains), beside
 // the bare Node relay in the same run. Each process under test is pinned to
 // one core; the load generator, the fake upstream and the sink share the other.
-import { closedLoop } from './lib/gateway-load.js';
-import { withBackground } from './lib/gateway-machine.js';
-import { API_KEY, MODEL, realisticChatBody, startPassthrough, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
-import { measure } from './lib/proc.js';
+import { log, maximum, type MaximumOptions, type MaximumRow } from './lib/gateway-maximum.js';
+import { gatewayReceiverYaml, MODEL, realisticChatBody, startPassthrough, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
 import { startSink } from './lib/sink.js';
 
@@ -36,15 +34,7 @@ function sluiceYaml(exporter: string, sinkUrl: string, dir: string): string {
   const drains = exporter === 'drains' ? `drains:\n  - { name: sink, url: "${sinkUrl}", insecure: true, format: json, compression: gzip }\n` : '';
   return `
 receivers:
-  gateway:
-    endpoint: 127.0.0.1:${SLUICE_PORT}
-    environment: production
-    api_keys: [${API_KEY}]
-    providers:
-      fake: { type: openai, base_url: "http://127.0.0.1:${UPSTREAM_PORT}/v1" }
-    models:
-      - id: ${MODEL}
-        endpoints: [{ provider: fake, model: bench-model }]
+${gatewayReceiverYaml(SLUICE_PORT, UPSTREAM_PORT, 'production')}
 processors:
   resource:
     attributes: { platform.projectId: prj_bench, platform.deploymentId: dpl_bench }
@@ -59,27 +49,9 @@ ${drains}service:
 `;
 }
 
-interface Row {
-  readonly name: string;
-  readonly perSecond: number;
-  readonly failed: number;
-  readonly cpuPercent: number;
-  readonly others: number;
-}
+type Row = MaximumRow;
 
-function log(line: string): void {
-  process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-}
-
-async function maximum(run: Running, body: string, ownPids: readonly number[]): Promise<Row> {
-  const check = await fetch(`${run.target.origin}${run.target.path}`, { method: 'POST', headers: run.target.headers, body });
-  if (check.status !== 200) throw new Error(`${run.name}: answered ${check.status}: ${(await check.text()).slice(0, 300)}`);
-  await check.arrayBuffer();
-  log(`${run.name}: warm-up, then ${MAX_MS / 1000} s closed loop`);
-  await closedLoop(run.target, body, CONNECTIONS, WARMUP_MS);
-  const [[max, usage], others] = await withBackground([run.pid, ...ownPids], () => Promise.all([closedLoop(run.target, body, CONNECTIONS, MAX_MS), measure(run.pid, MAX_MS - USAGE_MARGIN_MS)]));
-  return { name: run.name, perSecond: max.perSecond, failed: max.failed, cpuPercent: usage.cpuPercent, others };
-}
+const MAXIMUM: MaximumOptions = { connections: CONNECTIONS, warmupMs: WARMUP_MS, maxMs: MAX_MS, usageMarginMs: USAGE_MARGIN_MS };
 
 async function main(): Promise<void> {
   pinSelf(LOAD_CORE);
@@ -90,14 +62,14 @@ async function main(): Promise<void> {
   try {
     const relay = await startPassthrough(RELAY_PORT, UPSTREAM_PORT, GATEWAY_CORE);
     try {
-      rows.push(await maximum(relay, realisticChatBody('bench-model', false), ownPids));
+      rows.push(await maximum(relay, realisticChatBody('bench-model', false), ownPids, MAXIMUM));
     } finally {
       await relay.stop();
     }
     for (const exporter of Object.keys(EXPORTERS)) {
       const sluice = await startSluiceWith((dir) => sluiceYaml(exporter, sink.url, dir), { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: GATEWAY_CORE });
       try {
-        const row = await maximum(sluice, realisticChatBody(MODEL, false), ownPids);
+        const row = await maximum(sluice, realisticChatBody(MODEL, false), ownPids, MAXIMUM);
         rows.push({ ...row, name: `sluice, spans to ${exporter}` });
       } finally {
         await sluice.stop();

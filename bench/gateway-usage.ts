@@ -16,10 +16,8 @@ import { newGenerationId } from '../src/usage/generation-id.js';
 import { parseUsd } from '../src/usage/money.js';
 import { addDays, dayOf } from '../src/usage/periods.js';
 import { buildReport, parseReportQuery } from '../src/usage/report.js';
-import { closedLoop } from './lib/gateway-load.js';
-import { withBackground } from './lib/gateway-machine.js';
+import { log, maximum, type MaximumOptions, type MaximumRow } from './lib/gateway-maximum.js';
 import { API_KEY, MODEL, realisticChatBody, startPassthrough, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
-import { measure } from './lib/proc.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
 
 const GATEWAY_CORE = 1;
@@ -63,27 +61,9 @@ service:
 `;
 }
 
-interface Row {
-  readonly name: string;
-  readonly perSecond: number;
-  readonly failed: number;
-  readonly cpuPercent: number;
-  readonly others: number;
-}
+type Row = MaximumRow;
 
-function log(line: string): void {
-  process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
-}
-
-async function maximum(run: Running, body: string, ownPids: readonly number[]): Promise<Row> {
-  const check = await fetch(`${run.target.origin}${run.target.path}`, { method: 'POST', headers: run.target.headers, body });
-  if (check.status !== 200) throw new Error(`${run.name}: answered ${check.status}: ${(await check.text()).slice(0, 300)}`);
-  await check.arrayBuffer();
-  log(`${run.name}: warm-up, then ${MAX_MS / 1000} s closed loop`);
-  await closedLoop(run.target, body, CONNECTIONS, WARMUP_MS);
-  const [[max, usage], others] = await withBackground([run.pid, ...ownPids], () => Promise.all([closedLoop(run.target, body, CONNECTIONS, MAX_MS), measure(run.pid, MAX_MS - USAGE_MARGIN_MS)]));
-  return { name: run.name, perSecond: max.perSecond, failed: max.failed, cpuPercent: usage.cpuPercent, others };
-}
+const MAXIMUM: MaximumOptions = { connections: CONNECTIONS, warmupMs: WARMUP_MS, maxMs: MAX_MS, usageMarginMs: USAGE_MARGIN_MS };
 
 function record(at: number, i: number): GenerationRecord {
   return {
@@ -168,14 +148,14 @@ async function main(): Promise<void> {
   try {
     const relay = await startPassthrough(RELAY_PORT, UPSTREAM_PORT, GATEWAY_CORE);
     try {
-      rows.push(await maximum(relay, realisticChatBody('bench-model', false), ownPids));
+      rows.push(await maximum(relay, realisticChatBody('bench-model', false), ownPids, MAXIMUM));
     } finally {
       await relay.stop();
     }
     for (const limited of [false, true]) {
       const sluice = await startSluiceWith((dir) => sluiceYaml(limited, dir), { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: GATEWAY_CORE });
       try {
-        const row = await maximum(sluice, realisticChatBody(MODEL, false), ownPids);
+        const row = await maximum(sluice, realisticChatBody(MODEL, false), ownPids, MAXIMUM);
         rows.push({ ...row, name: limited ? 'sluice, priced model, key with rpm + tpm + budget' : 'sluice, unpriced model, bare key' });
       } finally {
         await sluice.stop();

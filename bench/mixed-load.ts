@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { closedLoop, openLoop, percentile, type OpenLoopResult, type Target } from './lib/gateway-load.js';
 import { withBackground } from './lib/gateway-machine.js';
-import { API_KEY, MODEL, realisticChatBody, startPassthrough, startProcessOnCore, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
+import { API_KEY, gatewayReceiverYaml, MODEL, realisticChatBody, startPassthrough, startProcessOnCore, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
 import { summarizeProfile, type ProfileSummary } from './lib/gateway-profile.js';
 import { delayBuckets, delayShares, type DelayWindow } from './lib/loop-delay.js';
 import { makeRequests } from './lib/payload.js';
@@ -206,15 +206,7 @@ receivers:
   otlp:
     protocols:
       http: { endpoint: 127.0.0.1:${SLUICE_OTLP_PORT} }
-  gateway:
-    endpoint: 127.0.0.1:${SLUICE_PORT}
-    environment: production
-    api_keys: [${API_KEY}]
-    providers:
-      fake: { type: openai, base_url: "http://127.0.0.1:${UPSTREAM_PORT}/v1" }
-    models:
-      - id: ${MODEL}
-        endpoints: [{ provider: fake, model: bench-model }]
+${gatewayReceiverYaml(SLUICE_PORT, UPSTREAM_PORT, 'production')}
 processors:
   resource:
     attributes: { platform.projectId: prj_bench, platform.deploymentId: dpl_bench }

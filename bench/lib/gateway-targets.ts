@@ -199,18 +199,23 @@ export interface SluiceOptions {
   readonly profileDir?: string;
 }
 
+/** The `gateway` receiver, indented to sit under `receivers:`: `MODEL` routed to the fake upstream on `upstreamPort`, `API_KEY` accepted. */
+export function gatewayReceiverYaml(port: number, upstreamPort: number, environment: string): string {
+  return `  gateway:
+    endpoint: 127.0.0.1:${port}
+    environment: ${environment}
+    api_keys: [${API_KEY}]
+    providers:
+      fake: { type: openai, base_url: "http://127.0.0.1:${upstreamPort}/v1" }
+    models:
+      - id: ${MODEL}
+        endpoints: [{ provider: fake, model: bench-model }]`;
+}
+
 function sluiceYaml(o: SluiceOptions, dir: string): string {
   return `
 receivers:
-  gateway:
-    endpoint: 127.0.0.1:${o.port}
-    environment: bench
-    api_keys: [${API_KEY}]
-    providers:
-      fake: { type: openai, base_url: "http://127.0.0.1:${o.upstreamPort}/v1" }
-    models:
-      - id: ${MODEL}
-        endpoints: [{ provider: fake, model: bench-model }]
+${gatewayReceiverYaml(o.port, o.upstreamPort, 'bench')}
 exporters:
   otlphttp: { endpoint: "${o.spansUrl}", encoding: protobuf, compression: none }
 service:

@@ -4,7 +4,7 @@
 // /v1/embeddings, all against one fake OpenAI-compatible upstream.
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, startDaemon } from '../helpers/daemon.js';
+import { startGatewayDaemon } from '../helpers/gateway-daemon.js';
 import { completion, sendJson, startUpstream, textStream } from '../receivers/gateway/harness.js';
 import { aiClients } from '../receivers/gateway/aisdk/clients.js';
 
@@ -24,12 +24,8 @@ describe('AI SDK gateway protocol end to end', () => {
       return body['stream'] === true ? textStream(res, ['e2e ', 'stream']) : sendJson(res, 200, completion('e2e hello'));
     });
     cleanups.push(() => upstream.close());
-    const port = await freePort();
-    const daemon = await startDaemon(
-      ({ dir, adminPort }) => `
-receivers:
-  gateway:
-    endpoint: 127.0.0.1:${port}
+    const daemon = await startGatewayDaemon(
+      `
     environment: e2e
     api_keys: [sk-e2e]
     providers:
@@ -40,17 +36,10 @@ receivers:
       - id: fake/embed
         type: embedding
         endpoints: [{ provider: fake, model: upstream-embed }]
-exporters:
-  debug: {}
-service:
-  storage: { directory: ${dir}/data }
-  admin: { endpoint: 127.0.0.1:${adminPort} }
-  pipelines:
-    traces:
-      receivers: [gateway]
-      exporters: [debug]
 `,
+      { exporter: 'debug' },
     );
+    const port = daemon.port;
     cleanups.push(() => daemon.cleanup());
 
     for (const { ai, specVersion } of aiClients) {

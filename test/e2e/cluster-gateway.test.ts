@@ -5,7 +5,8 @@
 // is refused by the others, and its generation record answers on all three.
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
+import type { RunningDaemon } from '../helpers/daemon.js';
+import { startGatewayDaemon } from '../helpers/gateway-daemon.js';
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { completion, sendJson, startUpstream, type Upstream } from '../receivers/gateway/harness.js';
 
@@ -20,12 +21,8 @@ beforeAll(async () => {
   redis = await startRedis();
   upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('hello')));
   for (const name of ['a', 'b', 'c']) {
-    const port = await freePort();
-    const daemon = await startDaemon(
-      ({ dir, adminPort }) => `
-receivers:
-  gateway:
-    endpoint: 127.0.0.1:${port}
+    const daemon = await startGatewayDaemon(
+      `
     api_keys:
       - { key: k-limited, name: limited, requests_per_minute: ${LIMIT} }
       - { key: k-budget, name: budgeted, budget: { usd: 0.0001, period: day } }
@@ -36,19 +33,16 @@ receivers:
         name: Fake model
         pricing: { input: "0.00001", output: "0.00002" }
         endpoints: [{ provider: fake, model: upstream-model }]
-exporters:
-  file: { path: ${dir}/traces.jsonl }
-service:
-  storage: { directory: ${dir}/data }
-  admin: { endpoint: 127.0.0.1:${adminPort} }
+`,
+      {
+        service: `
   cluster:
     redis: { url: "${redis.url}", key_prefix: "gateway-test:" }
     instance_id: ${name}
-  pipelines:
-    traces: { receivers: [gateway], exporters: [file] }
 `,
+      },
     );
-    gateways.push({ daemon, url: `http://127.0.0.1:${port}/v1` });
+    gateways.push({ daemon, url: `http://127.0.0.1:${daemon.port}/v1` });
   }
 }, 60_000);
 

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExportTraceServiceRequest } from '../../src/otlp/model.js';
-import { freePort, startDaemon, waitUntil } from '../helpers/daemon.js';
+import { waitUntil } from '../helpers/daemon.js';
+import { startGatewayDaemon } from '../helpers/gateway-daemon.js';
 import { completion, sendJson, startUpstream, textStream } from '../receivers/gateway/harness.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -31,12 +32,8 @@ describe('gateway end to end', () => {
   it('serves the openai SDK from the built daemon and drains its spans to the file exporter', async () => {
     const upstream = await startUpstream((body, res) => (body['stream'] === true ? textStream(res, ['e2e ', 'stream']) : sendJson(res, 200, completion('e2e hello'))));
     cleanups.push(() => upstream.close());
-    const port = await freePort();
-    const daemon = await startDaemon(
-      ({ dir, adminPort }) => `
-receivers:
-  gateway:
-    endpoint: 127.0.0.1:${port}
+    const daemon = await startGatewayDaemon(
+      `
     environment: e2e
     api_keys: ["\${env:SLUICE_GATEWAY_KEY}"]
     first_byte_timeout: 5s
@@ -47,18 +44,10 @@ receivers:
         name: Fake model
         pricing: { input: "0.000001", output: "0.000002" }
         endpoints: [{ provider: fake, model: upstream-model }]
-exporters:
-  file: { path: ${dir}/traces.jsonl }
-service:
-  storage: { directory: ${dir}/data }
-  admin: { endpoint: 127.0.0.1:${adminPort} }
-  pipelines:
-    traces:
-      receivers: [gateway]
-      exporters: [file]
 `,
       { env: { SLUICE_GATEWAY_KEY: 'sk-e2e' } },
     );
+    const port = daemon.port;
     cleanups.push(() => daemon.cleanup());
     const client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'sk-e2e', maxRetries: 0 });
 

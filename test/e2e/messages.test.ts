@@ -6,7 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ExportTraceServiceRequest } from '../../src/otlp/model.js';
-import { freePort, startDaemon, waitUntil } from '../helpers/daemon.js';
+import { waitUntil } from '../helpers/daemon.js';
+import { startGatewayDaemon } from '../helpers/gateway-daemon.js';
 import { message, messageEnd, messageStart, sendEvents, textBlock } from '../receivers/gateway/providers/anthropic/fixtures.js';
 import { json, startFake } from '../receivers/gateway/providers/shared/fake-upstream.js';
 import { completion, sendJson, startUpstream } from '../receivers/gateway/harness.js';
@@ -33,28 +34,16 @@ describe('Messages API end to end', () => {
     cleanups.push(() => anthropic.close());
     const openai = await startUpstream((_body, res) => sendJson(res, 200, completion('translated hello')));
     cleanups.push(() => openai.close());
-    const port = await freePort();
-    const daemon = await startDaemon(
-      ({ dir, adminPort }) => `
-receivers:
-  gateway:
-    endpoint: 127.0.0.1:${port}
+    const daemon = await startGatewayDaemon(
+      `
     api_keys: ["\${env:SLUICE_GATEWAY_KEY}"]
     providers:
       anthropic: { type: anthropic, base_url: ${anthropic.url}, api_key: sk-ant-upstream }
       openai: { type: openai, base_url: ${openai.url}, api_key: sk-upstream }
-exporters:
-  file: { path: ${dir}/traces.jsonl }
-service:
-  storage: { directory: ${dir}/data }
-  admin: { endpoint: 127.0.0.1:${adminPort} }
-  pipelines:
-    traces:
-      receivers: [gateway]
-      exporters: [file]
 `,
       { env: { SLUICE_GATEWAY_KEY: 'sk-e2e' } },
     );
+    const port = daemon.port;
     cleanups.push(() => daemon.cleanup());
     const client = new Anthropic({ baseURL: `http://127.0.0.1:${port}`, apiKey: 'sk-e2e', maxRetries: 0 });
 
