@@ -133,6 +133,8 @@ class WireReader {
   /** Low and high words of the last 64-bit value read. */
   lo = 0;
   hi = 0;
+  /** End of the content of the last field read by delimited(). */
+  contentEnd = 0;
 
   constructor(bytes: Uint8Array) {
     this.buf = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) as RawBuffer;
@@ -202,6 +204,14 @@ class WireReader {
     return contentEnd;
   }
 
+  /** Steps over a length-delimited field, returning its content's start; its end is left in contentEnd. */
+  delimited(end: number): number {
+    this.contentEnd = this.lengthEnd(end);
+    const start = this.pos;
+    this.pos = this.contentEnd;
+    return start;
+  }
+
   skip(wireType: number, end: number): void {
     switch (wireType) {
       case WIRE_VARINT:
@@ -257,6 +267,20 @@ function eachField(r: WireReader, out: JsonOut, start: number, end: number, want
     } else r.skip(t & 7, end);
   }
   r.pos = end;
+}
+
+/** `key` (ending in "[") then the list eachField writes, closed. */
+function list(r: WireReader, out: JsonOut, key: string, start: number, end: number, wanted: number, write: (r: WireReader, out: JsonOut, end: number) => void): void {
+  out.raw(key);
+  eachField(r, out, start, end, wanted, write);
+  out.byte(0x5d);
+}
+
+/** `key` and the string [start, end) of `src`, when it is not empty. */
+function optionalString(out: JsonOut, key: string, src: RawBuffer, start: number, end: number): void {
+  if (end <= start) return;
+  out.raw(key);
+  out.string(src, start, end);
 }
 
 function jsonDouble(value: number): string {
@@ -343,13 +367,11 @@ function keyValue(r: WireReader, out: JsonOut, end: number): void {
   while (r.pos < end) {
     const t = r.uint32(end);
     if (t === tag(1, WIRE_LEN)) {
-      keyEnd = r.lengthEnd(end);
-      keyStart = r.pos;
-      r.pos = keyEnd;
+      keyStart = r.delimited(end);
+      keyEnd = r.contentEnd;
     } else if (t === tag(2, WIRE_LEN)) {
-      valueEnd = r.lengthEnd(end);
-      valueStart = r.pos;
-      r.pos = valueEnd;
+      valueStart = r.delimited(end);
+      valueEnd = r.contentEnd;
     } else r.skip(t & 7, end);
   }
   out.raw('{"key":');
@@ -390,13 +412,11 @@ function scope(r: WireReader, out: JsonOut, end: number): void {
   while (r.pos < end) {
     const t = r.uint32(end);
     if (t === tag(1, WIRE_LEN)) {
-      nameEnd = r.lengthEnd(end);
-      nameStart = r.pos;
-      r.pos = nameEnd;
+      nameStart = r.delimited(end);
+      nameEnd = r.contentEnd;
     } else if (t === tag(2, WIRE_LEN)) {
-      versionEnd = r.lengthEnd(end);
-      versionStart = r.pos;
-      r.pos = versionEnd;
+      versionStart = r.delimited(end);
+      versionEnd = r.contentEnd;
     } else if (t === tag(3, WIRE_LEN)) {
       attributes++;
       r.pos = r.lengthEnd(end);
@@ -418,9 +438,7 @@ function scope(r: WireReader, out: JsonOut, end: number): void {
   }
   if (attributes > 0) {
     out.comma(first);
-    out.raw('"attributes":[');
-    eachField(r, out, start, end, tag(3, WIRE_LEN), keyValue);
-    out.byte(0x5d);
+    list(r, out, '"attributes":[', start, end, tag(3, WIRE_LEN), keyValue);
     first = false;
   }
   if (dropped !== 0) {
@@ -445,9 +463,8 @@ function spanEvent(r: WireReader, out: JsonOut, end: number): void {
       r.fixed64(end);
       time = r.unsignedDecimal();
     } else if (t === tag(2, WIRE_LEN)) {
-      nameEnd = r.lengthEnd(end);
-      nameStart = r.pos;
-      r.pos = nameEnd;
+      nameStart = r.delimited(end);
+      nameEnd = r.contentEnd;
     } else if (t === tag(3, WIRE_LEN)) {
       attributes++;
       r.pos = r.lengthEnd(end);
@@ -456,11 +473,7 @@ function spanEvent(r: WireReader, out: JsonOut, end: number): void {
   }
   out.raw(`{"timeUnixNano":"${time}","name":`);
   out.string(r.buf, nameStart, nameEnd);
-  if (attributes > 0) {
-    out.raw(',"attributes":[');
-    eachField(r, out, start, end, tag(3, WIRE_LEN), keyValue);
-    out.byte(0x5d);
-  }
+  if (attributes > 0) list(r, out, ',"attributes":[', start, end, tag(3, WIRE_LEN), keyValue);
   if (dropped !== 0) out.raw(`,"droppedAttributesCount":${dropped}`);
   out.byte(0x7d);
   r.pos = end;
@@ -481,17 +494,14 @@ function spanLink(r: WireReader, out: JsonOut, end: number): void {
   while (r.pos < end) {
     const t = r.uint32(end);
     if (t === tag(1, WIRE_LEN)) {
-      traceEnd = r.lengthEnd(end);
-      traceStart = r.pos;
-      r.pos = traceEnd;
+      traceStart = r.delimited(end);
+      traceEnd = r.contentEnd;
     } else if (t === tag(2, WIRE_LEN)) {
-      spanEnd = r.lengthEnd(end);
-      spanStart = r.pos;
-      r.pos = spanEnd;
+      spanStart = r.delimited(end);
+      spanEnd = r.contentEnd;
     } else if (t === tag(3, WIRE_LEN)) {
-      stateEnd = r.lengthEnd(end);
-      stateStart = r.pos;
-      r.pos = stateEnd;
+      stateStart = r.delimited(end);
+      stateEnd = r.contentEnd;
     } else if (t === tag(4, WIRE_LEN)) {
       attributes++;
       r.pos = r.lengthEnd(end);
@@ -504,15 +514,8 @@ function spanLink(r: WireReader, out: JsonOut, end: number): void {
   out.raw('","spanId":"');
   out.hex(r.buf, spanStart, spanEnd);
   out.byte(0x22);
-  if (stateEnd > stateStart) {
-    out.raw(',"traceState":');
-    out.string(r.buf, stateStart, stateEnd);
-  }
-  if (attributes > 0) {
-    out.raw(',"attributes":[');
-    eachField(r, out, start, end, tag(4, WIRE_LEN), keyValue);
-    out.byte(0x5d);
-  }
+  optionalString(out, ',"traceState":', r.buf, stateStart, stateEnd);
+  if (attributes > 0) list(r, out, ',"attributes":[', start, end, tag(4, WIRE_LEN), keyValue);
   if (dropped !== 0) out.raw(`,"droppedAttributesCount":${dropped}`);
   if (flags !== 0) out.raw(`,"flags":${flags}`);
   out.byte(0x7d);
@@ -527,9 +530,8 @@ function status(r: WireReader, out: JsonOut, end: number): void {
   while (r.pos < end) {
     const t = r.uint32(end);
     if (t === tag(2, WIRE_LEN)) {
-      messageEnd = r.lengthEnd(end);
-      messageStart = r.pos;
-      r.pos = messageEnd;
+      messageStart = r.delimited(end);
+      messageEnd = r.contentEnd;
     } else if (t === tag(3, WIRE_VARINT)) code = r.uint32(end) | 0;
     else r.skip(t & 7, end);
   }
@@ -571,29 +573,24 @@ function span(r: WireReader, out: JsonOut, end: number): void {
     const t = r.uint32(end);
     switch (t) {
       case tag(1, WIRE_LEN):
-        traceEnd = r.lengthEnd(end);
-        traceStart = r.pos;
-        r.pos = traceEnd;
+        traceStart = r.delimited(end);
+        traceEnd = r.contentEnd;
         break;
       case tag(2, WIRE_LEN):
-        spanEnd = r.lengthEnd(end);
-        spanStart = r.pos;
-        r.pos = spanEnd;
+        spanStart = r.delimited(end);
+        spanEnd = r.contentEnd;
         break;
       case tag(3, WIRE_LEN):
-        stateEnd = r.lengthEnd(end);
-        stateStart = r.pos;
-        r.pos = stateEnd;
+        stateStart = r.delimited(end);
+        stateEnd = r.contentEnd;
         break;
       case tag(4, WIRE_LEN):
-        parentEnd = r.lengthEnd(end);
-        parentStart = r.pos;
-        r.pos = parentEnd;
+        parentStart = r.delimited(end);
+        parentEnd = r.contentEnd;
         break;
       case tag(5, WIRE_LEN):
-        nameEnd = r.lengthEnd(end);
-        nameStart = r.pos;
-        r.pos = nameEnd;
+        nameStart = r.delimited(end);
+        nameEnd = r.contentEnd;
         break;
       case tag(6, WIRE_VARINT):
         kind = r.uint32(end) | 0;
@@ -628,9 +625,8 @@ function span(r: WireReader, out: JsonOut, end: number): void {
         droppedLinks = r.uint32(end);
         break;
       case tag(15, WIRE_LEN):
-        statusEnd = r.lengthEnd(end);
-        statusStart = r.pos;
-        r.pos = statusEnd;
+        statusStart = r.delimited(end);
+        statusEnd = r.contentEnd;
         break;
       case tag(16, WIRE_FIXED32):
         flags = r.fixed32(end);
@@ -646,33 +642,18 @@ function span(r: WireReader, out: JsonOut, end: number): void {
   out.raw('","name":');
   out.string(r.buf, nameStart, nameEnd);
   out.raw(`,"kind":${kind},"startTimeUnixNano":"${startTime}","endTimeUnixNano":"${endTime}"`);
-  if (stateEnd > stateStart) {
-    out.raw(',"traceState":');
-    out.string(r.buf, stateStart, stateEnd);
-  }
+  optionalString(out, ',"traceState":', r.buf, stateStart, stateEnd);
   if (parentEnd > parentStart) {
     out.raw(',"parentSpanId":"');
     out.hex(r.buf, parentStart, parentEnd);
     out.byte(0x22);
   }
   if (flags !== 0) out.raw(`,"flags":${flags}`);
-  if (attributes > 0) {
-    out.raw(',"attributes":[');
-    eachField(r, out, start, end, tag(9, WIRE_LEN), keyValue);
-    out.byte(0x5d);
-  }
+  if (attributes > 0) list(r, out, ',"attributes":[', start, end, tag(9, WIRE_LEN), keyValue);
   if (droppedAttributes !== 0) out.raw(`,"droppedAttributesCount":${droppedAttributes}`);
-  if (events > 0) {
-    out.raw(',"events":[');
-    eachField(r, out, start, end, tag(11, WIRE_LEN), spanEvent);
-    out.byte(0x5d);
-  }
+  if (events > 0) list(r, out, ',"events":[', start, end, tag(11, WIRE_LEN), spanEvent);
   if (droppedEvents !== 0) out.raw(`,"droppedEventsCount":${droppedEvents}`);
-  if (links > 0) {
-    out.raw(',"links":[');
-    eachField(r, out, start, end, tag(13, WIRE_LEN), spanLink);
-    out.byte(0x5d);
-  }
+  if (links > 0) list(r, out, ',"links":[', start, end, tag(13, WIRE_LEN), spanLink);
   if (droppedLinks !== 0) out.raw(`,"droppedLinksCount":${droppedLinks}`);
   if (statusStart !== NONE) {
     out.raw(',"status":');
@@ -683,95 +664,65 @@ function span(r: WireReader, out: JsonOut, end: number): void {
   r.pos = end;
 }
 
-/** ScopeSpans { scope = 1; repeated Span spans = 2; schema_url = 3; }: pauses after each span. */
-function* scopeSpans(r: WireReader, out: JsonOut, end: number): Generator<void, void, void> {
-  const start = r.pos;
-  let scopeStart = NONE;
-  let scopeEnd = 0;
-  let schemaStart = 0;
-  let schemaEnd = 0;
-  while (r.pos < end) {
-    const t = r.uint32(end);
-    if (t === tag(1, WIRE_LEN)) {
-      scopeEnd = r.lengthEnd(end);
-      scopeStart = r.pos;
-      r.pos = scopeEnd;
-    } else if (t === tag(3, WIRE_LEN)) {
-      schemaEnd = r.lengthEnd(end);
-      schemaStart = r.pos;
-      r.pos = schemaEnd;
-    } else r.skip(t & 7, end);
-  }
-  out.raw('{"spans":[');
-  r.pos = start;
-  let first = true;
-  while (r.pos < end) {
-    const t = r.uint32(end);
-    if (t === tag(2, WIRE_LEN)) {
-      const spanEnd = r.lengthEnd(end);
-      out.comma(first);
-      first = false;
-      span(r, out, spanEnd);
-      r.pos = spanEnd;
-      yield;
-    } else r.skip(t & 7, end);
-  }
-  out.byte(0x5d);
-  if (scopeStart !== NONE) {
-    out.raw(',"scope":');
-    r.pos = scopeStart;
-    scope(r, out, scopeEnd);
-  }
-  if (schemaEnd > schemaStart) {
-    out.raw(',"schemaUrl":');
-    out.string(r.buf, schemaStart, schemaEnd);
-  }
-  out.byte(0x7d);
-  r.pos = end;
+/**
+ * ResourceSpans { resource = 1; repeated ScopeSpans scope_spans = 2; schema_url = 3; } and
+ * ScopeSpans { scope = 1; repeated Span spans = 2; schema_url = 3; } share one shape: a
+ * singular head message, a repeated child list and a schema URL.
+ */
+interface SpanContainer {
+  readonly open: string;
+  readonly headKey: string;
+  readonly head: (r: WireReader, out: JsonOut, end: number) => void;
+  /** The container the children are, or null when they are spans. */
+  readonly inner: SpanContainer | null;
 }
 
-/** ResourceSpans { resource = 1; repeated ScopeSpans scope_spans = 2; schema_url = 3; } */
-function* resourceSpans(r: WireReader, out: JsonOut, end: number): Generator<void, void, void> {
+const SCOPE_SPANS: SpanContainer = { open: '{"spans":[', headKey: ',"scope":', head: scope, inner: null };
+const RESOURCE_SPANS: SpanContainer = { open: '{"scopeSpans":[', headKey: ',"resource":', head: resource, inner: SCOPE_SPANS };
+
+/** One ResourceSpans or ScopeSpans message, as `c` describes; pauses after each span. */
+function* spanContainer(r: WireReader, out: JsonOut, end: number, c: SpanContainer): Generator<void, void, void> {
   const start = r.pos;
-  let resourceStart = NONE;
-  let resourceEnd = 0;
+  let headStart = NONE;
+  let headEnd = 0;
   let schemaStart = 0;
   let schemaEnd = 0;
   while (r.pos < end) {
     const t = r.uint32(end);
     if (t === tag(1, WIRE_LEN)) {
-      resourceEnd = r.lengthEnd(end);
-      resourceStart = r.pos;
-      r.pos = resourceEnd;
+      headStart = r.delimited(end);
+      headEnd = r.contentEnd;
     } else if (t === tag(3, WIRE_LEN)) {
-      schemaEnd = r.lengthEnd(end);
-      schemaStart = r.pos;
-      r.pos = schemaEnd;
+      schemaStart = r.delimited(end);
+      schemaEnd = r.contentEnd;
     } else r.skip(t & 7, end);
   }
-  out.raw('{"scopeSpans":[');
+  out.raw(c.open);
   r.pos = start;
   let first = true;
   while (r.pos < end) {
     const t = r.uint32(end);
     if (t === tag(2, WIRE_LEN)) {
-      const scopeSpansEnd = r.lengthEnd(end);
+      const childEnd = r.lengthEnd(end);
       out.comma(first);
       first = false;
-      yield* scopeSpans(r, out, scopeSpansEnd);
-      r.pos = scopeSpansEnd;
+      if (c.inner === null) {
+        span(r, out, childEnd);
+        r.pos = childEnd;
+        yield;
+      } else {
+        yield* spanContainer(r, out, childEnd, c.inner);
+        r.pos = childEnd;
+      }
     } else r.skip(t & 7, end);
   }
   out.byte(0x5d);
-  if (resourceStart !== NONE) {
-    out.raw(',"resource":');
-    r.pos = resourceStart;
-    resource(r, out, resourceEnd);
+  if (headStart !== NONE) {
+    out.raw(c.headKey);
+    r.pos = headStart;
+    c.head(r, out, headEnd);
   }
-  if (schemaEnd > schemaStart) {
-    out.raw(',"schemaUrl":');
-    out.string(r.buf, schemaStart, schemaEnd);
-  }
+  optionalString(out, ',"schemaUrl":', r.buf, schemaStart, schemaEnd);
   out.byte(0x7d);
   r.pos = end;
 }
@@ -796,7 +747,7 @@ function* requestsJson(requests: readonly Uint8Array[], suffix: string): Generat
         const rsEnd = r.lengthEnd(end);
         out.comma(first);
         first = false;
-        yield* resourceSpans(r, out, rsEnd);
+        yield* spanContainer(r, out, rsEnd, RESOURCE_SPANS);
         r.pos = rsEnd;
       } else r.skip(t & 7, end);
     }
