@@ -1,7 +1,7 @@
 // `service.cluster` (DESIGN section 13): where shared state lives. Absent:
 // every kind of state is local to the instance and nothing else is needed.
 import { z } from 'zod';
-import { duration } from './units.js';
+import { duration } from '../shared/units.js';
 
 export const DEFAULT_KEY_PREFIX = 'sluice:';
 

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import { clusterConfigSchema } from './cluster.js';
 import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
-import { duration } from './units.js';
+import { duration } from '../shared/units.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

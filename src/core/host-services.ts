@@ -3,6 +3,7 @@
 // component asks for what it needs and never imports the layer above it;
 // the collector's extensions work this way.
 import type { Host } from './component.js';
+import type { ListenerGroup } from './listener/group.js';
 
 export class ServiceKey<T> {
   // The phantom field keeps keys of different types apart for the compiler.
@@ -29,3 +30,6 @@ export function provideService<T>(host: Host, key: ServiceKey<T>, value: T): () 
 export function hostService<T>(host: Host, key: ServiceKey<T>): T | undefined {
   return byHost.get(host)?.get(key) as T | undefined;
 }
+
+/** The listeners of the running graph, stopped together at shutdown; absent for a host the service did not build (unit tests). */
+export const LISTENER_GROUP = new ServiceKey<ListenerGroup>('listener-group');

@@ -18,10 +18,10 @@ import { mountConsole } from '../admin/console/serve.js';
 import { StatsSampler } from '../admin/stats/sampler.js';
 import { mountStatsApi } from '../admin/stats/routes.js';
 import type { Host } from './component.js';
-import { hostService } from './host-services.js';
+import { hostService, LISTENER_GROUP, provideService } from './host-services.js';
 import { ConfigError, errorMessage } from './errors.js';
 import { Graph } from './graph.js';
-import { attachListenerGroup, ListenerGroup } from './listener/group.js';
+import { ListenerGroup } from './listener/group.js';
 import { ensureStorageDirectory } from './storage.js';
 import { Telemetry } from './telemetry.js';
 
@@ -191,7 +191,7 @@ export class Service {
     attachAdminRoutes(host, this.admin);
     this.#host = host;
     const listeners = new ListenerGroup();
-    attachListenerGroup(host, listeners);
+    provideService(host, LISTENER_GROUP, listeners);
     this.#listeners = listeners;
     const graph = new Graph(config, host);
     this.#graph = graph;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { configErrorMap, formatIssues } from '../../src/config/format-issues.js';
-import { byteSize, duration, parseByteSize, parseDuration } from '../../src/config/units.js';
+import { byteSize, duration, parseByteSize, parseDuration } from '../../src/shared/units.js';
 
 function problems(schema: z.ZodType, input: unknown): string[] {
   const result = schema.safeParse(input, { error: configErrorMap });

@@ -3,7 +3,7 @@
 // shape it needs next to its own endpoint and keys.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { duration } from '../../config/units.js';
+import { duration } from '../../shared/units.js';
 import { tlsSchema } from './tls.js';
 
 const positiveCount = z.number().int().positive();

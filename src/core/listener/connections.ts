@@ -4,7 +4,7 @@
 // connection is closed at once by Node ('drop') and counted.
 import type { Server } from 'node:net';
 import type { Socket } from 'node:net';
-import type { Telemetry } from '../telemetry.js';
+import type { Endpoint } from './endpoint.js';
 
 export interface ListenerMetrics {
   opened(): void;
@@ -12,7 +12,16 @@ export interface ListenerMetrics {
   refused(): void;
 }
 
-export function listenerMetrics(telemetry: Telemetry, listener: string): ListenerMetrics {
+/**
+ * What a listener needs of the service's metrics registry; core/telemetry.ts's
+ * Telemetry provides it. Named here so the listener layer imports nothing above it.
+ */
+export interface ListenerTelemetry {
+  gauge(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(): void; dec(): void } };
+  counter(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(): void } };
+}
+
+export function listenerMetrics(telemetry: ListenerTelemetry, listener: string): ListenerMetrics {
   const open = telemetry.gauge('sluice_listener_connections', 'Connections open on a listener.', ['listener']).labels({ listener });
   const refused = telemetry.counter('sluice_listener_connections_refused_total', 'Connections a listener closed at once because max_connections were open.', ['listener']).labels({ listener });
   return {
@@ -28,9 +37,29 @@ export function listenerMetrics(telemetry: Telemetry, listener: string): Listene
   };
 }
 
+/** Binds the server; rejects with the bind error (EADDRINUSE, ...). Resolves the bound address (port 0 resolved). */
+export function listenOn(server: Server, endpoint: Endpoint): Promise<Endpoint> {
+  const { host, port } = endpoint;
+  return new Promise<Endpoint>((resolve, reject) => {
+    function onError(err: Error): void {
+      server.off('listening', onListening);
+      reject(err);
+    }
+    function onListening(): void {
+      server.off('error', onError);
+      const bound = server.address();
+      resolve({ host, port: typeof bound === 'object' && bound !== null ? bound.port : port });
+    }
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
 export class ConnectionTracker {
   /** Open sockets and when each was accepted (ms). */
   readonly #sockets = new Map<Socket, number>();
+  readonly #forceHooks = new Set<() => void>();
 
   constructor(server: Server, maxConnections: number, metrics: ListenerMetrics) {
     server.maxConnections = maxConnections;
@@ -50,6 +79,29 @@ export class ConnectionTracker {
 
   get size(): number {
     return this.#sockets.size;
+  }
+
+  /**
+   * Runs just before a forced close destroys the connections: the place to
+   * send last words (a stream's in-band error). Returns the remover.
+   */
+  onForceClose(hook: () => void): () => void {
+    this.#forceHooks.add(hook);
+    const hooks = this.#forceHooks;
+    return function remove() {
+      hooks.delete(hook);
+    };
+  }
+
+  /** Runs the force-close hooks; each is best effort, the connections close regardless. */
+  runForceHooks(): void {
+    for (const hook of this.#forceHooks) {
+      try {
+        hook();
+      } catch {
+        // last words are best effort
+      }
+    }
   }
 
   /** Destroys every open connection, whatever state it is in. */

@@ -1,8 +1,7 @@
 // The listeners of one running graph, so the service can stop them together:
 // stop accepting at once, then destroy what is still open when
-// service.shutdown_grace is over. Components find their host's group the way
-// they find the admin routes: by the Host they were started with.
-import type { Host } from '../component.js';
+// service.shutdown_grace is over. Components find their host's group as a
+// host service (LISTENER_GROUP in core/host-services.ts).
 
 export interface ManagedListener {
   /** Stops accepting new connections; open ones finish their requests. */
@@ -33,15 +32,4 @@ export class ListenerGroup {
   destroyAll(): void {
     for (const listener of this.#listeners) listener.destroy();
   }
-}
-
-const byHost = new WeakMap<Host, ListenerGroup>();
-
-/** The group a component's listeners join; undefined for a host the service did not build (unit tests). */
-export function listenerGroupOf(host: Host | undefined): ListenerGroup | undefined {
-  return host === undefined ? undefined : byHost.get(host);
-}
-
-export function attachListenerGroup(host: Host, group: ListenerGroup): void {
-  byHost.set(host, group);
 }

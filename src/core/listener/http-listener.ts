@@ -4,10 +4,8 @@
 // is over) that no client can hold up.
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo } from 'node:net';
-import type { Telemetry } from '../telemetry.js';
 import type { HttpListenerConfig } from './config.js';
-import { ConnectionTracker, listenerMetrics } from './connections.js';
+import { ConnectionTracker, listenerMetrics, listenOn, type ListenerTelemetry } from './connections.js';
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
 import { tlsServerOptions } from './tls.js';
@@ -24,7 +22,7 @@ export interface HttpListenerOptions {
   readonly name: string;
   readonly endpoint: Endpoint;
   readonly config: HttpListenerConfig;
-  readonly telemetry: Telemetry;
+  readonly telemetry: ListenerTelemetry;
   readonly handler: RequestHandler;
 }
 
@@ -32,7 +30,6 @@ export class HttpListener implements ManagedListener {
   readonly #server: HttpServer | HttpsServer;
   readonly #tracker: ConnectionTracker;
   readonly #endpoint: Endpoint;
-  readonly #forceHooks = new Set<() => void>();
   readonly #inFlight = new Set<ServerResponse>();
   readonly #closed: Promise<void>;
   #address: Endpoint | undefined;
@@ -95,22 +92,9 @@ export class HttpListener implements ManagedListener {
 
   /** Rejects with the bind error (EADDRINUSE, ...); callers name the listener. */
   listen(): Promise<Endpoint> {
-    const server = this.#server;
-    const { host, port } = this.#endpoint;
-    return new Promise<Endpoint>((resolve, reject) => {
-      function onError(err: Error): void {
-        server.off('listening', onListening);
-        reject(err);
-      }
-      const onListening = (): void => {
-        server.off('error', onError);
-        const bound = server.address() as AddressInfo;
-        this.#address = { host, port: bound.port };
-        resolve(this.#address);
-      };
-      server.once('error', onError);
-      server.once('listening', onListening);
-      server.listen(port, host);
+    return listenOn(this.#server, this.#endpoint).then((address) => {
+      this.#address = address;
+      return address;
     });
   }
 
@@ -119,11 +103,7 @@ export class HttpListener implements ManagedListener {
    * send last words (a stream's in-band error). Returns the remover.
    */
   onForceClose(hook: () => void): () => void {
-    this.#forceHooks.add(hook);
-    const hooks = this.#forceHooks;
-    return function remove() {
-      hooks.delete(hook);
-    };
+    return this.#tracker.onForceClose(hook);
   }
 
   stopAccepting(): void {
@@ -152,13 +132,7 @@ export class HttpListener implements ManagedListener {
 
   destroy(): void {
     this.stopAccepting();
-    for (const hook of this.#forceHooks) {
-      try {
-        hook();
-      } catch {
-        // last words are best effort; the connections close regardless
-      }
-    }
+    this.#tracker.runForceHooks();
     // The hooks' writes reach the sockets first.
     setImmediate(() => this.#tracker.destroyAll());
   }

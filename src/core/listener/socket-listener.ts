@@ -4,8 +4,7 @@
 // two-step stop.
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import type { Telemetry } from '../telemetry.js';
-import { ConnectionTracker, listenerMetrics } from './connections.js';
+import { ConnectionTracker, listenerMetrics, listenOn, type ListenerTelemetry } from './connections.js';
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
 import { tlsServerOptions, type TlsMaterial } from './tls.js';
@@ -22,7 +21,7 @@ export interface SocketListenerOptions {
   readonly silentTimeoutMs: number;
   /** ALPN protocols offered with TLS (`h2` for gRPC). */
   readonly alpn: readonly string[];
-  readonly telemetry: Telemetry;
+  readonly telemetry: ListenerTelemetry;
   readonly onConnection: (socket: Socket | TLSSocket) => void;
 }
 
@@ -31,7 +30,6 @@ export class SocketListener implements ManagedListener {
   readonly #tracker: ConnectionTracker;
   readonly #endpoint: Endpoint;
   readonly #closed: Promise<void>;
-  readonly #forceHooks = new Set<() => void>();
   #address: Endpoint | undefined;
   #stopping = false;
   #silentSweep: NodeJS.Timeout | undefined;
@@ -76,31 +74,14 @@ export class SocketListener implements ManagedListener {
   }
 
   listen(): Promise<Endpoint> {
-    const server = this.#server;
-    const { host, port } = this.#endpoint;
-    return new Promise<Endpoint>((resolve, reject) => {
-      function onError(err: Error): void {
-        server.off('listening', onListening);
-        reject(err);
-      }
-      const onListening = (): void => {
-        server.off('error', onError);
-        const bound = server.address();
-        this.#address = { host, port: typeof bound === 'object' && bound !== null ? bound.port : port };
-        resolve(this.#address);
-      };
-      server.once('error', onError);
-      server.once('listening', onListening);
-      server.listen(port, host);
+    return listenOn(this.#server, this.#endpoint).then((address) => {
+      this.#address = address;
+      return address;
     });
   }
 
   onForceClose(hook: () => void): () => void {
-    this.#forceHooks.add(hook);
-    const hooks = this.#forceHooks;
-    return function remove() {
-      hooks.delete(hook);
-    };
+    return this.#tracker.onForceClose(hook);
   }
 
   stopAccepting(): void {
@@ -118,13 +99,7 @@ export class SocketListener implements ManagedListener {
 
   destroy(): void {
     this.stopAccepting();
-    for (const hook of this.#forceHooks) {
-      try {
-        hook();
-      } catch {
-        // best effort; the sockets close regardless
-      }
-    }
+    this.#tracker.runForceHooks();
     this.#tracker.destroyAll();
   }
 }

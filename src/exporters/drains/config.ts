@@ -3,7 +3,7 @@
 // config loader and injected into the exporter as its `drains` key.
 import { z } from 'zod';
 import { caFileProblem } from '../../config/pem.js';
-import { byteSize, duration } from '../../config/units.js';
+import { byteSize, duration } from '../../shared/units.js';
 import { samplingRuleSchema } from '../../processors/sampling/config.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 import { MAX_DRAINS, MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from './limits.js';

@@ -2,7 +2,7 @@
 // `512MiB` or a byte count, durations `200ms`, `24h` or a number of ms; both
 // parse to numbers here. Defaults live here only.
 import { z } from 'zod';
-import { byteSize, duration } from '../../config/units.js';
+import { byteSize, duration } from '../../shared/units.js';
 
 const MIB = 1024 * 1024;
 

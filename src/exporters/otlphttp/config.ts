@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { caFileProblem } from '../../config/pem.js';
-import { duration } from '../../config/units.js';
+import { duration } from '../../shared/units.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 
 export const ENCODINGS = ['json', 'protobuf'] as const;

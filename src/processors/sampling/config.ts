@@ -1,6 +1,6 @@
 // The `sampling` processor's config, and the rule schema drains share.
 import { z } from 'zod';
-import { duration } from '../../config/units.js';
+import { duration } from '../../shared/units.js';
 
 export const DEFAULT_DECISION_WAIT = '2s';
 export const DEFAULT_MAX_PENDING_SPANS = 100_000;

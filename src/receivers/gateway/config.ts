@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { configErrorMap } from '../../config/format-issues.js';
-import { byteSize, duration } from '../../config/units.js';
+import { byteSize, duration } from '../../shared/units.js';
 import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
 import { parseUsd } from '../../usage/money.js';
 import { BUDGET_PERIODS } from '../../usage/periods.js';

@@ -5,9 +5,9 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
 import { errorMessage } from '../../core/errors.js';
+import { hostService, LISTENER_GROUP } from '../../core/host-services.js';
 import type { HttpListenerConfig } from '../../core/listener/config.js';
 import { CorsPolicy } from '../../core/listener/cors.js';
-import { listenerGroupOf } from '../../core/listener/group.js';
 import { HttpListener } from '../../core/listener/http-listener.js';
 import type { Telemetry } from '../../core/telemetry.js';
 import { TraceBatch } from '../../otlp/batch.js';
@@ -153,7 +153,7 @@ export class GatewayReceiver implements Receiver {
     listener.onForceClose(() => this.#cutOpenStreams());
     await listener.listen();
     this.#listener = listener;
-    listenerGroupOf(host)?.add(listener);
+    hostService(host, LISTENER_GROUP)?.add(listener);
     this.#logger.info({ receiver: this.#id, endpoint: `${this.#listen.host}:${this.address?.port ?? this.#listen.port}`, tls: listener.secure }, 'gateway listening');
   }
 

@@ -2,7 +2,7 @@
 // only when its key is present, and `http: {}` or a bare `http:` enables it
 // with its defaults. At least one protocol is required.
 import { z } from 'zod';
-import { byteSize } from '../../config/units.js';
+import { byteSize } from '../../shared/units.js';
 import { checkHttpTimeouts, corsSchema, grpcListenerShape, httpListenerShape } from '../../core/listener/config.js';
 import { endpointSchema } from '../../core/listener/endpoint.js';
 

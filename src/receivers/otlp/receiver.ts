@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
 import { BearerKeys } from '../../core/listener/bearer.js';
-import { listenerGroupOf } from '../../core/listener/group.js';
+import { hostService, LISTENER_GROUP } from '../../core/host-services.js';
 import type { OtlpReceiverConfig } from './config.js';
 import type { Endpoint } from '../../core/listener/endpoint.js';
 import type { GrpcReceiverOptions, OtlpGrpcServer } from './grpc-server.js';
@@ -69,7 +69,7 @@ export class OtlpReceiver implements Receiver {
       this.#grpc = new OtlpGrpcServer(this.#grpcOptions);
     }
     const servers = [this.#http, this.#grpc].filter((server) => server !== undefined);
-    const group = listenerGroupOf(host);
+    const group = host === undefined ? undefined : hostService(host, LISTENER_GROUP);
     for (const server of servers) group?.add(server.listener);
     const results = await Promise.allSettled(servers.map((server) => server.listen()));
     const failed = results.find((result) => result.status === 'rejected');

@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { byteSize, duration } from '../../../../config/units.js';
+import { byteSize, duration } from '../../../../shared/units.js';
 import { guardedLookup, isPublicAddress } from './address-guard.js';
 import { invalidRequest, type InlineImage } from './inputs.js';
 
