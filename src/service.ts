@@ -10,9 +10,9 @@ import { mountClusterApi } from './admin/cluster.js';
 import { drainsControllerOn, mountDrainsApi } from './admin/drains/routes.js';
 import { AdminServer } from './admin/server.js';
 import { attachAdminRoutes } from './admin/routes.js';
-import { Cluster, newInstanceId } from './cluster/cluster.js';
-import { RedisState } from './cluster/redis/state.js';
-import { LocalState, type SharedState } from './cluster/state.js';
+import { Cluster, newInstanceId } from './cluster/factory/cluster.js';
+import { createSharedState } from './cluster/factory/create-state.js';
+import type { SharedState } from './cluster/state.js';
 import { mountConsole } from './admin/console/serve.js';
 import { StatsSampler } from './admin/stats/sampler.js';
 import { mountStatsApi } from './admin/stats/routes.js';
@@ -231,8 +231,7 @@ export class Service {
     if (this.#state?.identity === identity) return this.#state.state;
     await this.#state?.state.close();
     const logger = this.logger.child({ component: 'state' });
-    const local = new LocalState({ storageDirectory, retentionMs, logger });
-    const state = cluster.redis === undefined ? local : new RedisState(cluster.redis, local, { logger, retentionMs });
+    const state = createSharedState(cluster.redis, { storageDirectory, retentionMs, logger });
     this.#state = { state, identity };
     return state;
   }

@@ -1,5 +1,5 @@
 // GET /v1/cluster (DESIGN section 13): this instance's view of the fleet.
-import type { ClusterStatus } from '../cluster/cluster.js';
+import type { ClusterStatus } from '../cluster/factory/cluster.js';
 import { sendJson } from './respond.js';
 import type { AdminRoutes } from './routes.js';
 

@@ -1,19 +1,14 @@
 // The state instances must share in cluster mode, behind one interface per
 // kind: rate limiters, the spend ledger, generation records, API drains and
 // sampling decisions. The service builds one SharedState and hands it to
-// components at start(host); LocalState keeps everything in this process and
+// components at start(host); LocalState (local/state.ts) keeps everything in this process and
 // under service.storage.directory, RedisState (redis/state.ts) shares it.
-import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { lockDirectory, type DirectoryLock } from '../queue/directory-lock.js';
 import type { DecisionStore } from './decision-store.js';
 import type { DrainParser, DrainStore, StoredDrain } from './drain-store.js';
-import { LocalGenerationStore, type GenerationStore } from './generation-store.js';
-import { LocalDecisionStore } from './local/decision-store.js';
-import { LocalDrainStore } from './local/drain-store.js';
-import { LocalRateLimiter, type RateLimiter, type RateLimitOptions } from './rate-limiter.js';
-import { LocalSpendLedger, type SpendLedger } from './spend-ledger.js';
+import type { GenerationStore } from './generation-store.js';
+import type { RateLimiter, RateLimitOptions } from './rate-limiter.js';
+import type { SpendLedger } from './spend-ledger.js';
 
 export interface DecisionStoreOptions {
   /** Stable across instances (a drain id), so every instance reads the same decisions. */
@@ -35,67 +30,4 @@ export interface SharedState {
   /** One sampler's trace decisions (each drain has its own). */
   decisionStore(options: DecisionStoreOptions): DecisionStore;
   close(): Promise<void>;
-}
-
-export interface LocalStateOptions {
-  /** service.storage.directory (absolute, writable). */
-  readonly storageDirectory: string;
-  /** service.usage.retention in ms. */
-  readonly retentionMs: number;
-  readonly logger: Logger;
-}
-
-export class LocalState implements SharedState {
-  readonly mode = 'local';
-  readonly #options: LocalStateOptions;
-  #lock: Promise<DirectoryLock> | undefined;
-  #ledger: Promise<LocalSpendLedger> | undefined;
-  #generations: Promise<LocalGenerationStore> | undefined;
-
-  constructor(options: LocalStateOptions) {
-    this.#options = options;
-  }
-
-  rateLimiter(options: RateLimitOptions): RateLimiter {
-    return new LocalRateLimiter(options);
-  }
-
-  spendLedger(): Promise<SpendLedger> {
-    this.#ledger ??= this.#usageDirectory().then((directory) => LocalSpendLedger.open(directory, this.#options.logger));
-    return this.#ledger;
-  }
-
-  generationStore(): Promise<GenerationStore> {
-    this.#generations ??= this.#usageDirectory().then((directory) =>
-      LocalGenerationStore.open({ directory: join(directory, 'generations'), retentionMs: this.#options.retentionMs, logger: this.#options.logger }),
-    );
-    return this.#generations;
-  }
-
-  drainStore<D extends StoredDrain>(parse: DrainParser<D>): LocalDrainStore<D> {
-    return new LocalDrainStore(this.#options.storageDirectory, parse);
-  }
-
-  decisionStore(options: DecisionStoreOptions): LocalDecisionStore {
-    return new LocalDecisionStore({ directory: options.directory, logger: options.logger });
-  }
-
-  async close(): Promise<void> {
-    const ledger = this.#ledger;
-    const generations = this.#generations;
-    const lock = this.#lock;
-    this.#ledger = undefined;
-    this.#generations = undefined;
-    this.#lock = undefined;
-    await Promise.all([ledger?.then((l) => l.close()), generations?.then((g) => g.close())]);
-    await lock?.then((l) => l.release());
-  }
-
-  /** `<storage>/usage`, held by this process alone (two writers would interleave records). */
-  async #usageDirectory(): Promise<string> {
-    const directory = join(this.#options.storageDirectory, 'usage');
-    this.#lock ??= mkdir(directory, { recursive: true }).then(() => lockDirectory(directory));
-    await this.#lock;
-    return directory;
-  }
 }

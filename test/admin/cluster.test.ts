@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mountClusterApi } from '../../src/admin/cluster.js';
 import { AdminServer } from '../../src/admin/server.js';
-import { Cluster } from '../../src/cluster/cluster.js';
+import { Cluster } from '../../src/cluster/factory/cluster.js';
 import { Telemetry } from '../../src/core/telemetry.js';
 
 const KEY = 'admin-key';

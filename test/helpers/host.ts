@@ -1,7 +1,7 @@
 // A Host for components started by tests outside a Service: local shared
 // state under the given storage directory, no admin key unless one is given.
 import type { Logger } from 'pino';
-import { LocalState } from '../../src/cluster/state.js';
+import { LocalState } from '../../src/cluster/local/state.js';
 import type { Host } from '../../src/core/component.js';
 import type { Telemetry } from '../../src/core/telemetry.js';
 

@@ -2,8 +2,8 @@
 // Every request needs the admin key; answers are JSON; errors are
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ClusterUnavailableError } from '../../cluster/errors.js';
 import type { Host } from '../../core/component.js';
+import { ClusterUnavailableError } from '../../core/errors.js';
 import { hostService } from '../../core/host-services.js';
 import { DRAINS_CONTROLLER, type DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';

@@ -6,9 +6,8 @@
 // error naming the file and the bad field: guessing would drop drains.
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { errorMessage } from '../../core/errors.js';
+import { StateFileError, errorMessage } from '../../core/errors.js';
 import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
-import { StateFileError } from '../errors.js';
 
 export const DRAINS_FILE = 'drains.json';
 const FILE_VERSION = 1;

@@ -8,7 +8,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../core/errors.js';
 import type { Telemetry } from '../../core/telemetry.js';
-import { redactedRedisUrl, type ClusterConfig } from '../config.js';
+import { redactedRedisUrl, type ClusterConfig } from '../../config/cluster.js';
 
 /** Reconnect backoff: 100 ms, 200 ms, ... up to this. */
 const MAX_RECONNECT_DELAY_MS = 2_000;

@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { RedisState } from '../../../src/cluster/redis/state.js';
-import { LocalState } from '../../../src/cluster/state.js';
+import { LocalState } from '../../../src/cluster/local/state.js';
 import { Telemetry } from '../../../src/core/telemetry.js';
 import { newGenerationId } from '../../../src/usage/generation-id.js';
 import type { GenerationRecord } from '../../../src/usage/generation.js';

@@ -3,10 +3,9 @@
 // The shared stores themselves are RedisState's (redis/state.ts).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { Telemetry } from '../core/telemetry.js';
-import type { ClusterConfig } from './config.js';
-import { RedisConnection } from './redis/connection.js';
-import { Heartbeats, type InstanceInfo } from './redis/heartbeats.js';
+import type { ClusterConfig } from '../../config/cluster.js';
+import { RedisConnection } from '../redis/connection.js';
+import { Heartbeats, type InstanceInfo } from '../redis/heartbeats.js';
 
 export interface ClusterStatus {
   readonly mode: 'local' | 'redis';
@@ -18,7 +17,8 @@ export interface ClusterStatus {
 
 export interface ClusterOptions {
   readonly logger: Logger;
-  readonly telemetry: Telemetry;
+  /** The service's Telemetry (typed through RedisConnection so this folder needs nothing from core). */
+  readonly telemetry: ConstructorParameters<typeof RedisConnection>[1]['telemetry'];
   readonly version: string;
   /** Where this instance's admin endpoint is reached. */
   readonly address: () => string;
