@@ -7,6 +7,10 @@ import { log, maximum, type MaximumOptions, type MaximumRow } from './lib/gatewa
 import { gatewayReceiverYaml, MODEL, realisticChatBody, startPassthrough, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
 import { startSink } from './lib/sink.js';
+import { summarizeProfile } from './lib/gateway-profile.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const GATEWAY_CORE = 1;
 const LOAD_CORE = 0;
@@ -51,6 +55,12 @@ ${drains}service:
 
 type Row = MaximumRow;
 
+// `node dist/bench/gateway-max.js --only=drains --cpu-prof`: one exporter, no relay,
+// Sluice under --cpu-prof with its profile printed; RESULTS.md is left alone.
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const PROFILE = process.argv.includes('--cpu-prof');
+const PROFILE_FRAMES = 40;
+
 const MAXIMUM: MaximumOptions = { connections: CONNECTIONS, warmupMs: WARMUP_MS, maxMs: MAX_MS, usageMarginMs: USAGE_MARGIN_MS };
 
 async function main(): Promise<void> {
@@ -60,19 +70,31 @@ async function main(): Promise<void> {
   const ownPids = [process.pid, upstream.pid];
   const rows: Row[] = [];
   try {
-    const relay = await startPassthrough(RELAY_PORT, UPSTREAM_PORT, GATEWAY_CORE);
-    try {
-      rows.push(await maximum(relay, realisticChatBody('bench-model', false), ownPids, MAXIMUM));
-    } finally {
-      await relay.stop();
+    if (ONLY === undefined) {
+      const relay = await startPassthrough(RELAY_PORT, UPSTREAM_PORT, GATEWAY_CORE);
+      try {
+        rows.push(await maximum(relay, realisticChatBody('bench-model', false), ownPids, MAXIMUM));
+      } finally {
+        await relay.stop();
+      }
     }
-    for (const exporter of Object.keys(EXPORTERS)) {
-      const sluice = await startSluiceWith((dir) => sluiceYaml(exporter, sink.url, dir), { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: GATEWAY_CORE });
+    for (const exporter of Object.keys(EXPORTERS).filter((e) => ONLY === undefined || e === ONLY)) {
+      const profileDir = PROFILE ? await mkdtemp(join(tmpdir(), 'sluice-bench-max-profile-')) : undefined;
+      const options = { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: GATEWAY_CORE };
+      const sluice = await startSluiceWith((dir) => sluiceYaml(exporter, sink.url, dir), profileDir === undefined ? options : { ...options, profileDir });
       try {
         const row = await maximum(sluice, realisticChatBody(MODEL, false), ownPids, MAXIMUM);
         rows.push({ ...row, name: `sluice, spans to ${exporter}` });
       } finally {
         await sluice.stop();
+      }
+      if (profileDir !== undefined) {
+        const profile = summarizeProfile(profileDir, PROFILE_FRAMES, (sluice.startupMs ?? 0) + WARMUP_MS);
+        log(`profile, ${Math.round(profile.busyMs)} ms busy`);
+        for (const f of profile.areas.slice(0, 20)) log(`  area ${f.percent.toFixed(1).padStart(5)}  ${f.name}`);
+        for (const f of profile.frames) log(`  self ${f.percent.toFixed(1).padStart(5)}  ${f.name}`);
+        if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
+        else log(`profile kept in ${profileDir}`);
       }
     }
   } finally {
@@ -80,6 +102,10 @@ async function main(): Promise<void> {
     await upstream.stop();
   }
   const count = (v: number): string => Math.round(v).toLocaleString('en-US');
+  if (ONLY !== undefined) {
+    for (const r of rows) log(`${r.name}: ${count(r.perSecond)} req/s, ${r.cpuPercent.toFixed(0)}% CPU, ${((r.cpuPercent / 100) * 1e6 / r.perSecond).toFixed(0)} µs/request, others ${r.others.toFixed(0)}%`);
+    return;
+  }
   const perRequest = (r: Row): string => ((r.cpuPercent / 100) * 1e6 / r.perSecond).toFixed(0);
   const sluiceRows = rows.filter((r) => r.name.startsWith('sluice'));
   const worst = Math.min(...sluiceRows.map((r) => r.perSecond));

@@ -114,7 +114,7 @@ async function thirtyDayReport(): Promise<{ firstOpenMs: number; openMs: number;
       const day = addDays(today, -d);
       const at = Date.parse(`${day}T12:00:00Z`);
       const log = new RecordLog(join(dir, `${day}.log`), logger);
-      for (let i = 0; i < perDay; i++) log.append(Buffer.from(serializeGeneration(record(at, i))), at);
+      for (let i = 0; i < perDay; i++) log.append(serializeGeneration(record(at, i)), at);
       await log.close();
     }
     let started = performance.now();

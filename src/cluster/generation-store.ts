@@ -11,7 +11,7 @@ import type { Logger } from 'pino';
 import { generationIdTime, isGenerationId } from '../usage/generation-id.js';
 import { addToTotals, emptyTotals, mergeTotals, parseGeneration, rollupKeyOf, serializeGeneration, type GenerationRecord, type RollupRow, type RollupTotals } from '../usage/generation.js';
 import { formatUsd, parseUsd } from '../usage/money.js';
-import { addDays, dayOf } from '../usage/periods.js';
+import { addDays, dayOf, dayStart } from '../usage/periods.js';
 import { RecordLog, replayRecordFile } from './record-log.js';
 
 export interface GenerationStore {
@@ -55,6 +55,9 @@ export class LocalGenerationStore implements GenerationStore {
   readonly #recent = new Map<string, GenerationRecord>();
   #log: RecordLog | undefined;
   #logDay = '';
+  /** The current log's UTC day as ms, [starts, ends): the day is worked out only when a record falls outside it. */
+  #logDayStarts = 0;
+  #logDayEnds = 0;
   #pruneTimer: NodeJS.Timeout | undefined;
   /** The previous day's log closing and its rollups being saved. */
   #rotating: Promise<void> = Promise.resolve();
@@ -78,9 +81,8 @@ export class LocalGenerationStore implements GenerationStore {
 
   add(record: GenerationRecord): void {
     const now = Date.now();
-    const day = dayOf(now);
-    if (day !== this.#logDay) this.#rotate(day);
-    (this.#log as RecordLog).append(Buffer.from(serializeGeneration(record)), now);
+    if (now >= this.#logDayEnds || now < this.#logDayStarts) this.#rotate(dayOf(now));
+    (this.#log as RecordLog).append(serializeGeneration(record), now);
     this.#remember(record);
     this.#count(record);
   }
@@ -133,6 +135,8 @@ export class LocalGenerationStore implements GenerationStore {
     const previousDay = this.#logDay;
     this.#log = new RecordLog(join(this.#directory, `${day}.log`), this.#logger);
     this.#logDay = day;
+    this.#logDayStarts = dayStart(day) ?? 0;
+    this.#logDayEnds = this.#logDayStarts + MS_PER_DAY;
     if (previous === undefined) return;
     this.#rotating = previous
       .close()
@@ -149,16 +153,17 @@ export class LocalGenerationStore implements GenerationStore {
   }
 
   #count(record: GenerationRecord): void {
-    const key = rollupKeyOf(record);
-    let day = this.#rollups.get(key.day);
+    const at = record.createdAt;
+    const dayName = at >= this.#logDayStarts && at < this.#logDayEnds ? this.#logDay : dayOf(at);
+    let day = this.#rollups.get(dayName);
     if (day === undefined) {
       day = new Map();
-      this.#rollups.set(key.day, day);
+      this.#rollups.set(dayName, day);
     }
-    const id = `${key.key}\u0000${key.model}\u0000${key.provider}`;
+    const id = `${record.key}\u0000${record.model}\u0000${record.provider}`;
     let rollup = day.get(id);
     if (rollup === undefined) {
-      rollup = { key: key.key, model: key.model, provider: key.provider, totals: emptyTotals() };
+      rollup = { key: record.key, model: record.model, provider: record.provider, totals: emptyTotals() };
       day.set(id, rollup);
     }
     addToTotals(rollup.totals, record);

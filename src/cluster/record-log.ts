@@ -6,7 +6,7 @@
 // corrupt tail.
 import { open, readFile, truncate, type FileHandle } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { decodeFrame, encodeFrameHeader } from '../queue/framing.js';
+import { decodeFrame, FRAME_OVERHEAD_BYTES, frameInPlace } from '../queue/framing.js';
 
 /** ms between the first buffered append and its write; the loss bound after a kill -9. */
 export const FLUSH_INTERVAL_MS = 200;
@@ -38,11 +38,32 @@ export async function replayRecordFile(path: string, visit: RecordVisitor, logge
   return count;
 }
 
+/** The records framed one after another in one buffer (one write, however many records). */
+function framed(texts: readonly string[], times: readonly number[]): Buffer {
+  let total = 0;
+  const sizes = new Array<number>(texts.length);
+  for (let i = 0; i < texts.length; i++) {
+    sizes[i] = Buffer.byteLength(texts[i] as string);
+    total += FRAME_OVERHEAD_BYTES + (sizes[i] as number);
+  }
+  const out = Buffer.allocUnsafe(total);
+  let offset = 0;
+  for (let i = 0; i < texts.length; i++) {
+    const size = sizes[i] as number;
+    out.write(texts[i] as string, offset + FRAME_OVERHEAD_BYTES, size, 'utf8');
+    frameInPlace(out, offset, size, 0, times[i] as number);
+    offset += FRAME_OVERHEAD_BYTES + size;
+  }
+  return out;
+}
+
 export class RecordLog {
   readonly path: string;
   readonly #logger: Logger;
   #handle: Promise<FileHandle> | undefined;
-  #pending: Buffer[] = [];
+  /** Records appended since the last flush, as text, and when each was appended. */
+  #pending: string[] = [];
+  #pendingAt: number[] = [];
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
   #closed = false;
@@ -52,10 +73,11 @@ export class RecordLog {
     this.#logger = logger;
   }
 
-  /** Buffers one record; it is durable within FLUSH_INTERVAL_MS (or at flush()/close()). */
-  append(data: Buffer, atMs: number): void {
+  /** Buffers one record (UTF-8 text); it is durable within FLUSH_INTERVAL_MS (or at flush()/close()). */
+  append(text: string, atMs: number): void {
     if (this.#closed) throw new Error(`record log ${this.path} is closed`);
-    this.#pending.push(encodeFrameHeader(data, 0, atMs), data);
+    this.#pending.push(text);
+    this.#pendingAt.push(atMs);
     this.#timer ??= setTimeout(() => void this.flush().catch((err: unknown) => this.#logger.error({ err: String(err), file: this.path }, 'record log write failed')), FLUSH_INTERVAL_MS);
   }
 
@@ -63,14 +85,14 @@ export class RecordLog {
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const batch = this.#pending;
+    const bytes = framed(this.#pending, this.#pendingAt);
     this.#pending = [];
+    this.#pendingAt = [];
     const write = this.#writing.then(async () => {
-      if (batch.length === 0) return;
+      if (bytes.length === 0) return;
       this.#handle ??= open(this.path, 'a');
       const handle = await this.#handle;
-      // One buffer: a writev of thousands of small frames would be split by IOV_MAX anyway.
-      await handle.write(Buffer.concat(batch));
+      await handle.write(bytes);
       await handle.datasync();
     });
     this.#writing = write.catch(() => undefined);

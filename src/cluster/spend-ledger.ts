@@ -110,9 +110,9 @@ export class LocalSpendLedger implements SpendLedger {
     this.#apply(key, cost, atMs);
     this.#seq += 1;
     const entry: SpendEntry = { k: key, c: formatUsd(cost), t: atMs, n: this.#seq };
-    const data = Buffer.from(JSON.stringify(entry));
-    this.#log.append(data, atMs);
-    this.#logBytes += data.length;
+    const text = JSON.stringify(entry);
+    this.#log.append(text, atMs);
+    this.#logBytes += text.length;
     if (this.#logBytes >= this.#compactBytes && this.#compacting === undefined) {
       this.#compacting = this.#compact()
         .catch((err: unknown) => this.#logger.warn({ err: String(err) }, 'folding the spend log into its snapshot failed; the log keeps growing until the next start'))

@@ -30,6 +30,23 @@ export function encodeFrameHeader(data: Uint8Array, spans: number, enqueuedAtMs:
   return header;
 }
 
+/**
+ * Frames a record whose `dataBytes` of data are already at
+ * `target[offset + FRAME_OVERHEAD_BYTES ...]`, by writing its header in front
+ * of them: many records framed in one buffer without a buffer each.
+ */
+export function frameInPlace(target: Buffer, offset: number, dataBytes: number, spans: number, enqueuedAtMs: number): void {
+  const meta = offset + FRAME_PREFIX_BYTES;
+  target.writeUInt32LE(FRAME_META_BYTES + dataBytes, offset);
+  target.writeUInt8(FRAME_VERSION, meta);
+  target.fill(0, meta + 1, meta + 4);
+  target.writeUInt32LE(spans, meta + 4);
+  target.writeDoubleLE(enqueuedAtMs, meta + 8);
+  const metaCrc = crc32(target.subarray(meta, meta + FRAME_META_BYTES));
+  const data = offset + FRAME_OVERHEAD_BYTES;
+  target.writeUInt32LE(crc32(target.subarray(data, data + dataBytes), metaCrc), offset + 4);
+}
+
 export type FrameResult =
   | { readonly kind: 'frame'; readonly frame: DecodedFrame }
   /** Not enough bytes in the buffer; `needBytes` is the whole frame's size when known. */

@@ -78,9 +78,17 @@ export function rollupKeyOf(record: GenerationRecord): RollupKey {
 
 type SerializedGeneration = Omit<GenerationRecord, 'cost'> & { cost: string };
 
-export function serializeGeneration(record: GenerationRecord): string {
-  const serialized: SerializedGeneration = { ...record, cost: formatUsd(record.cost) };
-  return JSON.stringify(serialized);
+const text = JSON.stringify;
+
+/** The record as one line of JSON (cost as exact decimal text), written field by field: it runs once per request. */
+export function serializeGeneration(r: GenerationRecord): string {
+  const t = r.tokens;
+  return (
+    `{"id":${text(r.id)},"createdAt":${r.createdAt},"key":${text(r.key)},"model":${text(r.model)},"provider":${text(r.provider)},` +
+    `"streamed":${r.streamed},"status":${r.status},"finishReason":${text(r.finishReason)},"latencyMs":${r.latencyMs},"generationMs":${r.generationMs},` +
+    `"tokens":{"input":${t.input},"output":${t.output},"cacheRead":${t.cacheRead},"cacheWrite":${t.cacheWrite},"reasoning":${t.reasoning}},` +
+    `"cost":"${formatUsd(r.cost)}"}`
+  );
 }
 
 export function parseGeneration(text: string): GenerationRecord {

@@ -23,6 +23,7 @@ export function parseUsd(text: string): Cost {
 
 /** The exact decimal text of a cost, without trailing zeros: 1_500_000_000n -> "0.0000015". */
 export function formatUsd(cost: Cost): string {
+  if (cost === 0n) return '0';
   const negative = cost < 0n;
   const magnitude = negative ? -cost : cost;
   const whole = magnitude / SCALE;
