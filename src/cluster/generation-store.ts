@@ -30,7 +30,7 @@ export interface LocalGenerationStoreOptions {
   readonly logger: Logger;
 }
 
-/** Recent records answered from memory without reading a log. */
+/** Recent records answered from memory without reading a log: between this many and twice as many. */
 const RECENT_RECORDS = 10_000;
 const LOG_NAME = /^(\d{4}-\d{2}-\d{2})\.log$/;
 const MS_PER_DAY = 86_400_000;
@@ -52,7 +52,13 @@ export class LocalGenerationStore implements GenerationStore {
   readonly #logger: Logger;
   /** day -> `key\0model\0provider` -> rollup. */
   readonly #rollups = new Map<string, Map<string, Rollup>>();
-  readonly #recent = new Map<string, GenerationRecord>();
+  /**
+   * The newest records by id, in two generations: when the current one is
+   * full it becomes the previous one and the old previous is dropped whole,
+   * which costs far less per record than evicting the oldest entry each time.
+   */
+  #recent = new Map<string, GenerationRecord>();
+  #previous = new Map<string, GenerationRecord>();
   #log: RecordLog | undefined;
   #logDay = '';
   /** The current log's UTC day as ms, [starts, ends): the day is worked out only when a record falls outside it. */
@@ -88,7 +94,7 @@ export class LocalGenerationStore implements GenerationStore {
   }
 
   async get(id: string): Promise<GenerationRecord | undefined> {
-    const recent = this.#recent.get(id);
+    const recent = this.#recent.get(id) ?? this.#previous.get(id);
     if (recent !== undefined || !isGenerationId(id)) return recent;
     const made = dayOf(generationIdTime(id));
     // An id from the future or from before the retention has no log to read.
@@ -145,11 +151,11 @@ export class LocalGenerationStore implements GenerationStore {
   }
 
   #remember(record: GenerationRecord): void {
-    this.#recent.set(record.id, record);
-    if (this.#recent.size > RECENT_RECORDS) {
-      const oldest = this.#recent.keys().next();
-      if (oldest.done !== true) this.#recent.delete(oldest.value);
+    if (this.#recent.size >= RECENT_RECORDS) {
+      this.#previous = this.#recent;
+      this.#recent = new Map();
     }
+    this.#recent.set(record.id, record);
   }
 
   #count(record: GenerationRecord): void {

@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import { openaiErrors, type GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletion, ChatCompletionChunk } from '../core/openai-types.js';
+import { RAW_EVENT, type ChatCompletion, type ChatCompletionChunk } from '../core/openai-types.js';
 import type { CompletionAnswer, ErrorFormat, StreamEncoder } from '../core/protocol.js';
 import { insertUsageCost } from '../core/usage-cost.js';
 
@@ -18,6 +18,10 @@ const chatStream: StreamEncoder = {
       delete chunk.usage;
     } else if (chunk.usage != null && state.meter?.priced === true) {
       chunk.usage.cost = state.meter.costUsd;
+    } else {
+      // Unchanged: the upstream's own text, as for whole answers.
+      const raw = chunk[RAW_EVENT];
+      if (raw !== undefined) return `data: ${raw}\n\n`;
     }
     return `data: ${JSON.stringify(chunk)}\n\n`;
   },

@@ -172,7 +172,15 @@ export interface ToolCallDelta {
   function?: { name?: string; arguments?: string };
 }
 
+/**
+ * The upstream event text a chunk was parsed from, when an OpenAI-compatible
+ * upstream sent it: a Chat Completions stream passes it on unchanged instead
+ * of serializing the chunk again. A symbol key, so JSON.stringify skips it.
+ */
+export const RAW_EVENT: unique symbol = Symbol('sluice.rawEvent');
+
 export interface ChatCompletionChunk {
+  [RAW_EVENT]?: string;
   id: string;
   object: 'chat.completion.chunk';
   created: number;

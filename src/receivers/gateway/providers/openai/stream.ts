@@ -1,4 +1,4 @@
-import type { ChatCompletionChunk } from '../../core/openai-types.js';
+import { RAW_EVENT, type ChatCompletionChunk } from '../../core/openai-types.js';
 import { SseParser, type SseEvent } from '../../core/sse.js';
 import { UpstreamStreamError } from '../types.js';
 import { isObject } from './response.js';
@@ -19,7 +19,10 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
     throw new UpstreamStreamError(typeof wire['message'] === 'string' ? wire['message'] : 'upstream stream error', typeof wire['type'] === 'string' ? wire['type'] : 'api_error');
   }
   if (!Array.isArray(parsed['choices'])) throw new UpstreamStreamError('upstream sent an event that is not a chat.completion.chunk');
-  return parsed as unknown as ChatCompletionChunk;
+  const chunk = parsed as unknown as ChatCompletionChunk;
+  // One line of data can be passed on as it came; a multi-line event is serialized again.
+  if (!event.data.includes('\n')) chunk[RAW_EVENT] = event.data;
+  return chunk;
 }
 
 // The SSE parser is fed here, not through parseSse's generator: one async
