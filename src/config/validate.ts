@@ -3,7 +3,7 @@
 import type { z } from 'zod';
 import type { ComponentConfig, ComponentKind, ExporterFactory, ProcessorFactory, ReceiverFactory } from '../core/component.js';
 import { parseComponentId } from '../core/component.js';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../shared/errors.js';
 import type { ComponentRegistry, TopLevelSection } from '../core/registry.js';
 import { COMPONENT_ID_HINT, isValidComponentId } from './component-id.js';
 import { configErrorMap, formatIssues } from './format-issues.js';

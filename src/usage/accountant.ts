@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { GenerationStore } from '../cluster/generation-store.js';
 import type { RateLimiter, RateLimitOptions } from '../cluster/rate-limiter.js';
 import type { SpendLedger } from '../cluster/spend-ledger.js';
-import { errorMessage } from '../core/errors.js';
+import { errorMessage } from '../shared/errors.js';
 import type { GenerationRecord } from './generation.js';
 import type { UsageMetrics } from './metrics.js';
 import { usdNumberToCost, type Cost } from './money.js';

@@ -3,7 +3,7 @@
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Host } from '../../core/component.js';
-import { ClusterUnavailableError } from '../../core/errors.js';
+import { ClusterUnavailableError } from '../../shared/errors.js';
 import { hostService } from '../../core/host-services.js';
 import { DRAINS_CONTROLLER, type DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';

@@ -6,8 +6,8 @@
 // logged once when it starts and once when it ends.
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { errorMessage } from '../../core/errors.js';
-import type { Telemetry } from '../../core/telemetry.js';
+import { errorMessage } from '../../shared/errors.js';
+import type { Telemetry } from '../../shared/telemetry.js';
 import { redactedRedisUrl, type ClusterConfig } from '../../config/cluster.js';
 
 /** Reconnect backoff: 100 ms, 200 ms, ... up to this. */

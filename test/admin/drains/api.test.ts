@@ -6,7 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mountDrainsApi } from '../../../src/admin/drains/routes.js';
 import { AdminServer } from '../../../src/admin/server.js';
 import { hostService } from '../../../src/core/host-services.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { DRAINS_CONTROLLER } from '../../../src/exporters/drains/controller.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { requestOf, trace, traceIdWithR } from '../../processors/sampling/helpers.js';

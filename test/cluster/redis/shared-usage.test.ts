@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { RedisState } from '../../../src/cluster/redis/state.js';
 import { LocalState } from '../../../src/cluster/local/state.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { newGenerationId } from '../../../src/usage/generation-id.js';
 import type { GenerationRecord } from '../../../src/usage/generation.js';
 import { parseUsd } from '../../../src/usage/money.js';

@@ -2,7 +2,7 @@ import { gzipSync, deflateSync, createGzip } from 'node:zlib';
 import { request } from 'node:http';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ResourceExhaustedError } from '../../../src/core/errors.js';
+import { ResourceExhaustedError } from '../../../src/shared/errors.js';
 import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
 import { metricValue, startReceiver, stopAll } from './harness.js';
