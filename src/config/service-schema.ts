@@ -1,6 +1,6 @@
 // The `service` section: storage, admin endpoint, logs, cluster, pipelines.
 import { z } from 'zod';
-import { clusterConfigSchema } from './cluster.js';
+import { clusterConfigSchema } from '../cluster/config.js';
 import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
 import { LOG_LEVELS } from '../core/logger.js';
 import { duration } from '../shared/units.js';

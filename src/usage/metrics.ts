@@ -4,8 +4,8 @@
 // exported value is the nearest double to the true total, never a drifted sum.
 import type { Counter } from 'prom-client';
 import type { Telemetry } from '../shared/telemetry.js';
-import { costToNumber, type Cost } from './money.js';
-import type { TokenCounts } from './tokens.js';
+import { costToNumber, type Cost } from '../shared/money.js';
+import type { TokenCounts } from '../shared/tokens.js';
 
 export interface UsageMetrics {
   count(key: string, model: string, provider: string, tokens: TokenCounts, cost: Cost): void;

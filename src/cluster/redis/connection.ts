@@ -8,7 +8,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../shared/errors.js';
 import type { Telemetry } from '../../shared/telemetry.js';
-import { redactedRedisUrl, type ClusterConfig } from '../../config/cluster.js';
+import { redactedRedisUrl, type ClusterConfig } from '../config.js';
 
 /** Reconnect backoff: 100 ms, 200 ms, ... up to this. */
 const MAX_RECONNECT_DELAY_MS = 2_000;

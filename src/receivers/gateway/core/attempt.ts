@@ -13,7 +13,7 @@ import type { CompletionAnswer } from './protocol.js';
 import { recordUsage } from './span-usage.js';
 import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
-import { tokensOf } from '../../../usage/tokens.js';
+import { tokensOf } from '../../../shared/tokens.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
 import { pipeStream } from './stream-pipe.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';

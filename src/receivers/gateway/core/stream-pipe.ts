@@ -10,8 +10,8 @@ import type { ChatCompletionChunk, Usage } from './openai-types.js';
 import { recordUsage } from './span-usage.js';
 import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
-import type { Cost } from '../../../usage/money.js';
-import { tokensOf } from '../../../usage/tokens.js';
+import type { Cost } from '../../../shared/money.js';
+import { tokensOf } from '../../../shared/tokens.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
