@@ -3,7 +3,7 @@
 // string finish reason would break `ai`), and providerMetadata.gateway.
 import { costToNumber } from '../../../shared/money.js';
 import type { UsageMeter } from '../../../usage/meter.js';
-import type { FinishReason, ReasoningDetail, Usage } from '../core/openai-types.js';
+import type { FinishReason, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 
