@@ -7,8 +7,9 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../shared/errors.js';
+import { redactUrl } from '../../shared/redact-url.js';
 import type { Telemetry } from '../../shared/telemetry.js';
-import { redactedRedisUrl, type ClusterConfig } from '../config.js';
+import type { ClusterConfig } from '../config.js';
 
 /** Reconnect backoff: 100 ms, 200 ms, ... up to this. */
 const MAX_RECONNECT_DELAY_MS = 2_000;
@@ -29,7 +30,7 @@ export class RedisConnection {
 
   constructor(config: ClusterConfig['redis'], options: { logger: Logger; telemetry: Telemetry }) {
     this.prefix = config.key_prefix;
-    this.url = redactedRedisUrl(config.url);
+    this.url = redactUrl(config.url);
     this.#logger = options.logger;
     this.#upGauge = options.telemetry.gauge('sluice_cluster_redis_up', '1 while the cluster Redis connection is ready, else 0.', []);
     this.#upGauge.set(0);
