@@ -7,7 +7,7 @@ import { duration } from '../shared/units.js';
 
 export { LOG_LEVELS, type LogLevel } from '../core/logger.js';
 
-const PIPELINE_ID = /^traces(\/[^\s/]+)?$/;
+export const PIPELINE_ID = /^traces(\/[^\s/]+)?$/;
 
 const idList = z.array(z.string()).default([]);
 

@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { configErrorMap } from '../../config/format-issues.js';
+import { keysParsed } from '../../config/when-parsed.js';
 import { byteSize, duration } from '../../shared/units.js';
 import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
 import { BUDGET_PERIODS } from '../../shared/periods.js';
@@ -109,7 +110,7 @@ export const gatewayConfigSchema = z
         }
       });
     });
-  });
+  }, { when: keysParsed('read_header_timeout', 'read_timeout', 'api_keys', 'models', 'providers') });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 export type ApiKeyEntry = GatewayConfig['api_keys'][number];
