@@ -144,4 +144,15 @@ describe('OTLP/gRPC connection limits', () => {
     // A new call gets a new connection.
     expect(await exportOn(client)).toBeNull();
   });
+
+  it('reads 0 as no limit for max_connection_idle and max_connection_age: the connection stays open between calls', async () => {
+    const harness = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', max_connection_idle: 0, max_connection_age: 0 } });
+    const client = newClient(harness.grpcTarget);
+    expect(await exportOn(client)).toBeNull();
+    await pause(300);
+    expect(await openConnections(harness)).toBe(1);
+    expect(client.getChannel().getConnectivityState(false)).toBe(connectivityState.READY);
+    expect(await exportOn(client)).toBeNull();
+    expect(await openConnections(harness)).toBe(1);
+  });
 });
