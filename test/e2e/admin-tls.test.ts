@@ -1,32 +1,18 @@
 // The admin endpoint behind TLS and mTLS, used by real clients (undici's
 // fetch with the test CA, and curl): health, metrics and the drains API with
 // the admin key; under mTLS a client without a certificate is refused.
-import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { curl } from '../helpers/curl.js';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
-import { issueCert, testTls } from '../helpers/tls.js';
+import { issueCert, strangerCert, testTls } from '../helpers/tls.js';
 
-const run = promisify(execFile);
 const ADMIN_KEY = 'admin-over-tls';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-async function curl(...args: string[]): Promise<{ code: number; out: string }> {
-  try {
-    const { stdout } = await run('curl', ['-s', '--max-time', '10', ...args]);
-    return { code: 0, out: stdout };
-  } catch (err) {
-    const failure = err as { code?: number; stdout?: string };
-    return { code: failure.code ?? -1, out: failure.stdout ?? '' };
-  }
-}
 
 /** A daemon whose admin endpoint serves TLS (mTLS when clientCa is set); readiness is probed through `agent`. */
 async function startTlsAdmin(agent: Agent, clientCaFile: string | undefined): Promise<RunningDaemon> {
@@ -122,16 +108,9 @@ describe('admin endpoint over TLS', () => {
     expect(curlWithout.code).not.toBe(0);
     expect(curlWithout.out).toBe('000');
     // A certificate from another CA is refused as well.
-    const stranger = await strangerCert();
+    const stranger = strangerCert('stranger');
     const foreign = newAgent({ ca: tls.ca, cert: stranger.cert, key: stranger.key });
     await expect(undiciFetch(`${base}/healthz`, { dispatcher: foreign })).rejects.toThrow();
     expect(await daemon.stop()).toBe(0);
   });
 });
-
-/** A self-signed client certificate that no configured CA vouches for. */
-async function strangerCert(): Promise<{ cert: string; key: string }> {
-  const dir = join(testTls().caFile, '..');
-  await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'stranger.key', '-out', 'stranger.pem', '-days', '2', '-subj', '/CN=stranger'], { cwd: dir });
-  return { cert: await readFile(join(dir, 'stranger.pem'), 'utf8'), key: await readFile(join(dir, 'stranger.key'), 'utf8') };
-}

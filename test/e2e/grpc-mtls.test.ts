@@ -1,19 +1,15 @@
 // OTLP/gRPC under mTLS on the built daemon, used by the OpenTelemetry JS
 // gRPC exporter: with a client certificate from the configured CA its spans
 // are delivered; without one, or with one from another CA, it is refused.
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { credentials } from '@grpc/grpc-js';
 import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, startDaemon, waitUntil } from '../helpers/daemon.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
-import { issueCert, testTls } from '../helpers/tls.js';
-
-const run = promisify(execFile);
+import { issueCert, strangerCert, testTls } from '../helpers/tls.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -61,9 +57,8 @@ service:
     // No client certificate: the handshake fails, nothing reaches the pipeline.
     expect(await exportWith(new OTLPTraceExporter({ url, credentials: credentials.createSsl(ca), timeoutMillis: 3_000 }))).toBe(ExportResultCode.FAILED);
     // A certificate no configured CA signed: refused the same way.
-    const dir = join(tls.caFile, '..');
-    await run('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'grpc-stranger.key', '-out', 'grpc-stranger.pem', '-days', '2', '-subj', '/CN=stranger'], { cwd: dir });
-    const stranger = credentials.createSsl(ca, await readFile(join(dir, 'grpc-stranger.key')), await readFile(join(dir, 'grpc-stranger.pem')));
+    const other = strangerCert('stranger');
+    const stranger = credentials.createSsl(ca, Buffer.from(other.key), Buffer.from(other.cert));
     expect(await exportWith(new OTLPTraceExporter({ url, credentials: stranger, timeoutMillis: 3_000 }))).toBe(ExportResultCode.FAILED);
 
     // The accepted client still gets through afterwards, and only its spans were written.
