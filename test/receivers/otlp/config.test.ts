@@ -54,4 +54,14 @@ describe('otlp receiver config', () => {
       'receivers.otlp.protocols.grpc.colour: unknown key',
     ]));
   });
+
+  it('refuses a connection timer longer than a Node timer can hold (grpc-js would fire it at once), naming the key', () => {
+    const problems = problemsOf({ protocols: { http: { idle_timeout: '30d' }, grpc: { max_connection_age: '30d', max_connection_idle: '22d' } } });
+    expect(problems).toEqual(expect.arrayContaining([
+      'receivers.otlp.protocols.http.idle_timeout: must be at most 21d',
+      'receivers.otlp.protocols.grpc.max_connection_age: must be at most 21d',
+      'receivers.otlp.protocols.grpc.max_connection_idle: must be at most 21d',
+    ]));
+    expect(problemsOf({ protocols: { grpc: { max_connection_age: '21d', max_connection_idle: 0, max_connection_age_grace: 0 } } })).toEqual([]);
+  });
 });
