@@ -1,13 +1,13 @@
 // The `service` section: storage, admin endpoint, logs, cluster, pipelines.
 import { z } from 'zod';
-import { clusterConfigSchema } from './cluster.js';
+import { clusterConfigSchema } from '../cluster/config.js';
 import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
 import { LOG_LEVELS } from '../core/logger.js';
-import { duration } from '../shared/units.js';
+import { duration, timerDuration } from '../shared/units.js';
 
 export { LOG_LEVELS, type LogLevel } from '../core/logger.js';
 
-const PIPELINE_ID = /^traces(\/[^\s/]+)?$/;
+export const PIPELINE_ID = /^traces(\/[^\s/]+)?$/;
 
 const idList = z.array(z.string()).default([]);
 
@@ -36,7 +36,7 @@ export const serviceSchema = z.strictObject({
   /** Absent: one instance, all state local (DESIGN section 13). */
   cluster: clusterConfigSchema.optional(),
   /** In-flight requests get this long on SIGTERM/SIGINT or a reload; then every connection left is destroyed. */
-  shutdown_grace: duration().default(5_000),
+  shutdown_grace: timerDuration().default(5_000),
   usage: z
     .strictObject({
       /** Generation records older than this are deleted (spend per budget period is kept apart). */

@@ -64,6 +64,19 @@ export function duration() {
   });
 }
 
+/**
+ * The longest duration a key that becomes a timer takes (ms). Node holds a
+ * timer of at most 2^31 - 1 ms (about 24.8 days) and fires a longer one at
+ * once; grpc-js adds up to 10% jitter to max_connection_age, so 21 days keeps
+ * every such timer in range.
+ */
+export const MAX_TIMER_MS = 21 * 86_400_000;
+
+/** A duration that becomes a timer: refused above 21d, where Node would fire it at once. */
+export function timerDuration() {
+  return duration().pipe(z.number().max(MAX_TIMER_MS, { error: 'must be at most 21d' }));
+}
+
 /** A byte size in the config; parses to a whole number of bytes. */
 export function byteSize() {
   return z.union([z.string(), z.number()], { error: requiredOr(SIZE_HINT) }).transform(function toBytes(value, ctx) {

@@ -1,11 +1,9 @@
 // Issue 9: TLS, mTLS, OTLP auth and CORS on the built daemon's listeners,
 // used by real clients: the OpenTelemetry SDK exporters (HTTP and gRPC with
 // credentials and headers), the openai SDK, curl and a browser's preflight.
-import { execFile } from 'node:child_process';
 import { readFile, writeFile, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
-import { promisify } from 'node:util';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
@@ -14,12 +12,12 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import OpenAI from 'openai';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
+import { curl } from '../helpers/curl.js';
 import { freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
 import { issueCert, testTls } from '../helpers/tls.js';
 import { completion, sendJson, startUpstream } from '../receivers/gateway/harness.js';
 
-const run = promisify(execFile);
 const OTLP_KEY = 'otlp-secret';
 const GATEWAY_KEY = 'sk-tls';
 
@@ -35,16 +33,6 @@ function exportWith(exporter: SpanExporter): Promise<number> {
 async function spansInFile(dir: string): Promise<number> {
   const text = await readFile(join(dir, 'traces.jsonl'), 'utf8').catch(() => '');
   return text.split('\n').filter(Boolean).reduce((n, line) => n + (line.match(/"spanId"/g)?.length ?? 0), 0);
-}
-
-async function curl(...args: string[]): Promise<{ code: number; out: string }> {
-  try {
-    const { stdout } = await run('curl', ['-s', '--max-time', '10', ...args]);
-    return { code: 0, out: stdout };
-  } catch (err) {
-    const failure = err as { code?: number; stdout?: string };
-    return { code: failure.code ?? -1, out: failure.stdout ?? '' };
-  }
 }
 
 /** The common name of the certificate a fresh TLS connection is served. */

@@ -38,8 +38,19 @@ export async function waitUntil(check: () => boolean | Promise<boolean>, timeout
   }
 }
 
+export interface DaemonOptions {
+  dir?: string;
+  env?: Record<string, string>;
+  /** How to tell the daemon is ready (default: plain HTTP GET /readyz answers 200); for an admin endpoint behind TLS. */
+  ready?: (adminPort: number) => Promise<boolean>;
+}
+
+async function plainReadyz(adminPort: number): Promise<boolean> {
+  return (await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200;
+}
+
 /** Starts the daemon; `yaml` gets the temp dir and the admin port to use. */
-export async function startDaemon(yaml: (ctx: { dir: string; adminPort: number }) => string, options: { dir?: string; env?: Record<string, string> } = {}): Promise<RunningDaemon> {
+export async function startDaemon(yaml: (ctx: { dir: string; adminPort: number }) => string, options: DaemonOptions = {}): Promise<RunningDaemon> {
   const dir = options.dir ?? (await mkdtemp(join(tmpdir(), 'sluice-e2e-')));
   const adminPort = await freePort();
   const configPath = join(dir, 'config.yaml');
@@ -49,6 +60,7 @@ export async function startDaemon(yaml: (ctx: { dir: string; adminPort: number }
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const logs: string[] = [];
+  const ready = options.ready ?? plainReadyz;
   child.stdout?.on('data', (c: Buffer) => logs.push(...c.toString().split('\n').filter(Boolean)));
   child.stderr?.on('data', (c: Buffer) => logs.push(...c.toString().split('\n').filter(Boolean)));
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
@@ -56,7 +68,7 @@ export async function startDaemon(yaml: (ctx: { dir: string; adminPort: number }
     async () => {
       if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode}:\n${logs.join('\n')}`);
       try {
-        return (await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200;
+        return await ready(adminPort);
       } catch {
         return false;
       }

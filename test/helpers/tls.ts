@@ -52,6 +52,19 @@ export function issueCert(commonName: string, usage: 'server' | 'client'): Issue
   openssl(dir, 'req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${commonName}`);
   writeFileSync(join(dir, `${name}.cnf`), usage === 'server' ? 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' : 'extendedKeyUsage=clientAuth\n');
   openssl(dir, 'x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.pem`, '-days', '2', '-extfile', `${name}.cnf`);
+  return issuedFiles(dir, name);
+}
+
+/** A self-signed certificate that the test CA never signed: a stranger to every mTLS listener. */
+export function strangerCert(commonName: string): IssuedCert {
+  testTls();
+  const dir = (cached as { dir: string }).dir;
+  const name = `stranger-${++issued}`;
+  openssl(dir, 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.pem`, '-days', '2', '-subj', `/CN=${commonName}`);
+  return issuedFiles(dir, name);
+}
+
+function issuedFiles(dir: string, name: string): IssuedCert {
   return {
     certFile: join(dir, `${name}.pem`),
     keyFile: join(dir, `${name}.key`),

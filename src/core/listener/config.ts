@@ -3,7 +3,7 @@
 // shape it needs next to its own endpoint and keys.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { duration } from '../../shared/units.js';
+import { duration, timerDuration } from '../../shared/units.js';
 import { tlsSchema } from './tls.js';
 
 const positiveCount = z.number().int().positive();
@@ -12,9 +12,9 @@ const positiveCount = z.number().int().positive();
 export const httpListenerShape = {
   tls: tlsSchema.optional(),
   max_connections: positiveCount.default(10_000),
-  read_header_timeout: duration().default(10_000),
-  read_timeout: duration().default(60_000),
-  idle_timeout: duration().default(60_000),
+  read_header_timeout: timerDuration().default(10_000),
+  read_timeout: timerDuration().default(60_000),
+  idle_timeout: timerDuration().default(60_000),
 };
 
 /** Node refuses a header timeout longer than the request timeout; say so by key. */
@@ -25,14 +25,18 @@ export function checkHttpTimeouts(config: { read_header_timeout: number; read_ti
   if (config.read_header_timeout === 0) ctx.addIssue({ code: 'custom', path: ['read_header_timeout'], message: 'must be greater than 0' });
 }
 
-/** The gRPC listener: the same TLS and connection cap, and grpc's own connection limits. */
+/**
+ * The gRPC listener: the same TLS and connection cap, and grpc's own
+ * connection limits. As in grpc-go (the collector's configgrpc), 0 means no
+ * limit for the three durations.
+ */
 export const grpcListenerShape = {
   tls: tlsSchema.optional(),
   max_connections: positiveCount.default(10_000),
   max_concurrent_streams: positiveCount.default(100),
-  max_connection_idle: duration().default(60_000),
-  max_connection_age: duration().optional(),
-  max_connection_age_grace: duration().default(5_000),
+  max_connection_idle: timerDuration().default(60_000),
+  max_connection_age: timerDuration().optional(),
+  max_connection_age_grace: timerDuration().default(5_000),
 };
 
 export const corsSchema = z.strictObject({

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { DrainStore } from '../../cluster/drain-store.js';
 import type { SharedState } from '../../cluster/state.js';
 import type { CreateSettings, Exporter, Host } from '../../core/component.js';
-import { errorMessage } from '../../core/errors.js';
+import { errorMessage } from '../../shared/errors.js';
 import { provideService } from '../../core/host-services.js';
 import type { TraceBatch } from '../../otlp/batch.js';
 import { encodeRequest } from '../../otlp/proto-codec.js';

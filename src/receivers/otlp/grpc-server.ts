@@ -18,8 +18,8 @@ import type { Logger } from 'pino';
 import type { TracesConsumer } from '../../core/component.js';
 import type { BearerKeys } from '../../core/listener/bearer.js';
 import { SocketListener } from '../../core/listener/socket-listener.js';
-import type { Telemetry } from '../../core/telemetry.js';
-import { MalformedDataError } from '../../core/errors.js';
+import type { Telemetry } from '../../shared/telemetry.js';
+import { MalformedDataError } from '../../shared/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
 import type { GrpcProtocolConfig } from './config.js';
@@ -77,9 +77,7 @@ export class OtlpGrpcServer {
     this.#server = new Server({
       'grpc.max_receive_message_length': config.max_recv_msg_size,
       'grpc.max_concurrent_streams': config.max_concurrent_streams,
-      'grpc.max_connection_idle_ms': config.max_connection_idle,
-      'grpc.max_connection_age_grace_ms': config.max_connection_age_grace,
-      ...(config.max_connection_age === undefined ? {} : { 'grpc.max_connection_age_ms': config.max_connection_age }),
+      ...connectionLimits(config),
     });
     this.#server.addService(TRACE_SERVICE, { Export: this.#export.bind(this) });
     // TLS is terminated by the listener: grpc-js sees plaintext HTTP/2.
@@ -191,6 +189,19 @@ export class OtlpGrpcServer {
     });
     callback(error, null);
   }
+}
+
+/**
+ * grpc-js's options for the connection timers. A limit of 0 (or an absent
+ * max_connection_age) is no limit: the option is left out, which grpc-js
+ * reads as unlimited; given as 0 it would close every connection at once.
+ */
+function connectionLimits(config: GrpcProtocolConfig): Record<string, number> {
+  const limits: Record<string, number> = {};
+  if (config.max_connection_idle > 0) limits['grpc.max_connection_idle_ms'] = config.max_connection_idle;
+  if (config.max_connection_age !== undefined && config.max_connection_age > 0) limits['grpc.max_connection_age_ms'] = config.max_connection_age;
+  if (config.max_connection_age_grace > 0) limits['grpc.max_connection_age_grace_ms'] = config.max_connection_age_grace;
+  return limits;
 }
 
 function decode(request: Buffer): TraceBatch {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../../src/config/validate.js';
 import { builtinRegistry } from '../../../src/components.js';
-import { ConfigError } from '../../../src/core/errors.js';
+import { ConfigError } from '../../../src/shared/errors.js';
 import { parseConfig } from './harness.js';
 
 const HTTP_LIMITS = { max_connections: 10_000, read_header_timeout: 10_000, read_timeout: 60_000, idle_timeout: 60_000 };
@@ -53,5 +53,15 @@ describe('otlp receiver config', () => {
       expect.stringMatching(/^receivers\.otlp\.protocols\.grpc\.max_recv_msg_size: must be greater than 0/),
       'receivers.otlp.protocols.grpc.colour: unknown key',
     ]));
+  });
+
+  it('refuses a connection timer longer than a Node timer can hold (grpc-js would fire it at once), naming the key', () => {
+    const problems = problemsOf({ protocols: { http: { idle_timeout: '30d' }, grpc: { max_connection_age: '30d', max_connection_idle: '22d' } } });
+    expect(problems).toEqual(expect.arrayContaining([
+      'receivers.otlp.protocols.http.idle_timeout: must be at most 21d',
+      'receivers.otlp.protocols.grpc.max_connection_age: must be at most 21d',
+      'receivers.otlp.protocols.grpc.max_connection_idle: must be at most 21d',
+    ]));
+    expect(problemsOf({ protocols: { grpc: { max_connection_age: '21d', max_connection_idle: 0, max_connection_age_grace: 0 } } })).toEqual([]);
   });
 });

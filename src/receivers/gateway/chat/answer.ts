@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import { openaiErrors, type GatewayHttpError } from '../core/http-error.js';
-import { RAW_EVENT, type ChatCompletion, type ChatCompletionChunk } from '../core/openai-types.js';
+import { RAW_EVENT, type ChatCompletion, type ChatCompletionChunk } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, ErrorFormat, StreamEncoder } from '../core/protocol.js';
 import { insertUsageCost } from '../core/usage-cost.js';
 
