@@ -121,6 +121,31 @@ describe('gateway with the official openai SDK', () => {
     expect(sawUsage).toBe(false);
   });
 
+  it("relays an unchanged chunk's text as the upstream wrote it, and re-encodes one sent over several data lines", async () => {
+    // Spacing and key order JSON.stringify would not produce: only a byte-for-byte relay keeps them.
+    const spaced = '{ "id": "chatcmpl-s", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-test-2024", "choices": [ { "index": 0, "delta": { "content": "Hel" }, "finish_reason": null } ] }';
+    const split = '{"id":"chatcmpl-s","object":"chat.completion.chunk","created":1700000000,\ndata: "model":"gpt-test-2024","choices":[{"index":0,"delta":{"content":"lo"},"finish_reason":null}]}';
+    const client = await setup((_body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${spaced}\n\n`);
+      res.write(`data: ${split}\n\n`);
+      res.end('data: [DONE]\n\n');
+    });
+    const raw = await fetch(`${gateway?.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` },
+      body: JSON.stringify({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true }),
+    });
+    const events = (await raw.text()).split('\n\n').filter((e) => e !== '');
+    expect(events[0]).toBe(`data: ${spaced}`);
+    expect(JSON.parse(events[1]?.slice('data: '.length) ?? '')).toMatchObject({ choices: [{ delta: { content: 'lo' } }] });
+    expect(events[2]).toBe('data: [DONE]');
+    const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    expect(text).toBe('Hello');
+  });
+
   it('round-trips a tool call: tool_calls out, tool result back in', async () => {
     const client = await setup((body, res) => {
       const messages = body['messages'] as Array<Record<string, unknown>>;
