@@ -237,7 +237,7 @@ export async function startSluiceWith(yaml: (dir: string) => string, o: Pick<Slu
   const config = join(dir, 'config.yaml');
   await writeFile(config, yaml(dir));
   const profile = o.profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', o.profileDir];
-  const child = spawnChild([...profile, CLI, 'run', '--config', config], o.core);
+  const child = spawnChild([...profile, ...(process.env.SLUICE_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), CLI, 'run', '--config', config], o.core);
   const spawned = performance.now();
   await waitUntil(child, 'sluice', async () => (await fetch(`http://127.0.0.1:${o.adminPort}/readyz`)).status === 200);
   return {
