@@ -18,7 +18,7 @@ import type { Telemetry } from '../../shared/telemetry.js';
 import { SpanKind } from '../../otlp/model.js';
 import { filterSpans, scanRequest, type WireIndex, type WireSpan } from '../../otlp/wire.js';
 import { RuleTally, samplingMetrics, type SamplingMetrics } from './metrics.js';
-import { RuleSet, type Decision, type SamplingRule } from './rules.js';
+import { NO_RULES_CONFIGURED, RuleSet, type Decision, type SamplingRule } from './rules.js';
 import { pathOfSpan, ResourceInfoCache, type ResourceInfo } from './trace-context.js';
 
 export interface SamplerOptions {
@@ -156,6 +156,8 @@ export class Sampler {
 
   sample(index: WireIndex): SampleResult {
     const infos = index.resourceSpans.map((rs) => this.#resources.get(rs.resource === undefined ? undefined : index.buf.subarray(rs.resource[0], rs.resource[1])));
+    // No rules keep every trace: nothing to group, look up or remember.
+    if (this.#rules.empty && !(this.#excludeEdge && infos.some((info) => info.edge))) return this.#keepAll(index);
     const groups = this.#group(index, infos);
     for (const [key, group] of groups) this.#decideGroup(key, group, index.buf);
 
@@ -187,6 +189,12 @@ export class Sampler {
     const kept = filterSpans(index, (span) => verdicts.get(span) === VERDICT_KEEP);
     const pending = pendingSpans === 0 ? undefined : filterSpans(index, (span) => verdicts.get(span) === VERDICT_PENDING);
     return { kept, pending, edgeSpans, sampledOutSpans };
+  }
+
+  #keepAll(index: WireIndex): SampleResult {
+    const spans = index.spanCount;
+    if (spans > 0) this.#metrics.kept.inc({ sampler: this.#name, rule: NO_RULES_CONFIGURED }, spans);
+    return { kept: spans === 0 ? undefined : { buf: index.buf, spanCount: spans }, pending: undefined, edgeSpans: 0, sampledOutSpans: 0 };
   }
 
   /**
