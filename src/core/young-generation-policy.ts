@@ -10,6 +10,19 @@
 
 export const LEAN_GROWTH_FACTOR = 1;
 export const DEFAULT_GROWTH_FACTOR = 2; // V8's own default
+/**
+ * While busy, the old generation may grow to 2.5x what the last full
+ * collection left before the next one. Left to itself V8 chose about 1.2x
+ * under the mixed load, which meant a full collection (6-18 ms pauses) every
+ * 0.5-1 s; at 2.5x one in about 15 s (bench/RESULTS.md, mixed load).
+ */
+const BUSY_HEAP_GROWING_PERCENT = 150;
+
+/** The V8 flags for a growth factor: lean keeps V8's own old-generation sizing (0 = unset). */
+export function heapFlags(factor: number): string {
+  const percent = factor === LEAN_GROWTH_FACTOR ? 0 : BUSY_HEAP_GROWING_PERCENT;
+  return `--semi-space-growth-factor=${factor} --heap-growing-percent=${percent}`;
+}
 const BUSY_UTILIZATION = 0.3; // at or above: allow growth
 const QUIET_UTILIZATION = 0.15; // below, for QUIET_CHECKS checks in a row: lean again
 const QUIET_CHECKS = 10;

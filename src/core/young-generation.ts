@@ -7,13 +7,15 @@
 // Under heavy load that costs more than it saves (young-generation-policy.ts),
 // so a check once a second gives V8 its default growth back while the event
 // loop is busy, and takes it away again once it has been quiet for a while.
+// While busy the old generation is also given more room between full
+// collections (young-generation-policy.ts).
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
-import { GrowthPolicy, LEAN_GROWTH_FACTOR } from './young-generation-policy.js';
+import { GrowthPolicy, heapFlags, LEAN_GROWTH_FACTOR } from './young-generation-policy.js';
 
 const CHECK_INTERVAL_MS = 1_000;
 
-setFlagsFromString(`--semi-space-growth-factor=${LEAN_GROWTH_FACTOR}`);
+setFlagsFromString(heapFlags(LEAN_GROWTH_FACTOR));
 
 const policy = new GrowthPolicy();
 let last = performance.eventLoopUtilization();
@@ -21,5 +23,5 @@ setInterval(function followLoad() {
   const now = performance.eventLoopUtilization();
   const factor = policy.next(performance.eventLoopUtilization(now, last).utilization);
   last = now;
-  if (factor !== undefined) setFlagsFromString(`--semi-space-growth-factor=${factor}`);
+  if (factor !== undefined) setFlagsFromString(heapFlags(factor));
 }, CHECK_INTERVAL_MS).unref();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_GROWTH_FACTOR, GrowthPolicy, LEAN_GROWTH_FACTOR } from '../../src/core/young-generation-policy.js';
+import { DEFAULT_GROWTH_FACTOR, GrowthPolicy, heapFlags, LEAN_GROWTH_FACTOR } from '../../src/core/young-generation-policy.js';
 
 describe('young generation growth policy', () => {
   it('starts lean and stays lean while the event loop is lightly used', () => {
@@ -24,5 +24,10 @@ describe('young generation growth policy', () => {
     for (let i = 0; i < 9; i++) expect(policy.next(0.05)).toBeUndefined();
     expect(policy.next(0.05)).toBe(LEAN_GROWTH_FACTOR);
     expect(policy.factor).toBe(LEAN_GROWTH_FACTOR);
+  });
+
+  it('gives the old generation more room only while busy', () => {
+    expect(heapFlags(LEAN_GROWTH_FACTOR)).toBe('--semi-space-growth-factor=1 --heap-growing-percent=0');
+    expect(heapFlags(DEFAULT_GROWTH_FACTOR)).toBe('--semi-space-growth-factor=2 --heap-growing-percent=150');
   });
 });

@@ -8,12 +8,42 @@ import type { FileConfig } from './config.js';
 
 const JSON_SLICE_MS = 1; // longest stretch of JSON encoding between two turns of the event loop
 
+interface PendingLine {
+  readonly line: Promise<Uint8Array>;
+  readonly settle: (err: unknown) => void;
+}
+
 export function createFileExporter(settings: CreateSettings, config: FileConfig): Exporter {
   const path = resolve(config.path);
   const metrics = exporterMetrics(settings.telemetry);
   let handle: FileHandle | undefined;
-  // Writes are chained so lines never interleave.
-  let tail: Promise<unknown> = Promise.resolve();
+  // Lines that arrive while a write is in flight go out together in the next
+  // one (one writev, one fsync), in consume() order, so lines never interleave.
+  let pending: PendingLine[] = [];
+  let writing: Promise<void> | undefined;
+
+  async function writeGroups(): Promise<void> {
+    while (pending.length > 0) {
+      const group = pending;
+      pending = [];
+      const lines = await Promise.allSettled(group.map((p) => p.line));
+      const ready: Uint8Array[] = [];
+      for (const result of lines) if (result.status === 'fulfilled') ready.push(result.value);
+      let failure: unknown;
+      try {
+        if (handle === undefined) throw new Error(`exporters.${settings.id}: not started`);
+        if (ready.length > 0) await writeAll(handle, ready);
+        if (config.fsync && ready.length > 0) await handle.sync();
+      } catch (err) {
+        failure = err;
+      }
+      group.forEach((p, i) => {
+        const result = lines[i] as PromiseSettledResult<Uint8Array>;
+        p.settle(result.status === 'rejected' ? result.reason : failure);
+      });
+    }
+    writing = undefined;
+  }
 
   return {
     start: async function start() {
@@ -23,14 +53,11 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
     consume: function consume(batch) {
       // Encoding runs in slices beside other batches' encoding; the writes stay in consume() order.
       const line = batch.toJsonBytes(JSON_SLICE_MS, '\n');
-      const write = tail.then(async function writeLine() {
-        const bytes = await line;
-        if (handle === undefined) throw new Error(`exporters.${settings.id}: not started`);
-        await handle.write(bytes);
-        if (config.fsync) await handle.sync();
+      const written = new Promise<void>(function enqueue(resolve, reject) {
+        pending.push({ line, settle: (err) => (err === undefined ? resolve() : reject(err)) });
       });
-      tail = write.catch(() => undefined);
-      return write.then(
+      writing ??= writeGroups();
+      return written.then(
         () => {
           metrics.sent.inc({ exporter: settings.id }, batch.spanCount);
         },
@@ -41,10 +68,35 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
       );
     },
     shutdown: async function shutdown() {
-      await tail;
+      await writing;
       const h = handle;
       handle = undefined;
       await h?.close();
     },
   };
+}
+
+/** Appends every buffer, in order, however many calls the kernel takes. */
+async function writeAll(handle: FileHandle, buffers: Uint8Array[]): Promise<void> {
+  let rest = buffers;
+  for (;;) {
+    const total = rest.reduce((sum, b) => sum + b.byteLength, 0);
+    const { bytesWritten } = await handle.writev(rest);
+    if (bytesWritten >= total) return;
+    rest = remainder(rest, bytesWritten);
+  }
+}
+
+function remainder(buffers: readonly Uint8Array[], written: number): Uint8Array[] {
+  let skip = written;
+  const out: Uint8Array[] = [];
+  for (const b of buffers) {
+    if (skip >= b.byteLength) {
+      skip -= b.byteLength;
+      continue;
+    }
+    out.push(skip > 0 ? b.subarray(skip) : b);
+    skip = 0;
+  }
+  return out;
 }

@@ -40,4 +40,21 @@ describe('file exporter', () => {
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(parseJsonRequest(line)).toEqual(batch.toModel());
   });
+
+  it('writes lines that arrive during a write together, in order, and fails only a line that cannot be encoded', async () => {
+    const telemetry = new Telemetry({ defaultMetrics: false });
+    const logger = pino({ level: 'silent' });
+    const path = join(dir, 'traces.jsonl');
+    const exporter = createFileExporter({ id: 'file', logger, telemetry, storageDirectory: dir, version: '0.0.0' }, fileConfigSchema.parse({ path, fsync: false }));
+    await exporter.start(testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' }));
+    const batches = Array.from({ length: 40 }, (_, i) => TraceBatch.fromProto(ProtobufTraceSerializer.serializeRequest(makeSdkSpans({ 'service.name': `svc-${i}` }))!));
+    // A batch whose encoding fails (batches are checked on arrival, so only a stand-in can).
+    const broken = { spanCount: 1, toJsonBytes: () => Promise.reject(new Error('cannot encode')) } as unknown as TraceBatch;
+    const results = await Promise.allSettled([...batches.slice(0, 20).map((b) => exporter.consume(b)), exporter.consume(broken), ...batches.slice(20).map((b) => exporter.consume(b))]);
+    await exporter.shutdown();
+    expect(results.map((r) => r.status)).toEqual([...Array<string>(20).fill('fulfilled'), 'rejected', ...Array<string>(20).fill('fulfilled')]);
+    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
+    expect(lines).toHaveLength(40);
+    lines.forEach((line, i) => expect(parseJsonRequest(line)).toEqual(batches[i]?.toModel()));
+  });
 });
