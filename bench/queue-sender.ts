@@ -8,7 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { Telemetry } from '../src/core/telemetry.js';
+import { Telemetry } from '../src/shared/telemetry.js';
 import { createDefaultQueuedSenderConfig, createQueuedSender, type Transport } from '../src/exporters/exporterhelper/index.js';
 import { DiskQueue, MemoryQueue, type Queue } from '../src/queue/index.js';
 import { SPANS_PER_REQUEST, makeRequests } from './lib/payload.js';

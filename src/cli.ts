@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { builtinRegistry } from './components.js';
 import { loadConfigFile } from './config/load.js';
-import { ConfigError, errorMessage } from './core/errors.js';
+import { ConfigError, errorMessage } from './shared/errors.js';
 import { createLogger } from './core/logger.js';
 import { Service } from './service.js';
 

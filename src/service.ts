@@ -18,12 +18,12 @@ import { StatsSampler } from './admin/stats/sampler.js';
 import { mountStatsApi } from './admin/stats/routes.js';
 import type { Host } from './core/component.js';
 import { LISTENER_GROUP, provideService, SHUTDOWN_DEADLINE } from './core/host-services.js';
-import { ConfigError, errorMessage } from './core/errors.js';
+import { ConfigError, errorMessage } from './shared/errors.js';
 import { Graph } from './core/graph.js';
 import { ListenerGroup } from './core/listener/group.js';
 import { ShutdownDeadline } from './core/shutdown-deadline.js';
 import { ensureStorageDirectory } from './core/storage.js';
-import { Telemetry } from './core/telemetry.js';
+import { Telemetry } from './shared/telemetry.js';
 
 /**
  * After the grace period, forced closes and the last flushes get this long

@@ -2,10 +2,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { errorMessage } from '../core/errors.js';
+import { errorMessage } from '../shared/errors.js';
 import { DEFAULT_HTTP_LISTENER, listenerFingerprint, type HttpListenerConfig } from '../core/listener/config.js';
 import { HttpListener } from '../core/listener/http-listener.js';
-import type { Telemetry } from '../core/telemetry.js';
+import type { Telemetry } from '../shared/telemetry.js';
 import { type AdminGuard, requireAdminKey } from './auth.js';
 import { sendError, sendJson } from './respond.js';
 import type { AdminHandler, AdminRoutes } from './routes.js';

@@ -8,10 +8,10 @@
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { generationIdTime, isGenerationId } from '../usage/generation-id.js';
-import { addToTotals, emptyTotals, mergeTotals, parseGeneration, rollupKeyOf, serializeGeneration, type GenerationRecord, type RollupRow, type RollupTotals } from '../usage/generation.js';
-import { formatUsd, parseUsd } from '../usage/money.js';
-import { addDays, dayOf } from '../usage/periods.js';
+import { generationIdTime, isGenerationId } from '../shared/generation-id.js';
+import { addToTotals, emptyTotals, mergeTotals, parseGeneration, rollupKeyOf, serializeGeneration, type GenerationRecord, type RollupRow, type RollupTotals } from '../shared/generation.js';
+import { formatUsd, parseUsd } from '../shared/money.js';
+import { addDays, dayOf } from '../shared/periods.js';
 import { RecordLog, replayRecordFile } from './record-log.js';
 
 export interface GenerationStore {

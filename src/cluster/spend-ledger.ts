@@ -7,8 +7,8 @@
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { formatUsd, parseUsd, type Cost } from '../usage/money.js';
-import { BUDGET_PERIODS, periodId, type BudgetPeriod } from '../usage/periods.js';
+import { formatUsd, parseUsd, type Cost } from '../shared/money.js';
+import { BUDGET_PERIODS, periodId, type BudgetPeriod } from '../shared/periods.js';
 import { RecordLog, replayRecordFile } from './record-log.js';
 
 export interface SpendLedger {

@@ -1,7 +1,7 @@
 // Reading a config file: YAML, then ${env:...} substitution, then validation.
 import { readFile } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
-import { ConfigError, errorMessage } from '../core/errors.js';
+import { ConfigError, errorMessage } from '../shared/errors.js';
 import type { ComponentRegistry } from '../core/registry.js';
 import { type Environment, substituteEnv } from './env.js';
 import { type ValidatedConfig, validateConfig } from './validate.js';

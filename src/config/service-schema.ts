@@ -1,13 +1,13 @@
 // The `service` section: storage, admin endpoint, logs, cluster, pipelines.
 import { z } from 'zod';
-import { clusterConfigSchema } from './cluster.js';
+import { clusterConfigSchema } from '../cluster/config.js';
 import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
 import { LOG_LEVELS } from '../core/logger.js';
 import { duration, timerDuration } from '../shared/units.js';
 
 export { LOG_LEVELS, type LogLevel } from '../core/logger.js';
 
-const PIPELINE_ID = /^traces(\/[^\s/]+)?$/;
+export const PIPELINE_ID = /^traces(\/[^\s/]+)?$/;
 
 const idList = z.array(z.string()).default([]);
 

@@ -3,14 +3,14 @@
 import type { z } from 'zod';
 import type { ComponentConfig, ComponentKind, ExporterFactory, ProcessorFactory, ReceiverFactory } from '../core/component.js';
 import { parseComponentId } from '../core/component.js';
-import { ConfigError } from '../core/errors.js';
+import { ConfigError } from '../shared/errors.js';
 import type { ComponentRegistry, TopLevelSection } from '../core/registry.js';
 import { COMPONENT_ID_HINT, isValidComponentId } from './component-id.js';
 import { configErrorMap, formatIssues } from './format-issues.js';
 import { checkGraph } from './graph-checks.js';
 import { deepMerge } from './merge.js';
 import { type ConfigPath, formatPath } from './path.js';
-import { serviceSchema, type ServiceConfig } from './service-schema.js';
+import { PIPELINE_ID, pipelineSchema, serviceSchema, type PipelineConfig, type ServiceConfig } from './service-schema.js';
 
 export type { ComponentConfig } from '../core/component.js';
 
@@ -72,12 +72,14 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
   }
 
   const service = parseAt(serviceSchema, raw['service'], ['service'], problems);
-  if (service.ok) {
-    problems.push(...checkGraph(service.value.pipelines, {
+  // A shape problem elsewhere in `service` must not hide the references of pipelines that are well formed.
+  const pipelines = service.ok ? { pipelines: service.value.pipelines, complete: true } : wellFormedPipelines(raw['service']);
+  if (pipelines !== undefined) {
+    problems.push(...checkGraph(pipelines.pipelines, {
       receiver: components.receiver.configured,
       processor: components.processor.configured,
       exporter: components.exporter.configured,
-    }));
+    }, pipelines.complete));
   }
 
   if (problems.length > 0 || !service.ok) throw new ConfigError(problems);
@@ -88,6 +90,20 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
     sections,
     service: service.value,
   };
+}
+
+/** The pipelines of an invalid `service` section whose own shape is valid; `complete` when none was left out. */
+function wellFormedPipelines(service: unknown): { pipelines: Record<string, PipelineConfig>; complete: boolean } | undefined {
+  const given = isPlainObject(service) ? service['pipelines'] : undefined;
+  if (!isPlainObject(given)) return undefined;
+  const pipelines: Record<string, PipelineConfig> = {};
+  let complete = true;
+  for (const [id, pipeline] of Object.entries(given)) {
+    const parsed = pipelineSchema.safeParse(pipeline);
+    if (parsed.success && PIPELINE_ID.test(id)) pipelines[id] = parsed.data;
+    else complete = false;
+  }
+  return { pipelines, complete };
 }
 
 const KIND_SECTIONS_BY_NAME: Readonly<Record<string, ComponentKind>> = { receivers: 'receiver', processors: 'processor', exporters: 'exporter' };

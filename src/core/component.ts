@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { z } from 'zod';
 import type { SharedState } from '../cluster/state.js';
 import type { TraceBatch } from '../otlp/batch.js';
-import type { Telemetry } from './telemetry.js';
+import type { Telemetry } from '../shared/telemetry.js';
 
 /**
  * The one consumer interface. The returned promise settles when the data is

@@ -14,7 +14,7 @@ import type {
   ReceiverFactory,
   TracesConsumer,
 } from './component.js';
-import { errorMessage } from './errors.js';
+import { errorMessage } from '../shared/errors.js';
 import { guardMemory } from './memory-guard.js';
 import { buildPipeline, fanOut } from './pipeline.js';
 

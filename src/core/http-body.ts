@@ -4,7 +4,7 @@
 // one zlib output chunk in memory beyond it.
 import type { IncomingMessage } from 'node:http';
 import { createGunzip, createInflate, type Gunzip, type Inflate } from 'node:zlib';
-import { MalformedDataError } from './errors.js';
+import { MalformedDataError } from '../shared/errors.js';
 
 /** The body passed the limit (raw or decompressed). */
 export class BodyTooLargeError extends Error {

@@ -4,7 +4,7 @@
 // whatever is only in memory with it. RSS is sampled, not read per request.
 import type { TraceBatch } from '../otlp/batch.js';
 import type { TracesConsumer } from './component.js';
-import { ResourceExhaustedError } from './errors.js';
+import { ResourceExhaustedError } from '../shared/errors.js';
 
 /** RSS is read at most this often (ms). */
 export const MEMORY_SAMPLE_INTERVAL_MS = 100;

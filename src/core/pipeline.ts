@@ -3,8 +3,8 @@
 // processor never forwards by hand.
 import type { TraceBatch } from '../otlp/batch.js';
 import type { Processor, TracesConsumer } from './component.js';
-import { isPermanent } from './errors.js';
-import type { Telemetry } from './telemetry.js';
+import { isPermanent } from '../shared/errors.js';
+import type { Telemetry } from '../shared/telemetry.js';
 
 /**
  * Every consumer gets the same batch (processors are pure, so none may change

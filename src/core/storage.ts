@@ -3,7 +3,7 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { errorMessage, SluiceError } from './errors.js';
+import { errorMessage, SluiceError } from '../shared/errors.js';
 
 export class StorageError extends SluiceError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -2,7 +2,7 @@
 // enums as integers, 64-bit integers as decimal strings (read from strings
 // or numbers), unknown fields ignored. Reading validates as it normalizes,
 // and a bad field is reported with its JSON path.
-import { MalformedDataError } from '../core/errors.js';
+import { MalformedDataError } from '../shared/errors.js';
 import { isHex } from './ids.js';
 import type {
   AnyValue,

@@ -12,7 +12,7 @@
 // so a caller on the request loop can cut a large batch into slices
 // (transcodeToJsonSliced) while tests run it to the end at once.
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { MalformedDataError } from '../core/errors.js';
+import { MalformedDataError } from '../shared/errors.js';
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;

@@ -2,7 +2,7 @@
 // field (JSON delivery, the debug and file exporters, tests). The hot path
 // works on the wire bytes instead (wire.ts).
 import type Long from 'long';
-import { MalformedDataError } from '../core/errors.js';
+import { MalformedDataError } from '../shared/errors.js';
 import { bytesToHex, hexToBytes } from './ids.js';
 import type {
   AnyValue,

@@ -5,7 +5,7 @@
 // filtering spans copies the kept spans' bytes verbatim. Repeated fields
 // concatenate on the wire, so requests merge by byte concatenation.
 import protobuf from 'protobufjs';
-import { MalformedDataError } from '../core/errors.js';
+import { MalformedDataError } from '../shared/errors.js';
 
 // Field numbers from the OTLP trace protos.
 const REQUEST_RESOURCE_SPANS = 1;

@@ -1,7 +1,7 @@
 // One error class per queue failure, each with a stable code. A full queue is
 // backpressure the caller decides about (drop or refuse); a record larger than
 // the whole queue can never fit, so it is permanent.
-import { PermanentError, SluiceError } from '../core/errors.js';
+import { PermanentError, SluiceError } from '../shared/errors.js';
 
 export class QueueFullError extends SluiceError {
   readonly queue: string;

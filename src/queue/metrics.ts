@@ -1,5 +1,5 @@
 // Queue gauges, labelled by queue (the exporter or drain id).
-import type { Telemetry } from '../core/telemetry.js';
+import type { Telemetry } from '../shared/telemetry.js';
 import type { Queue } from './types.js';
 
 export function queueMetrics(telemetry: Telemetry) {

@@ -6,13 +6,13 @@ import type { Logger } from 'pino';
 import type { GenerationStore } from '../cluster/generation-store.js';
 import type { RateLimiter, RateLimitOptions } from '../cluster/rate-limiter.js';
 import type { SpendLedger } from '../cluster/spend-ledger.js';
-import { errorMessage } from '../core/errors.js';
-import type { GenerationRecord } from './generation.js';
+import { errorMessage } from '../shared/errors.js';
+import type { GenerationRecord } from '../shared/generation.js';
 import type { UsageMetrics } from './metrics.js';
-import { usdNumberToCost, type Cost } from './money.js';
-import type { BudgetPeriod } from './periods.js';
+import { usdNumberToCost, type Cost } from '../shared/money.js';
+import type { BudgetPeriod } from '../shared/periods.js';
 import { costOf, type Prices } from './pricing.js';
-import type { TokenCounts } from './tokens.js';
+import type { TokenCounts } from '../shared/tokens.js';
 
 const MINUTE_MS = 60_000;
 

@@ -3,10 +3,10 @@
 // reported usage), when its first byte went out, and at the end the
 // generation record.
 import type { AccountKey, Accountant } from './accountant.js';
-import { newGenerationId } from './generation-id.js';
-import { costToNumber, type Cost } from './money.js';
+import { newGenerationId } from '../shared/generation-id.js';
+import { costToNumber, type Cost } from '../shared/money.js';
 import type { Prices } from './pricing.js';
-import { addTokens, NO_TOKENS, type TokenCounts } from './tokens.js';
+import { addTokens, NO_TOKENS, type TokenCounts } from '../shared/tokens.js';
 
 /** Who served an attempt: the catalog id, the provider slug and that endpoint's prices. */
 export interface Served {

@@ -3,9 +3,9 @@
 // (integer cost units) and converted to a float only when scraped, so the
 // exported value is the nearest double to the true total, never a drifted sum.
 import type { Counter } from 'prom-client';
-import type { Telemetry } from '../core/telemetry.js';
-import { costToNumber, type Cost } from './money.js';
-import type { TokenCounts } from './tokens.js';
+import type { Telemetry } from '../shared/telemetry.js';
+import { costToNumber, type Cost } from '../shared/money.js';
+import type { TokenCounts } from '../shared/tokens.js';
 
 export interface UsageMetrics {
   count(key: string, model: string, provider: string, tokens: TokenCounts, cost: Cost): void;

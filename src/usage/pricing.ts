@@ -1,7 +1,7 @@
 // Catalog prices (USD per token, decimal strings) parsed once into exact
 // cost units, and a request's cost from its token counts.
-import { parseUsd, type Cost } from './money.js';
-import type { TokenCounts } from './tokens.js';
+import { parseUsd, type Cost } from '../shared/money.js';
+import type { TokenCounts } from '../shared/tokens.js';
 
 export const PRICE_KINDS = ['input', 'output', 'input_cache_read', 'input_cache_write'] as const;
 export type PriceKind = (typeof PRICE_KINDS)[number];

@@ -2,10 +2,10 @@
 // @ai-sdk/gateway's getSpendReport() and getGenerationInfo() parse:
 // snake_case fields, costs as USD numbers (the nearest double to the exact
 // total), report rows grouped from daily rollups.
-import type { GenerationRecord, RollupRow, RollupTotals } from './generation.js';
-import { emptyTotals, mergeTotals } from './generation.js';
-import { costToNumber } from './money.js';
-import { dayStart } from './periods.js';
+import type { GenerationRecord, RollupRow, RollupTotals } from '../shared/generation.js';
+import { emptyTotals, mergeTotals } from '../shared/generation.js';
+import { costToNumber } from '../shared/money.js';
+import { dayStart } from '../shared/periods.js';
 
 export const GROUP_BY = ['day', 'model', 'provider', 'key', 'user', 'credential_type'] as const;
 export type GroupBy = (typeof GROUP_BY)[number];

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mountClusterApi } from '../../src/admin/cluster.js';
 import { AdminServer } from '../../src/admin/server.js';
 import { Cluster } from '../../src/cluster/factory/cluster.js';
-import { Telemetry } from '../../src/core/telemetry.js';
+import { Telemetry } from '../../src/shared/telemetry.js';
 
 const KEY = 'admin-key';
 let admin: AdminServer;

@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bearerMatches } from '../../src/admin/auth.js';
 import { sendJson } from '../../src/admin/respond.js';
 import { AdminServer } from '../../src/admin/server.js';
-import { Telemetry } from '../../src/core/telemetry.js';
+import { Telemetry } from '../../src/shared/telemetry.js';
 
 let ready = false;
 let apiKey: string | undefined = 'admin-secret';

@@ -68,6 +68,43 @@ describe('sluice validate', () => {
     ]);
   });
 
+  it('reports unknown references in the same run as shape problems elsewhere', async () => {
+    const text = GOOD.replace('debug: {}', 'debug: { colour: red }').replace('service:', 'service:\n  admin: { endpoint: nowhere }').replace('receivers: [otlp]', 'receivers: [otlp, kafka]');
+    const result = await validate(text);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'exporters.debug.colour: unknown key',
+      'service.admin.endpoint: must be host:port, e.g. 127.0.0.1:13133',
+      'service.pipelines.traces.receivers[1]: references receiver "kafka" which is not configured under receivers',
+    ]);
+  });
+
+  it('checks the references of well-formed pipelines beside a malformed one, without calling components unused', async () => {
+    const text = GOOD.replace('debug: {}', 'debug: {}\n  debug/other: {}').replace('exporters: [debug]', 'exporters: [debug, otlphttp/missing]\n    traces/broken:\n      receivers: otlp\n      exporters: [debug/other]');
+    const result = await validate(text);
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'service.pipelines.traces/broken.receivers: must be an array',
+      'service.pipelines.traces.exporters[1]: references exporter "otlphttp/missing" which is not configured under exporters',
+    ]);
+  });
+
+  it('reports a catalog endpoint naming an unknown provider beside a bad gateway value', async () => {
+    const gateway = `receivers:
+  gateway:
+    api_keys: [k]
+    max_request_body_size: lots
+    providers: { openai: { type: openai, base_url: "https://api.openai.com/v1" } }
+    models: [{ id: acme/m, endpoints: [{ provider: nope, model: m }] }]
+`;
+    const result = await validate(GOOD.replace('receivers:\n', gateway).replace('receivers: [otlp]', 'receivers: [otlp, gateway]'));
+    expect(result.code).toBe(1);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'receivers.gateway.max_request_body_size: must be a size like 4MiB, 512KiB or a byte count',
+      'receivers.gateway.models[0].endpoints[0].provider: must name a provider configured under providers (nope is not)',
+    ]);
+  });
+
   it('names an unset environment variable and where it is used', async () => {
     const result = await validate(GOOD.replace('debug: {}', 'debug: {}\n  file: { path: "${env:SLUICE_TEST_UNSET}" }').replace('[debug]', '[debug, file]'));
     expect(result.code).toBe(1);

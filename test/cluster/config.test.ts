@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { ConfigError } from '../../src/core/errors.js';
+import { ConfigError } from '../../src/shared/errors.js';
 import { fakeRegistry } from '../core/fakes.js';
 
 function config(cluster: string): string {

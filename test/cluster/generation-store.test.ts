@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { LocalGenerationStore } from '../../src/cluster/generation-store.js';
-import type { GenerationRecord } from '../../src/usage/generation.js';
-import { newGenerationId } from '../../src/usage/generation-id.js';
-import { parseUsd } from '../../src/usage/money.js';
+import type { GenerationRecord } from '../../src/shared/generation.js';
+import { newGenerationId } from '../../src/shared/generation-id.js';
+import { parseUsd } from '../../src/shared/money.js';
 
 const logger = pino({ level: 'silent' });
 const DAY = 86_400_000;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { LocalSpendLedger } from '../../src/cluster/spend-ledger.js';
-import { parseUsd } from '../../src/usage/money.js';
+import { parseUsd } from '../../src/shared/money.js';
 
 const logger = pino({ level: 'silent' });
 const dirs: string[] = [];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
 import { substituteEnv } from '../../src/config/env.js';
-import { ConfigError } from '../../src/core/errors.js';
+import { ConfigError } from '../../src/shared/errors.js';
 import { fakeRegistry } from '../core/fakes.js';
 
 function substitute(value: unknown, env: Record<string, string>): { value: unknown; problems: string[] } {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { parseConfigText } from '../../src/config/load.js';
-import { ConfigError } from '../../src/core/errors.js';
+import { ConfigError } from '../../src/shared/errors.js';
 import { fakeExporterFactory, createRecorder, fakeRegistry } from '../core/fakes.js';
 
 const GOOD = `

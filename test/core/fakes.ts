@@ -88,7 +88,7 @@ export function fakeExporterFactory(recorder: Recorder, type = 'fakeout'): Expor
         async consume(batch) {
           if (config.delay_ms > 0) await new Promise((resolve) => setTimeout(resolve, config.delay_ms));
           if (config.reject === 'permanent') {
-            const { PermanentError } = await import('../../src/core/errors.js');
+            const { PermanentError } = await import('../../src/shared/errors.js');
             throw new PermanentError(`${settings.id} refused`);
           }
           if (config.reject === 'retryable') throw new Error(`${settings.id} unavailable`);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TracesConsumer } from '../../src/core/component.js';
-import { ResourceExhaustedError } from '../../src/core/errors.js';
+import { ResourceExhaustedError } from '../../src/shared/errors.js';
 import { MEMORY_SAMPLE_INTERVAL_MS, guardMemory } from '../../src/core/memory-guard.js';
 import { TraceBatch } from '../../src/otlp/batch.js';
 

@@ -9,7 +9,7 @@ import { sendJson } from '../../src/admin/respond.js';
 import { parseConfigText } from '../../src/config/load.js';
 import type { ExporterFactory } from '../../src/core/component.js';
 import { Service } from '../../src/service.js';
-import { Telemetry } from '../../src/core/telemetry.js';
+import { Telemetry } from '../../src/shared/telemetry.js';
 import { createRecorder, fakeRegistry } from './fakes.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'sluice-service-admin-'));

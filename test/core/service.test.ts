@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../src/config/load.js';
-import { ConfigError, PermanentError } from '../../src/core/errors.js';
+import { ConfigError, PermanentError } from '../../src/shared/errors.js';
 import { Service } from '../../src/service.js';
-import { Telemetry } from '../../src/core/telemetry.js';
+import { Telemetry } from '../../src/shared/telemetry.js';
 import { createRecorder, fakeBatch, fakeRegistry, type Recorder } from './fakes.js';
 
 let directory: string;

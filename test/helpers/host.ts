@@ -3,7 +3,7 @@
 import type { Logger } from 'pino';
 import { LocalState } from '../../src/cluster/local/state.js';
 import type { Host } from '../../src/core/component.js';
-import type { Telemetry } from '../../src/core/telemetry.js';
+import type { Telemetry } from '../../src/shared/telemetry.js';
 
 const DAY_MS = 86_400_000;
 

@@ -1,6 +1,6 @@
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { describe, expect, it } from 'vitest';
-import { MalformedDataError } from '../../src/core/errors.js';
+import { MalformedDataError } from '../../src/shared/errors.js';
 import { TraceBatch } from '../../src/otlp/batch.js';
 import { parseJsonRequest, stringifyRequest } from '../../src/otlp/json-codec.js';
 import type { ExportTraceServiceRequest, Span } from '../../src/otlp/model.js';

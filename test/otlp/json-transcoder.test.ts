@@ -2,7 +2,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import fc from 'fast-check';
 import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
-import { MalformedDataError } from '../../src/core/errors.js';
+import { MalformedDataError } from '../../src/shared/errors.js';
 import { stringifyRequest } from '../../src/otlp/json-codec.js';
 import { transcodeToJson as transcodeToBytes, transcodeToJsonSliced } from '../../src/otlp/json-transcoder.js';
 import type { AnyValue, ExportTraceServiceRequest, KeyValue, Span } from '../../src/otlp/model.js';

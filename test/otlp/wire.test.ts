@@ -1,6 +1,6 @@
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { describe, expect, it } from 'vitest';
-import { MalformedDataError } from '../../src/core/errors.js';
+import { MalformedDataError } from '../../src/shared/errors.js';
 import { bytesToHex } from '../../src/otlp/ids.js';
 import { decodeRequest, decodeResource, encodeResource } from '../../src/otlp/proto-codec.js';
 import { concatRequests, filterSpans, rewriteResources, scanRequest } from '../../src/otlp/wire.js';

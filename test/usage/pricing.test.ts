@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { costToNumber, formatUsd, parseUsd, usdNumberToCost } from '../../src/usage/money.js';
+import { costToNumber, formatUsd, parseUsd, usdNumberToCost } from '../../src/shared/money.js';
 import { costOf, mergePricing, parsePrices } from '../../src/usage/pricing.js';
-import { tokensOf } from '../../src/usage/tokens.js';
+import { tokensOf } from '../../src/shared/tokens.js';
 
 describe('money', () => {
   it('parses decimal USD strings into exact 10^-15 units and formats them back', () => {

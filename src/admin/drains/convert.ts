@@ -4,6 +4,7 @@ import type { DrainChanges, DrainState } from '../../exporters/drains/controller
 import type { DrainDefinition, DrainDelivery } from '../../exporters/drains/definition.js';
 import { DROP_REASONS } from '../../exporters/drains/delivery-stats.js';
 import type { SamplingRule } from '../../processors/sampling/rules.js';
+import { redactUrl, unredactUrl } from '../../shared/redact-url.js';
 import type { DeliveryBody, DrainBody, RuleBody } from './schema.js';
 
 // rate x 100 in doubles gives 10.000000000000002 for 0.1; 15 significant digits is the decimal the user meant.
@@ -83,7 +84,21 @@ export function mergePatch(current: Record<string, unknown>, patch: Record<strin
   return merged;
 }
 
-/** The response: never a secret or a header value. */
+/**
+ * `patch` merged over the stored drain. A URL echoed back as it was shown
+ * (password redacted) keeps the stored one, as an omitted URL does.
+ */
+export function patchedBody(definition: DrainDefinition, patch: Record<string, unknown>): Record<string, unknown> {
+  const merged = mergePatch(bodyOf(definition), patch);
+  const delivery = merged['delivery'] as Record<string, unknown>;
+  const endpoint = delivery['endpoint'];
+  if (endpoint !== null && typeof endpoint === 'object' && 'traces' in endpoint && typeof endpoint.traces === 'string') {
+    delivery['endpoint'] = { ...endpoint, traces: unredactUrl(endpoint.traces, definition.delivery.url) };
+  }
+  return merged;
+}
+
+/** The response: never a secret, a header value or a password in the URL. */
 export function viewOf(state: DrainState): Record<string, unknown> {
   const { definition, stats, startError } = state;
   const body = bodyOf(definition);
@@ -103,7 +118,7 @@ export function viewOf(state: DrainState): Record<string, unknown> {
     updatedAt: definition.updatedAt,
     delivery: {
       type: 'otlphttp',
-      endpoint: { traces: delivery.url },
+      endpoint: { traces: redactUrl(delivery.url) },
       encoding: delivery.encoding === 'protobuf' ? 'proto' : 'json',
       compression: delivery.compression,
       headers: Object.keys(delivery.headers),

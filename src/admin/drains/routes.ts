@@ -3,14 +3,14 @@
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Host } from '../../core/component.js';
-import { ClusterUnavailableError } from '../../core/errors.js';
+import { ClusterUnavailableError } from '../../shared/errors.js';
 import { hostService } from '../../core/host-services.js';
 import { DRAINS_CONTROLLER, type DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';
 import { sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
 import { readJsonBody } from './body.js';
-import { bodyOf, changesFromBody, deliveryFromBody, mergePatch, viewOf } from './convert.js';
+import { changesFromBody, deliveryFromBody, patchedBody, viewOf } from './convert.js';
 import { drainBodySchema, drainPatchSchema, parseBody, testBodySchema, testOverDrainSchema } from './schema.js';
 
 export const DRAINS_PREFIX = '/v1/drains';
@@ -87,7 +87,7 @@ async function item(req: IncomingMessage, res: ServerResponse, drains: DrainsCon
   if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
   const patch = parseBody(drainPatchSchema, body.value);
   if (!patch.ok) return invalid(res, patch.problems);
-  const parsed = parseBody(drainBodySchema, mergePatch(bodyOf(state.definition), body.value as Record<string, unknown>));
+  const parsed = parseBody(drainBodySchema, patchedBody(state.definition, body.value as Record<string, unknown>));
   if (!parsed.ok) return invalid(res, parsed.problems);
   const updated = await drains.update(id, changesFromBody(parsed.value));
   sendJson(res, 200, viewOf(updated));
@@ -106,7 +106,7 @@ async function testDelivery(req: IncomingMessage, res: ServerResponse, drains: D
     if (!over.ok) return invalid(res, over.problems);
     const state = drains.get(over.value.drain);
     if (state === undefined) return fail(res, 404, 'not_found', `drain ${over.value.drain} does not exist`);
-    value = { delivery: mergePatch(bodyOf(state.definition), { delivery: over.value.delivery })['delivery'] };
+    value = { delivery: patchedBody(state.definition, { delivery: over.value.delivery })['delivery'] };
     // A config drain's CA is a file (tls.ca_file); it holds unless the test gives a CA or removes it.
     if (!('tls' in over.value.delivery)) caFile = state.definition.delivery.caFile;
   }

@@ -5,7 +5,7 @@
 // and usage records carry).
 import type { ValidatedConfig } from '../../config/validate.js';
 import { apiKeyName, type ApiKeyEntry, type GatewayConfig } from '../../receivers/gateway/config.js';
-import type { BudgetPeriod } from '../../usage/periods.js';
+import type { BudgetPeriod } from '../../shared/periods.js';
 
 export interface CatalogKey {
   name: string;

@@ -3,8 +3,8 @@
 // for a key with a budget what it spent in the budget's current period, from
 // the same ledger that enforces the budget.
 import type { SharedState } from '../../cluster/state.js';
-import { costToNumber } from '../../usage/money.js';
-import { dayOf } from '../../usage/periods.js';
+import { costToNumber } from '../../shared/money.js';
+import { dayOf } from '../../shared/periods.js';
 import type { GatewayCatalog } from './catalog.js';
 
 export interface KeyUsage {

@@ -3,7 +3,7 @@
 // The shared stores themselves are RedisState's (redis/state.ts).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { ClusterConfig } from '../../config/cluster.js';
+import type { ClusterConfig } from '../config.js';
 import { RedisConnection } from '../redis/connection.js';
 import { Heartbeats, type InstanceInfo } from '../redis/heartbeats.js';
 

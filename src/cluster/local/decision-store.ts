@@ -7,7 +7,7 @@
 import { open, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { errorMessage } from '../../core/errors.js';
+import { errorMessage } from '../../shared/errors.js';
 import type { DecisionStore, TraceDecision } from '../decision-store.js';
 import { writeAtomically } from './drain-store.js';
 

@@ -6,7 +6,7 @@
 // error naming the file and the bad field: guessing would drop drains.
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { StateFileError, errorMessage } from '../../core/errors.js';
+import { StateFileError, errorMessage } from '../../shared/errors.js';
 import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
 
 export const DRAINS_FILE = 'drains.json';

@@ -6,9 +6,10 @@
 // logged once when it starts and once when it ends.
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { errorMessage } from '../../core/errors.js';
-import type { Telemetry } from '../../core/telemetry.js';
-import { redactedRedisUrl, type ClusterConfig } from '../../config/cluster.js';
+import { errorMessage } from '../../shared/errors.js';
+import { redactUrl } from '../../shared/redact-url.js';
+import type { Telemetry } from '../../shared/telemetry.js';
+import type { ClusterConfig } from '../config.js';
 
 /** Reconnect backoff: 100 ms, 200 ms, ... up to this. */
 const MAX_RECONNECT_DELAY_MS = 2_000;
@@ -29,7 +30,7 @@ export class RedisConnection {
 
   constructor(config: ClusterConfig['redis'], options: { logger: Logger; telemetry: Telemetry }) {
     this.prefix = config.key_prefix;
-    this.url = redactedRedisUrl(config.url);
+    this.url = redactUrl(config.url);
     this.#logger = options.logger;
     this.#upGauge = options.telemetry.gauge('sluice_cluster_redis_up', '1 while the cluster Redis connection is ready, else 0.', []);
     this.#upGauge.set(0);

@@ -5,7 +5,7 @@
 // one pipeline per event-loop turn. Everything is also kept by the local
 // store, which answers alone while Redis is down.
 import type { Logger } from 'pino';
-import { errorMessage } from '../../core/errors.js';
+import { errorMessage } from '../../shared/errors.js';
 import type { DecisionStore, TraceDecision } from '../decision-store.js';
 import { DECISION_TTL_MS, type LocalDecisionStore } from '../local/decision-store.js';
 import type { RedisConnection } from './connection.js';

@@ -8,7 +8,7 @@
 // diverging copies. When Redis comes back empty (restarted without
 // persistence), the first instance to reach it puts its copy back.
 import type { Logger } from 'pino';
-import { ClusterUnavailableError, errorMessage } from '../../core/errors.js';
+import { ClusterUnavailableError, errorMessage } from '../../shared/errors.js';
 import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
 import type { LocalDrainStore } from '../local/drain-store.js';
 import type { RedisConnection } from './connection.js';

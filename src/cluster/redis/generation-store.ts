@@ -7,8 +7,8 @@
 // everything too: it answers while Redis is down, and what Redis missed is
 // sent again when it is back.
 import type { Logger } from 'pino';
-import { addToTotals, emptyTotals, rollupKeyOf, serializeGeneration, parseGeneration, type GenerationRecord, type RollupRow } from '../../usage/generation.js';
-import { addDays } from '../../usage/periods.js';
+import { addToTotals, emptyTotals, rollupKeyOf, serializeGeneration, parseGeneration, type GenerationRecord, type RollupRow } from '../../shared/generation.js';
+import { addDays } from '../../shared/periods.js';
 import type { GenerationStore } from '../generation-store.js';
 import type { RedisConnection } from './connection.js';
 

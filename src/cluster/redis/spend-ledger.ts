@@ -6,8 +6,8 @@
 // everything too: it answers while Redis is down, and additions Redis
 // missed are sent again when it is back.
 import type { Logger } from 'pino';
-import type { Cost } from '../../usage/money.js';
-import { BUDGET_PERIODS, periodId, type BudgetPeriod } from '../../usage/periods.js';
+import type { Cost } from '../../shared/money.js';
+import { BUDGET_PERIODS, periodId, type BudgetPeriod } from '../../shared/periods.js';
 import type { SpendLedger } from '../spend-ledger.js';
 import type { RedisConnection } from './connection.js';
 

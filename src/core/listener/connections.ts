@@ -13,7 +13,7 @@ export interface ListenerMetrics {
 }
 
 /**
- * What a listener needs of the service's metrics registry; core/telemetry.ts's
+ * What a listener needs of the service's metrics registry; shared/telemetry.ts's
  * Telemetry provides it. Named here so the listener layer imports nothing above it.
  */
 export interface ListenerTelemetry {

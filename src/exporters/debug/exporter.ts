@@ -2,7 +2,7 @@
 // (basic), one line per span (normal) or the whole OTLP/JSON request
 // (detailed). Only `basic` avoids decoding the batch.
 import type { CreateSettings, Exporter } from '../../core/component.js';
-import { exporterMetrics } from '../../core/telemetry.js';
+import { exporterMetrics } from '../../shared/telemetry.js';
 import type { DebugConfig } from './config.js';
 
 export function createDebugExporter(settings: CreateSettings, config: DebugConfig): Exporter {

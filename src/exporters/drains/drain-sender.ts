@@ -2,7 +2,7 @@
 // settings) behind the shared queued sender (from the exporter's settings).
 import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
-import type { Telemetry } from '../../core/telemetry.js';
+import type { Telemetry } from '../../shared/telemetry.js';
 import type { Queue } from '../../queue/types.js';
 import { createQueuedSender, type QueuedSender } from '../exporterhelper/index.js';
 import { createHttpTransport, type Transport } from '../otlphttp/transport.js';

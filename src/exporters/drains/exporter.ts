@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { DrainStore } from '../../cluster/drain-store.js';
 import type { SharedState } from '../../cluster/state.js';
 import type { CreateSettings, Exporter, Host } from '../../core/component.js';
-import { errorMessage } from '../../core/errors.js';
+import { errorMessage } from '../../shared/errors.js';
 import { hostService, provideService, SHUTDOWN_DEADLINE } from '../../core/host-services.js';
 import type { ShutdownDeadline } from '../../core/shutdown-deadline.js';
 import type { TraceBatch } from '../../otlp/batch.js';

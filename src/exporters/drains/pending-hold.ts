@@ -4,7 +4,7 @@
 // the result on, and only then acknowledges the record. Records not yet
 // acknowledged at shutdown are read and held again after the next start.
 import type { Logger } from 'pino';
-import { errorMessage } from '../../core/errors.js';
+import { errorMessage } from '../../shared/errors.js';
 import { SamplerStoppedError, type HoldResult, type Sampler } from '../../processors/sampling/sampler.js';
 import type { Queue, QueueRecord } from '../../queue/types.js';
 

@@ -2,8 +2,8 @@
 // queue and resolves once durable; num_consumers workers read batches, send
 // them through the transport, retry with backoff, and acknowledge.
 import type { Logger } from 'pino';
-import { PermanentError, ResourceExhaustedError, RetryableError, errorMessage } from '../../core/errors.js';
-import { exporterMetrics, type Telemetry } from '../../core/telemetry.js';
+import { PermanentError, ResourceExhaustedError, RetryableError, errorMessage } from '../../shared/errors.js';
+import { exporterMetrics, type Telemetry } from '../../shared/telemetry.js';
 import { QueueFullError, queueMetrics, updateQueueGauges, type Queue, type QueueRecord } from '../../queue/index.js';
 import { retryDelayMs, sleep, type BackoffPolicy } from './backoff.js';
 import { collectBatch, type BatchLimits } from './batch-reader.js';

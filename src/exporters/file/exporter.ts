@@ -3,7 +3,7 @@
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { CreateSettings, Exporter } from '../../core/component.js';
-import { exporterMetrics } from '../../core/telemetry.js';
+import { exporterMetrics } from '../../shared/telemetry.js';
 import type { FileConfig } from './config.js';
 
 const JSON_SLICE_MS = 1; // longest stretch of JSON encoding between two turns of the event loop

@@ -2,7 +2,7 @@
 // messages, without decoding the rest: sampling needs three or four keys, and
 // a full decode of every root span would cost more than the whole decision.
 import protobuf from 'protobufjs';
-import { MalformedDataError } from '../../core/errors.js';
+import { MalformedDataError } from '../../shared/errors.js';
 
 // Field numbers from the OTLP protos.
 const RESOURCE_ATTRIBUTES = 1;

@@ -1,6 +1,6 @@
 // Kept and dropped spans per sampler and rule (rule = the rule's index,
 // `no_rule` for spans of traces no rule matched, `all` when there are no rules).
-import type { Telemetry } from '../../core/telemetry.js';
+import type { Telemetry } from '../../shared/telemetry.js';
 
 export function samplingMetrics(telemetry: Telemetry) {
   return {

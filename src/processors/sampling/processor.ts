@@ -6,7 +6,7 @@
 // follow the decision it recorded.
 import type { DecisionStore } from '../../cluster/decision-store.js';
 import type { Host, Processor } from '../../core/component.js';
-import type { Telemetry } from '../../core/telemetry.js';
+import type { Telemetry } from '../../shared/telemetry.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import { concatRequests } from '../../otlp/wire.js';
 import type { SamplingConfig } from './config.js';

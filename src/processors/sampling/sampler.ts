@@ -14,7 +14,7 @@
 // their root may have decided them, and they go out (or not) the same way.
 import type { DecisionStore } from '../../cluster/decision-store.js';
 import { LocalDecisionStore } from '../../cluster/local/decision-store.js';
-import type { Telemetry } from '../../core/telemetry.js';
+import type { Telemetry } from '../../shared/telemetry.js';
 import { SpanKind } from '../../otlp/model.js';
 import { filterSpans, scanRequest, type WireIndex, type WireSpan } from '../../otlp/wire.js';
 import { RuleTally, samplingMetrics, type SamplingMetrics } from './metrics.js';

@@ -4,13 +4,13 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { configErrorMap } from '../../config/format-issues.js';
+import { keysParsed } from '../../config/when-parsed.js';
 import { byteSize, duration } from '../../shared/units.js';
 import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
-import { parseUsd } from '../../usage/money.js';
-import { BUDGET_PERIODS } from '../../usage/periods.js';
-import { PRICE_KINDS, type PriceKind } from '../../usage/pricing.js';
+import { BUDGET_PERIODS } from '../../shared/periods.js';
+import { modelSchema } from './core/catalog-config.js';
 import { providerConfigSchemas, providerTypes } from './providers/config-schemas.js';
-import type { BaseProviderConfig } from './providers/types.js';
+import type { BaseProviderConfig } from './providers/shared/types.js';
 
 /** Re-reports a nested parse's problems (worded by configErrorMap, as the outer parse words its own) at their paths; unknown keys one by one, as everywhere else in the config. */
 function forwardIssues(issues: readonly z.core.$ZodIssue[], ctx: z.RefinementCtx): void {
@@ -72,36 +72,6 @@ const providerSchema = z
     return parsed.data;
   });
 
-const price = z.string().refine(
-  function isPrice(text) {
-    try {
-      parseUsd(text);
-      return true;
-    } catch {
-      return false;
-    }
-  },
-  { error: 'must be a decimal string like "0.000003" (USD per token, at most 15 decimal places)' },
-);
-
-/** USD per token for each kind of token; the cache prices default to the input price. */
-const pricingSchema = z.strictObject(Object.fromEntries(PRICE_KINDS.map((kind) => [kind, price.optional()])) as Record<PriceKind, z.ZodOptional<typeof price>>);
-
-const modelSchema = z.strictObject({
-  id: z.string().regex(/^[^/\s]+\/\S+$/, 'must look like <provider>/<model>'),
-  name: z.string().optional(),
-  description: z.string().optional(),
-  tags: z.array(z.string()).optional(),
-  owned_by: z.string().optional(),
-  created: z.number().int().nonnegative().optional(),
-  context_window: z.number().int().positive().optional(),
-  max_tokens: z.number().int().positive().optional(),
-  /** What the model does: chat (`language`) or `embedding`; each is served only on its own routes. */
-  type: z.enum(['language', 'embedding']).default('language'),
-  pricing: pricingSchema.optional(),
-  endpoints: z.array(z.strictObject({ provider: z.string().min(1), model: z.string().min(1), pricing: pricingSchema.optional() })).min(1, 'must list at least one endpoint'),
-});
-
 const endpointSchema = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):\d{1,5}$/, 'must be host:port');
 
 export const gatewayConfigSchema = z
@@ -140,7 +110,7 @@ export const gatewayConfigSchema = z
         }
       });
     });
-  });
+  }, { when: keysParsed('read_header_timeout', 'read_timeout', 'api_keys', 'models', 'providers') });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 export type ApiKeyEntry = GatewayConfig['api_keys'][number];
@@ -151,7 +121,6 @@ export function apiKeyName(entry: ApiKeyEntry): string {
   const key = typeof entry === 'string' ? entry : entry.key;
   return `key-${createHash('sha256').update(key).digest('hex').slice(0, 8)}`;
 }
-export type ModelConfig = GatewayConfig['models'][number];
 
 export function createDefaultConfig() {
   return {

@@ -8,8 +8,8 @@ import type { TracesConsumer } from '../../core/component.js';
 import type { BearerKeys } from '../../core/listener/bearer.js';
 import { CorsPolicy } from '../../core/listener/cors.js';
 import { HttpListener } from '../../core/listener/http-listener.js';
-import type { Telemetry } from '../../core/telemetry.js';
-import { MalformedDataError } from '../../core/errors.js';
+import type { Telemetry } from '../../shared/telemetry.js';
+import { MalformedDataError } from '../../shared/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import { parseJsonRequest, stringifyResponse } from '../../otlp/json-codec.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
@@ -180,9 +180,9 @@ export class OtlpHttpServer {
     // the connection; closing it is cheaper and bounds what a client can send.
     if (!req.complete) res.setHeader('Connection', 'close');
     const code = RPC_CODE[status] ?? 2;
+    // A request in neither encoding (a 415, a bare GET) still gets a Status, in JSON.
     if (type === 'protobuf') this.#send(res, status, PROTOBUF, Buffer.from(encodeStatus(code, message)));
-    else if (type === 'json') this.#send(res, status, JSON_TYPE, Buffer.from(JSON.stringify({ code, message })));
-    else this.#send(res, status, 'text/plain; charset=utf-8', Buffer.from(message));
+    else this.#send(res, status, JSON_TYPE, Buffer.from(JSON.stringify({ code, message })));
   }
 
   #send(res: ServerResponse, status: number, contentType: string, body: Buffer): void {

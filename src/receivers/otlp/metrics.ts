@@ -1,6 +1,6 @@
 // Accepted and refused spans per receiver and transport, plus refused
 // requests: a malformed or oversized body has no span count to report.
-import { receiverMetrics, type Telemetry } from '../../core/telemetry.js';
+import { receiverMetrics, type Telemetry } from '../../shared/telemetry.js';
 import type { RefusalReason } from './outcome.js';
 
 export type Transport = 'http' | 'grpc';

@@ -1,7 +1,7 @@
 // How a failed request is answered, decided by error type (never message)
 // and shared by both transports: status codes, metric reason, retry delay.
 import type { status as GrpcStatus } from '@grpc/grpc-js';
-import { errorMessage, isPermanent, isResourceExhausted, RetryableError } from '../../core/errors.js';
+import { errorMessage, isPermanent, isResourceExhausted, RetryableError } from '../../shared/errors.js';
 import { BodyTooLargeError } from '../../core/http-body.js';
 
 // google.rpc.Code values, fixed by the gRPC spec; not imported from grpc-js

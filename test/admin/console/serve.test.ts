@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CONTENT_SECURITY_POLICY, mountConsole } from '../../../src/admin/console/serve.js';
 import { sendJson } from '../../../src/admin/respond.js';
 import { AdminServer } from '../../../src/admin/server.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 
 let admin: AdminServer;
 let base: string;

@@ -6,7 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { mountDrainsApi } from '../../../src/admin/drains/routes.js';
 import { AdminServer } from '../../../src/admin/server.js';
 import { hostService } from '../../../src/core/host-services.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { DRAINS_CONTROLLER } from '../../../src/exporters/drains/controller.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { requestOf, trace, traceIdWithR } from '../../processors/sampling/helpers.js';
@@ -135,6 +135,30 @@ describe('drains API', () => {
     expect(patched.json.sampling).toEqual([{ type: 'head_sampling', env: 'preview', rate: 1 }]);
     const cleared = await call('PATCH', `/v1/drains/${created.id}`, { delivery: { secret: null } });
     expect(cleared.json.delivery.secret).toBe(false);
+  });
+
+  it('never answers the password written into a drain URL, and keeps it when a PATCH omits or echoes the URL', async () => {
+    const withPassword = sink.url.replace('https://', 'https://drain-user:url-password-value@');
+    const shown = sink.url.replace('https://', 'https://drain-user:***@');
+    const storedUrl = (id: string) => hostService(harness.host, DRAINS_CONTROLLER)?.get(id)?.definition.delivery.url;
+    const created = await call('POST', '/v1/drains', drainBody({}, { endpoint: { traces: withPassword } }));
+    expect(created.status).toBe(201);
+    expect(created.json.delivery['endpoint']).toEqual({ traces: shown });
+    const id = created.json.id;
+    for (const answer of [created, await call('GET', `/v1/drains/${id}`), await call('GET', '/v1/drains')]) expect(answer.text).not.toContain('url-password-value');
+
+    const renamed = await call('PATCH', `/v1/drains/${id}`, { name: 'renamed' });
+    expect(renamed.json.delivery['endpoint']).toEqual({ traces: shown });
+    expect(storedUrl(id)).toBe(withPassword);
+    // The console sends back the URL it was shown.
+    const echoed = await call('PATCH', `/v1/drains/${id}`, { delivery: { endpoint: { traces: shown }, compression: 'none' } });
+    expect(echoed.status).toBe(200);
+    expect(echoed.text).not.toContain('url-password-value');
+    expect(storedUrl(id)).toBe(withPassword);
+
+    const replaced = await call('PATCH', `/v1/drains/${id}`, { delivery: { endpoint: { traces: sink.url.replace('https://', 'https://drain-user:new-password-value@') } } });
+    expect(replaced.text).not.toContain('new-password-value');
+    expect(storedUrl(id)).toBe(sink.url.replace('https://', 'https://drain-user:new-password-value@'));
   });
 
   it('disables and enables a drain', async () => {

@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayCatalog } from '../../../src/admin/stats/catalog.js';
 import { keyUsage } from '../../../src/admin/stats/key-usage.js';
 import { LocalState } from '../../../src/cluster/local/state.js';
-import { parseUsd } from '../../../src/usage/money.js';
+import { parseUsd } from '../../../src/shared/money.js';
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
 let dir: string;

@@ -4,7 +4,7 @@ import { AdminServer } from '../../../src/admin/server.js';
 import { mountStatsApi } from '../../../src/admin/stats/routes.js';
 import { StatsSampler } from '../../../src/admin/stats/sampler.js';
 import type { StatsView } from '../../../src/admin/stats/view.js';
-import { exporterMetrics, receiverMetrics, Telemetry } from '../../../src/core/telemetry.js';
+import { exporterMetrics, receiverMetrics, Telemetry } from '../../../src/shared/telemetry.js';
 import { gatewayMetrics } from '../../../src/receivers/gateway/core/metrics.js';
 import { queueMetrics } from '../../../src/queue/index.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { StateFileError } from '../../../src/core/errors.js';
+import { StateFileError } from '../../../src/shared/errors.js';
 import { DRAINS_FILE, LocalDrainStore } from '../../../src/cluster/local/drain-store.js';
 import { parseStoredDrain } from '../../../src/exporters/drains/definition-schema.js';
 import type { DrainDefinition } from '../../../src/exporters/drains/definition.js';

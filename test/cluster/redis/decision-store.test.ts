@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LocalDecisionStore } from '../../../src/cluster/local/decision-store.js';
 import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { RedisDecisionStore } from '../../../src/cluster/redis/decision-store.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 

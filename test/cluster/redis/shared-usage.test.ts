@@ -9,11 +9,11 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { RedisState } from '../../../src/cluster/redis/state.js';
 import { LocalState } from '../../../src/cluster/local/state.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
-import { newGenerationId } from '../../../src/usage/generation-id.js';
-import type { GenerationRecord } from '../../../src/usage/generation.js';
-import { parseUsd } from '../../../src/usage/money.js';
-import { dayOf } from '../../../src/usage/periods.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
+import { newGenerationId } from '../../../src/shared/generation-id.js';
+import type { GenerationRecord } from '../../../src/shared/generation.js';
+import { parseUsd } from '../../../src/shared/money.js';
+import { dayOf } from '../../../src/shared/periods.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_HTTP_LISTENER, type HttpListenerConfig } from '../../../src/core/listener/config.js';
 import { HttpListener } from '../../../src/core/listener/http-listener.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { halfBody, halfHeaders, idleKeepAlive, rawClient } from '../../helpers/raw-clients.js';
 

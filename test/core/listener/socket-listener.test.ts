@@ -2,7 +2,7 @@
 // counting, silent connections closed, forced close with its hook.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SocketListener } from '../../../src/core/listener/socket-listener.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { rawClient } from '../../helpers/raw-clients.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../../src/components.js';
 import { validateConfig } from '../../../src/config/validate.js';
-import { ConfigError } from '../../../src/core/errors.js';
+import { ConfigError } from '../../../src/shared/errors.js';
 import { issueCert, testTls } from '../../helpers/tls.js';
 
 function problemsOf(raw: Record<string, unknown>): readonly string[] {

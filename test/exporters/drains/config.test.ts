@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../../src/components.js';
 import { parseConfigText } from '../../../src/config/load.js';
-import { ConfigError } from '../../../src/core/errors.js';
+import { ConfigError } from '../../../src/shared/errors.js';
 import type { DrainsExporterConfig } from '../../../src/exporters/drains/config.js';
 import { testTls } from '../../helpers/tls.js';
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { pino } from 'pino';
 import { deepMerge } from '../../../src/config/merge.js';
 import type { CreateSettings, Host } from '../../../src/core/component.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { createDefaultConfig, drainListSchema, drainsExporterConfigSchema, type DrainsExporterConfig } from '../../../src/exporters/drains/config.js';
 import { DrainsExporter } from '../../../src/exporters/drains/exporter.js';
 import { testHost } from '../../helpers/host.js';

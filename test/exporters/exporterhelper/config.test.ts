@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../src/config/load.js';
 import { builtinRegistry } from '../../../src/components.js';
-import { ConfigError } from '../../../src/core/errors.js';
+import { ConfigError } from '../../../src/shared/errors.js';
 import {
   createDefaultQueuedSenderConfig,
   queuedSenderConfigSchema,

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ResourceExhaustedError } from '../../../src/core/errors.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { ResourceExhaustedError } from '../../../src/shared/errors.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import {
   createDefaultQueuedSenderConfig,
   createQueuedSender,

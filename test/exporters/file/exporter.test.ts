@@ -5,7 +5,7 @@ import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Host } from '../../../src/core/component.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { fileConfigSchema } from '../../../src/exporters/file/config.js';
 import { createFileExporter } from '../../../src/exporters/file/exporter.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { deepMerge } from '../../../src/config/merge.js';
 import type { Processor } from '../../../src/core/component.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import type { TraceBatch } from '../../../src/otlp/batch.js';
 import { samplingConfigSchema } from '../../../src/processors/sampling/config.js';
 import { samplingProcessorFactory } from '../../../src/processors/sampling/factory.js';

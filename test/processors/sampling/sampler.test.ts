@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { SpanKind } from '../../../src/otlp/model.js';
 import { scanRequest } from '../../../src/otlp/wire.js';
 import type { SamplingRule } from '../../../src/processors/sampling/rules.js';

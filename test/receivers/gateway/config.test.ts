@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../../src/components.js';
 import { validateConfig } from '../../../src/config/validate.js';
-import { ConfigError } from '../../../src/core/errors.js';
+import { ConfigError } from '../../../src/shared/errors.js';
 import { apiKeyName, createDefaultConfig, gatewayConfigSchema } from '../../../src/receivers/gateway/config.js';
 
 function parse(overrides: Record<string, unknown>) {

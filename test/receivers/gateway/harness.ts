@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import type { Host, TracesConsumer } from '../../../src/core/component.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import type { TraceBatch } from '../../../src/otlp/batch.js';
 import type { Span } from '../../../src/otlp/model.js';
 import { gatewayReceiverFactory } from '../../../src/receivers/gateway/factory.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateConfig } from '../../../src/config/validate.js';
 import { builtinRegistry } from '../../../src/components.js';
-import { ConfigError } from '../../../src/core/errors.js';
+import { ConfigError } from '../../../src/shared/errors.js';
 import { parseConfig } from './harness.js';
 
 const HTTP_LIMITS = { max_connections: 10_000, read_header_timeout: 10_000, read_timeout: 60_000, idle_timeout: 60_000 };

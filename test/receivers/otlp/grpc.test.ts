@@ -1,7 +1,7 @@
 import { Client, compressionAlgorithms, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ResourceExhaustedError } from '../../../src/core/errors.js';
+import { ResourceExhaustedError } from '../../../src/shared/errors.js';
 import { EXPORT_PATH } from '../../../src/receivers/otlp/grpc-server.js';
 import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';

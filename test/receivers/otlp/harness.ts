@@ -2,7 +2,7 @@
 // consumer that records batches and can be told to refuse.
 import { pino } from 'pino';
 import type { TracesConsumer } from '../../../src/core/component.js';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import type { TraceBatch } from '../../../src/otlp/batch.js';
 import type { ExportTraceServiceRequest, Span } from '../../../src/otlp/model.js';
 import { deepMerge } from '../../../src/config/merge.js';

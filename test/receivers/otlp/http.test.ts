@@ -2,7 +2,7 @@ import { gzipSync, deflateSync, createGzip } from 'node:zlib';
 import { request } from 'node:http';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ResourceExhaustedError } from '../../../src/core/errors.js';
+import { ResourceExhaustedError } from '../../../src/shared/errors.js';
 import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
 import { metricValue, startReceiver, stopAll } from './harness.js';
@@ -88,20 +88,31 @@ describe('OTLP/HTTP receiver', () => {
     await expectStillServing(tracesUrl);
   });
 
-  it('answers 405 with Allow: POST for another method', async () => {
+  it('answers 405 with Allow: POST and a google.rpc.Status body in the request\'s encoding, JSON when it has none', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
-    const answer = await send(tracesUrl, undefined, {}, 'GET');
-    expect(answer.status).toBe(405);
-    expect(answer.headers['allow']).toBe('POST');
-    expect(answer.body.toString()).toContain('method GET is not allowed');
+    const bare = await fetch(tracesUrl);
+    expect(bare.status).toBe(405);
+    expect(bare.headers.get('allow')).toBe('POST');
+    expect(bare.headers.get('content-type')).toBe(JSON_TYPE);
+    expect(await bare.json()).toEqual({ code: 12, message: 'method GET is not allowed; use POST' });
+    const proto = await fetch(tracesUrl, { method: 'PUT', headers: { 'content-type': PROTOBUF }, body: Buffer.from(protoBody()) });
+    expect(proto.status).toBe(405);
+    expect(proto.headers.get('allow')).toBe('POST');
+    expect(proto.headers.get('content-type')).toBe(PROTOBUF);
+    expect(decodeStatus(new Uint8Array(await proto.arrayBuffer()))).toMatchObject({ code: 12, message: 'method PUT is not allowed; use POST' });
+    const json = await fetch(tracesUrl, { method: 'DELETE', headers: { 'content-type': JSON_TYPE } });
+    expect(json.status).toBe(405);
+    expect(json.headers.get('allow')).toBe('POST');
+    expect(await json.json()).toEqual({ code: 12, message: 'method DELETE is not allowed; use POST' });
     await expectStillServing(tracesUrl);
   });
 
-  it('answers 415 for another content type, naming the accepted ones', async () => {
+  it('answers 415 for another content type with a JSON google.rpc.Status naming the accepted ones', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
-    const answer = await send(tracesUrl, Buffer.from('hello'), { 'content-type': 'text/plain' });
+    const answer = await fetch(tracesUrl, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hello' });
     expect(answer.status).toBe(415);
-    expect(answer.body.toString()).toBe('unsupported content type text/plain; use application/x-protobuf or application/json');
+    expect(answer.headers.get('content-type')).toBe(JSON_TYPE);
+    expect(await answer.json()).toEqual({ code: 3, message: 'unsupported content type text/plain; use application/x-protobuf or application/json' });
     await expectStillServing(tracesUrl);
   });
 

@@ -4,7 +4,7 @@ import { Client, credentials, Metadata, type ServiceError } from '@grpc/grpc-js'
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Telemetry } from '../../../src/core/telemetry.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { otlpReceiverFactory } from '../../../src/receivers/otlp/factory.js';
 import { EXPORT_PATH } from '../../../src/receivers/otlp/grpc-server.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';

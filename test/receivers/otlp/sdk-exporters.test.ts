@@ -7,7 +7,7 @@ import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ResourceExhaustedError } from '../../../src/core/errors.js';
+import { ResourceExhaustedError } from '../../../src/shared/errors.js';
 import { decodeRequest } from '../../../src/otlp/proto-codec.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
 import { allSpans, startReceiver, stopAll, type Harness } from './harness.js';

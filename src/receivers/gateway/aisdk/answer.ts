@@ -5,7 +5,7 @@
 // reasoning-file, custom, ping, `interrupted`) is ever sent to either.
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
-import type { ChatCompletion } from '../core/openai-types.js';
+import type { ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata } from './result.js';
 import { AiSdkStream } from './stream.js';

@@ -9,7 +9,7 @@ import { readBody } from '../core/body.js';
 import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-attempt.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import { parseJsonBody, validated } from '../core/json-body.js';
-import type { EmbeddingResult } from '../providers/types.js';
+import type { EmbeddingResult } from '../providers/shared/types.js';
 import { checkSpecVersion, planFor, requireType, requiredHeader, withModelId } from './language-model.js';
 import { gatewayMetadata } from './result.js';
 import { aiGatewayOptionsSchema } from './schema.js';

@@ -2,7 +2,7 @@
 // maps from. What that shape cannot carry (a PDF, a provider-executed tool)
 // is an invalid_request_error naming the part, never a silent drop.
 import { GatewayHttpError } from '../core/http-error.js';
-import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ResponseFormat, ToolCall, ToolChoice } from '../core/openai-types.js';
+import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ResponseFormat, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
 import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
 
 export function unsupported(param: string, message: string): GatewayHttpError {

@@ -1,9 +1,9 @@
 // The pieces of a language-model result both answers share: the usage and
 // finish reason in the nested shapes V3 and V4 clients read (flat usage or a
 // string finish reason would break `ai`), and providerMetadata.gateway.
-import { costToNumber } from '../../../usage/money.js';
+import { costToNumber } from '../../../shared/money.js';
 import type { UsageMeter } from '../../../usage/meter.js';
-import type { FinishReason, ReasoningDetail, Usage } from '../core/openai-types.js';
+import type { FinishReason, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 

@@ -5,7 +5,7 @@
 // input string; `finish` always comes last.
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletionChunk, FinishReason, ReasoningDetail, Usage } from '../core/openai-types.js';
+import type { ChatCompletionChunk, FinishReason, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
 import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata } from './result.js';

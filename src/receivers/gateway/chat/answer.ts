@@ -5,7 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import { openaiErrors, type GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletion, ChatCompletionChunk } from '../core/openai-types.js';
+import type { ChatCompletion, ChatCompletionChunk } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, ErrorFormat, StreamEncoder } from '../core/protocol.js';
 import { insertUsageCost } from '../core/usage-cost.js';
 

@@ -5,7 +5,7 @@ import { runPlan } from '../core/attempt-loop.js';
 import { readBody } from '../core/body.js';
 import { captureInput } from '../core/capture.js';
 import { GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletionRequest } from '../core/openai-types.js';
+import type { ChatCompletionRequest } from '../providers/shared/openai-types.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { RoutingOptions } from '../core/routing.js';
 import { chatAnswer } from './answer.js';

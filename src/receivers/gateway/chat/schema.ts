@@ -3,7 +3,7 @@
 // pass through to OpenAI-compatible upstreams; unknown nested keys are dropped.
 import { z } from 'zod';
 import { gatewayOptionsSchema } from '../core/gateway-options.js';
-import type { ChatCompletionRequest } from '../core/openai-types.js';
+import type { ChatCompletionRequest } from '../providers/shared/openai-types.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const DATA_URL_HEAD = /^data:(image\/[A-Za-z0-9.+-]+);base64,/;

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { BodyTooLargeError, parseContentEncoding, readBody as readLimitedBody, RequestAbortedError } from '../../../core/http-body.js';
-import { MalformedDataError } from '../../../core/errors.js';
+import { MalformedDataError } from '../../../shared/errors.js';
 import { GatewayHttpError } from './http-error.js';
 
 /**

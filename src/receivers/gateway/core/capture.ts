@@ -1,7 +1,7 @@
 // capture_content: prompt and completion as the GenAI semantic conventions'
 // gen_ai.input.messages / gen_ai.output.messages JSON. Image data never goes
 // into a span: data URLs are reduced to their media type.
-import type { ChatCompletion, ChatMessage, ContentPart, ToolCall } from './openai-types.js';
+import type { ChatCompletion, ChatMessage, ContentPart, ToolCall } from '../providers/shared/openai-types.js';
 
 type Part =
   | { type: 'text'; content: string }

@@ -1,7 +1,7 @@
 // The model catalog: the records GET /v1/models serves (serialized once, at
 // construction) and the endpoint lists routing starts from.
 import { mergePricing, parsePrices, type Prices, type PricingConfig } from '../../../usage/pricing.js';
-import type { ModelConfig } from '../config.js';
+import type { ModelConfig } from './catalog-config.js';
 
 export interface Endpoint {
   /** The catalog id (or `<provider>/<model>` for a model outside the catalog) this endpoint serves. */

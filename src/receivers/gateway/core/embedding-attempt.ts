@@ -3,9 +3,9 @@
 // then the protocol's answer. A CLIENT span `embeddings <model>` per attempt.
 import type { ServerResponse } from 'node:http';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
-import { NO_TOKENS } from '../../../usage/tokens.js';
+import { NO_TOKENS } from '../../../shared/tokens.js';
 import { recordCost } from './usage-cost.js';
-import type { EmbeddingRequest, EmbeddingResult } from '../providers/types.js';
+import type { EmbeddingRequest, EmbeddingResult } from '../providers/shared/types.js';
 import { attemptContext, failedAttempt, httpFailure, isSuccess, startAttemptSpan, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
 import type { Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';

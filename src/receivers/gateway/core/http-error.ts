@@ -1,7 +1,7 @@
 // One error class for every answer the gateway gives that is not a success;
 // it carries the OpenAI error body fields and the status.
 import type { ServerResponse } from 'node:http';
-import type { OpenAIErrorBody } from './openai-types.js';
+import type { OpenAIErrorBody } from '../providers/shared/openai-types.js';
 
 export class GatewayHttpError extends Error {
   readonly code = 'SLUICE_ERR_GATEWAY_HTTP';

@@ -1,5 +1,5 @@
 import type { Counter, Histogram } from 'prom-client';
-import { receiverMetrics, type Telemetry } from '../../../core/telemetry.js';
+import { receiverMetrics, type Telemetry } from '../../../shared/telemetry.js';
 
 export interface GatewayMetrics {
   requests: Counter<'receiver' | 'route' | 'status'>;

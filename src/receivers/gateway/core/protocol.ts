@@ -10,7 +10,7 @@ import type { ApiKeys } from './auth.js';
 import type { Catalog } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import type { GatewayHttpError } from './http-error.js';
-import type { ChatCompletion, ChatCompletionChunk } from './openai-types.js';
+import type { ChatCompletion, ChatCompletionChunk } from '../providers/shared/openai-types.js';
 import type { RequestState } from './attempt.js';
 import type { PlanEnv } from './attempt-loop.js';
 import type { SpanRecord } from './spans.js';

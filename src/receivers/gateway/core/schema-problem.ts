@@ -5,7 +5,8 @@ import type { z } from 'zod';
 
 export interface ValidationProblem {
   message: string;
-  param: string;
+  /** The field at fault; null when the problem is the whole body (OpenAI's errors say null when no parameter applies). */
+  param: string | null;
 }
 
 type Issue = z.core.$ZodIssue;
@@ -13,7 +14,9 @@ type Issue = z.core.$ZodIssue;
 /** The first problem, descending into unions to the branch that got furthest. */
 export function firstProblem(error: z.ZodError): ValidationProblem {
   const issue = deepest(error.issues[0], []);
-  return { message: issue.path.length > 0 ? `${formatParam(issue.path)}: ${issue.message}` : `The request body ${issue.message}`, param: formatParam(issue.path) };
+  if (issue.path.length === 0) return { message: `The request body ${issue.message}`, param: null };
+  const param = formatParam(issue.path);
+  return { message: `${param}: ${issue.message}`, param };
 }
 
 function deepest(issue: Issue | undefined, prefix: PropertyKey[]): { path: PropertyKey[]; message: string } {

@@ -2,7 +2,7 @@
 // conventions' names (semconv 1.38+): input_tokens counts every prompt token,
 // cached ones included; cache reads and writes and reasoning tokens are their
 // own attributes, present only when the provider reported them.
-import type { Usage } from './openai-types.js';
+import type { Usage } from '../providers/shared/openai-types.js';
 import type { SpanRecord } from './spans.js';
 
 export function recordUsage(span: SpanRecord, usage: Usage): void {

@@ -6,12 +6,12 @@ import type { ServerResponse } from 'node:http';
 import { attemptFailure, type AttemptOutcome, type RequestState } from './attempt.js';
 import { captureOutput, type CapturedChoice } from './capture.js';
 import type { GatewayHttpError } from './http-error.js';
-import type { ChatCompletionChunk, Usage } from './openai-types.js';
+import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types.js';
 import { recordUsage } from './span-usage.js';
 import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
-import type { Cost } from '../../../usage/money.js';
-import { tokensOf } from '../../../usage/tokens.js';
+import type { Cost } from '../../../shared/money.js';
+import { tokensOf } from '../../../shared/tokens.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 

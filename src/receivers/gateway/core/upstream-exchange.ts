@@ -3,7 +3,7 @@
 // or per-request AbortSignal (request() would build all three per attempt).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
-import type { UpstreamRequest } from '../providers/types.js';
+import type { UpstreamRequest } from '../providers/shared/types.js';
 import type { AttemptClock, UpstreamUrl } from './upstream.js';
 
 export interface BufferedResponse {

@@ -4,7 +4,7 @@
 import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import type { ClientLink } from './client-link.js';
-import type { UpstreamRequest } from '../providers/types.js';
+import type { UpstreamRequest } from '../providers/shared/types.js';
 import { exchange, type BufferedResponse } from './upstream-exchange.js';
 
 export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client_closed';

@@ -1,6 +1,6 @@
 // Where a request's cost shows on the gateway's own outputs: the CLIENT
 // span's sluice.usage.cost and `usage.cost` inside an OpenAI-shaped answer.
-import { costToNumber, type Cost } from '../../../usage/money.js';
+import { costToNumber, type Cost } from '../../../shared/money.js';
 import type { SpanRecord } from './spans.js';
 
 /** sluice.usage.cost beside the gen_ai.usage.* attributes (span-usage.ts); undefined when nothing priced the attempt. */

@@ -9,7 +9,7 @@ import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-atte
 import { GatewayHttpError } from '../core/http-error.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import { parseJsonBody, validated } from '../core/json-body.js';
-import type { EmbeddingRequest, EmbeddingResult } from '../providers/types.js';
+import type { EmbeddingRequest, EmbeddingResult } from '../providers/shared/types.js';
 import { embeddingsRequestSchema, type EmbeddingsRequestBody } from './schema.js';
 
 export async function handleEmbeddings(services: GatewayServices, request: RouteRequest): Promise<void> {

@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletion, ChatCompletionChunk, FinishReason, Usage } from '../core/openai-types.js';
+import type { ChatCompletion, ChatCompletionChunk, FinishReason, Usage } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
 import { messageId, messageUsage, stopReasonOf, toMessage } from './from-chat.js';

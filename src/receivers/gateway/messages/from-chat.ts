@@ -1,7 +1,7 @@
 // A Chat Completions answer -> Anthropic's Message, for providers that are not
 // `anthropic`: reasoning as thinking blocks (signature kept), text, tool_use.
 import { randomUUID } from 'node:crypto';
-import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../core/openai-types.js';
+import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../providers/shared/openai-types.js';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
 

@@ -13,15 +13,15 @@ import { GatewayHttpError } from '../core/http-error.js';
 import { recordUsage } from '../core/span-usage.js';
 import { insertUsageCost, recordCost } from '../core/usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
-import type { Cost } from '../../../usage/money.js';
-import { tokensOf } from '../../../usage/tokens.js';
+import type { Cost } from '../../../shared/money.js';
+import { tokensOf } from '../../../shared/tokens.js';
 import { startClientSpan, type SpanRecord } from '../core/spans.js';
-import { parseSse } from '../core/sse.js';
+import { parseSse } from '../providers/shared/sse.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody } from '../core/upstream.js';
 import type { AnthropicProviderConfig } from '../providers/anthropic/config.js';
 import { mapUsage } from '../providers/anthropic/response.js';
 import type { AnthropicUsage } from '../providers/anthropic/wire.js';
-import { requireApiKey, UpstreamStreamError, type UpstreamRequest } from '../providers/types.js';
+import { requireApiKey, UpstreamStreamError, type UpstreamRequest } from '../providers/shared/types.js';
 import { anthropicErrorBody, OVERLOADED_STATUS } from './errors.js';
 
 export interface NativeState extends PlanState {

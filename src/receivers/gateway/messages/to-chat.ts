@@ -1,7 +1,7 @@
 // A Messages request -> the Chat Completions request the provider adapters
 // take, for providers that are not `anthropic`. Every field and block is
 // either carried or refused with a 400 naming it; nothing is dropped.
-import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, TextPart, ToolChoice } from '../core/openai-types.js';
+import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, TextPart, ToolChoice } from '../providers/shared/openai-types.js';
 import { ProviderRequestError } from '../providers/shared/inputs.js';
 import type { MessagesRequest } from './schema.js';
 

@@ -5,7 +5,7 @@ import { anthropicConfigSchema } from './anthropic/config.js';
 import { bedrockConfigSchema } from './bedrock/config.js';
 import { googleConfigSchema } from './google/config.js';
 import { openaiConfigSchema } from './openai/config.js';
-import type { BaseProviderConfig } from './types.js';
+import type { BaseProviderConfig } from './shared/types.js';
 
 export const providerConfigSchemas: ReadonlyMap<string, z.ZodType<BaseProviderConfig>> = new Map<string, z.ZodType<BaseProviderConfig>>([
   ['openai', openaiConfigSchema],

@@ -1,5 +1,5 @@
 // The flat registry: provider `type` -> adapter. One line per provider folder.
-import type { BaseProviderConfig, ProviderAdapter } from './types.js';
+import type { BaseProviderConfig, ProviderAdapter } from './shared/types.js';
 import { anthropicAdapter } from './anthropic/index.js';
 import { bedrockAdapter } from './bedrock/index.js';
 import { googleAdapter } from './google/index.js';

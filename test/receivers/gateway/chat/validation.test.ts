@@ -79,13 +79,15 @@ describe('gateway request validation', () => {
   });
 
   // [description, body, param, message]
-  const worded: Array<[string, unknown, string, string]> = [
+  const worded: Array<[string, unknown, string | null, string]> = [
     ['a missing model', { messages: user }, 'model', 'model: is required'],
     ['a model that is a number', { model: 5, messages: user }, 'model', 'model: must be of type string'],
     ['messages that are a string', { model: 'openai/gpt-test', messages: 'hi' }, 'messages', 'messages: must be of type array'],
     ['a temperature that is a string', { model: 'openai/gpt-test', messages: user, temperature: 'hot' }, 'temperature', 'temperature: must be of type number'],
     ['a stream flag that is a string', { model: 'openai/gpt-test', messages: user, stream: 'yes' }, 'stream', 'stream: must be of type boolean'],
-    ['a body that is an array', [], '', 'The request body must be of type object'],
+    // No single parameter is at fault: OpenAI's error shape says null.
+    ['a body that is an array', [], null, 'The request body must be of type object'],
+    ['a body that is a JSON string', '"hi"', null, 'The request body must be of type object'],
   ];
   it.each(worded)('words %s as what is wrong, not as missing', async (_name, body, param, message) => {
     const { status, error } = await post(body as Record<string, unknown>);

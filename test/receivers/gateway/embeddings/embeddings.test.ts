@@ -145,6 +145,9 @@ describe('POST /v1/embeddings', () => {
     const format = await fetch(`${(gateway as Gateway).baseURL}/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'google/embed', input: 'x', encoding_format: 'int8' }) });
     expect(format.status).toBe(400);
     expect(((await format.json()) as { error: { param: string } }).error.param).toBe('encoding_format');
+    const whole = await fetch(`${(gateway as Gateway).baseURL}/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: '[]' });
+    expect(whole.status).toBe(400);
+    expect(((await whole.json()) as { error: { message: string; param: string | null } }).error).toMatchObject({ message: 'The request body must be of type object', param: null });
     expect(fake.requests).toHaveLength(0);
   });
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BaseProviderConfig } from '../types.js';
+import type { BaseProviderConfig } from '../shared/types.js';
 
 export interface AnthropicProviderConfig extends BaseProviderConfig {
   type: 'anthropic';

@@ -1,7 +1,7 @@
 // Anthropic error responses -> the gateway's error info.
 // https://docs.anthropic.com/en/api/errors
 import { asObject, isFallbackStatus } from '../shared/inputs.js';
-import type { UpstreamErrorInfo } from '../types.js';
+import type { UpstreamErrorInfo } from '../shared/types.js';
 
 const decoder = new TextDecoder();
 

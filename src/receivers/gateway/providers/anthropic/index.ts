@@ -1,5 +1,5 @@
 // Type `anthropic`: Anthropic's Messages API (POST {base_url}/v1/messages).
-import type { ProviderAdapter } from '../types.js';
+import type { ProviderAdapter } from '../shared/types.js';
 import { anthropicConfigSchema, type AnthropicProviderConfig } from './config.js';
 import { classifyAnthropicError } from './errors.js';
 import { buildAnthropicRequest } from './request.js';

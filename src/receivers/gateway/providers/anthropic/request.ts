@@ -1,9 +1,9 @@
 // OpenAI chat request -> Anthropic Messages request.
-import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../../core/openai-types.js';
+import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
-import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../types.js';
+import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicTextBlock, AnthropicToolChoice } from './wire.js';
 

@@ -1,8 +1,8 @@
 // Anthropic Messages response -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../../core/openai-types.js';
+import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../shared/openai-types.js';
 import { asObject } from '../shared/inputs.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
-import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import type { AnthropicResponse, AnthropicStopReason, AnthropicUsage } from './wire.js';
 

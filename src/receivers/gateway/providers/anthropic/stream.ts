@@ -1,10 +1,10 @@
 // Anthropic Messages stream (SSE) -> OpenAI chat.completion.chunk objects.
 // https://docs.anthropic.com/en/docs/build-with-claude/streaming
-import type { ChatCompletionChunk } from '../../core/openai-types.js';
-import { parseSse } from '../../core/sse.js';
+import type { ChatCompletionChunk } from '../shared/openai-types.js';
+import { parseSse } from '../shared/sse.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
-import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import { mapStopReason, mapUsage } from './response.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from './wire.js';

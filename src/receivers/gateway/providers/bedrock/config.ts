@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { imageFetchConfigSchema, type ImageFetchConfig } from '../shared/image-fetch.js';
-import type { BaseProviderConfig } from '../types.js';
+import type { BaseProviderConfig } from '../shared/types.js';
 
 export interface BedrockProviderConfig extends BaseProviderConfig {
   type: 'bedrock';

@@ -3,7 +3,7 @@
 // Embed a batch ({texts, input_type}). The model id says which.
 import { asObject, invalidRequest } from '../shared/inputs.js';
 import { jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
-import type { AttemptContext, EmbeddingAdapter, EmbeddingResult, UpstreamRequest } from '../types.js';
+import type { AttemptContext, EmbeddingAdapter, EmbeddingResult, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
 

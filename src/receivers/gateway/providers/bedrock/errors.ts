@@ -2,7 +2,7 @@
 // or an exception frame inside ConverseStream) -> the gateway's error info.
 // https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors
 import { asObject, isFallbackStatus } from '../shared/inputs.js';
-import type { UpstreamErrorInfo } from '../types.js';
+import type { UpstreamErrorInfo } from '../shared/types.js';
 
 const decoder = new TextDecoder();
 

@@ -3,7 +3,7 @@
 // checks both CRCs and parses the headers. Frames may straddle chunks.
 import { EventStreamCodec, type Message } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
-import { UpstreamStreamError } from '../types.js';
+import { UpstreamStreamError } from '../shared/types.js';
 
 /** Prelude (12) + message CRC (4). */
 const MIN_FRAME = 16;

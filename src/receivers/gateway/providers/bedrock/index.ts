@@ -1,5 +1,5 @@
 // Type `bedrock`: Amazon Bedrock's Converse and ConverseStream APIs, SigV4-signed.
-import type { ProviderAdapter } from '../types.js';
+import type { ProviderAdapter } from '../shared/types.js';
 import { bedrockEmbeddings } from './embeddings.js';
 import { bedrockConfigSchema, type BedrockProviderConfig } from './config.js';
 import { classifyBedrockError } from './errors.js';

@@ -1,8 +1,8 @@
 // Bedrock Converse response -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../../core/openai-types.js';
+import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../shared/openai-types.js';
 import { asObject, completionId } from '../shared/inputs.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
-import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import type { ConverseResponse, ConverseStopReason, ConverseUsage } from './wire.js';
 

@@ -1,7 +1,7 @@
 // SigV4 signing of Bedrock runtime requests (service `bedrock`), with the
 // credentials from the provider config or, per request, from the standard
 // AWS environment variables (so rotated session credentials are picked up).
-import { ProviderNotConfiguredError } from '../types.js';
+import { ProviderNotConfiguredError } from '../shared/types.js';
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import type { BedrockProviderConfig } from './config.js';

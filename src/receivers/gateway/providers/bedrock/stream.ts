@@ -1,9 +1,9 @@
 // Bedrock ConverseStream (binary event stream) -> OpenAI chat.completion.chunk objects.
-import type { ChatCompletionChunk } from '../../core/openai-types.js';
+import type { ChatCompletionChunk } from '../shared/openai-types.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { completionId } from '../shared/inputs.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
-import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { errorTypeOf } from './errors.js';
 import { decodeEventStream, headerString } from './event-stream.js';

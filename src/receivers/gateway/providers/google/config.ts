@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BaseProviderConfig } from '../types.js';
+import type { BaseProviderConfig } from '../shared/types.js';
 import { imageFetchConfigSchema, type ImageFetchConfig } from '../shared/image-fetch.js';
 
 export interface GoogleProviderConfig extends BaseProviderConfig {

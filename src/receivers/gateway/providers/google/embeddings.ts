@@ -1,6 +1,6 @@
 // Gemini embeddings: POST /v1beta/models/{model}:batchEmbedContents, one
 // request entry per text. Gemini reports no token counts for embeddings.
-import { requireApiKey, type EmbeddingAdapter, type EmbeddingResult } from '../types.js';
+import { requireApiKey, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import { asObject } from '../shared/inputs.js';
 import { jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
 import type { GoogleProviderConfig } from './config.js';

@@ -1,6 +1,6 @@
 // Gemini error responses ({"error": google.rpc.Status}) -> the gateway's error info.
 // https://ai.google.dev/gemini-api/docs/troubleshooting
-import type { UpstreamErrorInfo } from '../types.js';
+import type { UpstreamErrorInfo } from '../shared/types.js';
 import { asObject, isFallbackStatus } from '../shared/inputs.js';
 import type { GeminiError } from './wire.js';
 

@@ -1,5 +1,5 @@
 // Type `google`: the Gemini API (generateContent, streamGenerateContent?alt=sse).
-import type { ProviderAdapter } from '../types.js';
+import type { ProviderAdapter } from '../shared/types.js';
 import { googleEmbeddings } from './embeddings.js';
 import { googleConfigSchema, type GoogleProviderConfig } from './config.js';
 import { classifyGoogleError } from './errors.js';

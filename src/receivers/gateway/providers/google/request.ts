@@ -1,6 +1,6 @@
 // OpenAI chat request -> Gemini generateContent / streamGenerateContent request.
-import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../../core/openai-types.js';
-import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../types.js';
+import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../shared/openai-types.js';
+import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { fetchImage } from '../shared/image-fetch.js';
 import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';

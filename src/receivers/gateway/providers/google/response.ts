@@ -1,6 +1,6 @@
 // Gemini GenerateContentResponse -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../../core/openai-types.js';
-import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../shared/openai-types.js';
+import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { asObject, completionId } from '../shared/inputs.js';
 import { mintToolCallId } from './tool-call-id.js';

@@ -1,9 +1,9 @@
 // Gemini streamGenerateContent?alt=sse -> OpenAI chat.completion.chunk objects.
 // Each event is a whole GenerateContentResponse holding the next parts; a
 // function call arrives whole, in one part. The last event has finishReason.
-import type { ChatCompletionChunk, FinishReason } from '../../core/openai-types.js';
-import { parseSse } from '../../core/sse.js';
-import { UpstreamStreamError, type AttemptContext } from '../types.js';
+import type { ChatCompletionChunk, FinishReason } from '../shared/openai-types.js';
+import { parseSse } from '../shared/sse.js';
+import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { completionId } from '../shared/inputs.js';

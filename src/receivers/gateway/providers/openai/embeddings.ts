@@ -3,7 +3,7 @@
 // gateway encodes base64 itself so every provider type answers alike).
 import { asObject } from '../shared/inputs.js';
 import { jsonOf, vectorOf } from '../shared/embedding-inputs.js';
-import { ProviderNotConfiguredError, type EmbeddingAdapter, type EmbeddingResult } from '../types.js';
+import { ProviderNotConfiguredError, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import type { OpenAIProviderConfig } from './config.js';
 
 export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {

@@ -1,6 +1,6 @@
 // Type `openai`: any OpenAI-compatible upstream (OpenAI, Groq, Together,
 // DeepSeek, xAI, Mistral, vLLM, Ollama, llama.cpp's server).
-import type { ProviderAdapter } from '../types.js';
+import type { ProviderAdapter } from '../shared/types.js';
 import { openaiEmbeddings } from './embeddings.js';
 import { openaiConfigSchema, type OpenAIProviderConfig } from './config.js';
 import { buildOpenAIRequest } from './request.js';

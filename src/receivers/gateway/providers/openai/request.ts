@@ -1,9 +1,9 @@
 // OpenAI-compatible upstreams take the request as it came: only `model` is
 // replaced and the gateway's own routing fields are dropped.
-import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../../core/openai-types.js';
+import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../shared/openai-types.js';
 import { invalidRequest } from '../shared/inputs.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../types.js';
+import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { OpenAIProviderConfig } from './config.js';
 
 /** Fields the gateway consumes itself; never sent upstream (`reasoning` is mapped below). */

@@ -1,5 +1,5 @@
-import type { ChatCompletion } from '../../core/openai-types.js';
-import { UpstreamStreamError, type UpstreamErrorInfo } from '../types.js';
+import type { ChatCompletion } from '../shared/openai-types.js';
+import { UpstreamStreamError, type UpstreamErrorInfo } from '../shared/types.js';
 
 const decoder = new TextDecoder();
 

@@ -1,6 +1,6 @@
-import type { ChatCompletionChunk } from '../../core/openai-types.js';
-import { SseParser, type SseEvent } from '../../core/sse.js';
-import { UpstreamStreamError } from '../types.js';
+import type { ChatCompletionChunk } from '../shared/openai-types.js';
+import { SseParser, type SseEvent } from '../shared/sse.js';
+import { UpstreamStreamError } from '../shared/types.js';
 import { isObject } from './response.js';
 
 /** The chunk an event carries, or undefined for `[DONE]`. */

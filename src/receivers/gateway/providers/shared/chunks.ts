@@ -1,6 +1,6 @@
 // OpenAI chat.completion.chunk objects for one streamed completion, shared by
 // the adapters that translate another provider's stream.
-import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../../core/openai-types.js';
+import type { ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from './openai-types.js';
 
 export type Delta = ChatCompletionChunk['choices'][number]['delta'];
 

@@ -1,7 +1,7 @@
 // Embedding helpers the provider adapters share: texts only (token arrays
 // are an OpenAI-compatible upstream's alone) and reading number vectors out
 // of untyped upstream JSON.
-import type { EmbeddingRequest } from '../types.js';
+import type { EmbeddingRequest } from './types.js';
 import { invalidRequest } from './inputs.js';
 
 /** The inputs as texts; token arrays are refused for provider types that take text only. */

@@ -2,7 +2,7 @@
 // for a request an adapter cannot map. The anthropic and bedrock adapters
 // import them from here (one copy, no shared folder of their own).
 import { randomUUID } from 'node:crypto';
-import { MalformedDataError } from '../../../../core/errors.js';
+import { MalformedDataError } from '../../../../shared/errors.js';
 
 export interface InlineImage {
   /** image/png, image/jpeg, ... (lower-cased, parameters dropped) */

@@ -4,7 +4,7 @@
 // so the gateway's own mapping (model, messages, tools) always wins.
 // OpenAI and Anthropic take snake_case (`parallelToolCalls` arrives as
 // `parallel_tool_calls`); Gemini and Bedrock take their camelCase as given.
-import type { ChatCompletionRequest } from '../../core/openai-types.js';
+import type { ChatCompletionRequest } from './openai-types.js';
 import { asObject } from './inputs.js';
 
 /** The options addressed to this provider: by its slug first, else by its type; never the gateway's own. */

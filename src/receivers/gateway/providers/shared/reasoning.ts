@@ -3,7 +3,7 @@
 // `reasoning_effort` / `reasoning: {effort, max_tokens, exclude, enabled}`,
 // the thinking budgets derived from it, and `reasoning_details` merged back
 // into whole signed blocks for the next turn.
-import type { ChatCompletionRequest, ReasoningDetail, ReasoningEffort } from '../../core/openai-types.js';
+import type { ChatCompletionRequest, ReasoningDetail, ReasoningEffort } from './openai-types.js';
 import { invalidRequest } from './inputs.js';
 
 export type Effort = Exclude<ReasoningEffort, 'none'>;

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { anthropicAdapter } from '../../../../../src/receivers/gateway/providers/anthropic/index.js';
-import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/types.js';
+import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/shared/types.js';
 import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/shared/inputs.js';
 import { assemble, complete, context, json, PNG_BASE64, PNG_DATA_URL, startFake, stream, type FakeUpstream, type Handler } from '../shared/fake-upstream.js';
 import { message, messageEnd, messageStart, sendEvents, sendMessage, textBlock, toolBlock } from './fixtures.js';

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { bedrockAdapter } from '../../../../../src/receivers/gateway/providers/bedrock/index.js';
-import { ProviderNotConfiguredError } from '../../../../../src/receivers/gateway/providers/types.js';
+import { ProviderNotConfiguredError } from '../../../../../src/receivers/gateway/providers/shared/types.js';
 import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/shared/inputs.js';
-import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/types.js';
+import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/shared/types.js';
 import { assemble, complete, context, PNG_BASE64, PNG_DATA_URL, servePng, startFake, stream, type FakeUpstream, type Handler, type Seen } from '../shared/fake-upstream.js';
 import { endFrames, exceptionFrame, frame, sendConverse, sendError, sendFrames, textFrames, toolFrames } from './fixtures.js';
 import { converseRequest, CREDENTIALS, REGION, requestProblems, sigV4Problems, type ConverseRequest } from './wire-schema.js';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { googleAdapter } from '../../../../../src/receivers/gateway/providers/google/index.js';
 import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/shared/inputs.js';
-import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/types.js';
+import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/shared/types.js';
 import { assemble, complete, context, json, PNG_BASE64, PNG_DATA_URL, servePng, startFake, stream, type FakeUpstream, type Handler, type Seen } from '../shared/fake-upstream.js';
 import { response, sendResponse, sendStream, usageMetadata } from './fixtures.js';
 import { generateContentRequest, validateGemini, type GenerateContentRequest } from './wire-schema.js';

@@ -6,8 +6,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
 import type { z } from 'zod';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../../../src/receivers/gateway/core/openai-types.js';
-import type { AttemptContext, BaseProviderConfig, ProviderAdapter, UpstreamErrorInfo } from '../../../../../src/receivers/gateway/providers/types.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../../../../../src/receivers/gateway/providers/shared/openai-types.js';
+import type { AttemptContext, BaseProviderConfig, ProviderAdapter, UpstreamErrorInfo } from '../../../../../src/receivers/gateway/providers/shared/types.js';
 
 export interface Seen {
   method: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ChatCompletionRequest } from '../../../../../src/receivers/gateway/core/openai-types.js';
+import type { ChatCompletionRequest } from '../../../../../src/receivers/gateway/providers/shared/openai-types.js';
 import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/shared/inputs.js';
 import { reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../../../../../src/receivers/gateway/providers/shared/reasoning.js';
 

@@ -2,8 +2,8 @@ import { createHistogram } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { EVENT_LOOP_DELAY_METRIC, fold } from '../../src/core/event-loop-delay.js';
-import { Telemetry } from '../../src/core/telemetry.js';
+import { EVENT_LOOP_DELAY_METRIC, fold } from '../../src/shared/event-loop-delay.js';
+import { Telemetry } from '../../src/shared/telemetry.js';
 
 function sample(text: string, suffix: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${EVENT_LOOP_DELAY_METRIC}${suffix} `));

@@ -34,10 +34,3 @@ export const clusterConfigSchema = z.strictObject({
 });
 
 export type ClusterConfig = z.output<typeof clusterConfigSchema>;
-
-/** The URL without its password, for logs and GET /v1/cluster. */
-export function redactedRedisUrl(url: string): string {
-  const parsed = new URL(url);
-  if (parsed.password !== '') parsed.password = '***';
-  return parsed.toString();
-}

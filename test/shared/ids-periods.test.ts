@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { generationIdTime, isGenerationId, newGenerationId } from '../../src/usage/generation-id.js';
-import { addDays, dayStart, periodId } from '../../src/usage/periods.js';
+import { generationIdTime, isGenerationId, newGenerationId } from '../../src/shared/generation-id.js';
+import { addDays, dayStart, periodId } from '../../src/shared/periods.js';
 
 describe('generation ids', () => {
   it('are gen_ and a 26-character ULID carrying their time, all distinct', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSse, SseParser, type SseEvent } from '../../../../src/receivers/gateway/core/sse.js';
+import { parseSse, SseParser, type SseEvent } from '../../../../../src/receivers/gateway/providers/shared/sse.js';
 
 async function* chunks(parts: readonly (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
   for (const part of parts) yield typeof part === 'string' ? Buffer.from(part) : part;

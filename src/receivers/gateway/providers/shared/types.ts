@@ -4,7 +4,7 @@
 // cancellation and spans. So a new provider type is four mappings: request,
 // response, stream and error classification.
 import type { z } from 'zod';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from '../core/openai-types.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from './openai-types.js';
 
 /** Provider settings every type shares (`receivers.gateway.providers.<slug>`). */
 export interface BaseProviderConfig {
