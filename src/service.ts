@@ -17,10 +17,11 @@ import { mountConsole } from './admin/console/serve.js';
 import { StatsSampler } from './admin/stats/sampler.js';
 import { mountStatsApi } from './admin/stats/routes.js';
 import type { Host } from './core/component.js';
-import { LISTENER_GROUP, provideService } from './core/host-services.js';
+import { LISTENER_GROUP, provideService, SHUTDOWN_DEADLINE } from './core/host-services.js';
 import { ConfigError, errorMessage } from './shared/errors.js';
 import { Graph } from './core/graph.js';
 import { ListenerGroup } from './core/listener/group.js';
+import { ShutdownDeadline } from './core/shutdown-deadline.js';
 import { ensureStorageDirectory } from './core/storage.js';
 import { Telemetry } from './shared/telemetry.js';
 
@@ -52,6 +53,7 @@ export class Service {
   /** Without service.cluster.instance_id, one random id for the process's life (reloads keep it). */
   readonly #defaultInstanceId = newInstanceId();
   #listeners: ListenerGroup | undefined;
+  #deadline: ShutdownDeadline | undefined;
   #state: { readonly state: SharedState; readonly identity: string } | undefined;
   #stopping = false;
   #shutdown: Promise<void> | undefined;
@@ -162,6 +164,7 @@ export class Service {
     const listeners = this.#listeners;
     if (graph === undefined) return;
     const graceMs = this.#config?.service.shutdown_grace ?? 0;
+    this.#deadline?.begin(graceMs);
     listeners?.stopAccepting();
     const logger = this.logger;
     const force = setTimeout(function graceOver() {
@@ -192,6 +195,9 @@ export class Service {
     const listeners = new ListenerGroup();
     provideService(host, LISTENER_GROUP, listeners);
     this.#listeners = listeners;
+    const deadline = new ShutdownDeadline();
+    provideService(host, SHUTDOWN_DEADLINE, deadline);
+    this.#deadline = deadline;
     const graph = new Graph(config, host);
     this.#graph = graph;
     await graph.start();

@@ -4,6 +4,7 @@
 // the collector's extensions work this way.
 import type { Host } from './component.js';
 import type { ListenerGroup } from './listener/group.js';
+import type { ShutdownDeadline } from './shutdown-deadline.js';
 
 export class ServiceKey<T> {
   // The phantom field keeps keys of different types apart for the compiler.
@@ -33,3 +34,6 @@ export function hostService<T>(host: Host, key: ServiceKey<T>): T | undefined {
 
 /** The listeners of the running graph, stopped together at shutdown; absent for a host the service did not build (unit tests). */
 export const LISTENER_GROUP = new ServiceKey<ListenerGroup>('listener-group');
+
+/** When the running graph must be stopped by; exporters bound their final flush by it. Absent outside the service (unit tests). */
+export const SHUTDOWN_DEADLINE = new ServiceKey<ShutdownDeadline>('shutdown-deadline');

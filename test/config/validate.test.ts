@@ -44,6 +44,11 @@ describe('config validation', () => {
     expect(config.service.telemetry.logs.level).toBe('info');
   });
 
+  it('refuses a shutdown_grace or admin timeout longer than a Node timer can hold, naming the key', () => {
+    const text = GOOD.replace('service:\n', 'service:\n  shutdown_grace: 30d\n  admin: { idle_timeout: 22d }\n');
+    expect(problemsOf(text)).toEqual(['service.admin.idle_timeout: must be at most 21d', 'service.shutdown_grace: must be at most 21d']);
+  });
+
   it('names the YAML path of a bad enum value', () => {
     expect(problemsOf(GOOD.replace('encoding: json', 'encoding: xml'))).toEqual(['exporters.fakeout/acme.encoding: must be one of json, protobuf']);
   });

@@ -1,11 +1,13 @@
 // The admin endpoint behind TLS and mTLS, used by real clients (undici's
 // fetch with the test CA, and curl): health, metrics and the drains API with
-// the admin key; under mTLS a client without a certificate is refused.
+// the admin key; under mTLS a client without a certificate is refused; a
+// rotated certificate is served after SIGHUP.
+import { copyFile } from 'node:fs/promises';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { curl } from '../helpers/curl.js';
-import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
-import { issueCert, strangerCert, testTls } from '../helpers/tls.js';
+import { freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
+import { issueCert, servedName, strangerCert, testTls } from '../helpers/tls.js';
 
 const ADMIN_KEY = 'admin-over-tls';
 
@@ -15,8 +17,13 @@ afterEach(async () => {
 });
 
 /** A daemon whose admin endpoint serves TLS (mTLS when clientCa is set); readiness is probed through `agent`. */
-async function startTlsAdmin(agent: Agent, clientCaFile: string | undefined): Promise<RunningDaemon> {
+async function startTlsAdmin(agent: Agent, clientCaFile: string | undefined): Promise<RunningDaemon & { certFile: string; keyFile: string }> {
   const server = issueCert('admin.sluice.test', 'server');
+  // Copies, so a test can rotate the certificate in place.
+  const certFile = `${server.certFile}.served`;
+  const keyFile = `${server.keyFile}.served`;
+  await copyFile(server.certFile, certFile);
+  await copyFile(server.keyFile, keyFile);
   const otlp = await freePort();
   const clientCa = clientCaFile === undefined ? '' : `, client_ca_file: ${clientCaFile}`;
   const daemon = await startDaemon(
@@ -30,7 +37,7 @@ service:
   admin:
     endpoint: 127.0.0.1:${adminPort}
     api_key: ${ADMIN_KEY}
-    tls: { cert_file: ${server.certFile}, key_file: ${server.keyFile}${clientCa} }
+    tls: { cert_file: ${certFile}, key_file: ${keyFile}${clientCa} }
   pipelines: { traces: { receivers: [otlp], exporters: [drains] } }
 `,
     {
@@ -38,7 +45,7 @@ service:
     },
   );
   cleanups.push(() => daemon.cleanup());
-  return daemon;
+  return { ...daemon, certFile, keyFile };
 }
 
 function newAgent(options: { ca: string; cert?: string; key?: string }): Agent {
@@ -79,6 +86,16 @@ describe('admin endpoint over TLS', () => {
     // Plaintext HTTP on the TLS port gets no answer of the admin API.
     const plain = await fetch(`http://127.0.0.1:${daemon.adminPort}/healthz`).then((r) => r.status, () => 'refused');
     expect(plain).not.toBe(200);
+
+    // A rotated certificate is served after SIGHUP, and the API keeps answering.
+    expect(await servedName(daemon.adminPort, tls.ca)).toBe('admin.sluice.test');
+    const rotated = issueCert('rotated-admin.sluice.test', 'server');
+    await copyFile(rotated.certFile, daemon.certFile);
+    await copyFile(rotated.keyFile, daemon.keyFile);
+    daemon.child.kill('SIGHUP');
+    await waitUntil(async () => (await servedName(daemon.adminPort, tls.ca).catch(() => '')) === 'rotated-admin.sluice.test', 10_000, 'the rotated certificate');
+    const afterRotation = await curl('--cacert', tls.caFile, `${base}/v1/drains`, '-H', `authorization: ${authorization}`);
+    expect(JSON.parse(afterRotation.out)).toMatchObject({ drains: [{ id: drain.id }] });
     expect(await daemon.stop()).toBe(0);
   });
 

@@ -2,7 +2,9 @@
 // listener, then SIGTERM: /readyz answers 503 at once, the process exits 0
 // within service.shutdown_grace + 1 s, an open gateway stream gets the
 // in-band shutting_down event, and spans acknowledged before the signal
-// reach the destination after the next start.
+// reach the destination after the next start. An exporter whose destination
+// never answers gives up its delivery when the grace is over; the batch stays
+// queued and is delivered after the next start.
 import type { ServerResponse } from 'node:http';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -171,5 +173,56 @@ describe('bounded shutdown', () => {
     await waitUntil(async () => (await fetch(`http://127.0.0.1:${moved.http}/v1/traces`).catch(() => null))?.status === 405, 5_000, 'the new listener');
     expect(await exportSpans(moved.http)).toBe(0);
     expect(await daemon.stop()).toBe(0);
+  });
+
+  const silentDestinations = {
+    otlphttp: (url: string) => `exporters:\n  otlphttp: { endpoint: ${url}, compression: none, timeout: 60s }`,
+    drains: (url: string) => `exporters:\n  drains: {}\ndrains:\n  - { name: silent, url: ${url}, insecure: true, compression: none }`,
+  };
+  it.each(['otlphttp', 'drains'] as const)("bounds the %s exporter's last flush by shutdown_grace: a destination that never answers keeps its batch queued for the next start", async (exporter) => {
+    const sink = await startOtlpSink({ tls: false });
+    cleanups.push(() => sink.close());
+    let hanging = 0;
+    sink.respond = () => {
+      hanging += 1;
+      return 'hang';
+    };
+    const http = await freePort();
+    const graceMs = 1_000;
+    const flushConfig = ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:${http} } } }
+${silentDestinations[exporter](sink.url)}
+service:
+  shutdown_grace: ${graceMs}ms
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort} }
+  pipelines: { traces: { receivers: [otlp], exporters: [${exporter}] } }
+`;
+    const daemon = await startDaemon(flushConfig);
+    cleanups.push(() => daemon.cleanup());
+    expect(await exportSpans(http)).toBe(0);
+    await waitUntil(() => hanging === 1, 10_000, 'the delivery to reach the silent destination');
+
+    const exited = new Promise<number | null>((resolve) => daemon.child.once('exit', (code) => resolve(code)));
+    const signalled = Date.now();
+    daemon.child.kill('SIGTERM');
+    const code = await exited;
+    const elapsed = Date.now() - signalled;
+    console.log(`shutdown with a delivery to ${exporter} that the destination never answers: exit ${code} after ${elapsed} ms (shutdown_grace ${graceMs} ms)`);
+    expect(code).toBe(0);
+    expect(elapsed).toBeLessThan(graceMs + 1_000);
+    const logs = daemon.logs.join('\n');
+    // The exporter gave up its delivery at the grace and closed its queue: a clean stop, not the service's backstop.
+    expect(logs).toContain('deliveries still in flight after the grace period; aborting them, their records stay queued');
+    expect(logs).toContain('"msg":"sluice stopped"');
+    expect(logs).not.toContain('exporters still flushing');
+
+    sink.respond = () => ({ status: 200 });
+    const next = await startDaemon(flushConfig, { dir: daemon.dir });
+    cleanups.push(() => next.cleanup());
+    await sink.waitForSpans(2, 10_000);
+    expect(sink.spans().map((s) => s.span.name).sort()).toEqual(['GET /api/cart', 'SELECT cart']);
+    expect(await next.stop()).toBe(0);
   });
 });

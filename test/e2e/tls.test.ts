@@ -3,7 +3,6 @@
 // credentials and headers), the openai SDK, curl and a browser's preflight.
 import { readFile, writeFile, copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { connect as tlsConnect } from 'node:tls';
 import { credentials, Metadata } from '@grpc/grpc-js';
 import { ExportResultCode } from '@opentelemetry/core';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
@@ -15,7 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { curl } from '../helpers/curl.js';
 import { freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
-import { issueCert, testTls } from '../helpers/tls.js';
+import { issueCert, servedName, testTls } from '../helpers/tls.js';
 import { completion, sendJson, startUpstream } from '../receivers/gateway/harness.js';
 
 const OTLP_KEY = 'otlp-secret';
@@ -33,18 +32,6 @@ function exportWith(exporter: SpanExporter): Promise<number> {
 async function spansInFile(dir: string): Promise<number> {
   const text = await readFile(join(dir, 'traces.jsonl'), 'utf8').catch(() => '');
   return text.split('\n').filter(Boolean).reduce((n, line) => n + (line.match(/"spanId"/g)?.length ?? 0), 0);
-}
-
-/** The common name of the certificate a fresh TLS connection is served. */
-function servedName(port: number, ca: string, client: { cert: string; key: string }): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host: '127.0.0.1', port, ca, servername: 'localhost', cert: client.cert, key: client.key }, () => {
-      const subject = socket.getPeerCertificate().subject;
-      socket.destroy();
-      resolve(String(subject?.CN ?? ''));
-    });
-    socket.once('error', reject);
-  });
 }
 
 describe('TLS, auth and CORS on the listeners', () => {

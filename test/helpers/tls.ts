@@ -5,6 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
 
 export interface TestTls {
   caFile: string;
@@ -71,4 +72,16 @@ function issuedFiles(dir: string, name: string): IssuedCert {
     cert: readFileSync(join(dir, `${name}.pem`), 'utf8'),
     key: readFileSync(join(dir, `${name}.key`), 'utf8'),
   };
+}
+
+/** The common name of the certificate a fresh TLS connection to 127.0.0.1:port is served (with a client certificate for mTLS). */
+export function servedName(port: number, ca: string, client?: { cert: string; key: string }): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tlsConnect({ host: '127.0.0.1', port, ca, servername: 'localhost', ...(client === undefined ? {} : { cert: client.cert, key: client.key }) }, () => {
+      const subject = socket.getPeerCertificate().subject;
+      socket.destroy();
+      resolve(String(subject?.CN ?? ''));
+    });
+    socket.once('error', reject);
+  });
 }

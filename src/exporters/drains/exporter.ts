@@ -10,7 +10,8 @@ import type { DrainStore } from '../../cluster/drain-store.js';
 import type { SharedState } from '../../cluster/state.js';
 import type { CreateSettings, Exporter, Host } from '../../core/component.js';
 import { errorMessage } from '../../shared/errors.js';
-import { provideService } from '../../core/host-services.js';
+import { hostService, provideService, SHUTDOWN_DEADLINE } from '../../core/host-services.js';
+import type { ShutdownDeadline } from '../../core/shutdown-deadline.js';
 import type { TraceBatch } from '../../otlp/batch.js';
 import { encodeRequest } from '../../otlp/proto-codec.js';
 import type { DrainsExporterConfig } from './config.js';
@@ -22,6 +23,7 @@ import { createTransport } from './drain-sender.js';
 import { drainDirectory, DrainUnit } from './drain-unit.js';
 import { sampleTrace } from './sample-trace.js';
 
+/** In-flight deliveries of a drain being removed or replaced get this long (ms); at shutdown, what is left of service.shutdown_grace. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
 export class DrainsExporter implements Exporter, DrainsController {
@@ -35,6 +37,7 @@ export class DrainsExporter implements Exporter, DrainsController {
   #store: DrainStore<DrainDefinition> | undefined;
   #shared: SharedState | undefined;
   #withdraw: (() => void) | undefined;
+  #deadline: ShutdownDeadline | undefined;
   /** A resync is queued and has not started: further announcements fold into it. */
   #resyncQueued = false;
   #storageDirectory: string;
@@ -54,6 +57,7 @@ export class DrainsExporter implements Exporter, DrainsController {
     if (this.#started) return;
     this.#started = true;
     this.#storageDirectory = host.storageDirectory;
+    this.#deadline = hostService(host, SHUTDOWN_DEADLINE);
     this.#shared = host.state;
     this.#store = this.#shared.drainStore(parseStoredDrain);
     const loadedAt = Date.now();
@@ -275,7 +279,8 @@ export class DrainsExporter implements Exporter, DrainsController {
     await this.#changes;
     const units = [...this.#units.values()];
     this.#units.clear();
-    await Promise.all(units.map((unit) => unit.shutdown(SHUTDOWN_GRACE_MS)));
+    const graceMs = this.#deadline?.remainingMs() ?? SHUTDOWN_GRACE_MS;
+    await Promise.all(units.map((unit) => unit.shutdown(graceMs)));
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {

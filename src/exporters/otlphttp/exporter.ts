@@ -3,6 +3,8 @@
 // batch is in the queue.
 import { readFile } from 'node:fs/promises';
 import type { CreateSettings, Exporter } from '../../core/component.js';
+import { hostService, SHUTDOWN_DEADLINE } from '../../core/host-services.js';
+import type { ShutdownDeadline } from '../../core/shutdown-deadline.js';
 import { createQueuedSender, createSendingQueue, type QueuedSender } from '../exporterhelper/index.js';
 import type { OtlpHttpConfig } from './config.js';
 import { createHttpTransport, type Transport } from './transport.js';
@@ -10,9 +12,11 @@ import { createHttpTransport, type Transport } from './transport.js';
 export function createOtlpHttpExporter(settings: CreateSettings, config: OtlpHttpConfig): Exporter {
   let sender: QueuedSender | undefined;
   let transport: Transport | undefined;
+  let deadline: ShutdownDeadline | undefined;
 
   return {
-    start: async function start() {
+    start: async function start(host) {
+      deadline = hostService(host, SHUTDOWN_DEADLINE);
       const ca = config.tls.ca_file === undefined ? undefined : await readFile(config.tls.ca_file, 'utf8');
       transport = createHttpTransport({
         url: config.endpoint,
@@ -40,7 +44,8 @@ export function createOtlpHttpExporter(settings: CreateSettings, config: OtlpHtt
       return sender.consume(batch.toProto(), batch.spanCount);
     },
     shutdown: async function shutdown() {
-      await sender?.shutdown();
+      // In-flight deliveries get what is left of service.shutdown_grace; the rest stays queued.
+      await sender?.shutdown(deadline?.remainingMs());
       await transport?.close();
       sender = undefined;
       transport = undefined;

@@ -96,7 +96,8 @@ describe('OTLP/gRPC connection limits', () => {
     expect(await openConnections(harness)).toBe(1);
 
     await waitUntil(async () => (await openConnections(harness)) === 0, 5_000, 'the idle connection to close');
-    expect(client.getChannel().getConnectivityState(false)).toBe(connectivityState.IDLE);
+    // The client saw the GOAWAY: its channel went idle rather than failing.
+    await waitUntil(() => client.getChannel().getConnectivityState(false) === connectivityState.IDLE, 5_000, 'the channel to go idle');
     expect(await exportOn(client)).toBeNull();
     expect(await openConnections(harness)).toBe(1);
     expect(harness.consumer.batches).toHaveLength(2);
