@@ -71,6 +71,8 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
     consume: function consume(batch) {
       // Encoding runs in slices beside other batches' encoding; the writes stay in consume() order.
       const line = batch.toJsonBytes(JSON_SLICE_MS, '\n');
+      // Its failure is reported through `written`, once the lines before it are written.
+      line.catch(() => undefined);
       const written = new Promise<void>(function enqueue(resolve, reject) {
         pending.push({ line, settle: (err) => (err === undefined ? resolve() : reject(err)) });
       });
