@@ -11,12 +11,14 @@
 export const LEAN_GROWTH_FACTOR = 1;
 export const DEFAULT_GROWTH_FACTOR = 2; // V8's own default
 /**
- * While busy, the old generation may grow to 2.5x what the last full
- * collection left before the next one. Left to itself V8 chose about 1.2x
- * under the mixed load, which meant a full collection (6-18 ms pauses) every
- * 0.5-1 s; at 2.5x one in about 15 s (bench/RESULTS.md, mixed load).
+ * While busy, the old generation may grow to 4x what the last full
+ * collection left (V8's own upper bound) before the next one. Left to itself
+ * V8 chose about 1.2x under the mixed load, which meant a full collection
+ * (6-18 ms pauses) every 0.5-1 s. A fixed factor below V8's own choice costs
+ * throughput where V8 already chose a large one: 2.5x made the pipeline's
+ * maximum 40% dearer per span, 1.5x 130% (bench/RESULTS.md).
  */
-const BUSY_HEAP_GROWING_PERCENT = 150;
+const BUSY_HEAP_GROWING_PERCENT = 300;
 
 /** The V8 flags for a growth factor: lean keeps V8's own old-generation sizing (0 = unset). */
 export function heapFlags(factor: number): string {

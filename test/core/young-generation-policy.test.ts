@@ -28,6 +28,6 @@ describe('young generation growth policy', () => {
 
   it('gives the old generation more room only while busy', () => {
     expect(heapFlags(LEAN_GROWTH_FACTOR)).toBe('--semi-space-growth-factor=1 --heap-growing-percent=0');
-    expect(heapFlags(DEFAULT_GROWTH_FACTOR)).toBe('--semi-space-growth-factor=2 --heap-growing-percent=150');
+    expect(heapFlags(DEFAULT_GROWTH_FACTOR)).toBe('--semi-space-growth-factor=2 --heap-growing-percent=300');
   });
 });
