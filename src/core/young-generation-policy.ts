@@ -10,45 +10,59 @@
 
 export const LEAN_GROWTH_FACTOR = 1;
 export const DEFAULT_GROWTH_FACTOR = 2; // V8's own default
-/**
- * While busy, the old generation may grow to 4x what the last full
- * collection left (V8's own upper bound) before the next one. Left to itself
- * V8 chose about 1.2x under the mixed load, which meant a full collection
- * (6-18 ms pauses) every 0.5-1 s. A fixed factor below V8's own choice costs
- * throughput where V8 already chose a large one: 2.5x made the pipeline's
- * maximum 40% dearer per span, 1.5x 130% (bench/RESULTS.md).
- */
-const BUSY_HEAP_GROWING_PERCENT = 300;
-
-/** The V8 flags for a growth factor: lean keeps V8's own old-generation sizing (0 = unset). */
-export function heapFlags(factor: number): string {
-  const percent = factor === LEAN_GROWTH_FACTOR ? 0 : BUSY_HEAP_GROWING_PERCENT;
-  return `--semi-space-growth-factor=${factor} --heap-growing-percent=${percent}`;
-}
 const BUSY_UTILIZATION = 0.3; // at or above: allow growth
 const QUIET_UTILIZATION = 0.15; // below, for QUIET_CHECKS checks in a row: lean again
 const QUIET_CHECKS = 10;
+/**
+ * After this many busy checks in a row the old generation may also grow to
+ * 4x what the last full collection left (V8's own upper bound) before the
+ * next one. Left to itself V8 chose about 1.2x under the mixed load: a full
+ * collection (6-18 ms pauses) every 0.5-1 s. It waits for sustained load so
+ * that start-up's compile burst does not leave a steady, light load with a
+ * bigger heap. A fixed factor below V8's own choice costs throughput where V8
+ * already picks a large one: 2.5x made the pipeline's maximum 40% dearer per
+ * span, 1.5x 130% (bench/RESULTS.md).
+ */
+const OLD_GENERATION_AFTER_CHECKS = 5;
+const BUSY_HEAP_GROWING_PERCENT = 300;
+
+export interface HeapMode {
+  /** The young generation's semi-space growth factor. */
+  readonly factor: number;
+  /** Whether the old generation gets the busy growing factor (otherwise V8's own). */
+  readonly roomyOldGeneration: boolean;
+}
+
+export const LEAN: HeapMode = { factor: LEAN_GROWTH_FACTOR, roomyOldGeneration: false };
+
+/** The V8 flags for a mode (`--heap-growing-percent=0` leaves the factor to V8). */
+export function heapFlags(mode: HeapMode): string {
+  return `--semi-space-growth-factor=${mode.factor} --heap-growing-percent=${mode.roomyOldGeneration ? BUSY_HEAP_GROWING_PERCENT : 0}`;
+}
 
 export class GrowthPolicy {
-  factor = LEAN_GROWTH_FACTOR;
+  mode: HeapMode = LEAN;
   #quiet = 0;
+  #busy = 0;
 
-  /** The factor to set after a check window with this utilization (0..1), or undefined to keep the current one. */
-  next(utilization: number): number | undefined {
+  /** The mode to set after a check window with this utilization (0..1), or undefined to keep the current one. */
+  next(utilization: number): HeapMode | undefined {
     if (utilization >= BUSY_UTILIZATION) {
       this.#quiet = 0;
-      return this.#set(DEFAULT_GROWTH_FACTOR);
+      this.#busy++;
+      return this.#set({ factor: DEFAULT_GROWTH_FACTOR, roomyOldGeneration: this.mode.roomyOldGeneration || this.#busy >= OLD_GENERATION_AFTER_CHECKS });
     }
+    this.#busy = 0;
     if (utilization < QUIET_UTILIZATION) {
       this.#quiet++;
-      if (this.#quiet >= QUIET_CHECKS) return this.#set(LEAN_GROWTH_FACTOR);
+      if (this.#quiet >= QUIET_CHECKS) return this.#set(LEAN);
     } else this.#quiet = 0;
     return undefined;
   }
 
-  #set(factor: number): number | undefined {
-    if (factor === this.factor) return undefined;
-    this.factor = factor;
-    return factor;
+  #set(mode: HeapMode): HeapMode | undefined {
+    if (mode.factor === this.mode.factor && mode.roomyOldGeneration === this.mode.roomyOldGeneration) return undefined;
+    this.mode = mode;
+    return mode;
   }
 }

@@ -11,17 +11,17 @@
 // collections (young-generation-policy.ts).
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
-import { GrowthPolicy, heapFlags, LEAN_GROWTH_FACTOR } from './young-generation-policy.js';
+import { GrowthPolicy, heapFlags, LEAN } from './young-generation-policy.js';
 
 const CHECK_INTERVAL_MS = 1_000;
 
-setFlagsFromString(heapFlags(LEAN_GROWTH_FACTOR));
+setFlagsFromString(heapFlags(LEAN));
 
 const policy = new GrowthPolicy();
 let last = performance.eventLoopUtilization();
 setInterval(function followLoad() {
   const now = performance.eventLoopUtilization();
-  const factor = policy.next(performance.eventLoopUtilization(now, last).utilization);
+  const mode = policy.next(performance.eventLoopUtilization(now, last).utilization);
   last = now;
-  if (factor !== undefined) setFlagsFromString(heapFlags(factor));
+  if (mode !== undefined) setFlagsFromString(heapFlags(mode));
 }, CHECK_INTERVAL_MS).unref();

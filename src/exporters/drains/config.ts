@@ -3,7 +3,7 @@
 // config loader and injected into the exporter as its `drains` key.
 import { z } from 'zod';
 import { caFileProblem } from '../../config/pem.js';
-import { byteSize, duration } from '../../shared/units.js';
+import { byteSize, timerDuration } from '../../shared/units.js';
 import { samplingRuleSchema } from '../../processors/sampling/config.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 import { MAX_DRAINS, MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from './limits.js';
@@ -76,10 +76,10 @@ export const drainsExporterConfigSchema = z
     /** Injected from the top-level `drains:` list. */
     drains: z.custom<DrainConfig[]>().default([]),
     /** ms */
-    decision_wait: duration(),
+    decision_wait: timerDuration(),
     max_pending_spans: z.number().int().positive(),
     /** ms, per delivery request */
-    timeout: duration(),
+    timeout: timerDuration(),
     ...queuedSenderConfigShape,
   })
   .superRefine(function drainsQueueOnDisk(config, ctx) {

@@ -2,7 +2,7 @@
 // `512MiB` or a byte count, durations `200ms`, `24h` or a number of ms; both
 // parse to numbers here. Defaults live here only.
 import { z } from 'zod';
-import { byteSize, duration } from '../../shared/units.js';
+import { byteSize, timerDuration } from '../../shared/units.js';
 
 const MIB = 1024 * 1024;
 
@@ -26,7 +26,7 @@ export const DEFAULT_RETRY_ON_FAILURE = {
 
 const positiveInt = z.number().int().positive();
 const positiveBytes = () => byteSize().pipe(z.number().positive({ error: 'must be greater than 0' }));
-const positiveMs = () => duration().pipe(z.number().positive({ error: 'must be greater than 0' }));
+const positiveMs = () => timerDuration().pipe(z.number().positive({ error: 'must be greater than 0' }));
 
 export const sendingQueueSchema = z
   .object({
@@ -37,7 +37,7 @@ export const sendingQueueSchema = z
     num_consumers: positiveInt.default(DEFAULT_SENDING_QUEUE.num_consumers),
     max_batch_spans: positiveInt.default(DEFAULT_SENDING_QUEUE.max_batch_spans),
     max_batch_bytes: positiveBytes().default(DEFAULT_SENDING_QUEUE.max_batch_bytes),
-    flush_timeout: duration().default(DEFAULT_SENDING_QUEUE.flush_timeout),
+    flush_timeout: timerDuration().default(DEFAULT_SENDING_QUEUE.flush_timeout),
   })
   .strict()
   .refine((q) => q.max_batch_bytes <= q.max_size, { message: 'max_batch_bytes must be <= max_size', path: ['max_batch_bytes'] });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { caFileProblem } from '../../config/pem.js';
-import { duration } from '../../shared/units.js';
+import { timerDuration } from '../../shared/units.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 
 export const ENCODINGS = ['json', 'protobuf'] as const;
@@ -19,7 +19,7 @@ export const otlphttpConfigSchema = z
         if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
       }).optional(),
     }).strict(),
-    timeout: duration(),
+    timeout: timerDuration(),
     ...queuedSenderConfigShape,
   })
   .strict();

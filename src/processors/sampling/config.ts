@@ -1,6 +1,6 @@
 // The `sampling` processor's config, and the rule schema drains share.
 import { z } from 'zod';
-import { duration } from '../../shared/units.js';
+import { timerDuration } from '../../shared/units.js';
 
 export const DEFAULT_DECISION_WAIT = '2s';
 export const DEFAULT_MAX_PENDING_SPANS = 100_000;
@@ -17,7 +17,7 @@ export const samplingRuleSchema = z.strictObject({
 export const samplingConfigSchema = z.strictObject({
   rules: z.array(samplingRuleSchema),
   /** ms */
-  decision_wait: duration(),
+  decision_wait: timerDuration(),
   max_pending_spans: z.number().int().positive(),
 });
 

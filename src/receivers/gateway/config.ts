@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { configErrorMap } from '../../config/format-issues.js';
 import { keysParsed } from '../../config/when-parsed.js';
-import { byteSize, duration } from '../../shared/units.js';
+import { byteSize, timerDuration } from '../../shared/units.js';
 import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
 import { BUDGET_PERIODS } from '../../shared/periods.js';
 import { modelSchema } from './core/catalog-config.js';
@@ -55,8 +55,8 @@ const apiKeySchema = z.unknown().transform(function validateKey(value, ctx): str
 const providerSchema = z
   .looseObject({
     type: z.string(),
-    first_byte_timeout: duration().optional(),
-    stream_idle_timeout: duration().optional(),
+    first_byte_timeout: timerDuration().optional(),
+    stream_idle_timeout: timerDuration().optional(),
   })
   .transform(function validateProvider(raw, ctx): BaseProviderConfig {
     const schema = providerConfigSchemas.get(raw.type);
@@ -80,8 +80,8 @@ export const gatewayConfigSchema = z
     environment: z.string().min(1),
     api_keys: z.array(apiKeySchema).min(1, 'must list at least one key'),
     max_request_body_size: byteSize(),
-    first_byte_timeout: duration(),
-    stream_idle_timeout: duration(),
+    first_byte_timeout: timerDuration(),
+    stream_idle_timeout: timerDuration(),
     providers: z.record(z.string().regex(/^[^/\s]+$/, 'a provider slug must not contain "/"'), providerSchema),
     models: z.array(modelSchema),
     capture_content: z.boolean(),

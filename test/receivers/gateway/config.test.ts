@@ -27,6 +27,10 @@ describe('gateway config', () => {
     });
   });
 
+  it('refuses timeouts longer than a Node timer can hold, naming the key', () => {
+    expect(problems({ first_byte_timeout: '30d', stream_idle_timeout: '21d' })).toEqual(['first_byte_timeout: must be at most 21d']);
+  });
+
   it('accepts api_keys as strings or objects with requests_per_minute', () => {
     const result = parse({ api_keys: ['a', { key: 'b', requests_per_minute: 60 }] });
     expect(result.success && result.data.api_keys).toEqual(['a', { key: 'b', requests_per_minute: 60 }]);

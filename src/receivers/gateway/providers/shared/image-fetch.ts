@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
-import { byteSize, duration } from '../../../../shared/units.js';
+import { byteSize, timerDuration } from '../../../../shared/units.js';
 import { guardedLookup, isPublicAddress } from './address-guard.js';
 import { invalidRequest, type InlineImage } from './inputs.js';
 
@@ -19,7 +19,7 @@ export interface ImageFetchConfig {
 export const imageFetchConfigSchema = z
   .strictObject({
     max_size: byteSize().default(10 * 1024 * 1024),
-    timeout: duration().default(10_000),
+    timeout: timerDuration().default(10_000),
     allow_private_addresses: z.boolean().default(false),
   })
   .prefault({});
