@@ -56,7 +56,8 @@ ${drains}service:
 type Row = MaximumRow;
 
 // `node dist/bench/gateway-max.js --only=drains --cpu-prof`: one exporter, no relay,
-// Sluice under --cpu-prof with its profile printed; RESULTS.md is left alone.
+// Sluice under --cpu-prof with its profile printed (KEEP_PROFILE=1 keeps the
+// .cpuprofile and prints its directory); RESULTS.md is left alone.
 const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
 const PROFILE = process.argv.includes('--cpu-prof');
 const PROFILE_FRAMES = 40;

@@ -21,12 +21,7 @@ export interface DecodedFrame {
 /** The header (prefix + meta) for `data`; written next to it with writev, so data is never copied. */
 export function encodeFrameHeader(data: Uint8Array, spans: number, enqueuedAtMs: number): Buffer {
   const header = Buffer.alloc(FRAME_OVERHEAD_BYTES);
-  header.writeUInt32LE(FRAME_META_BYTES + data.byteLength, 0);
-  header.writeUInt8(FRAME_VERSION, FRAME_PREFIX_BYTES);
-  header.writeUInt32LE(spans, FRAME_PREFIX_BYTES + 4);
-  header.writeDoubleLE(enqueuedAtMs, FRAME_PREFIX_BYTES + 8);
-  const metaCrc = crc32(header.subarray(FRAME_PREFIX_BYTES));
-  header.writeUInt32LE(crc32(data, metaCrc), 4);
+  writeHeader(header, 0, data, spans, enqueuedAtMs);
   return header;
 }
 
@@ -36,15 +31,20 @@ export function encodeFrameHeader(data: Uint8Array, spans: number, enqueuedAtMs:
  * of them: many records framed in one buffer without a buffer each.
  */
 export function frameInPlace(target: Buffer, offset: number, dataBytes: number, spans: number, enqueuedAtMs: number): void {
+  const data = offset + FRAME_OVERHEAD_BYTES;
+  writeHeader(target, offset, target.subarray(data, data + dataBytes), spans, enqueuedAtMs);
+}
+
+/** Writes the header for `data` into `target` at `offset` (the reserved bytes zeroed). */
+function writeHeader(target: Buffer, offset: number, data: Uint8Array, spans: number, enqueuedAtMs: number): void {
   const meta = offset + FRAME_PREFIX_BYTES;
-  target.writeUInt32LE(FRAME_META_BYTES + dataBytes, offset);
+  target.writeUInt32LE(FRAME_META_BYTES + data.byteLength, offset);
   target.writeUInt8(FRAME_VERSION, meta);
   target.fill(0, meta + 1, meta + 4);
   target.writeUInt32LE(spans, meta + 4);
   target.writeDoubleLE(enqueuedAtMs, meta + 8);
   const metaCrc = crc32(target.subarray(meta, meta + FRAME_META_BYTES));
-  const data = offset + FRAME_OVERHEAD_BYTES;
-  target.writeUInt32LE(crc32(target.subarray(data, data + dataBytes), metaCrc), offset + 4);
+  target.writeUInt32LE(crc32(data, metaCrc), offset + 4);
 }
 
 export type FrameResult =

@@ -155,9 +155,10 @@ export class Sampler {
   }
 
   sample(index: WireIndex): SampleResult {
+    // No rules keep every trace: nothing to group, look up or remember (edge spans aside).
+    if (this.#rules.empty && !this.#excludeEdge) return this.#keepAll(index);
     const infos = index.resourceSpans.map((rs) => this.#resources.get(rs.resource === undefined ? undefined : index.buf.subarray(rs.resource[0], rs.resource[1])));
-    // No rules keep every trace: nothing to group, look up or remember.
-    if (this.#rules.empty && !(this.#excludeEdge && infos.some((info) => info.edge))) return this.#keepAll(index);
+    if (this.#rules.empty && !infos.some((info) => info.edge)) return this.#keepAll(index);
     const groups = this.#group(index, infos);
     for (const [key, group] of groups) this.#decideGroup(key, group, index.buf);
 
