@@ -22,6 +22,7 @@ const WIRE_END_GROUP = 4;
 const WIRE_FIXED32 = 5;
 const TWO_POW_32 = 4294967296;
 const MAX_EXACT_HIGH = 0x1fffff; // hi words up to this keep hi * 2^32 + lo below 2^53
+const BILLION = 1_000_000_000;
 const INITIAL_OUTPUT_FACTOR = 3; // JSON output bytes per input byte, a first guess
 const NONE = -1;
 
@@ -73,6 +74,102 @@ class JsonOut {
   byte(value: number): void {
     this.ensure(1);
     this.buf[this.pos++] = value;
+  }
+
+  /** A non-negative integer below 2^53, in decimal, without making a string. */
+  uint(value: number): void {
+    if (value < BILLION) {
+      this.#belowBillion(value);
+      return;
+    }
+    let high = Math.floor(value / BILLION);
+    let low = value - high * BILLION;
+    // The division rounds: near a multiple of 10^9 the quotient can be off by one.
+    if (low < 0) {
+      high -= 1;
+      low += BILLION;
+    } else if (low >= BILLION) {
+      high += 1;
+      low -= BILLION;
+    }
+    this.#belowBillion(high);
+    this.#nineDigits(low);
+  }
+
+  /** A 32-bit signed integer (an enum's value), in decimal. */
+  int32(value: number): void {
+    if (value < 0) this.byte(0x2d);
+    this.uint(Math.abs(value));
+  }
+
+  /** `key` then a non-negative integer. */
+  keyedUint(key: string, value: number): void {
+    this.raw(key);
+    this.uint(value);
+  }
+
+  /** The unsigned 64-bit integer hi * 2^32 + lo, in decimal. */
+  uint64(lo: number, hi: number): void {
+    if (hi <= MAX_EXACT_HIGH) {
+      this.uint(hi * TWO_POW_32 + lo);
+      return;
+    }
+    // Long division by 10^9 over 16-bit limbs: every step stays below 2^53,
+    // and so does the quotient (below 2^64 / 10^9).
+    let current = hi >>> 16;
+    let quotient = 0;
+    for (let limb = 0; limb < 4; limb++) {
+      const digit = Math.floor(current / BILLION);
+      const rest = current - digit * BILLION;
+      quotient = quotient * 65536 + digit;
+      if (limb === 3) {
+        this.uint(quotient);
+        this.#nineDigits(rest);
+        return;
+      }
+      const next = limb === 0 ? hi & 0xffff : limb === 1 ? lo >>> 16 : lo & 0xffff;
+      current = rest * 65536 + next;
+    }
+  }
+
+  /** The two's complement 64-bit integer in hi and lo, in decimal. */
+  int64(lo: number, hi: number): void {
+    if (hi < 0x80000000) {
+      this.uint64(lo, hi);
+      return;
+    }
+    const negatedLo = (~lo + 1) >>> 0;
+    const negatedHi = (~hi + (negatedLo === 0 ? 1 : 0)) >>> 0;
+    this.byte(0x2d);
+    this.uint64(negatedLo, negatedHi);
+  }
+
+  #belowBillion(value: number): void {
+    let digits = 1;
+    for (let limit = 10; limit <= value; limit *= 10) digits++;
+    this.ensure(digits);
+    const buf = this.buf;
+    let pos = this.pos + digits;
+    this.pos = pos;
+    let rest = value;
+    do {
+      const next = (rest / 10) | 0;
+      buf[--pos] = 0x30 + rest - next * 10;
+      rest = next;
+    } while (rest > 0);
+  }
+
+  #nineDigits(value: number): void {
+    this.ensure(9);
+    const buf = this.buf;
+    let pos = this.pos + 9;
+    this.pos = pos;
+    let rest = value;
+    for (let i = 0; i < 9; i++) {
+      const next = (rest / 10) | 0;
+      buf[--pos] = 0x30 + rest - next * 10;
+      rest = next;
+    }
   }
 
   /** The bytes [start, end) of `src` as a JSON string literal, escaped as JSON.stringify escapes. */
@@ -238,18 +335,6 @@ class WireReader {
     if (this.pos > end) throw malformed('a field overruns its message');
   }
 
-  /** The last 64-bit value read, unsigned, in decimal. */
-  unsignedDecimal(): string {
-    const { lo, hi } = this;
-    if (hi <= MAX_EXACT_HIGH) return String(hi * TWO_POW_32 + lo);
-    return ((BigInt(hi) << 32n) | BigInt(lo)).toString();
-  }
-
-  /** The last 64-bit value read, as a two's complement int64, in decimal. */
-  signedDecimal(): string {
-    if (this.hi < 0x80000000) return this.unsignedDecimal();
-    return BigInt.asIntN(64, (BigInt(this.hi) << 32n) | BigInt(this.lo)).toString();
-  }
 }
 
 /** Writes every length-delimited field `wanted` of the message [start, end) with `write`, comma-separated. */
@@ -333,12 +418,14 @@ function anyValue(r: WireReader, out: JsonOut, end: number): void {
       out.raw(lo !== 0 || hi !== 0 ? '{"boolValue":true}' : '{"boolValue":false}');
       break;
     case 3:
-      r.lo = lo;
-      r.hi = hi;
-      out.raw(`{"intValue":"${r.signedDecimal()}"}`);
+      out.raw('{"intValue":"');
+      out.int64(lo, hi);
+      out.raw('"}');
       break;
     case 4:
-      out.raw(`{"doubleValue":${jsonDouble(number)}}`);
+      out.raw('{"doubleValue":');
+      out.raw(jsonDouble(number));
+      out.byte(0x7d);
       break;
     case 5:
       out.raw('{"arrayValue":{"values":[');
@@ -397,7 +484,11 @@ function resource(r: WireReader, out: JsonOut, end: number): void {
   }
   out.raw('{"attributes":[');
   eachField(r, out, start, end, tag(1, WIRE_LEN), keyValue);
-  out.raw(dropped === 0 ? ']}' : `],"droppedAttributesCount":${dropped}}`);
+  if (dropped === 0) out.raw(']}');
+  else {
+    out.keyedUint('],"droppedAttributesCount":', dropped);
+    out.byte(0x7d);
+  }
 }
 
 /** InstrumentationScope { name = 1; version = 2; repeated attributes = 3; dropped_attributes_count = 4; } */
@@ -443,7 +534,7 @@ function scope(r: WireReader, out: JsonOut, end: number): void {
   }
   if (dropped !== 0) {
     out.comma(first);
-    out.raw(`"droppedAttributesCount":${dropped}`);
+    out.keyedUint('"droppedAttributesCount":', dropped);
   }
   out.byte(0x7d);
   r.pos = end;
@@ -452,7 +543,8 @@ function scope(r: WireReader, out: JsonOut, end: number): void {
 /** Span.Event { fixed64 time_unix_nano = 1; name = 2; repeated attributes = 3; dropped_attributes_count = 4; } */
 function spanEvent(r: WireReader, out: JsonOut, end: number): void {
   const start = r.pos;
-  let time = '0';
+  let timeLo = 0;
+  let timeHi = 0;
   let nameStart = 0;
   let nameEnd = 0;
   let attributes = 0;
@@ -461,7 +553,8 @@ function spanEvent(r: WireReader, out: JsonOut, end: number): void {
     const t = r.uint32(end);
     if (t === tag(1, WIRE_FIXED64)) {
       r.fixed64(end);
-      time = r.unsignedDecimal();
+      timeLo = r.lo;
+      timeHi = r.hi;
     } else if (t === tag(2, WIRE_LEN)) {
       nameStart = r.delimited(end);
       nameEnd = r.contentEnd;
@@ -471,10 +564,12 @@ function spanEvent(r: WireReader, out: JsonOut, end: number): void {
     } else if (t === tag(4, WIRE_VARINT)) dropped = r.uint32(end);
     else r.skip(t & 7, end);
   }
-  out.raw(`{"timeUnixNano":"${time}","name":`);
+  out.raw('{"timeUnixNano":"');
+  out.uint64(timeLo, timeHi);
+  out.raw('","name":');
   out.string(r.buf, nameStart, nameEnd);
   if (attributes > 0) list(r, out, ',"attributes":[', start, end, tag(3, WIRE_LEN), keyValue);
-  if (dropped !== 0) out.raw(`,"droppedAttributesCount":${dropped}`);
+  if (dropped !== 0) out.keyedUint(',"droppedAttributesCount":', dropped);
   out.byte(0x7d);
   r.pos = end;
 }
@@ -516,8 +611,8 @@ function spanLink(r: WireReader, out: JsonOut, end: number): void {
   out.byte(0x22);
   optionalString(out, ',"traceState":', r.buf, stateStart, stateEnd);
   if (attributes > 0) list(r, out, ',"attributes":[', start, end, tag(4, WIRE_LEN), keyValue);
-  if (dropped !== 0) out.raw(`,"droppedAttributesCount":${dropped}`);
-  if (flags !== 0) out.raw(`,"flags":${flags}`);
+  if (dropped !== 0) out.keyedUint(',"droppedAttributesCount":', dropped);
+  if (flags !== 0) out.keyedUint(',"flags":', flags);
   out.byte(0x7d);
   r.pos = end;
 }
@@ -539,8 +634,9 @@ function status(r: WireReader, out: JsonOut, end: number): void {
   if (messageEnd > messageStart) {
     out.raw('"message":');
     out.string(r.buf, messageStart, messageEnd);
-    if (code !== 0) out.raw(`,"code":${code}`);
-  } else if (code !== 0) out.raw(`"code":${code}`);
+    if (code !== 0) out.raw(',"code":');
+  } else if (code !== 0) out.raw('"code":');
+  if (code !== 0) out.int32(code);
   out.byte(0x7d);
   r.pos = end;
 }
@@ -559,8 +655,10 @@ function span(r: WireReader, out: JsonOut, end: number): void {
   let nameEnd = 0;
   let flags = 0;
   let kind = 0;
-  let startTime = '0';
-  let endTime = '0';
+  let startLo = 0;
+  let startHi = 0;
+  let endLo = 0;
+  let endHi = 0;
   let attributes = 0;
   let droppedAttributes = 0;
   let events = 0;
@@ -597,11 +695,13 @@ function span(r: WireReader, out: JsonOut, end: number): void {
         break;
       case tag(7, WIRE_FIXED64):
         r.fixed64(end);
-        startTime = r.unsignedDecimal();
+        startLo = r.lo;
+        startHi = r.hi;
         break;
       case tag(8, WIRE_FIXED64):
         r.fixed64(end);
-        endTime = r.unsignedDecimal();
+        endLo = r.lo;
+        endHi = r.hi;
         break;
       case tag(9, WIRE_LEN):
         attributes++;
@@ -641,20 +741,26 @@ function span(r: WireReader, out: JsonOut, end: number): void {
   out.hex(r.buf, spanStart, spanEnd);
   out.raw('","name":');
   out.string(r.buf, nameStart, nameEnd);
-  out.raw(`,"kind":${kind},"startTimeUnixNano":"${startTime}","endTimeUnixNano":"${endTime}"`);
+  out.raw(',"kind":');
+  out.int32(kind);
+  out.raw(',"startTimeUnixNano":"');
+  out.uint64(startLo, startHi);
+  out.raw('","endTimeUnixNano":"');
+  out.uint64(endLo, endHi);
+  out.byte(0x22);
   optionalString(out, ',"traceState":', r.buf, stateStart, stateEnd);
   if (parentEnd > parentStart) {
     out.raw(',"parentSpanId":"');
     out.hex(r.buf, parentStart, parentEnd);
     out.byte(0x22);
   }
-  if (flags !== 0) out.raw(`,"flags":${flags}`);
+  if (flags !== 0) out.keyedUint(',"flags":', flags);
   if (attributes > 0) list(r, out, ',"attributes":[', start, end, tag(9, WIRE_LEN), keyValue);
-  if (droppedAttributes !== 0) out.raw(`,"droppedAttributesCount":${droppedAttributes}`);
+  if (droppedAttributes !== 0) out.keyedUint(',"droppedAttributesCount":', droppedAttributes);
   if (events > 0) list(r, out, ',"events":[', start, end, tag(11, WIRE_LEN), spanEvent);
-  if (droppedEvents !== 0) out.raw(`,"droppedEventsCount":${droppedEvents}`);
+  if (droppedEvents !== 0) out.keyedUint(',"droppedEventsCount":', droppedEvents);
   if (links > 0) list(r, out, ',"links":[', start, end, tag(13, WIRE_LEN), spanLink);
-  if (droppedLinks !== 0) out.raw(`,"droppedLinksCount":${droppedLinks}`);
+  if (droppedLinks !== 0) out.keyedUint(',"droppedLinksCount":', droppedLinks);
   if (statusStart !== NONE) {
     out.raw(',"status":');
     r.pos = statusStart;

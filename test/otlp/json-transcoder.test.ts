@@ -142,6 +142,36 @@ describe('protobuf -> OTLP/JSON transcoder', () => {
     expect(json).toContain('{"intValue":"9007199254740993"}');
   });
 
+  it('writes every digit of 64-bit values at the 10^9, 2^32, 2^53 and 2^64 boundaries', () => {
+    const unsigned = ['0', '9', '10', '999999999', '1000000000', '1000000001', '4294967295', '4294967296', '999999999999', '9007199254740991', '9007199254740992', '9007199254740993', '999999999999999999', '1000000000000000000', '1763942400123456789', '18446744072999999999', '18446744073000000000', '18446744073709551615'];
+    const signed = ['-1', '-999999999', '-1000000000', '-4294967296', '-9007199254740993', '-1000000000000000000', '-9223372036854775807', '9223372036854775807'];
+    const model: ExportTraceServiceRequest = {
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: unsigned.map((time, i) => ({
+                traceId: '0af7651916cd43dd8448eb211c80319c',
+                spanId: `b7ad6b71692033${String(i).padStart(2, '0')}`,
+                name: 'n',
+                startTimeUnixNano: time,
+                endTimeUnixNano: unsigned[unsigned.length - 1 - i] as string,
+                events: [{ timeUnixNano: time, name: 'e' }],
+                attributes: [...unsigned.slice(0, 10), ...signed].map((intValue, k) => ({ key: `k${k}`, value: { intValue } })),
+              })),
+            },
+          ],
+        },
+      ],
+    };
+    const bytes = encodeRequest(model);
+    const json = transcodeToJson([bytes]);
+    expect(json).toBe(viaModel(bytes));
+    for (const time of unsigned) expect(json).toContain(`"startTimeUnixNano":"${time}"`);
+    for (const time of unsigned) expect(json).toContain(`{"timeUnixNano":"${time}"`);
+    for (const value of signed) expect(json).toContain(`{"intValue":"${value}"}`);
+  });
+
   it('spells non-finite doubles as strings and keeps bytes as base64', () => {
     const values: AnyValue[] = [{ doubleValue: Number.NaN }, { doubleValue: -Infinity }, { doubleValue: -0 }, { doubleValue: 1e-300 }, { bytesValue: 'AP8=' }, { arrayValue: { values: [] } }, { kvlistValue: { values: [] } }];
     const bytes = encodeRequest({
