@@ -36,4 +36,27 @@ describe('logger', () => {
     for (const secret of ['sk-top', 'sk-auth', 'hc-key', 'shh', 'team-key', 'base64,AAAA']) expect(text).not.toContain(secret);
     expect(text).toContain('[redacted]');
   });
+
+  it('censors two levels down, in arrays and errors, and leaves the logged object as it was', () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ destination }).child({ exporter: 'debug' });
+    const failure = Object.assign(new Error('upstream refused'), { headers: { authorization: 'Bearer sk-in-error' } });
+    const logged = {
+      providers: { openai: { api_key: 'sk-deep' } },
+      drains: [{ name: 'a', secret: 'sk-array' }],
+      err: failure,
+      body: Buffer.from('kept'),
+      spans: 100,
+    };
+    logger.warn(logged, 'deep');
+    const text = lines.join('');
+    for (const secret of ['sk-deep', 'sk-array', 'sk-in-error']) expect(text).not.toContain(secret);
+    const line = JSON.parse(text) as { spans: number; err: { message: string }; drains: { name: string }[] };
+    expect(line.spans).toBe(100);
+    expect(line.err.message).toBe('upstream refused');
+    expect(line.drains[0]?.name).toBe('a');
+    expect(logged.providers.openai.api_key).toBe('sk-deep');
+    expect(logged.drains[0]?.secret).toBe('sk-array');
+    expect(failure.headers.authorization).toBe('Bearer sk-in-error');
+  });
 });
