@@ -370,7 +370,9 @@ function optionalString(out: JsonOut, key: string, src: RawBuffer, start: number
 
 function jsonDouble(value: number): string {
   // proto3 JSON spells non-finite doubles as strings, as stringifyRequest does.
-  return Number.isFinite(value) ? String(value) : `"${String(value)}"`;
+  // JSON.stringify writes the same digits as String() without going through
+  // V8's number-string cache, whose entries outlive the young generation.
+  return Number.isFinite(value) ? JSON.stringify(value) : `"${String(value)}"`;
 }
 
 /** AnyValue: the last member of the oneof present wins. */

@@ -3,6 +3,7 @@
 // before instead of registering a duplicate.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { registerEventLoopDelay } from './event-loop-delay.js';
+import { CounterSeriesSet, SeriesHistogram } from './metric-series.js';
 
 // prom-client samples event-loop delay with a timer of this period; its
 // default (10 ms) wakes an idle daemon 100 times a second, 0.4% of a core here.
@@ -11,6 +12,8 @@ const EVENT_LOOP_MONITORING_PRECISION_MS = 100;
 export class Telemetry {
   readonly registry = new Registry();
   readonly #metrics = new Map<string, Counter | Gauge | Histogram>();
+  readonly #seriesSets = new Map<string, CounterSeriesSet<string>>();
+  readonly #seriesHistograms = new Map<string, SeriesHistogram<string>>();
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) {
@@ -30,6 +33,30 @@ export class Telemetry {
 
   histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: number[]): Histogram<L> {
     return this.#memo(name, () => new Histogram({ name, help, labelNames, buckets, registers: [this.registry] })) as Histogram<L>;
+  }
+
+  /** A counter whose label sets are resolved once (hot paths): see metric-series.ts. */
+  counterSeries<L extends string>(name: string, help: string, labelNames: readonly L[]): CounterSeriesSet<L> {
+    let set = this.#seriesSets.get(name) as CounterSeriesSet<L> | undefined;
+    if (set === undefined) {
+      const made = new CounterSeriesSet<L>();
+      this.counter(name, help, labelNames, function flush(this: Counter<L>) {
+        made.flushInto(this);
+      });
+      this.#seriesSets.set(name, made as CounterSeriesSet<string>);
+      set = made;
+    }
+    return set;
+  }
+
+  /** A histogram whose label sets are resolved once (hot paths): see metric-series.ts. */
+  histogramSeries<L extends string>(name: string, help: string, buckets: readonly number[]): SeriesHistogram<L> {
+    let histogram = this.#seriesHistograms.get(name) as SeriesHistogram<L> | undefined;
+    if (histogram === undefined) {
+      histogram = new SeriesHistogram<L>({ name, help, buckets, registry: this.registry });
+      this.#seriesHistograms.set(name, histogram as SeriesHistogram<string>);
+    }
+    return histogram;
   }
 
   #memo(name: string, make: () => Counter | Gauge | Histogram): Counter | Gauge | Histogram {

@@ -3,6 +3,7 @@
 // (integer cost units) and converted to a float only when scraped, so the
 // exported value is the nearest double to the true total, never a drifted sum.
 import type { Counter } from 'prom-client';
+import type { CounterSeries } from '../shared/metric-series.js';
 import type { Telemetry } from '../shared/telemetry.js';
 import { costToNumber, type Cost } from '../shared/money.js';
 import type { TokenCounts } from '../shared/tokens.js';
@@ -15,11 +16,11 @@ type TokenLabel = 'model' | 'provider' | 'key' | 'type';
 type CostLabel = 'model' | 'provider' | 'key';
 
 interface Series {
-  readonly input: Counter.Internal;
-  readonly output: Counter.Internal;
-  readonly cacheRead: Counter.Internal;
-  readonly cacheWrite: Counter.Internal;
-  readonly reasoning: Counter.Internal;
+  readonly input: CounterSeries;
+  readonly output: CounterSeries;
+  readonly cacheRead: CounterSeries;
+  readonly cacheWrite: CounterSeries;
+  readonly reasoning: CounterSeries;
   readonly total: { readonly labels: Record<CostLabel, string>; cost: Cost };
 }
 
@@ -36,19 +37,19 @@ export function usageMetrics(telemetry: Telemetry): UsageMetrics {
 }
 
 function createUsageMetrics(telemetry: Telemetry): UsageMetrics {
-  const tokens: Counter<TokenLabel> = telemetry.counter('sluice_gateway_tokens_total', 'Tokens upstreams reported, by model, provider slug, key name and type (input counts every prompt token, cache reads and writes included).', ['model', 'provider', 'key', 'type']);
+  const tokens = telemetry.counterSeries<TokenLabel>('sluice_gateway_tokens_total', 'Tokens upstreams reported, by model, provider slug, key name and type (input counts every prompt token, cache reads and writes included).', ['model', 'provider', 'key', 'type']);
   const totals = new Map<string, { labels: Record<CostLabel, string>; cost: Cost }>();
   telemetry.counter('sluice_gateway_cost_usd_total', 'Cost in USD at catalog prices, by model, provider slug and key name.', ['model', 'provider', 'key'], function exactTotals(this: Counter<CostLabel>) {
     this.reset();
     for (const total of totals.values()) this.inc(total.labels, costToNumber(total.cost));
   });
-  // The labelled children per model, provider and key, made once: prom-client hashes a label object on every inc().
+  // The series per model, provider and key, made once (metric-series.ts).
   const series = new Map<string, Series>();
   function seriesOf(model: string, provider: string, key: string): Series {
     const id = `${model}\u0000${provider}\u0000${key}`;
     let found = series.get(id);
     if (found === undefined) {
-      const child = (type: string) => tokens.labels({ model, provider, key, type });
+      const child = (type: string) => tokens.series({ model, provider, key, type });
       found = { input: child('input'), output: child('output'), cacheRead: child('cache_read'), cacheWrite: child('cache_write'), reasoning: child('reasoning'), total: { labels: { model, provider, key }, cost: 0n } };
       series.set(id, found);
       totals.set(id, found.total);

@@ -23,6 +23,7 @@ import { Catalog } from './core/catalog.js';
 import { ClientLink } from './core/client-link.js';
 import { GatewayHttpError, openaiErrors, sendError } from './core/http-error.js';
 import { gatewayMetrics, type GatewayMetrics } from './core/metrics.js';
+import { SeriesTable, type CounterSeries, type HistogramSeries } from '../../shared/metric-series.js';
 import type { ErrorFormat, GatewayServices, ProtocolRoute } from './core/protocol.js';
 import { forMethod, RouteTable } from './core/route-table.js';
 import { createRouter } from './core/routing.js';
@@ -69,6 +70,8 @@ export class GatewayReceiver implements Receiver {
   readonly #agents: UpstreamAgents;
   readonly #resource: ResourcePairs;
   readonly #metrics: GatewayMetrics;
+  readonly #requestSeries: SeriesTable<CounterSeries>;
+  readonly #durationSeries: SeriesTable<HistogramSeries>;
   readonly #batcher = new SpanBatcher<SpanRecord>((spans) => this.#emit(spans));
   readonly #limits: HttpListenerConfig;
   readonly #telemetry: Telemetry;
@@ -103,19 +106,22 @@ export class GatewayReceiver implements Receiver {
       });
     }
     this.#agents = new UpstreamAgents(providers.keys());
-    const attempts = this.#metrics.attempts;
-    const attemptDuration = this.#metrics.attemptDuration;
     const receiver = this.#id;
+    const metrics = this.#metrics;
+    const attempts = new SeriesTable((provider, outcome) => metrics.attempts.series({ receiver, provider, outcome }));
+    const attemptDuration = new SeriesTable((provider) => metrics.attemptDuration.series({ receiver, provider }));
+    this.#requestSeries = new SeriesTable((route, status) => metrics.requests.series({ receiver, route, status }));
+    this.#durationSeries = new SeriesTable((route) => metrics.duration.series({ receiver, route }));
     this.#env = {
       agents: this.#agents,
       captureContent: config.capture_content,
       router: createRouter(catalog, new Set(providers.keys())),
       providers,
       countAttempt: function countAttempt(provider, outcome) {
-        attempts.inc({ receiver, provider, outcome });
+        attempts.get(provider, outcome).inc();
       },
       timeAttempt: function timeAttempt(provider, seconds) {
-        attemptDuration.observe({ receiver, provider }, seconds);
+        attemptDuration.get(provider).observe(seconds);
       },
     };
     this.#resource = [
@@ -211,8 +217,8 @@ export class GatewayReceiver implements Receiver {
       else server.fail('client_closed');
       server.end();
       const label = routeName ?? 'unknown';
-      this.#metrics.requests.inc({ receiver: this.#id, route: label, status: res.headersSent ? String(res.statusCode) : '499' });
-      this.#metrics.duration.observe({ receiver: this.#id, route: label }, Number(process.hrtime.bigint() - started) / 1e9);
+      this.#requestSeries.get(label, res.headersSent ? String(res.statusCode) : '499').inc();
+      this.#durationSeries.get(label).observe(Number(process.hrtime.bigint() - started) / 1e9);
       this.#batcher.add(spans);
     };
     res.once('close', finish);
