@@ -10,6 +10,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const SECRET_KEYS: ReadonlySet<string> = new Set(['authorization', 'Authorization', 'api_key', 'apiKey', 'api-key', 'x-api-key', 'secret', 'password', 'token', 'cookie', 'set-cookie', 'image_url', 'b64_json']);
 const CENSOR = '[redacted]';
+/** pino's key for an error logged as the first argument or under `err`. */
+const ERROR_KEY = 'err';
 /** Levels of nesting searched: a secret key at the top, one level down or two; every value of a `headers` object there. */
 const DEEPEST = 2;
 
@@ -28,13 +30,13 @@ function censored(value: object, depth: number): object {
   let copy: Record<string, unknown> | unknown[] | undefined;
   for (const key of Object.keys(value)) {
     const field = (value as Record<string, unknown>)[key];
+    // pino's err serializer (censoredError) takes the top-level error: it keeps the error's type.
+    if (field === undefined || (depth === 0 && key === ERROR_KEY)) continue;
     let next = field;
     if (!array && SECRET_KEYS.has(key)) next = CENSOR;
     else if (isWalkable(field)) {
-      const walked = field instanceof Error ? (pino.stdSerializers.err(field) as object) : field;
-      if (!array && key === 'headers') next = everyValueCensored(walked);
-      else if (depth < DEEPEST) next = censored(walked, depth + 1);
-      else next = walked;
+      if (!array && key === 'headers') next = everyValueCensored(field);
+      else if (depth < DEEPEST) next = censored(field, depth + 1);
     }
     if (next !== field) {
       copy ??= array ? [...(value as unknown[])] : { ...(value as Record<string, unknown>) };
@@ -44,17 +46,22 @@ function censored(value: object, depth: number): object {
   return copy ?? value;
 }
 
-function everyValueCensored(headers: object): Record<string, string> {
+/** What pino writes for an error under `err`, censored as a logged object one level down is. */
+function censoredError(err: unknown): unknown {
+  const serialized: unknown = pino.stdSerializers.err(err as Error);
+  return isWalkable(serialized) ? censored(serialized, 1) : serialized;
+}
+
+function everyValueCensored(headers: object): object {
+  if (Array.isArray(headers)) return headers.map(() => CENSOR);
   const out: Record<string, string> = {};
   for (const key of Object.keys(headers)) out[key] = CENSOR;
   return out;
 }
 
-/** Plain objects, arrays and errors; not buffers, whose every byte would be a key. */
+/** Any object but a buffer or typed array (whose every byte would be a key). */
 function isWalkable(value: unknown): value is object {
-  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value)) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null || Array.isArray(value) || value instanceof Error;
+  return typeof value === 'object' && value !== null && !ArrayBuffer.isView(value);
 }
 
 export interface LoggerOptions {
@@ -65,14 +72,21 @@ export interface LoggerOptions {
 
 export function createLogger(options: LoggerOptions = {}): Logger {
   const destination = options.destination ?? pino.destination({ dest: 1, sync: true });
-  return pino(
+  const logger = pino(
     {
       level: options.level ?? 'info',
       base: { service: 'sluice' },
-      // Applies to what each call logs; child loggers bind component ids only.
       formatters: { log: censorSecrets },
+      serializers: { [ERROR_KEY]: censoredError },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
     destination,
   );
+  // pino gives child bindings to neither formatter: they are censored here,
+  // for children of children too (they inherit this method).
+  const child = logger.child;
+  logger.child = function censoredChild(this: Logger, bindings: Record<string, unknown>, childOptions?: Parameters<Logger['child']>[1]) {
+    return child.call(this, censorSecrets(bindings), childOptions);
+  } as Logger['child'];
+  return logger;
 }

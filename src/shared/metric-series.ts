@@ -33,6 +33,10 @@ export class CounterSeriesSet<L extends string> {
     return found.series;
   }
 
+  clearPending(): void {
+    for (const { series } of this.#series.values()) series.pending = 0;
+  }
+
   /** As prom-client's Counter.inc, for callers off the hot path. */
   inc(labels: Partial<Record<L, string>>, value = 1): void {
     this.series(labels).inc(value);
@@ -95,11 +99,13 @@ export class SeriesHistogram<L extends string> {
   readonly name: string;
   readonly help: string;
   readonly #bounds: readonly number[];
+  readonly #labelNames: ReadonlySet<string>;
   readonly #series = new Map<string, { readonly labels: Partial<Record<L, string>>; readonly series: HistogramSeries }>();
 
-  constructor(options: { name: string; help: string; buckets: readonly number[]; registry: Registry }) {
+  constructor(options: { name: string; help: string; labelNames: readonly L[]; buckets: readonly number[]; registry: Registry }) {
     this.name = options.name;
     this.help = options.help;
+    this.#labelNames = new Set(options.labelNames);
     this.#bounds = [...options.buckets].sort((a, b) => a - b);
     options.registry.registerMetric(this as unknown as Parameters<Registry['registerMetric']>[0]);
   }
@@ -108,6 +114,10 @@ export class SeriesHistogram<L extends string> {
     const key = labelKey(labels);
     let found = this.#series.get(key);
     if (found === undefined) {
+      // Checked once per label set, as prom-client checks every call.
+      for (const name of Object.keys(labels)) {
+        if (!this.#labelNames.has(name)) throw new Error(`Added label "${name}" is not included in initial labelset: ${JSON.stringify([...this.#labelNames])}`);
+      }
       found = { labels, series: new HistogramSeries(this.#bounds) };
       this.#series.set(key, found);
     }

@@ -39,10 +39,18 @@ export class Telemetry {
   counterSeries<L extends string>(name: string, help: string, labelNames: readonly L[]): CounterSeriesSet<L> {
     let set = this.#seriesSets.get(name) as CounterSeriesSet<L> | undefined;
     if (set === undefined) {
+      // A plain counter of that name would never get the series' counts.
+      if (this.#metrics.has(name)) throw new Error(`metric ${name} is already registered as a plain counter`);
       const made = new CounterSeriesSet<L>();
-      this.counter(name, help, labelNames, function flush(this: Counter<L>) {
+      const counter = this.counter(name, help, labelNames, function flush(this: Counter<L>) {
         made.flushInto(this);
       });
+      // A reset (registry.resetMetrics) drops what the series gathered since the last scrape too.
+      const reset = counter.reset.bind(counter);
+      counter.reset = function resetWithSeries(): void {
+        made.clearPending();
+        reset();
+      };
       this.#seriesSets.set(name, made as CounterSeriesSet<string>);
       set = made;
     }
@@ -50,10 +58,10 @@ export class Telemetry {
   }
 
   /** A histogram whose label sets are resolved once (hot paths): see metric-series.ts. */
-  histogramSeries<L extends string>(name: string, help: string, buckets: readonly number[]): SeriesHistogram<L> {
+  histogramSeries<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: readonly number[]): SeriesHistogram<L> {
     let histogram = this.#seriesHistograms.get(name) as SeriesHistogram<L> | undefined;
     if (histogram === undefined) {
-      histogram = new SeriesHistogram<L>({ name, help, buckets, registry: this.registry });
+      histogram = new SeriesHistogram<L>({ name, help, labelNames, buckets, registry: this.registry });
       this.#seriesHistograms.set(name, histogram as SeriesHistogram<string>);
     }
     return histogram;

@@ -59,4 +59,22 @@ describe('logger', () => {
     expect(logged.drains[0]?.secret).toBe('sk-array');
     expect(failure.headers.authorization).toBe('Bearer sk-in-error');
   });
+
+  it('keeps an error\'s type and censors inside it, in nested errors, class instances and child bindings', () => {
+    const { lines, destination } = capture();
+    class ProviderConfig {
+      constructor(readonly name: string, readonly apiKey: string) {}
+    }
+    const inner = Object.assign(new Error('socket hang up'), { token: 'sk-inner', headers: { authorization: 'Bearer sk-inner-auth' } });
+    const logger = createLogger({ destination }).child({ drain: { headers: { 'x-team': 'bound-key' } } }).child({ component: 'admin', secret: 'bound-secret' });
+    logger.error({ err: Object.assign(new TypeError('upstream failed'), { original: inner }), provider: new ProviderConfig('openai', 'sk-class'), request: { headers: ['sk-array-header'] }, password: undefined }, 'failed');
+    const text = lines.join('');
+    for (const secret of ['sk-inner', 'sk-inner-auth', 'sk-class', 'bound-key', 'bound-secret', 'sk-array-header']) expect(text).not.toContain(secret);
+    const line = JSON.parse(text) as Record<string, unknown> & { err: { type: string; message: string }; provider: { name: string }; component: string };
+    expect(line.err.type).toBe('TypeError');
+    expect(line.err.message).toBe('upstream failed');
+    expect(line.provider.name).toBe('openai');
+    expect(line.component).toBe('admin');
+    expect('password' in line).toBe(false);
+  });
 });

@@ -9,7 +9,7 @@ const VALUES = [0.001, 0.005, 0.007, 0.02, 0.3, 0.3, 4, 0.05];
 describe('metric series', () => {
   it('exposes a histogram exactly as prom-client does for the same observations', async () => {
     const telemetry = new Telemetry({ defaultMetrics: false });
-    const ours = telemetry.histogramSeries<'receiver' | 'route'>('demo_duration_seconds', 'Demo latency.', BUCKETS);
+    const ours = telemetry.histogramSeries('demo_duration_seconds', 'Demo latency.', ['receiver', 'route'], BUCKETS);
     const peer = new Registry();
     const theirs = new Histogram({ name: 'demo_duration_seconds', help: 'Demo latency.', labelNames: ['receiver', 'route'], buckets: BUCKETS, registers: [peer] });
     const chat = ours.series({ receiver: 'gateway', route: '/v1/chat/completions' });
@@ -45,14 +45,26 @@ describe('metric series', () => {
 
   it('refuses a value that is not a number and zeroes series on reset', async () => {
     const telemetry = new Telemetry({ defaultMetrics: false });
-    const histogram = telemetry.histogramSeries<'provider'>('demo_attempt_seconds', 'Demo.', BUCKETS);
+    const histogram = telemetry.histogramSeries('demo_attempt_seconds', 'Demo.', ['provider'], BUCKETS);
     const series = histogram.series({ provider: 'openai' });
     expect(() => series.observe(Number.NaN)).toThrow(TypeError);
+    expect(() => histogram.series({ provider: 'openai', model: 'x' } as unknown as { provider: string })).toThrow(/model/);
     series.observe(0.02);
     telemetry.registry.resetMetrics();
     series.observe(0.2);
     const text = await telemetry.registry.metrics();
     expect(text).toContain('demo_attempt_seconds_count{provider="openai"} 1');
     expect(text).toContain('demo_attempt_seconds_sum{provider="openai"} 0.2');
+  });
+
+  it('drops counts gathered since the last scrape on a reset, and refuses a name taken by a plain counter', async () => {
+    const telemetry = new Telemetry({ defaultMetrics: false });
+    const requests = telemetry.counterSeries<'route'>('demo_reset_total', 'Demo.', ['route']);
+    requests.series({ route: '/a' }).inc(5);
+    telemetry.registry.resetMetrics();
+    requests.series({ route: '/a' }).inc(2);
+    expect(await telemetry.registry.metrics()).toContain('demo_reset_total{route="/a"} 2');
+    telemetry.counter('demo_plain_total', 'Demo.', ['route']);
+    expect(() => telemetry.counterSeries('demo_plain_total', 'Demo.', ['route'])).toThrow(/plain counter/);
   });
 });

@@ -18,8 +18,8 @@ export function gatewayMetrics(telemetry: Telemetry): GatewayMetrics {
   return {
     requests: telemetry.counterSeries('sluice_gateway_requests_total', 'Gateway requests answered, by route and HTTP status.', ['receiver', 'route', 'status']),
     attempts: telemetry.counterSeries('sluice_gateway_attempts_total', 'Upstream attempts, by provider slug and outcome.', ['receiver', 'provider', 'outcome']),
-    duration: telemetry.histogramSeries('sluice_gateway_request_duration_seconds', 'Gateway request latency until the response ended.', DURATION_BUCKETS),
-    attemptDuration: telemetry.histogramSeries('sluice_gateway_attempt_duration_seconds', 'Upstream attempt latency by provider slug, until its answer or stream ended.', DURATION_BUCKETS),
+    duration: telemetry.histogramSeries('sluice_gateway_request_duration_seconds', 'Gateway request latency until the response ended.', ['receiver', 'route'], DURATION_BUCKETS),
+    attemptDuration: telemetry.histogramSeries('sluice_gateway_attempt_duration_seconds', 'Upstream attempt latency by provider slug, until its answer or stream ended.', ['receiver', 'provider'], DURATION_BUCKETS),
     spansAccepted: receiverMetrics(telemetry).accepted,
     spansRefused: receiverMetrics(telemetry).refused,
   };
