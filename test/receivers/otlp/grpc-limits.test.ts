@@ -3,38 +3,21 @@
 // connection (the client queues the rest; none is lost), max_connection_idle
 // and max_connection_age end a connection with GOAWAY, and the client
 // reconnects for its next call without an error.
-import { Client, connectivityState, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { connectivityState, status, type Client, type ServiceError } from '@grpc/grpc-js';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterEach, describe, expect, it } from 'vitest';
-import { EXPORT_PATH } from '../../../src/receivers/otlp/grpc-server.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
-import { metricValue, startReceiver, stopAll, type Harness } from './harness.js';
+import { exportBytes, grpcClient, metricValue, startReceiver, stopAll, type Harness } from './harness.js';
 
-const clients: Client[] = [];
-
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
-  await stopAll();
-});
-
-function identity(bytes: Buffer): Buffer {
-  return bytes;
-}
+afterEach(stopAll);
 
 const BODY = Buffer.from(ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!);
 
-function newClient(target: string): Client {
-  const client = new Client(target, credentials.createInsecure());
-  clients.push(client);
-  return client;
-}
-
 /** One Export call on `client`; resolves with null on success or the ServiceError. */
-function exportOn(client: Client): Promise<ServiceError | null> {
-  return new Promise((resolve) => {
-    client.makeUnaryRequest(EXPORT_PATH, identity, identity, BODY, new Metadata(), {}, (err) => resolve(err ?? null));
-  });
+async function exportOn(client: Client): Promise<ServiceError | null> {
+  const answer = await exportBytes(client, BODY);
+  return Buffer.isBuffer(answer) ? null : answer;
 }
 
 function openConnections(harness: Harness): Promise<number> {
@@ -74,7 +57,7 @@ describe('OTLP/gRPC connection limits', () => {
   it('serves no more calls at once on a connection than max_concurrent_streams; the others wait and all are answered', async () => {
     const harness = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', max_concurrent_streams: 2 } });
     const held = holdCalls(harness);
-    const client = newClient(harness.grpcTarget);
+    const client = grpcClient(harness.grpcTarget);
     const calls = Array.from({ length: 6 }, () => exportOn(client));
     for (let answered = 0; answered < calls.length; answered += 1) {
       await waitUntil(() => held.inFlight() === Math.min(2, calls.length - answered), 5_000, 'the calls the limit lets in');
@@ -90,7 +73,7 @@ describe('OTLP/gRPC connection limits', () => {
 
   it('closes a connection idle for max_connection_idle with GOAWAY; the client reconnects for its next call', async () => {
     const harness = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', max_connection_idle: '300ms' } });
-    const client = newClient(harness.grpcTarget);
+    const client = grpcClient(harness.grpcTarget);
     expect(await exportOn(client)).toBeNull();
     expect(client.getChannel().getConnectivityState(false)).toBe(connectivityState.READY);
     expect(await openConnections(harness)).toBe(1);
@@ -106,7 +89,7 @@ describe('OTLP/gRPC connection limits', () => {
   it('keeps a connection with a call in flight open past max_connection_idle', async () => {
     const harness = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', max_connection_idle: '200ms' } });
     const held = holdCalls(harness);
-    const client = newClient(harness.grpcTarget);
+    const client = grpcClient(harness.grpcTarget);
     const call = exportOn(client);
     await waitUntil(() => held.inFlight() === 1, 5_000, 'the call to arrive');
     await pause(600);
@@ -118,7 +101,7 @@ describe('OTLP/gRPC connection limits', () => {
   it('ends a connection older than max_connection_age with GOAWAY, lets its call finish, and the client reconnects', async () => {
     const harness = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', max_connection_age: '300ms', max_connection_age_grace: '10s' } });
     const held = holdCalls(harness);
-    const client = newClient(harness.grpcTarget);
+    const client = grpcClient(harness.grpcTarget);
     const call = exportOn(client);
     await waitUntil(() => held.inFlight() === 1, 5_000, 'the call to arrive');
     // Past the age (300 ms, +10% jitter) the connection has had its GOAWAY; the call in flight is still served.
@@ -135,7 +118,7 @@ describe('OTLP/gRPC connection limits', () => {
   it('cuts a call still running when max_connection_age_grace is over after the GOAWAY', async () => {
     const harness = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', max_connection_age: '200ms', max_connection_age_grace: '200ms' } });
     const held = holdCalls(harness);
-    const client = newClient(harness.grpcTarget);
+    const client = grpcClient(harness.grpcTarget);
     const call = exportOn(client);
     await waitUntil(() => held.inFlight() === 1, 5_000, 'the call to arrive');
     const answer = await call;
@@ -148,7 +131,7 @@ describe('OTLP/gRPC connection limits', () => {
 
   it('reads 0 as no limit for max_connection_idle and max_connection_age: the connection stays open between calls', async () => {
     const harness = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', max_connection_idle: 0, max_connection_age: 0 } });
-    const client = newClient(harness.grpcTarget);
+    const client = grpcClient(harness.grpcTarget);
     expect(await exportOn(client)).toBeNull();
     await pause(300);
     expect(await openConnections(harness)).toBe(1);

@@ -1,32 +1,17 @@
-import { Client, compressionAlgorithms, credentials, Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import { compressionAlgorithms, status, type ServiceError } from '@grpc/grpc-js';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../../src/shared/errors.js';
-import { EXPORT_PATH } from '../../../src/receivers/otlp/grpc-server.js';
 import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
-import { metricValue, startReceiver, stopAll } from './harness.js';
+import { exportBytes, grpcClient, metricValue, startReceiver, stopAll } from './harness.js';
 
-const clients: Client[] = [];
-
-afterEach(async () => {
-  for (const client of clients.splice(0)) client.close();
-  await stopAll();
-});
-
-function identity(bytes: Buffer): Buffer {
-  return bytes;
-}
+afterEach(stopAll);
 
 /** One raw Export call; resolves with the response bytes or the ServiceError. */
 function exportRaw(target: string, body: Uint8Array, gzip = false): Promise<Buffer | ServiceError> {
-  const client = new Client(target, credentials.createInsecure(), gzip ? { 'grpc.default_compression_algorithm': compressionAlgorithms.gzip } : {});
-  clients.push(client);
-  return new Promise((resolve) => {
-    client.makeUnaryRequest(EXPORT_PATH, identity, identity, Buffer.from(body), new Metadata(), {}, (err, response) => {
-      resolve(err ?? response ?? Buffer.alloc(0));
-    });
-  });
+  const client = grpcClient(target, gzip ? { 'grpc.default_compression_algorithm': compressionAlgorithms.gzip } : {});
+  return exportBytes(client, Buffer.from(body));
 }
 
 function protoBody(): Uint8Array {

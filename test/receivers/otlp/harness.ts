@@ -1,5 +1,6 @@
 // An otlp receiver built through its factory, on port 0, with a fake
 // consumer that records batches and can be told to refuse.
+import { Client, credentials, Metadata, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
 import { pino } from 'pino';
 import type { TracesConsumer } from '../../../src/core/component.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
@@ -7,6 +8,7 @@ import type { TraceBatch } from '../../../src/otlp/batch.js';
 import type { ExportTraceServiceRequest, Span } from '../../../src/otlp/model.js';
 import { deepMerge } from '../../../src/config/merge.js';
 import { otlpReceiverFactory } from '../../../src/receivers/otlp/factory.js';
+import { EXPORT_PATH } from '../../../src/receivers/otlp/grpc-server.js';
 import type { OtlpReceiver } from '../../../src/receivers/otlp/receiver.js';
 
 export type Behaviour = (batch: TraceBatch, call: number) => Promise<void> | void;
@@ -73,7 +75,30 @@ export async function startReceiver(protocols: Record<string, unknown> = {
 }
 
 export async function stopAll(): Promise<void> {
+  for (const client of grpcClients.splice(0)) client.close();
   await Promise.all(started.splice(0).map((receiver) => receiver.shutdown()));
+}
+
+const grpcClients: Client[] = [];
+
+/** A plain-text grpc-js client of the receiver, closed by stopAll(). */
+export function grpcClient(target: string, options: ChannelOptions = {}): Client {
+  const client = new Client(target, credentials.createInsecure(), options);
+  grpcClients.push(client);
+  return client;
+}
+
+function identity(bytes: Buffer): Buffer {
+  return bytes;
+}
+
+/** One Export call of raw request bytes on `client`; resolves with the response bytes or the ServiceError. */
+export function exportBytes(client: Client, body: Buffer): Promise<Buffer | ServiceError> {
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(EXPORT_PATH, identity, identity, body, new Metadata(), {}, (err, response) => {
+      resolve(err ?? response ?? Buffer.alloc(0));
+    });
+  });
 }
 
 export async function metricValue(telemetry: Telemetry, name: string, labels: Record<string, string>): Promise<number> {
