@@ -38,32 +38,23 @@ export async function replayRecordFile(path: string, visit: RecordVisitor, logge
   return count;
 }
 
-/** The records framed one after another in one buffer (one write, however many records). */
-function framed(texts: readonly string[], times: readonly number[]): Buffer {
-  let total = 0;
-  const sizes = new Array<number>(texts.length);
-  for (let i = 0; i < texts.length; i++) {
-    sizes[i] = Buffer.byteLength(texts[i] as string);
-    total += FRAME_OVERHEAD_BYTES + (sizes[i] as number);
-  }
-  const out = Buffer.allocUnsafe(total);
-  let offset = 0;
-  for (let i = 0; i < texts.length; i++) {
-    const size = sizes[i] as number;
-    out.write(texts[i] as string, offset + FRAME_OVERHEAD_BYTES, size, 'utf8');
-    frameInPlace(out, offset, size, 0, times[i] as number);
-    offset += FRAME_OVERHEAD_BYTES + size;
-  }
-  return out;
-}
+/** Bytes of a buffer that framed records are written into; a record larger than this gets a buffer of its own. */
+const CHUNK_BYTES = 64 * 1024;
+/** The most UTF-8 bytes one UTF-16 code unit becomes. */
+const MAX_UTF8_PER_UNIT = 3;
 
 export class RecordLog {
   readonly path: string;
   readonly #logger: Logger;
   #handle: Promise<FileHandle> | undefined;
-  /** Records appended since the last flush, as text, and when each was appended. */
-  #pending: string[] = [];
-  #pendingAt: number[] = [];
+  /**
+   * Records appended since the last flush, framed as they arrive: the text
+   * is encoded at once rather than held until the write, so it dies young
+   * instead of living out the flush interval in the old generation.
+   */
+  #filled: Buffer[] = [];
+  #chunk: Buffer | undefined;
+  #used = 0;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
   #closed = false;
@@ -76,8 +67,16 @@ export class RecordLog {
   /** Buffers one record (UTF-8 text); it is durable within FLUSH_INTERVAL_MS (or at flush()/close()). */
   append(text: string, atMs: number): void {
     if (this.#closed) throw new Error(`record log ${this.path} is closed`);
-    this.#pending.push(text);
-    this.#pendingAt.push(atMs);
+    // Written straight into the chunk when it surely fits, which saves measuring the text first.
+    let chunk = this.#chunk;
+    if (chunk === undefined || chunk.length - this.#used < FRAME_OVERHEAD_BYTES + text.length * MAX_UTF8_PER_UNIT) {
+      this.#retireChunk();
+      chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, FRAME_OVERHEAD_BYTES + text.length * MAX_UTF8_PER_UNIT));
+      this.#chunk = chunk;
+    }
+    const size = chunk.write(text, this.#used + FRAME_OVERHEAD_BYTES, 'utf8');
+    frameInPlace(chunk, this.#used, size, 0, atMs);
+    this.#used += FRAME_OVERHEAD_BYTES + size;
     this.#timer ??= setTimeout(() => void this.flush().catch((err: unknown) => this.#logger.error({ err: String(err), file: this.path }, 'record log write failed')), FLUSH_INTERVAL_MS);
   }
 
@@ -85,9 +84,10 @@ export class RecordLog {
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
-    const bytes = framed(this.#pending, this.#pendingAt);
-    this.#pending = [];
-    this.#pendingAt = [];
+    this.#retireChunk();
+    const filled = this.#filled;
+    this.#filled = [];
+    const bytes = filled.length === 1 ? (filled[0] as Buffer) : Buffer.concat(filled);
     const write = this.#writing.then(async () => {
       if (bytes.length === 0) return;
       this.#handle ??= open(this.path, 'a');
@@ -97,6 +97,13 @@ export class RecordLog {
     });
     this.#writing = write.catch(() => undefined);
     return write;
+  }
+
+  /** The current chunk's framed records join those waiting for the write. */
+  #retireChunk(): void {
+    if (this.#chunk !== undefined && this.#used > 0) this.#filled.push(this.#chunk.subarray(0, this.#used));
+    this.#chunk = undefined;
+    this.#used = 0;
   }
 
   async close(): Promise<void> {

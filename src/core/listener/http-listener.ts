@@ -9,6 +9,7 @@ import { ConnectionTracker, listenerMetrics, listenOn, type ListenerTelemetry } 
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
 import { tlsServerOptions } from './tls.js';
+import { LinkedSet } from '../../shared/linked-set.js';
 
 /** How often Node checks header and request timeouts (its default, 30 s, would let a 10 s limit run to 40 s). */
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
@@ -30,7 +31,8 @@ export class HttpListener implements ManagedListener {
   readonly #server: HttpServer | HttpsServer;
   readonly #tracker: ConnectionTracker;
   readonly #endpoint: Endpoint;
-  readonly #inFlight = new Set<ServerResponse>();
+  /** Not a Set: see LinkedSet for why a Set of requests fills the old generation. */
+  readonly #inFlight = new LinkedSet<ServerResponse>();
   readonly #closed: Promise<void>;
   #address: Endpoint | undefined;
   #stopping = false;
@@ -52,9 +54,9 @@ export class HttpListener implements ManagedListener {
       // answer (`Connection: close`), so no client reuses it.
       if (this.#stopping) res.shouldKeepAlive = false;
       else {
-        inFlight.add(res);
+        const link = inFlight.add(res);
         res.once('close', function answered() {
-          inFlight.delete(res);
+          inFlight.delete(link);
         });
       }
       handler(req, res);

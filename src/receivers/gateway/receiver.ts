@@ -24,6 +24,7 @@ import { ClientLink } from './core/client-link.js';
 import { GatewayHttpError, openaiErrors, sendError } from './core/http-error.js';
 import { gatewayMetrics, type GatewayMetrics } from './core/metrics.js';
 import { SeriesTable, type CounterSeries, type HistogramSeries } from '../../shared/metric-series.js';
+import { LinkedSet } from '../../shared/linked-set.js';
 import type { ErrorFormat, GatewayServices, ProtocolRoute } from './core/protocol.js';
 import { forMethod, RouteTable } from './core/route-table.js';
 import { createRouter } from './core/routing.js';
@@ -76,7 +77,8 @@ export class GatewayReceiver implements Receiver {
   readonly #limits: HttpListenerConfig;
   readonly #telemetry: Telemetry;
   readonly #cors: CorsPolicy | undefined;
-  readonly #open = new Set<OpenRequest>();
+  /** Not a Set: see LinkedSet for why a Set of requests fills the old generation. */
+  readonly #open = new LinkedSet<OpenRequest>();
   #listener: HttpListener | undefined;
   #stopping: Promise<void> | undefined;
 
@@ -207,10 +209,10 @@ export class GatewayReceiver implements Receiver {
     const client = new ClientLink();
     const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? openaiErrors;
     const open: OpenRequest = { res, client, errors };
-    this.#open.add(open);
+    const openLink = this.#open.add(open);
     const meter: MeterSlot = { meter: undefined };
     const finish = (): void => {
-      this.#open.delete(open);
+      this.#open.delete(openLink);
       meter.meter?.finish(res.headersSent ? res.statusCode : 499);
       if (!res.writableFinished) client.close();
       if (res.headersSent) server.int('http.response.status_code', res.statusCode);

@@ -1,0 +1,79 @@
+// A set for the short-lived members of a long-lived owner: the requests a
+// listener has in flight, say.
+//
+// A long-lived Set or Map whose members come and go is a trap for V8's
+// young-generation GC. The collection's hash table sits in the old
+// generation, and the tables it outgrows or shrinks out of stay there, dead
+// but still pointing at the members they held, until the next full GC. The
+// scavenger takes every old-to-young pointer for a live one, so each member
+// that ever passed through such a Set survives its first scavenge and is
+// promoted, with everything it references. For a request that is its whole
+// object graph (request, response, headers), and the old generation then
+// fills with dead requests. Here a member sits in a doubly linked list and
+// leaving unlinks it: no pointer to it is left anywhere.
+
+/** A member's place in a LinkedSet: what `add` returns and `delete` takes. */
+export interface SetLink<T> {
+  readonly value: T | undefined;
+}
+
+interface Link<T> extends SetLink<T> {
+  value: T | undefined;
+  prev: Link<T> | undefined;
+  /** Kept when the link leaves, so an iteration standing on it goes on. */
+  next: Link<T> | undefined;
+  linked: boolean;
+}
+
+export class LinkedSet<T> implements Iterable<T> {
+  #head: Link<T> | undefined;
+  #tail: Link<T> | undefined;
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Adds `value` at the end (a value added twice is there twice). */
+  add(value: T): SetLink<T> {
+    const link: Link<T> = { value, prev: this.#tail, next: undefined, linked: true };
+    if (this.#tail === undefined) this.#head = link;
+    else this.#tail.next = link;
+    this.#tail = link;
+    this.#size++;
+    return link;
+  }
+
+  /** Removes the member at `link`; false if it had left already. */
+  delete(handle: SetLink<T>): boolean {
+    const link = handle as Link<T>;
+    if (!link.linked) return false;
+    link.linked = false;
+    if (link.prev === undefined) this.#head = link.next;
+    else link.prev.next = link.next;
+    if (link.next === undefined) this.#tail = link.prev;
+    else link.next.prev = link.prev;
+    link.prev = undefined;
+    link.value = undefined;
+    this.#size--;
+    return true;
+  }
+
+  clear(): void {
+    for (let link = this.#head; link !== undefined; link = link.next) {
+      link.linked = false;
+      link.value = undefined;
+      link.prev = undefined;
+    }
+    this.#head = undefined;
+    this.#tail = undefined;
+    this.#size = 0;
+  }
+
+  /** In insertion order; members may leave or join while it runs (joiners are visited). */
+  *[Symbol.iterator](): Iterator<T> {
+    for (let link = this.#head; link !== undefined; link = link.next) {
+      if (link.linked) yield link.value as T;
+    }
+  }
+}
