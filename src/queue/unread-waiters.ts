@@ -1,23 +1,25 @@
 // Consumers parked until a queue has unread records (or closes).
+import { onAbort } from '../shared/abort-callbacks.js';
+import { LinkedSet } from '../shared/linked-set.js';
 
 export class UnreadWaiters {
-  readonly #waiters = new Set<(ready: boolean) => void>();
+  /** Not a Set: see LinkedSet (a consumer parks here once per batch). */
+  readonly #waiters = new LinkedSet<(ready: boolean) => void>();
 
   /** Resolves true on notify(true), false on notify(false) or when the signal aborts. */
   wait(signal: AbortSignal): Promise<boolean> {
     if (signal.aborted) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       const waiters = this.#waiters;
-      function onAbort(): void {
-        waiters.delete(settle);
+      const link = waiters.add(settle);
+      const stopListening = onAbort(signal, function aborted() {
+        waiters.delete(link);
         resolve(false);
-      }
+      });
       function settle(ready: boolean): void {
-        signal.removeEventListener('abort', onAbort);
+        stopListening();
         resolve(ready);
       }
-      waiters.add(settle);
-      signal.addEventListener('abort', onAbort, { once: true });
     });
   }
 

@@ -14,26 +14,34 @@ export interface BufferedResponse {
 
 const NO_HEADERS: IncomingHttpHeaders = {};
 
+interface Waiting {
+  readonly clock: AttemptClock;
+  readonly resolve: (response: BufferedResponse) => void;
+  readonly reject: (err: Error) => void;
+}
+
+/**
+ * Lets go of everything once the exchange has ended: undici's own
+ * structures may keep the handler reachable a while longer (until a full
+ * GC), and a handler still holding the body and the attempt would carry
+ * them all into the old generation.
+ */
 class BufferingHandler implements Dispatcher.DispatchHandler {
-  readonly #clock: AttemptClock;
-  readonly #resolve: (response: BufferedResponse) => void;
-  readonly #reject: (err: Error) => void;
+  #waiting: Waiting | undefined;
   #controller: Dispatcher.DispatchController | undefined;
   #statusCode = 0;
   #headers: IncomingHttpHeaders = NO_HEADERS;
   #chunks: Buffer[] = [];
   #size = 0;
 
-  constructor(clock: AttemptClock, resolve: (response: BufferedResponse) => void, reject: (err: Error) => void) {
-    this.#clock = clock;
-    this.#resolve = resolve;
-    this.#reject = reject;
-    clock.onAbort = (reason) => this.#controller?.abort(reason);
+  constructor(waiting: Waiting) {
+    this.#waiting = waiting;
+    waiting.clock.onAbort = (reason) => this.#controller?.abort(reason);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    const reason = this.#clock.error;
+    const reason = this.#waiting?.clock.error;
     if (reason !== undefined) controller.abort(reason);
   }
 
@@ -43,21 +51,35 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#clock.onByte();
+    this.#waiting?.clock.onByte();
     this.#chunks.push(chunk);
     this.#size += chunk.length;
   }
 
   onResponseEnd(): void {
-    this.#clock.onAbort = undefined;
+    const waiting = this.#settle();
+    if (waiting === undefined) return;
     const chunks = this.#chunks;
     const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, this.#size);
-    this.#resolve({ statusCode: this.#statusCode, headers: this.#headers, body });
+    const response = { statusCode: this.#statusCode, headers: this.#headers, body };
+    this.#chunks = [];
+    this.#headers = NO_HEADERS;
+    waiting.resolve(response);
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#clock.onAbort = undefined;
-    this.#reject(error);
+    const waiting = this.#settle();
+    this.#chunks = [];
+    this.#headers = NO_HEADERS;
+    waiting?.reject(error);
+  }
+
+  #settle(): Waiting | undefined {
+    const waiting = this.#waiting;
+    this.#waiting = undefined;
+    this.#controller = undefined;
+    if (waiting !== undefined) waiting.clock.onAbort = undefined;
+    return waiting;
   }
 }
 
@@ -69,7 +91,7 @@ export function exchange(dispatcher: Dispatcher, request: UpstreamRequest, url: 
       reject(reason);
       return;
     }
-    const handler = new BufferingHandler(clock, resolve, reject);
+    const handler = new BufferingHandler({ clock, resolve, reject });
     dispatcher.dispatch({ origin: url.origin, path: url.path, method: request.method, headers: request.headers, body: request.body }, handler);
   });
 }

@@ -1,0 +1,39 @@
+// Abort callbacks for short-lived work (one delivery, one wait) on a
+// long-lived signal (a component's shutdown signal). Adding and removing an
+// event listener on the signal each time would add and drop the entry in
+// the signal's own listener map, the churn LinkedSet describes: every
+// callback, and all it holds, would outlive its work until a full GC. Here
+// a signal gets one listener for good, and the callbacks sit in a LinkedSet.
+import { LinkedSet } from './linked-set.js';
+
+const callbacksBySignal = new WeakMap<AbortSignal, LinkedSet<() => void>>();
+
+function noop(): void {}
+
+/** Runs `callback` once when `signal` aborts (at once if it has); returns what removes it. */
+export function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  if (signal.aborted) {
+    callback();
+    return noop;
+  }
+  let callbacks = callbacksBySignal.get(signal);
+  if (callbacks === undefined) {
+    const created = new LinkedSet<() => void>();
+    callbacks = created;
+    callbacksBySignal.set(signal, created);
+    signal.addEventListener(
+      'abort',
+      function runCallbacks() {
+        const due = [...created];
+        created.clear();
+        for (const run of due) run();
+      },
+      { once: true },
+    );
+  }
+  const set = callbacks;
+  const link = set.add(callback);
+  return function remove() {
+    set.delete(link);
+  };
+}
