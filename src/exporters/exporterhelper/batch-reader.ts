@@ -1,6 +1,7 @@
 // Batching happens when reading from the queue: take what is there, then top
 // the batch up for at most flush_timeout while it is below its limits.
 import type { Queue, QueueRecord } from '../../queue/index.js';
+import { onAbort } from '../../shared/abort-callbacks.js';
 
 export interface BatchLimits {
   readonly maxSpans: number;
@@ -39,14 +40,13 @@ async function waitForUnreadUntil(queue: Queue, ms: number, signal: AbortSignal)
   const timer = setTimeout(function flushTimeout() {
     local.abort();
   }, ms);
-  function onStop(): void {
+  const stopListening = onAbort(signal, function stopped() {
     local.abort();
-  }
-  signal.addEventListener('abort', onStop, { once: true });
+  });
   try {
     return await queue.waitForUnread(local.signal);
   } finally {
     clearTimeout(timer);
-    signal.removeEventListener('abort', onStop);
+    stopListening();
   }
 }
