@@ -56,9 +56,11 @@ export class LocalGenerationStore implements GenerationStore {
    * The newest records by id, in two generations: when the current one is
    * full it becomes the previous one and the old previous is dropped whole,
    * which costs far less per record than evicting the oldest entry each time.
+   * Each is kept as its serialized text: one flat string per record costs
+   * the garbage collector far less to keep than the record's objects.
    */
-  #recent = new Map<string, GenerationRecord>();
-  #previous = new Map<string, GenerationRecord>();
+  #recent = new Map<string, string>();
+  #previous = new Map<string, string>();
   #log: RecordLog | undefined;
   #logDay = '';
   /** The current log's UTC day as ms, [starts, ends): the day is worked out only when a record falls outside it. */
@@ -88,14 +90,16 @@ export class LocalGenerationStore implements GenerationStore {
   add(record: GenerationRecord): void {
     const now = Date.now();
     if (now >= this.#logDayEnds || now < this.#logDayStarts) this.#rotate(dayOf(now));
-    (this.#log as RecordLog).append(serializeGeneration(record), now);
-    this.#remember(record);
+    const text = serializeGeneration(record);
+    (this.#log as RecordLog).append(text, now);
+    this.#remember(record.id, text);
     this.#count(record);
   }
 
   async get(id: string): Promise<GenerationRecord | undefined> {
     const recent = this.#recent.get(id) ?? this.#previous.get(id);
-    if (recent !== undefined || !isGenerationId(id)) return recent;
+    if (recent !== undefined) return parseGeneration(recent);
+    if (!isGenerationId(id)) return undefined;
     const made = dayOf(generationIdTime(id));
     // An id from the future or from before the retention has no log to read.
     const now = Date.now();
@@ -150,12 +154,12 @@ export class LocalGenerationStore implements GenerationStore {
       .catch((err: unknown) => this.#logger.warn({ err: String(err), day: previousDay }, 'closing a day of generation records failed'));
   }
 
-  #remember(record: GenerationRecord): void {
+  #remember(id: string, text: string): void {
     if (this.#recent.size >= RECENT_RECORDS) {
       this.#previous = this.#recent;
       this.#recent = new Map();
     }
-    this.#recent.set(record.id, record);
+    this.#recent.set(id, text);
   }
 
   #count(record: GenerationRecord): void {
@@ -189,9 +193,10 @@ export class LocalGenerationStore implements GenerationStore {
       await replayRecordFile(
         join(this.#directory, name),
         (data) => {
-          const record = parseGeneration(data.toString('utf8'));
+          const text = data.toString('utf8');
+          const record = parseGeneration(text);
           collect.add(record);
-          if (day === today) this.#remember(record);
+          if (day === today) this.#remember(record.id, text);
         },
         this.#logger,
       );
