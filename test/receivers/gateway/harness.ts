@@ -79,6 +79,8 @@ export interface SeenRequest {
   url: string;
   headers: IncomingMessage['headers'];
   body: Record<string, unknown>;
+  /** The body as it arrived. */
+  text: string;
 }
 
 export interface Upstream {
@@ -100,7 +102,7 @@ export async function startUpstream(handler: UpstreamHandler): Promise<Upstream>
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', function onEnd() {
       const text = Buffer.concat(chunks).toString('utf8');
-      const seen: SeenRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>) };
+      const seen: SeenRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>), text };
       requests.push(seen);
       res.on('close', () => {
         if (!res.writableFinished) aborted.push(seen);

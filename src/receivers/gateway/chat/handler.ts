@@ -5,13 +5,14 @@ import { runPlan } from '../core/attempt-loop.js';
 import { readBody } from '../core/body.js';
 import { captureInput } from '../core/capture.js';
 import { GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletionRequest } from '../providers/shared/openai-types.js';
+import { RAW_REQUEST, type ChatCompletionRequest } from '../providers/shared/openai-types.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { RoutingOptions } from '../core/routing.js';
 import { chatAnswer } from './answer.js';
 import { firstProblem } from '../core/schema-problem.js';
 import { chatRequestSchema, type ValidatedRequest } from './schema.js';
 import { fastParse } from './schema-fast.js';
+import { rawRequestText } from '../providers/shared/raw-request.js';
 import type { SpanRecord } from '../core/spans.js';
 
 export async function handleChat(services: GatewayServices, request: RouteRequest): Promise<void> {
@@ -39,19 +40,32 @@ export async function handleChat(services: GatewayServices, request: RouteReques
 }
 
 function parseRequest(body: Buffer, server: SpanRecord): ChatCompletionRequest {
+  const text = body.toString('utf8');
   let json: unknown;
   try {
-    json = JSON.parse(body.toString('utf8'));
+    json = JSON.parse(text);
   } catch {
     throw new GatewayHttpError(400, 'We could not parse the JSON body of your request.', { code: 'invalid_json' });
   }
   if (typeof json === 'object' && json !== null && typeof (json as { model?: unknown }).model === 'string') {
     server.str('sluice.model', (json as { model: string }).model);
   }
-  const data = fastParse(json) ?? validate(json);
+  const fast = fastParse(json);
+  const data = fast ?? validate(json);
   // `null` means "not set" in the OpenAI API; dropping it keeps adapters to one case.
-  for (const key of Object.keys(data)) if (data[key] === null) delete data[key];
-  return data as unknown as ChatCompletionRequest;
+  let dropped = false;
+  for (const key of Object.keys(data)) {
+    if (data[key] === null) {
+      delete data[key];
+      dropped = true;
+    }
+  }
+  const request = data as unknown as ChatCompletionRequest;
+  if (fast !== undefined && !dropped && request.stream !== true) {
+    const raw = rawRequestText(text, request.model);
+    if (raw !== undefined) request[RAW_REQUEST] = raw;
+  }
+  return request;
 }
 
 function validate(json: unknown): Record<string, unknown> {

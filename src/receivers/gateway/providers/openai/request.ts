@@ -1,6 +1,7 @@
 // OpenAI-compatible upstreams take the request as it came: only `model` is
 // replaced and the gateway's own routing fields are dropped.
-import type { ChatCompletionRequest, ChatMessage, ContentPart } from '../shared/openai-types.js';
+import { RAW_REQUEST, type ChatCompletionRequest, type ChatMessage, type ContentPart } from '../shared/openai-types.js';
+import { withModel } from '../shared/raw-request.js';
 import { invalidRequest } from '../shared/inputs.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
@@ -10,6 +11,11 @@ import type { OpenAIProviderConfig } from './config.js';
 const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['providerOptions', 'gateway', 'order', 'only', 'models', 'reasoning']);
 
 export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptContext<OpenAIProviderConfig>): UpstreamRequest {
+  const raw = request[RAW_REQUEST];
+  if (raw !== undefined) {
+    const fixed = fixedParts(ctx.slug, ctx.provider);
+    return { url: fixed.url, method: 'POST', headers: fixed.plainHeaders, body: withModel(raw, ctx.model) };
+  }
   // Copied key by key (not spread-then-delete, which leaves a slow dictionary-mode object).
   const source = request as unknown as Record<string, unknown>;
   const body: Record<string, unknown> = {};

@@ -109,7 +109,22 @@ export interface GatewayOptions {
   models?: string[];
 }
 
+/**
+ * The client's own JSON text of a Chat Completions request, when sending it
+ * on with only `model` replaced is exactly the same request: set by the
+ * chat route's parser (see raw-request.ts), used by OpenAI-compatible
+ * upstreams instead of serializing the request again.
+ */
+export const RAW_REQUEST: unique symbol = Symbol('sluice.rawRequest');
+
+export interface RawRequestText {
+  readonly text: string;
+  /** Where the text after the `model` value starts. */
+  readonly afterModel: number;
+}
+
 export interface ChatCompletionRequest {
+  [RAW_REQUEST]?: RawRequestText;
   model: string;
   messages: ChatMessage[];
   stream?: boolean;
