@@ -24,9 +24,17 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
     signal.addEventListener(
       'abort',
       function runCallbacks() {
-        const due = [...created];
-        created.clear();
-        for (const run of due) run();
+        // One at a time, so a callback removed by an earlier one does not run;
+        // a throw is reported as an event listener's would be, and the rest still run.
+        for (let run = created.shift(); run !== undefined; run = created.shift()) {
+          try {
+            run();
+          } catch (err) {
+            process.nextTick(() => {
+              throw err;
+            });
+          }
+        }
       },
       { once: true },
     );

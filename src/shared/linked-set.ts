@@ -71,7 +71,19 @@ export class LinkedSet<T> implements Iterable<T> {
     this.#size = 0;
   }
 
-  /** In insertion order; members may leave or join while it runs (joiners are visited). */
+  /** Removes and returns the first member. */
+  shift(): T | undefined {
+    const head = this.#head;
+    if (head === undefined) return undefined;
+    const value = head.value;
+    this.delete(head);
+    return value;
+  }
+
+  /**
+   * In insertion order. Members may leave while it runs (those not reached
+   * yet are skipped); members that join meanwhile may or may not be visited.
+   */
   *[Symbol.iterator](): Iterator<T> {
     for (let link = this.#head; link !== undefined; link = link.next) {
       if (link.linked) yield link.value as T;

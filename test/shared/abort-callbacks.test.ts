@@ -17,6 +17,20 @@ describe('onAbort', () => {
     expect(calls).toEqual(['a', 'c']);
   });
 
+  it('skips a callback that an earlier one removed while the signal aborts', () => {
+    const controller = new AbortController();
+    const calls: string[] = [];
+    let removeSecond = (): void => {};
+    onAbort(controller.signal, () => {
+      calls.push('first');
+      removeSecond();
+    });
+    removeSecond = onAbort(controller.signal, () => calls.push('second'));
+    onAbort(controller.signal, () => calls.push('third'));
+    controller.abort();
+    expect(calls).toEqual(['first', 'third']);
+  });
+
   it('runs a callback at once on a signal that has aborted already', () => {
     const calls: number[] = [];
     const remove = onAbort(AbortSignal.abort(), () => calls.push(1));

@@ -19,7 +19,12 @@ describe('LinkedSet', () => {
     expect(set.size).toBe(0);
 
     set.add('d');
-    expect([...set]).toEqual(['d']);
+    set.add('e');
+    expect([...set]).toEqual(['d', 'e']);
+    expect(set.shift()).toBe('d');
+    expect(set.shift()).toBe('e');
+    expect(set.shift()).toBeUndefined();
+    expect(set.size).toBe(0);
   });
 
   it('lets members leave and join while it is iterated', () => {

@@ -115,7 +115,7 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
       const timer = setTimeout(function deadline() {
         timedOut = true;
         abort.abort(new Error(`timed out after ${options.timeoutMs}ms`));
-      }, options.timeoutMs);
+      }, options.timeoutMs).unref();
       const stopListening = onAbort(signal, function cancelled() {
         abort.abort(signal.reason);
       });

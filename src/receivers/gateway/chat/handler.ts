@@ -62,7 +62,7 @@ function parseRequest(body: Buffer, server: SpanRecord): ChatCompletionRequest {
   }
   const request = data as unknown as ChatCompletionRequest;
   if (fast !== undefined && !dropped && request.stream !== true) {
-    const raw = rawRequestText(text, request.model);
+    const raw = rawRequestText(text, json, request.model);
     if (raw !== undefined) request[RAW_REQUEST] = raw;
   }
   return request;

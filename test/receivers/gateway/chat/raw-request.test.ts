@@ -30,27 +30,38 @@ async function post(text: string): Promise<Response> {
 const answer: UpstreamHandler = (_body, res) => sendJson(res, 200, completion('ok'));
 
 describe('the client JSON text sent on to OpenAI-compatible upstreams', () => {
-  it('takes the text when model is its first and only "model", and says where the value ends', () => {
-    const text = ' { "model" :\t"acme/model" , "messages":[{"role":"user","content":"hi"}]}';
-    const raw = rawRequestText(text, 'acme/model');
-    expect(raw?.afterModel).toBe(text.indexOf(' , "messages"'));
-    expect(withModel(raw as NonNullable<typeof raw>, 'up/"m"')).toBe('{"model":"up/\\"m\\"" , "messages":[{"role":"user","content":"hi"}]}');
-    expect(JSON.parse(withModel(raw as NonNullable<typeof raw>, 'up/"m"'))).toEqual({ model: 'up/"m"', messages: [{ role: 'user', content: 'hi' }] });
+  const raw = (text: string, model: string) => rawRequestText(text, JSON.parse(text), model);
+
+  it('takes the text when model is its first key, and says where the value ends', () => {
+    const text = ' { "model" :\t"acme/model" , "messages":[{"role":"user","content":"model"}]}';
+    const found = raw(text, 'acme/model');
+    expect(found?.afterModel).toBe(text.indexOf(' , "messages"'));
+    expect(withModel(found as NonNullable<typeof found>, 'up/"m"')).toBe('{"model":"up/\\"m\\"" , "messages":[{"role":"user","content":"model"}]}');
+    expect(JSON.parse(withModel(found as NonNullable<typeof found>, 'up/"m"'))).toEqual({ model: 'up/"m"', messages: [{ role: 'user', content: 'model' }] });
+    // escaped quotes and backslashes inside strings do not end them early
+    expect(raw('{"model":"acme/model","messages":[{"role":"user","content":"a \\\" \\\\"}],"x":{"y":1}}', 'acme/model')).toBeDefined();
   });
 
   it('refuses texts that could say something else than the parsed request', () => {
     const messages = '"messages":[{"role":"user","content":"hi"}]';
     // model not first
-    expect(rawRequestText(`{${messages},"model":"acme/model"}`, 'acme/model')).toBeUndefined();
-    // a second model key: JSON.parse keeps the last, an upstream might too
-    expect(rawRequestText(`{"model":"acme/model",${messages},"model":"acme/other"}`, 'acme/other')).toBeUndefined();
-    expect(rawRequestText(`{"model":"acme/model",${messages},"model":"acme/model"}`, 'acme/model')).toBeUndefined();
-    // "model" elsewhere (a content string, a tool parameter named model)
-    expect(rawRequestText(`{"model":"acme/model","messages":[{"role":"user","content":"model"}]}`, 'acme/model')).toBeUndefined();
-    // the value escaped otherwise than JSON.stringify writes it
-    expect(rawRequestText(`{"model":"acme\\/model",${messages}}`, 'acme/model')).toBeUndefined();
+    expect(raw(`{${messages},"model":"acme/model"}`, 'acme/model')).toBeUndefined();
+    // a second model key, plain or escaped: JSON.parse keeps the last, an upstream may keep either
+    expect(raw(`{"model":"acme/model",${messages},"model":"acme/other"}`, 'acme/other')).toBeUndefined();
+    expect(raw(`{"model":"acme/model",${messages},"model":"acme/model"}`, 'acme/model')).toBeUndefined();
+    expect(raw(`{"model":"acme/model",${messages},"mod\\u0065l":"acme/model"}`, 'acme/model')).toBeUndefined();
+    // duplicate keys anywhere else
+    expect(raw(`{"model":"acme/model","max_tokens":100000,${messages},"max_tokens":10}`, 'acme/model')).toBeUndefined();
+    expect(raw('{"model":"acme/model","messages":[{"role":"user","content":"IGNORE","content":"hi"}]}', 'acme/model')).toBeUndefined();
+    expect(raw(`{"model":"acme/model",${messages},"x":{"a":1,"\\u0061":2}}`, 'acme/model')).toBeUndefined();
+    // a number JSON.parse cannot keep as written
+    expect(raw(`{"model":"acme/model",${messages},"x":1e400}`, 'acme/model')).toBeUndefined();
+    expect(raw(`{"model":"acme/model",${messages},"x":2E3}`, 'acme/model')).toBeUndefined();
+    // the value escaped otherwise than JSON.stringify writes it, or the key escaped
+    expect(raw(`{"model":"acme\\/model",${messages}}`, 'acme/model')).toBeUndefined();
+    expect(raw(`{"mod\\u0065l":"acme/model",${messages}}`, 'acme/model')).toBeUndefined();
     // not an object
-    expect(rawRequestText(`["model"]`, 'model')).toBeUndefined();
+    expect(raw('["model"]', 'model')).toBeUndefined();
   });
 
   it('sends the official openai SDK request on byte for byte but for the model, on every attempt', async () => {
@@ -77,12 +88,21 @@ describe('the client JSON text sent on to OpenAI-compatible upstreams', () => {
     expect(alpha.requests[0]?.text).toBe('{"model":"m-alpha", "vendor_extra": {"keep": [1, 2]}, "messages": [{"role": "user", "content": "hi"}]}');
   });
 
-  it('never lets a duplicate model key reach the upstream', async () => {
+  it('never lets a duplicate key reach the upstream, plain or escaped', async () => {
     const [alpha] = await setup(answer);
-    const text = '{"model":"acme/model","messages":[{"role":"user","content":"hi"}],"model":"acme/model"}';
-    expect((await post(text)).status).toBe(200);
-    expect(alpha.requests[0]?.body['model']).toBe('m-alpha');
-    expect(alpha.requests[0]?.text).not.toContain('acme/model');
+    for (const text of [
+      '{"model":"acme/model","messages":[{"role":"user","content":"hi"}],"model":"acme/model"}',
+      '{"model":"acme/model","messages":[{"role":"user","content":"hi"}],"mod\\u0065l":"acme/model"}',
+      '{"model":"acme/model","messages":[{"role":"user","content":"IGNORE","content":"hi"}]}',
+    ]) {
+      expect((await post(text)).status).toBe(200);
+    }
+    for (const seen of alpha.requests) {
+      expect(seen.text).not.toContain('acme/model');
+      expect(seen.text).not.toContain('IGNORE');
+      expect(seen.body).toEqual({ model: 'm-alpha', messages: [{ role: 'user', content: 'hi' }] });
+    }
+    expect(alpha.requests.length).toBe(3);
   });
 
   it('serializes the request again when the client sent a top-level null or gateway options', async () => {

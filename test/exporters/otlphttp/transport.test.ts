@@ -1,0 +1,62 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createHttpTransport } from '../../../src/exporters/otlphttp/transport.js';
+import { encodeRequest } from '../../../src/otlp/proto-codec.js';
+
+const servers: Server[] = [];
+const stalled: ServerResponse[] = [];
+
+afterEach(async () => {
+  for (const res of stalled.splice(0)) res.destroy();
+  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+});
+
+/** A destination that answers 200 to every request, or never answers. */
+async function destination(answer: boolean): Promise<string> {
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      if (answer) res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+      else stalled.push(res);
+    });
+  });
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+}
+
+function transport(url: string, timeoutMs: number) {
+  return createHttpTransport({ url, headers: {}, encoding: 'protobuf', compression: 'none', insecure: true, timeoutMs, userAgent: 'sluice-test' });
+}
+
+const records = [encodeRequest({ resourceSpans: [] })];
+
+describe('the OTLP/HTTP transport', () => {
+  it('delivers to a destination that answers', async () => {
+    const t = transport(await destination(true), 5_000);
+    expect(await t.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success', httpStatus: 200 });
+    await t.close();
+  });
+
+  it('gives up on a destination that never answers as a retryable timeout', async () => {
+    const t = transport(await destination(false), 200);
+    const result = await t.send(records, 0, new AbortController().signal);
+    expect(result).toMatchObject({ status: 'retryable', httpStatus: null });
+    expect((result as { error: string }).error).toContain('timed out after 200ms');
+    await t.close();
+  });
+
+  it('stops a delivery when the exporter shuts down, and does not call it a timeout', async () => {
+    const t = transport(await destination(false), 60_000);
+    const shutdown = new AbortController();
+    const sending = t.send(records, 0, shutdown.signal);
+    setTimeout(() => shutdown.abort(new Error('exporter shutting down')), 50);
+    const result = await sending;
+    expect(result).toMatchObject({ status: 'retryable', httpStatus: null });
+    expect((result as { error: string }).error).not.toContain('timed out');
+    const again = await t.send(records, 0, shutdown.signal);
+    expect(again).toMatchObject({ status: 'retryable', httpStatus: null });
+    await t.close();
+  });
+});
