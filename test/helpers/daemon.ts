@@ -1,6 +1,7 @@
 // Runs the built daemon (`npm test` builds dist/ first) on a YAML config in a
 // temporary directory, the way a user runs it, and stops it afterwards.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,14 +10,40 @@ import { fileURLToPath } from 'node:url';
 
 export const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
 
+/**
+ * Ports handed out below the kernel's ephemeral range: a port 0 listener
+ * gets one from that range, which every client socket of every test running
+ * meanwhile also draws its local port from, so a port freed for the daemon
+ * could be taken again before the daemon binds it.
+ */
+const LOWEST_PORT = 20_000;
+const DEFAULT_EPHEMERAL_LOW = 32_768;
+
+function ephemeralLow(): number {
+  try {
+    const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(low) && low > LOWEST_PORT + 1_000 ? low : DEFAULT_EPHEMERAL_LOW;
+  } catch {
+    return DEFAULT_EPHEMERAL_LOW;
+  }
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}
+
 /** A port that was free a moment ago (the daemon's config needs fixed ports). */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  await new Promise<void>((r) => server.close(() => r()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
+  const high = ephemeralLow();
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const port = LOWEST_PORT + Math.floor(Math.random() * (high - LOWEST_PORT));
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port between ${LOWEST_PORT} and ${high}`);
 }
 
 export interface RunningDaemon {
