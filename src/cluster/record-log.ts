@@ -68,10 +68,11 @@ export class RecordLog {
   append(text: string, atMs: number): void {
     if (this.#closed) throw new Error(`record log ${this.path} is closed`);
     // Written straight into the chunk when it surely fits, which saves measuring the text first.
+    const room = FRAME_OVERHEAD_BYTES + text.length * MAX_UTF8_PER_UNIT;
     let chunk = this.#chunk;
-    if (chunk === undefined || chunk.length - this.#used < FRAME_OVERHEAD_BYTES + text.length * MAX_UTF8_PER_UNIT) {
+    if (chunk === undefined || chunk.length - this.#used < room) {
       this.#retireChunk();
-      chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, FRAME_OVERHEAD_BYTES + text.length * MAX_UTF8_PER_UNIT));
+      chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, room));
       this.#chunk = chunk;
     }
     const size = chunk.write(text, this.#used + FRAME_OVERHEAD_BYTES, 'utf8');

@@ -14,7 +14,6 @@
 import type { RawRequestText } from './openai-types.js';
 
 const MODEL_KEY = '"model"';
-const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const COLON = 0x3a;
 
@@ -43,7 +42,6 @@ function keysInText(text: string): number {
     let close = text.indexOf('"', open + 1);
     for (;;) {
       if (close === -1) return -1; // not JSON: cannot happen after JSON.parse
-
       let backslashes = 0;
       while (text.charCodeAt(close - 1 - backslashes) === BACKSLASH) backslashes++;
       if (backslashes % 2 === 0) break;
@@ -80,7 +78,7 @@ export function rawRequestText(text: string, parsed: unknown, model: string): Ra
   if (text.charCodeAt(i) !== COLON) return undefined;
   i = skipSpace(text, i + 1);
   const value = JSON.stringify(model);
-  if (text.charCodeAt(i) !== QUOTE || !text.startsWith(value, i)) return undefined;
+  if (!text.startsWith(value, i)) return undefined;
   const keys = keysInText(text);
   if (keys === -1 || keys !== keysInValue(parsed)) return undefined;
   return { text, afterModel: i + value.length };
