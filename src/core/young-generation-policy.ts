@@ -25,19 +25,32 @@ const QUIET_CHECKS = 10;
  */
 const OLD_GENERATION_AFTER_CHECKS = 5;
 const BUSY_HEAP_GROWING_PERCENT = 300;
+/**
+ * Otherwise the old generation may grow to 2x what the last full collection
+ * left. V8 counts the Buffers allocated since its last full collection
+ * against the old generation's room, and under a light load it chose 1.1x:
+ * about 12 MiB of room for Sluice's 20 MiB heap. At 10,000 spans/s the
+ * request bodies, queue records and export batches fill that in about a
+ * second, so every young collection was a full one (20 per 15 s, none of them
+ * scavenges), and marking the heap on V8's helper threads cost more CPU than
+ * the whole request path. At 2x, scavenges free the dead Buffers first: one or
+ * two full collections per 15 s, about 30% less CPU and 10 MiB more RSS
+ * (bench/RESULTS.md, otlp-throughput).
+ */
+const LIGHT_HEAP_GROWING_PERCENT = 100;
 
 export interface HeapMode {
   /** The young generation's semi-space growth factor. */
   readonly factor: number;
-  /** Whether the old generation gets the busy growing factor (otherwise V8's own). */
+  /** Whether the old generation gets the busy growing factor (otherwise the light one). */
   readonly roomyOldGeneration: boolean;
 }
 
 export const LEAN: HeapMode = { factor: LEAN_GROWTH_FACTOR, roomyOldGeneration: false };
 
-/** The V8 flags for a mode (`--heap-growing-percent=0` leaves the factor to V8). */
+/** The V8 flags for a mode. */
 export function heapFlags(mode: HeapMode): string {
-  return `--semi-space-growth-factor=${mode.factor} --heap-growing-percent=${mode.roomyOldGeneration ? BUSY_HEAP_GROWING_PERCENT : 0}`;
+  return `--semi-space-growth-factor=${mode.factor} --heap-growing-percent=${mode.roomyOldGeneration ? BUSY_HEAP_GROWING_PERCENT : LIGHT_HEAP_GROWING_PERCENT}`;
 }
 
 export class GrowthPolicy {

@@ -38,8 +38,8 @@ describe('young generation growth policy', () => {
   });
 
   it('spells each mode as V8 flags', () => {
-    expect(heapFlags(LEAN)).toBe('--semi-space-growth-factor=1 --heap-growing-percent=0');
-    expect(heapFlags({ factor: DEFAULT_GROWTH_FACTOR, roomyOldGeneration: false })).toBe('--semi-space-growth-factor=2 --heap-growing-percent=0');
+    expect(heapFlags(LEAN)).toBe('--semi-space-growth-factor=1 --heap-growing-percent=100');
+    expect(heapFlags({ factor: DEFAULT_GROWTH_FACTOR, roomyOldGeneration: false })).toBe('--semi-space-growth-factor=2 --heap-growing-percent=100');
     expect(heapFlags({ factor: DEFAULT_GROWTH_FACTOR, roomyOldGeneration: true })).toBe('--semi-space-growth-factor=2 --heap-growing-percent=300');
   });
 });
