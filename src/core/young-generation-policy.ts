@@ -32,10 +32,10 @@ const BUSY_HEAP_GROWING_PERCENT = 300;
  * about 12 MiB of room for Sluice's 20 MiB heap. At 10,000 spans/s the
  * request bodies, queue records and export batches fill that in about a
  * second, so every young collection was a full one (20 per 15 s, none of them
- * scavenges), and marking the heap on V8's helper threads cost more CPU than
- * the whole request path. At 2x, scavenges free the dead Buffers first: one or
- * two full collections per 15 s, about 30% less CPU and 10 MiB more RSS
- * (bench/RESULTS.md, otlp-throughput).
+ * scavenges), each marking the whole heap on V8's helper threads. At 2x,
+ * scavenges free the dead Buffers first: one or two full collections per
+ * 15 s, about 12% less CPU and 10 MiB more RSS (bench/RESULTS.md,
+ * otlp-throughput).
  */
 const LIGHT_HEAP_GROWING_PERCENT = 100;
 
