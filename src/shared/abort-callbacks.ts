@@ -45,3 +45,41 @@ export function onAbort(signal: AbortSignal, callback: () => void): () => void {
     set.delete(link);
   };
 }
+
+/**
+ * A signal for one piece of work that aborts when `signal` does or once `ms`
+ * have passed, whichever comes first. One controller and one unref'd timer,
+ * not AbortSignal.any/timeout, whose weak references and timer keep the work
+ * reachable past its end. end() when the work is done.
+ */
+export class Deadline {
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout;
+  readonly #stopListening: () => void;
+  #timedOut = false;
+
+  constructor(signal: AbortSignal, ms: number) {
+    const controller = this.#controller;
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      controller.abort(new Error(`timed out after ${ms}ms`));
+    }, ms).unref();
+    this.#stopListening = onAbort(signal, function cancelled() {
+      controller.abort(signal.reason);
+    });
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** Whether the time ran out (rather than `signal` aborting). */
+  get timedOut(): boolean {
+    return this.#timedOut;
+  }
+
+  end(): void {
+    clearTimeout(this.#timer);
+    this.#stopListening();
+  }
+}

@@ -10,8 +10,9 @@
 // old-to-young pointer for a live one.) For a request that is its whole
 // object graph, request, response and headers: on the gateway near 10,000
 // requests/s, two such Sets accounted for 0.9 of the 1.5 MB promoted per
-// scavenge, and each pause went from 3 to 4.7 ms. Here a member sits in a doubly linked list, and leaving unlinks it:
-// no pointer to it is left anywhere.
+// scavenge, and each pause went from 3 to 4.7 ms. Here a member sits in a
+// doubly linked list, and leaving unlinks it: no pointer to it is left
+// anywhere.
 
 /** A member's place in a LinkedSet: what `add` returns and `delete` takes. */
 export interface SetLink<T> {

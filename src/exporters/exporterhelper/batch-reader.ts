@@ -1,7 +1,7 @@
 // Batching happens when reading from the queue: take what is there, then top
 // the batch up for at most flush_timeout while it is below its limits.
 import type { Queue, QueueRecord } from '../../queue/index.js';
-import { onAbort } from '../../shared/abort-callbacks.js';
+import { Deadline } from '../../shared/abort-callbacks.js';
 
 export interface BatchLimits {
   readonly maxSpans: number;
@@ -36,17 +36,10 @@ export async function collectBatch(queue: Queue, limits: BatchLimits, signal: Ab
 }
 
 async function waitForUnreadUntil(queue: Queue, ms: number, signal: AbortSignal): Promise<boolean> {
-  const local = new AbortController();
-  const timer = setTimeout(function flushTimeout() {
-    local.abort();
-  }, ms);
-  const stopListening = onAbort(signal, function stopped() {
-    local.abort();
-  });
+  const deadline = new Deadline(signal, ms);
   try {
-    return await queue.waitForUnread(local.signal);
+    return await queue.waitForUnread(deadline.signal);
   } finally {
-    clearTimeout(timer);
-    stopListening();
+    deadline.end();
   }
 }

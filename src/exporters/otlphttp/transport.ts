@@ -12,7 +12,7 @@ import { parseJsonResponse } from '../../otlp/json-codec.js';
 import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
 import { concatRequests } from '../../otlp/wire.js';
 import { parseRetryAfter } from './retry-after.js';
-import { onAbort } from '../../shared/abort-callbacks.js';
+import { Deadline } from '../../shared/abort-callbacks.js';
 
 const gzipAsync = promisify(gzipCallback);
 /**
@@ -108,24 +108,14 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
   return {
     send: async function deliver(records, _spans, signal) {
       const { body, headers } = await serializeBody(records, options);
-      // One controller per delivery, not AbortSignal.any/timeout: those keep
-      // weak references and a timer that hold the delivery past its end.
-      const abort = new AbortController();
-      let timedOut = false;
-      const timer = setTimeout(function deadline() {
-        timedOut = true;
-        abort.abort(new Error(`timed out after ${options.timeoutMs}ms`));
-      }, options.timeoutMs).unref();
-      const stopListening = onAbort(signal, function cancelled() {
-        abort.abort(signal.reason);
-      });
+      const deadline = new Deadline(signal, options.timeoutMs);
       try {
         const response = await request(url, {
           method: 'POST',
           headers: { ...baseHeaders, ...headers },
           body,
           dispatcher,
-          signal: abort.signal,
+          signal: deadline.signal,
         });
         const responseBody = Buffer.from(await response.body.arrayBuffer());
         const status = response.statusCode;
@@ -140,11 +130,10 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
         }
         return { status: 'failure', httpStatus: status, error };
       } catch (err) {
-        const reason = timedOut ? `timed out after ${options.timeoutMs}ms` : err instanceof Error ? err.message : String(err);
+        const reason = deadline.timedOut ? `timed out after ${options.timeoutMs}ms` : err instanceof Error ? err.message : String(err);
         return { status: 'retryable', httpStatus: null, error: `request to ${url.host} failed: ${reason}` };
       } finally {
-        clearTimeout(timer);
-        stopListening();
+        deadline.end();
       }
     },
     close: async function close() {
