@@ -14,14 +14,15 @@ const BUSY_UTILIZATION = 0.3; // at or above: allow growth
 const QUIET_UTILIZATION = 0.15; // below, for QUIET_CHECKS checks in a row: lean again
 const QUIET_CHECKS = 10;
 /**
- * After this many busy checks in a row the old generation may also grow to
+ * After this many busy checks, with no quiet one since (checks between the
+ * two thresholds count for neither), the old generation may also grow to
  * 4x what the last full collection left (V8's own upper bound) before the
  * next one. Left to itself V8 chose about 1.2x under the mixed load: a full
  * collection (6-18 ms pauses) every 0.5-1 s. It waits for sustained load so
  * that start-up's compile burst does not leave a steady, light load with a
- * bigger heap. A fixed factor below V8's own choice costs throughput where V8
- * already picks a large one: 2.5x made the pipeline's maximum 40% dearer per
- * span, 1.5x 130% (bench/RESULTS.md).
+ * bigger heap. Under the mixed load the loop's utilization hovers about the
+ * busy threshold (0.27-0.38 from one second to the next): had each check
+ * below it started the count over, the room would come late or not at all.
  */
 const OLD_GENERATION_AFTER_CHECKS = 5;
 const BUSY_HEAP_GROWING_PERCENT = 300;
@@ -65,8 +66,8 @@ export class GrowthPolicy {
       this.#busy++;
       return this.#set({ factor: DEFAULT_GROWTH_FACTOR, roomyOldGeneration: this.mode.roomyOldGeneration || this.#busy >= OLD_GENERATION_AFTER_CHECKS });
     }
-    this.#busy = 0;
     if (utilization < QUIET_UTILIZATION) {
+      this.#busy = 0;
       this.#quiet++;
       if (this.#quiet >= QUIET_CHECKS) return this.#set(LEAN);
     } else this.#quiet = 0;

@@ -16,12 +16,14 @@ describe('young generation growth policy', () => {
     expect(policy.mode.factor).toBe(DEFAULT_GROWTH_FACTOR);
   });
 
-  it('gives the old generation room only after five busy checks in a row', () => {
+  it('gives the old generation room only after five busy checks with no quiet one since', () => {
     const policy = new GrowthPolicy();
     policy.next(0.5);
     policy.next(0.5);
-    policy.next(0.2); // not busy: the busy count starts over
-    for (let i = 0; i < 4; i++) expect(policy.next(0.6)).toBeUndefined();
+    policy.next(0.1); // quiet: the busy count starts over
+    for (let i = 0; i < 3; i++) expect(policy.next(0.6)).toBeUndefined();
+    expect(policy.next(0.2)).toBeUndefined(); // between the thresholds: the busy count holds
+    expect(policy.next(0.6)).toBeUndefined();
     expect(policy.next(0.6)).toEqual({ factor: DEFAULT_GROWTH_FACTOR, roomyOldGeneration: true });
     expect(policy.next(0.2)).toBeUndefined(); // between the thresholds it keeps the room
     expect(policy.mode.roomyOldGeneration).toBe(true);
