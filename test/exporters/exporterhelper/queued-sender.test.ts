@@ -85,6 +85,20 @@ describe('createQueuedSender', () => {
     expect(await metricValue('sluice_exporter_sent_spans_total', exporter)).toBe(50);
   });
 
+  it('keeps topping each batch up for flush_timeout when several workers share a trickle of records', async () => {
+    const transport = createFakeTransport([]);
+    const { sender } = await makeSender(transport, { queue: { num_consumers: 2, flush_timeout: 400 } });
+    await sender.start();
+    for (let tag = 0; tag < 8; tag++) {
+      await sender.consume(record(tag), 1);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await until(() => transport.delivered().length === 8);
+    // Two workers each top up their own batch: at most two requests, not one per record.
+    expect(transport.calls.length).toBeLessThanOrEqual(2);
+    expect(transport.delivered().sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+  });
+
   it('stops a request before it passes max_batch_bytes', async () => {
     const transport = createFakeTransport([]);
     const { sender } = await makeSender(transport, { queue: { max_batch_bytes: 250 } });
