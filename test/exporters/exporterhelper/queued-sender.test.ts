@@ -87,7 +87,7 @@ describe('createQueuedSender', () => {
 
   it('keeps topping each batch up for flush_timeout when several workers share a trickle of records', async () => {
     const transport = createFakeTransport([]);
-    const { sender } = await makeSender(transport, { queue: { num_consumers: 2, flush_timeout: 400 } });
+    const { sender } = await makeSender(transport, { queue: { num_consumers: 2, flush_timeout: 1_000 } });
     await sender.start();
     for (let tag = 0; tag < 8; tag++) {
       await sender.consume(record(tag), 1);
