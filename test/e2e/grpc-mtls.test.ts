@@ -66,6 +66,8 @@ service:
     await waitUntil(async () => (await requestsInFile(daemon.dir)) === 2, 10_000, 'both exports in the file');
     const metrics = await (await fetch(`http://127.0.0.1:${daemon.adminPort}/metrics`)).text();
     expect(metrics).toMatch(/sluice_receiver_accepted_spans_total\{receiver="otlp",transport="grpc"\} 4\b/);
+    // The two refused handshakes were counted (grpc-js may retry one); the accepted ones were not.
+    expect(Number(/^sluice_listener_tls_handshake_failures_total\{listener="otlp\/grpc"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(2);
     expect(await daemon.stop()).toBe(0);
     expect(await requestsInFile(daemon.dir)).toBe(2);
   });

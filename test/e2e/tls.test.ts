@@ -154,6 +154,9 @@ service:
     expect(await exportWith(new ProtoExporter({ url, httpAgentOptions: { ca, cert: clientCert.cert, key: clientCert.key } }))).toBe(ExportResultCode.SUCCESS);
     const withCert = await curl('--cacert', tls.caFile, '--cert', clientCert.certFile, '--key', clientCert.keyFile, '-o', '/dev/null', '-w', '%{http_code}', url, '-X', 'POST', '-H', 'content-type: application/json', '-d', '{}');
     expect(withCert.out).toBe('200');
+    // Both refused handshakes (the SDK exporter's and curl's) are counted.
+    const metrics = await (await fetch(`http://127.0.0.1:${daemon.adminPort}/metrics`)).text();
+    expect(Number(/^sluice_listener_tls_handshake_failures_total\{listener="otlp\/http"\} (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(2);
 
     expect(await servedName(http, tls.ca, clientCert)).toBe('first.sluice.test');
     await copyFile(second.certFile, certFile);

@@ -1,7 +1,9 @@
 // Open connections of one listener: counted, capped and destroyable. Every
 // listener (http, https, net, tls servers alike) is a net.Server underneath,
 // so one tracker serves them all. Beyond max_connections the kernel's
-// connection is closed at once by Node ('drop') and counted.
+// connection is closed at once by Node ('drop') and counted; over TLS, so is
+// a handshake that fails (no or an untrusted client certificate under mTLS,
+// no shared protocol version, a timeout).
 import type { Server } from 'node:net';
 import type { Socket } from 'node:net';
 import type { Endpoint } from './endpoint.js';
@@ -10,6 +12,7 @@ export interface ListenerMetrics {
   opened(): void;
   closed(): void;
   refused(): void;
+  handshakeFailed(): void;
 }
 
 /**
@@ -18,12 +21,17 @@ export interface ListenerMetrics {
  */
 export interface ListenerTelemetry {
   gauge(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(): void; dec(): void } };
-  counter(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(): void } };
+  counter(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(value?: number): void } };
 }
 
-export function listenerMetrics(telemetry: ListenerTelemetry, listener: string): ListenerMetrics {
+/** `secure`: the listener terminates TLS, so its handshake failures are a series from the start (at 0). */
+export function listenerMetrics(telemetry: ListenerTelemetry, listener: string, secure = false): ListenerMetrics {
   const open = telemetry.gauge('sluice_listener_connections', 'Connections open on a listener.', ['listener']).labels({ listener });
   const refused = telemetry.counter('sluice_listener_connections_refused_total', 'Connections a listener closed at once because max_connections were open.', ['listener']).labels({ listener });
+  const failedHandshakes = telemetry
+    .counter('sluice_listener_tls_handshake_failures_total', 'TLS connections a listener closed because the handshake failed (under mTLS: no or an untrusted client certificate).', ['listener'])
+    .labels({ listener });
+  if (secure) failedHandshakes.inc(0);
   return {
     opened() {
       open.inc();
@@ -33,6 +41,9 @@ export function listenerMetrics(telemetry: ListenerTelemetry, listener: string):
     },
     refused() {
       refused.inc();
+    },
+    handshakeFailed() {
+      failedHandshakes.inc();
     },
   };
 }
@@ -74,6 +85,10 @@ export class ConnectionTracker {
     });
     server.on('drop', function refuse() {
       metrics.refused();
+    });
+    // Emitted by TLS servers only; Node closes the socket either way.
+    server.on('tlsClientError', function handshakeFailed() {
+      metrics.handshakeFailed();
     });
   }
 

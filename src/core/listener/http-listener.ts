@@ -68,7 +68,7 @@ export class HttpListener implements ManagedListener {
     this.#server.keepAliveTimeout = config.idle_timeout;
     // A client that connects and sends nothing is closed by Node's header
     // timeout too (408), and over TLS by the handshake timeout.
-    this.#tracker = new ConnectionTracker(this.#server, config.max_connections, listenerMetrics(options.telemetry, options.name));
+    this.#tracker = new ConnectionTracker(this.#server, config.max_connections, listenerMetrics(options.telemetry, options.name, config.tls !== undefined));
     const server = this.#server;
     this.#closed = new Promise<void>((resolve) => {
       server.once('close', () => {

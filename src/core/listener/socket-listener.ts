@@ -44,7 +44,7 @@ export class SocketListener implements ManagedListener {
       server.on('secureConnection', onConnection);
       this.#server = server;
     }
-    const tracker = new ConnectionTracker(this.#server, options.maxConnections, listenerMetrics(options.telemetry, options.name));
+    const tracker = new ConnectionTracker(this.#server, options.maxConnections, listenerMetrics(options.telemetry, options.name, options.tls !== undefined));
     this.#tracker = tracker;
     const server = this.#server;
     // A plaintext client that connects and never sends a byte (TLS: the handshake timeout).
