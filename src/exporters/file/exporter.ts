@@ -6,7 +6,7 @@ import type { CreateSettings, Exporter } from '../../core/component.js';
 import { exporterMetrics } from '../../shared/telemetry.js';
 import type { FileConfig } from './config.js';
 
-const JSON_SLICE_MS = 1; // longest stretch of JSON encoding between two turns of the event loop
+const JSON_SLICE_MS = 0.5; // longest stretch of JSON encoding between two turns of the event loop
 
 interface PendingLine {
   readonly line: Promise<Uint8Array>;

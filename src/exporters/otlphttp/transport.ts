@@ -27,7 +27,7 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 const ERROR_BODY_PREVIEW = 512; // characters of a failed response kept for the log
 const KEEP_ALIVE_TIMEOUT = 30_000; // ms
 const CONNECT_TIMEOUT = 10_000; // ms
-const JSON_SLICE_MS = 1; // longest stretch of JSON encoding between two turns of the event loop
+const JSON_SLICE_MS = 0.5; // longest stretch of JSON encoding between two turns of the event loop
 
 export type SendOutcome =
   | { status: 'success'; httpStatus: number; rejectedSpans: number; message?: string }
