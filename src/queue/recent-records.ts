@@ -19,7 +19,8 @@ export interface RecentRecord<S> {
 
 export class RecentRecords<S> {
   readonly #maxBytes: number;
-  #entries: RecentRecord<S>[] = [];
+  /** Slots before #head are emptied: a dropped record must not stay reachable from this long-lived array. */
+  #entries: (RecentRecord<S> | undefined)[] = [];
   #head = 0;
   #bytes = 0;
 
@@ -64,6 +65,7 @@ export class RecentRecords<S> {
     const first = this.#entries[this.#head];
     if (first === undefined) return;
     this.#bytes -= first.data.byteLength;
+    this.#entries[this.#head] = undefined;
     this.#head += 1;
     if (this.#head === this.#entries.length) this.clear();
     else if (this.#head >= COMPACT_AFTER) {
