@@ -23,6 +23,9 @@ const QUIET_CHECKS = 10;
  * bigger heap. Under the mixed load the loop's utilization hovers about the
  * busy threshold (0.27-0.38 from one second to the next): had each check
  * below it started the count over, the room would come late or not at all.
+ * A fixed factor below V8's own choice costs throughput where V8 already
+ * picks a large one: 2.5x made the pipeline's maximum 40% dearer per span,
+ * 1.5x 130% (bench/RESULTS.md).
  */
 const OLD_GENERATION_AFTER_CHECKS = 5;
 const BUSY_HEAP_GROWING_PERCENT = 300;
