@@ -13,7 +13,7 @@ import { closedLoop, openLoop, percentile, type OpenLoopResult, type Target } fr
 import { withBackground } from './lib/gateway-machine.js';
 import { API_KEY, gatewayReceiverYaml, MODEL, realisticChatBody, startPassthrough, startProcessOnCore, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
 import { summarizeProfile, type ProfileSummary } from './lib/gateway-profile.js';
-import { delayBuckets, delayShares, type DelayWindow } from './lib/loop-delay.js';
+import { combineWindows, delayBuckets, delayShares, type DelayWindow } from './lib/loop-delay.js';
 import { makeRequests } from './lib/payload.js';
 import { measure } from './lib/proc.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
@@ -47,8 +47,8 @@ interface PathUnderTest {
   readonly gateway: Target;
   readonly gatewayBody: string;
   readonly otlp: Target;
-  /** Admin origin for sluice_event_loop_delay_seconds, when the path has one. */
-  readonly admin?: string;
+  /** Origins serving sluice_event_loop_delay_seconds at /metrics: Sluice's admin endpoint, each bare relay. */
+  readonly loopOrigins: readonly string[];
 }
 
 interface Measured {
@@ -77,15 +77,16 @@ async function measurePath(path: PathUnderTest, bodies: readonly Uint8Array[], o
   await closedLoop(path.gateway, path.gatewayBody, 8, 2_000);
   await runLoad(path, bodies, WARMUP_MS);
   log(`${path.name}: measuring ${MEASURE_MS / 1000} s`);
-  const before = path.admin === undefined ? undefined : await delayBuckets(path.admin);
+  const before = await Promise.all(path.loopOrigins.map(delayBuckets));
   const [[[gateway, otlp], usages], others] = await withBackground([...path.pids, ...ownPids], () =>
     Promise.all([runLoad(path, bodies, MEASURE_MS), Promise.all(path.pids.map((pid) => measure(pid, MEASURE_MS - USAGE_MARGIN_MS)))]),
   );
-  const after = path.admin === undefined ? undefined : await delayBuckets(path.admin);
+  const after = await Promise.all(path.loopOrigins.map(delayBuckets));
   const cpuPercent = usages.reduce((sum, u) => sum + u.cpuPercent, 0);
   const rssMiB = usages.reduce((sum, u) => sum + u.rssMiB, 0);
   const base = { name: path.name, gateway, otlp, cpuPercent, rssMiB, others };
-  return before === undefined || after === undefined ? base : { ...base, loopDelay: delayShares(before, after) };
+  if (path.loopOrigins.length === 0) return base;
+  return { ...base, loopDelay: combineWindows(before.map((b, i) => delayShares(b, after[i] as typeof b))) };
 }
 
 const ms = (v: number): string => (Number.isNaN(v) ? 'n/a' : v.toFixed(2));
@@ -116,6 +117,7 @@ function report(results: Measured[], spansPerRequest: number, profile: ProfileSu
     `${r.gateway.failed + r.gateway.unfinished} / ${r.otlp.failed + r.otlp.unfinished}`,
     r === direct ? '—' : r.cpuPercent.toFixed(0),
     r === direct ? '—' : r.rssMiB.toFixed(0),
+    r.loopDelay === undefined ? '—' : `${r.loopDelay.over2ms} of ${r.loopDelay.count} (worst ${r.loopDelay.worst})`,
     r.others.toFixed(0),
   ]);
   const sluice = results.find((r) => r.name === 'sluice');
@@ -130,7 +132,7 @@ function report(results: Measured[], spansPerRequest: number, profile: ProfileSu
       [
         [`gateway p99 added <= ${TARGETS.gatewayP99AddedMs} ms`, `${signed(added99)} ms`, verdict(added99 <= TARGETS.gatewayP99AddedMs, `${(added99 - TARGETS.gatewayP99AddedMs).toFixed(2)} ms`)],
         [`OTLP acknowledgement p99 <= ${TARGETS.otlpP99Ms} ms`, `${ms(otlp99)} ms`, verdict(otlp99 <= TARGETS.otlpP99Ms, `${(otlp99 - TARGETS.otlpP99Ms).toFixed(2)} ms`)],
-        [`process below ${TARGETS.cpuPercent}% of its core`, `${sluice.cpuPercent.toFixed(0)}%`, verdict(sluice.cpuPercent < TARGETS.cpuPercent, `${(sluice.cpuPercent - TARGETS.cpuPercent).toFixed(0)} points`)],
+        [`process below ${TARGETS.cpuPercent}% of its core`, `${sluice.cpuPercent.toFixed(1)}%`, verdict(sluice.cpuPercent < TARGETS.cpuPercent, `${(sluice.cpuPercent - TARGETS.cpuPercent).toFixed(1)} points`)],
         [
           `event loop never held > ${TARGETS.loopStallMs} ms (timer samples late by more)`,
           stalls === undefined ? 'n/a' : `${stalls.over2ms} of ${stalls.count} samples; worst bucket ${stalls.worst}`,
@@ -143,13 +145,13 @@ function report(results: Measured[], spansPerRequest: number, profile: ProfileSu
 
 Paths: **direct** (gateway load straight to the upstream, OTLP straight to the sink: the floor both latencies are measured against); **bare relays** (\`bench/lib/gateway-passthrough.ts\` and \`bench/lib/passthrough.ts\`, two plain Node processes that forward bytes, both on core ${MEASURED_CORE}; CPU and RSS are their sum); **sluice** (\`dist/src/cli.js run\`: receivers \`otlp\` and \`gateway\`, processor \`resource\`, exporters \`drains\`, \`file\` and \`debug\` (\`verbosity: basic\`, logs at info) as in \`config.example.yaml\`, and one config drain, \`format: json\`, \`compression: gzip\`, to the sink; every gateway request's spans go down the same pipeline). Sluice acknowledges OTLP only after its drain queue's durable write and the file write.
 
-| path | gateway p50 / p99 ms | gateway added p50 / p99 ms | OTLP ack p50 / p99 ms | errors (gateway / OTLP) | CPU % of one core | RSS MiB | others' CPU % |
-| --- | --- | --- | --- | --- | --- | --- | --- |
+| path | gateway p50 / p99 ms | gateway added p50 / p99 ms | OTLP ack p50 / p99 ms | errors (gateway / OTLP) | CPU % of one core | RSS MiB | loop samples > 2 ms | others' CPU % |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}
 
 ${verdicts}
 
-*Event-loop samples*: \`sluice_event_loop_delay_seconds\` read from Sluice's \`/metrics\` before and after the window; each sample is how late a 20 ms timer ran, so a stall shows only when the timer falls due during it. *Others' CPU* is what processes outside the benchmark used meanwhile, in % of one core: where it is high, the figures are from a busy machine.${profile === undefined ? '' : ' Sluice ran under `--cpu-prof` in this run, which costs it some CPU.'}
+*Loop samples*: \`sluice_event_loop_delay_seconds\` read from Sluice's \`/metrics\` before and after the window, and the same histogram from each bare relay (both relays' samples added up: each has its own loop); each sample is how late a 20 ms timer ran, so a stall shows only when the timer falls due during it. *Others' CPU* is what processes outside the benchmark used meanwhile, in % of one core: where it is high, the figures are from a busy machine.${profile === undefined ? '' : ' Sluice ran under `--cpu-prof` in this run, which costs it some CPU.'}
 
 ${profileText(profile)}`;
 }
@@ -170,6 +172,7 @@ async function main(): Promise<void> {
         {
           name: 'direct',
           pids: [],
+          loopOrigins: [],
           gateway: upstream.target,
           gatewayBody: realisticChatBody('bench-model', false),
           otlp: { origin: new URL(sink.url).origin, path: OTLP_PATH, headers: OTLP_HEADERS },
@@ -187,6 +190,7 @@ async function main(): Promise<void> {
           {
             name: 'bare relays',
             pids: [relay.pid, otlpPassthrough.pid],
+            loopOrigins: [relay.target.origin, `http://127.0.0.1:${OTLP_PASSTHROUGH_PORT}`],
             gateway: relay.target,
             gatewayBody: realisticChatBody('bench-model', false),
             otlp: { origin: `http://127.0.0.1:${OTLP_PASSTHROUGH_PORT}`, path: OTLP_PATH, headers: OTLP_HEADERS },
@@ -234,7 +238,7 @@ service:
             gateway: { origin: sluice.target.origin, path: sluice.target.path, headers: gatewayHeaders },
             gatewayBody: realisticChatBody(MODEL, false),
             otlp: { origin: `http://127.0.0.1:${SLUICE_OTLP_PORT}`, path: OTLP_PATH, headers: OTLP_HEADERS },
-            admin: `http://127.0.0.1:${SLUICE_ADMIN_PORT}`,
+            loopOrigins: [`http://127.0.0.1:${SLUICE_ADMIN_PORT}`],
           },
           bodies,
           ownPids,

@@ -1,14 +1,18 @@
 // The ceiling: a bare Node process that receives OTLP/HTTP requests and
-// forwards the bytes unparsed to the sink. Run as a child process:
+// forwards the bytes unparsed to the sink; GET /metrics serves its event-loop
+// delay as Sluice does. Run as a child process:
 //   node dist/bench/lib/passthrough.js <listenPort> <sinkUrl>
 import { createServer } from 'node:http';
 import { Agent, request } from 'undici';
+import { loopDelayEndpoint } from './relay-loop-delay.js';
 
 const [, , portArg, sinkUrl] = process.argv;
 if (portArg === undefined || sinkUrl === undefined) throw new Error('usage: passthrough <port> <sinkUrl>');
 const dispatcher = new Agent({ keepAliveTimeout: 60_000, connections: 16 });
 
+const serveMetrics = loopDelayEndpoint();
 const server = createServer(function forward(req, res) {
+  if (serveMetrics(req, res)) return;
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
