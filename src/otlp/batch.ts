@@ -89,11 +89,10 @@ export class TraceBatch {
 
   /**
    * OTLP/JSON as UTF-8 bytes followed by `suffix`, written in slices of at
-   * most `sliceMs` with a turn of the event loop between them. With `shelve`,
-   * the JSON is also kept for a JSON delivery of the same bytes (json-shelf.ts).
+   * most `sliceMs` with a turn of the event loop between them.
    */
-  toJsonBytes(sliceMs: number, suffix = '', shelve = false): Promise<Uint8Array> {
+  toJsonBytes(sliceMs: number, suffix = ''): Promise<Uint8Array> {
     if (this.#proto === undefined && this.#model !== undefined) return Promise.resolve(Buffer.from(stringifyRequest(this.#model) + suffix));
-    return transcodeToJsonSliced([this.toProto()], sliceMs, suffix, shelve ? 'shelve' : 'none');
+    return transcodeToJsonSliced([this.toProto()], sliceMs, suffix);
   }
 }

@@ -13,7 +13,6 @@
 // (transcodeToJsonSliced) while tests run it to the end at once.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MalformedDataError } from '../shared/errors.js';
-import { shelve, shelving, takeShelved } from './json-shelf.js';
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
@@ -75,13 +74,6 @@ class JsonOut {
   byte(value: number): void {
     this.ensure(1);
     this.buf[this.pos++] = value;
-  }
-
-  /** Bytes written before (shelved JSON). */
-  bytes(src: Uint8Array): void {
-    this.ensure(src.byteLength);
-    this.buf.set(src, this.pos);
-    this.pos += src.byteLength;
   }
 
   /** A non-negative integer below 2^53, in decimal, without making a string. */
@@ -844,50 +836,29 @@ function* spanContainer(r: WireReader, out: JsonOut, end: number, c: SpanContain
 }
 
 /**
- * What a transcoding does with the JSON shelf (json-shelf.ts): a file line
- * shelves each request's JSON for a delivery of the same bytes, a delivery
- * takes what was shelved for its records.
- */
-export type ShelfUse = 'shelve' | 'take' | 'none';
-
-/**
  * The JSON of several encoded requests as one: repeated fields concatenate
  * on the wire, so this is the JSON of their concatenation, without copying
  * them into one buffer first. `suffix` (a newline, say) ends the output.
  */
-function* requestsJson(requests: readonly Uint8Array[], suffix: string, shelf: ShelfUse): Generator<void, Buffer, void> {
+function* requestsJson(requests: readonly Uint8Array[], suffix: string): Generator<void, Buffer, void> {
   let inputBytes = 0;
   for (const bytes of requests) inputBytes += bytes.byteLength;
   const out = new JsonOut(inputBytes * INITIAL_OUTPUT_FACTOR);
-  const shelveEach = shelf === 'shelve' && shelving();
   out.raw('{"resourceSpans":[');
   let first = true;
   for (const bytes of requests) {
-    const shelved = shelf === 'take' ? takeShelved(bytes) : undefined;
-    if (shelved !== undefined) {
-      if (shelved.byteLength > 0) {
-        out.comma(first);
-        first = false;
-        out.bytes(shelved);
-      }
-      continue;
-    }
     const r = new WireReader(bytes);
     const end = bytes.byteLength;
-    let pieceStart = NONE;
     while (r.pos < end) {
       const t = r.uint32(end);
       if (t === tag(1, WIRE_LEN)) {
         const rsEnd = r.lengthEnd(end);
         out.comma(first);
         first = false;
-        if (pieceStart === NONE) pieceStart = out.pos;
         yield* spanContainer(r, out, rsEnd, RESOURCE_SPANS);
         r.pos = rsEnd;
       } else r.skip(t & 7, end);
     }
-    // A view, not a copy: the output only grows past it, and a grown buffer leaves this one as it was.
-    if (shelveEach) shelve(bytes, pieceStart === NONE ? Buffer.alloc(0) : out.buf.subarray(pieceStart, out.pos));
   }
   out.raw(']}');
   out.raw(suffix);
@@ -896,7 +867,7 @@ function* requestsJson(requests: readonly Uint8Array[], suffix: string, shelf: S
 
 /** OTLP/JSON (UTF-8) of the encoded requests, merged into one, all at once. */
 export function transcodeToJson(requests: readonly Uint8Array[], suffix = ''): Buffer {
-  const walk = requestsJson(requests, suffix, 'none');
+  const walk = requestsJson(requests, suffix);
   for (;;) {
     const step = walk.next();
     if (step.done === true) return step.value;
@@ -908,8 +879,8 @@ export function transcodeToJson(requests: readonly Uint8Array[], suffix = ''): B
  * after each span) with a turn of the event loop between them, so that a
  * large batch never holds the loop that serves requests for longer.
  */
-export async function transcodeToJsonSliced(requests: readonly Uint8Array[], sliceMs: number, suffix = '', shelf: ShelfUse = 'none'): Promise<Buffer> {
-  const walk = requestsJson(requests, suffix, shelf);
+export async function transcodeToJsonSliced(requests: readonly Uint8Array[], sliceMs: number, suffix = ''): Promise<Buffer> {
+  const walk = requestsJson(requests, suffix);
   let deadline = performance.now() + sliceMs;
   for (;;) {
     const step = walk.next();

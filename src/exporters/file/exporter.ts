@@ -70,8 +70,7 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
     },
     consume: function consume(batch) {
       // Encoding runs in slices beside other batches' encoding; the writes stay in consume() order.
-      // The JSON is shelved for a JSON drain delivering the same batch.
-      const line = batch.toJsonBytes(JSON_SLICE_MS, '\n', true);
+      const line = batch.toJsonBytes(JSON_SLICE_MS, '\n');
       // Its failure is reported through `written`, once the lines before it are written.
       line.catch(() => undefined);
       const written = new Promise<void>(function enqueue(resolve, reject) {

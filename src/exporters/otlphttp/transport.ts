@@ -9,7 +9,6 @@ import { gzip as gzipCallback } from 'node:zlib';
 import { Agent, request } from 'undici';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
-import { takeShelvedJson } from '../../otlp/json-shelf.js';
 import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
 import { concatRequests } from '../../otlp/wire.js';
 import { parseRetryAfter } from './retry-after.js';
@@ -70,7 +69,7 @@ export async function serializeBody(
   records: readonly Uint8Array[],
   options: Pick<HttpTransportOptions, 'encoding' | 'compression' | 'secret'>,
 ): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
-  let body: Uint8Array = options.encoding === 'json' ? await transcodeToJsonSliced(records, JSON_SLICE_MS, '', 'take') : concatRequests(records);
+  let body: Uint8Array = options.encoding === 'json' ? await transcodeToJsonSliced(records, JSON_SLICE_MS) : concatRequests(records);
   const headers: Record<string, string> = {
     'content-type': options.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
   };
@@ -105,8 +104,6 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
     connect: { timeout: CONNECT_TIMEOUT, ...(options.ca === undefined ? {} : { ca: options.ca }) },
   });
   const baseHeaders = { ...options.headers, 'user-agent': options.userAgent };
-  // A JSON destination takes the JSON a file exporter already wrote for the same records.
-  const releaseShelf = options.encoding === 'json' ? takeShelvedJson() : undefined;
 
   return {
     send: async function deliver(records, _spans, signal) {
@@ -140,7 +137,6 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
       }
     },
     close: async function close() {
-      releaseShelf?.();
       await dispatcher.close();
     },
   };

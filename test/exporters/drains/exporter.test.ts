@@ -1,14 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { pino } from 'pino';
+import { rmSync } from 'node:fs';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { fileConfigSchema } from '../../../src/exporters/file/config.js';
-import { createFileExporter } from '../../../src/exporters/file/exporter.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
-import { shelvedTaken } from '../../../src/otlp/json-shelf.js';
-import { Telemetry } from '../../../src/shared/telemetry.js';
-import { testHost } from '../../helpers/host.js';
 import { requestOf, trace, traceIdWithR, type TestSpan } from '../../processors/sampling/helpers.js';
 import { exporterConfig, makeHarness, type Harness } from './harness.js';
 import { startSink, waitFor, type Sink } from './sink.js';
@@ -72,30 +64,6 @@ describe('drains exporter', () => {
     expect(jsonRequest?.request.resourceSpans[0]?.resource?.attributes).toContainEqual({ key: 'deployment.environment.name', value: { stringValue: 'production' } });
     expect(protoSink.requests[0]?.headers['content-type']).toBe('application/x-protobuf');
     expect(protoSink.requests[0]?.headers['x-sluice-signature']).toBeUndefined();
-  });
-
-  it('a JSON drain delivers the JSON a file exporter wrote for the same batch, without encoding it again', async () => {
-    const sink = await sinkFor();
-    const { exporter } = await started([drain('json', sink, { format: 'json', compression: 'none' })]);
-    const dir = mkdtempSync(join(tmpdir(), 'sluice-file-'));
-    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-    const logger = pino({ level: 'silent' });
-    const telemetry = new Telemetry({ defaultMetrics: false });
-    const path = join(dir, 'traces.jsonl');
-    const file = createFileExporter({ id: 'file', logger, telemetry, storageDirectory: dir, version: '0.0.0' }, fileConfigSchema.parse({ path, fsync: false }));
-    await file.start(testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' }));
-    cleanups.push(() => file.shutdown());
-
-    const spans = trace({ path: '/api/cart', env: 'production' });
-    const shared = batch(spans);
-    const before = shelvedTaken();
-    // As the pipeline's fan-out does: the same batch to every exporter, waiting for all.
-    await Promise.all([file.consume(shared), exporter.consume(shared)]);
-    await waitFor(() => sink.spanIds().length === spans.length, 10_000, 'delivery');
-    const line = readFileSync(path, 'utf8');
-    expect(sink.requests).toHaveLength(1);
-    expect(sink.requests[0]?.raw.toString('utf8')).toBe(line.trimEnd());
-    expect(shelvedTaken() - before).toBe(1);
   });
 
   it('never delivers spans of edge resources', async () => {
