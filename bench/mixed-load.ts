@@ -13,7 +13,7 @@ import { closedLoop, openLoop, percentile, type OpenLoopResult, type Target } fr
 import { withBackground } from './lib/gateway-machine.js';
 import { API_KEY, gatewayReceiverYaml, MODEL, realisticChatBody, startPassthrough, startProcessOnCore, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
 import { summarizeProfile, type ProfileSummary } from './lib/gateway-profile.js';
-import { combineWindows, delayBuckets, delayShares, type DelayWindow } from './lib/loop-delay.js';
+import { addBuckets, delayBuckets, delayShares, type DelayWindow } from './lib/loop-delay.js';
 import { makeRequests } from './lib/payload.js';
 import { measure } from './lib/proc.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
@@ -86,7 +86,7 @@ async function measurePath(path: PathUnderTest, bodies: readonly Uint8Array[], o
   const rssMiB = usages.reduce((sum, u) => sum + u.rssMiB, 0);
   const base = { name: path.name, gateway, otlp, cpuPercent, rssMiB, others };
   if (path.loopOrigins.length === 0) return base;
-  return { ...base, loopDelay: combineWindows(before.map((b, i) => delayShares(b, after[i] as typeof b))) };
+  return { ...base, loopDelay: delayShares(addBuckets(before), addBuckets(after)) };
 }
 
 const ms = (v: number): string => (Number.isNaN(v) ? 'n/a' : v.toFixed(2));

@@ -40,10 +40,9 @@ export function delayShares(before: DelayBuckets, after: DelayBuckets): DelayWin
   return { count, over2ms: count - within2ms, worst };
 }
 
-/** The windows of several processes (each with its own loop) as one: samples add up, the worst is the worst of any. */
-export function combineWindows(windows: readonly DelayWindow[]): DelayWindow {
-  const rank = (worst: string): number => (worst === 'none' ? -1 : Number(worst.replace(/^(<=|>) | s$/g, '')) + (worst.startsWith('>') ? 1e9 : 0));
-  let worst = 'none';
-  for (const w of windows) if (rank(w.worst) > rank(worst)) worst = w.worst;
-  return { count: windows.reduce((sum, w) => sum + w.count, 0), over2ms: windows.reduce((sum, w) => sum + w.over2ms, 0), worst };
+/** The buckets of several processes (each with its own loop) as one histogram: cumulative counts add up. */
+export function addBuckets(list: readonly DelayBuckets[]): DelayBuckets {
+  const sum = new Map<string, number>();
+  for (const buckets of list) for (const [le, count] of buckets) sum.set(le, (sum.get(le) ?? 0) + count);
+  return sum;
 }
