@@ -7,6 +7,7 @@ import { parseArgs } from 'node:util';
 import { builtinRegistry } from './components.js';
 import { loadConfigFile } from './config/load.js';
 import { ConfigError, errorMessage } from './shared/errors.js';
+import { batchHelperThreadsLogged } from './core/helper-threads.js';
 import { createLogger } from './core/logger.js';
 import { Service } from './service.js';
 
@@ -94,6 +95,8 @@ async function run(file: string, version: string): Promise<void> {
     await service.shutdown();
     process.exit(1);
   }
+  // Every helper thread exists by now (the exporters opened their files).
+  await batchHelperThreadsLogged(logger);
 }
 
 async function main(argv: string[]): Promise<number | undefined> {

@@ -1,0 +1,97 @@
+// `sluice run` moves its helper threads (libuv's pool, V8's workers) to
+// SCHED_BATCH and leaves the event loop's thread alone; without chrt, or with
+// SLUICE_HELPER_THREADS=default, every thread keeps its policy and the daemon
+// serves as before. Read from /proc, as the kernel sees the threads.
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
+
+const SCHED_OTHER = 0;
+const SCHED_BATCH = 3;
+
+/** The scheduling policy (field 41) of a /proc/<pid>/task/<tid>/stat line; the command name may hold spaces. */
+function policyFromStat(text: string): number {
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[38]); // fields[0] is field 3
+}
+
+async function threadPolicies(pid: number): Promise<Map<number, number>> {
+  const out = new Map<number, number>();
+  for (const tid of await readdir(`/proc/${pid}/task`)) {
+    const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8').catch(() => undefined);
+    if (stat !== undefined) out.set(Number(tid), policyFromStat(stat));
+  }
+  return out;
+}
+
+const config = ({ dir, adminPort }: { dir: string; adminPort: number }): string => `
+receivers:
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:0" } } }
+exporters:
+  file: { path: "${join(dir, 'traces.jsonl')}" }
+service:
+  storage: { directory: "${join(dir, 'data')}" }
+  telemetry: { logs: { level: debug } }
+  admin: { endpoint: "127.0.0.1:${adminPort}" }
+  pipelines: { traces: { receivers: [otlp], exporters: [file] } }
+`;
+
+function logged(daemon: RunningDaemon, message: string): Record<string, unknown> | undefined {
+  for (const line of daemon.logs) {
+    if (!line.includes(message)) continue;
+    return JSON.parse(line) as Record<string, unknown>;
+  }
+  return undefined;
+}
+
+let daemon: RunningDaemon | undefined;
+afterEach(async () => {
+  await daemon?.cleanup();
+  daemon = undefined;
+});
+
+describe.runIf(process.platform === 'linux')('helper threads', () => {
+  it('runs every thread but the event loop as SCHED_BATCH', async () => {
+    daemon = await startDaemon(config);
+    const pid = daemon.child.pid as number;
+    await waitUntil(() => logged(daemon as RunningDaemon, 'helper threads') !== undefined, 10_000, 'the helper-threads log line');
+    const line = logged(daemon, 'helper threads run as SCHED_BATCH');
+    expect(line, daemon.logs.join('\n')).toBeDefined();
+
+    const policies = await threadPolicies(pid);
+    expect(policies.get(pid)).toBe(SCHED_OTHER);
+    const batched = [...policies].filter(([tid, policy]) => tid !== pid && policy === SCHED_BATCH);
+    // libuv's pool alone has 4 threads, V8's platform 4 more on these machines.
+    expect(batched.length).toBeGreaterThanOrEqual(4);
+    expect(batched.length).toBe(line?.threads);
+    expect((await fetch(`http://127.0.0.1:${daemon.adminPort}/readyz`)).status).toBe(200);
+  });
+
+  it('leaves every thread alone with SLUICE_HELPER_THREADS=default', async () => {
+    daemon = await startDaemon(config, { env: { SLUICE_HELPER_THREADS: 'default' } });
+    const pid = daemon.child.pid as number;
+    await waitUntil(() => logged(daemon as RunningDaemon, 'helper threads keep their scheduling policy') !== undefined, 10_000, 'the helper-threads log line');
+    expect(logged(daemon, 'helper threads keep their scheduling policy')?.reason).toBe('SLUICE_HELPER_THREADS=default');
+    const policies = await threadPolicies(pid);
+    expect(policies.size).toBeGreaterThan(1);
+    for (const policy of policies.values()) expect(policy).toBe(SCHED_OTHER);
+  });
+
+  it('keeps serving, and says why, when chrt is not installed', async () => {
+    const emptyPath = await mkdtemp(join(tmpdir(), 'sluice-no-chrt-'));
+    try {
+      daemon = await startDaemon(config, { env: { PATH: emptyPath } });
+      const pid = daemon.child.pid as number;
+      await waitUntil(() => logged(daemon as RunningDaemon, 'moving them to SCHED_BATCH failed') !== undefined, 10_000, 'the failure log line');
+      const line = logged(daemon, 'moving them to SCHED_BATCH failed');
+      expect(line?.level).toBe(30); // info: the daemon runs on
+      expect(line?.err).toBe('chrt (util-linux) is not installed');
+      for (const policy of (await threadPolicies(pid)).values()) expect(policy).toBe(SCHED_OTHER);
+      expect((await fetch(`http://127.0.0.1:${daemon.adminPort}/readyz`)).status).toBe(200);
+    } finally {
+      await rm(emptyPath, { recursive: true, force: true });
+    }
+  });
+});
