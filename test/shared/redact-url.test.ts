@@ -9,10 +9,25 @@ describe('redactUrl', () => {
     expect(redactUrl('not a url')).toBe('not a url');
   });
 
+  it('replaces a user name given without a password: a token in the userinfo', () => {
+    expect(redactUrl('https://ghp_abc123@collector.example.com/v1/traces')).toBe('https://***@collector.example.com/v1/traces');
+  });
+
+  it('replaces the values of query parameters named for credentials, and nothing else of the query', () => {
+    expect(redactUrl('https://collector.example.com/v1/traces?api_key=s3cret&region=eu')).toBe('https://collector.example.com/v1/traces?api_key=***&region=eu');
+    expect(redactUrl('https://c.example.com/t?DD-API-KEY=s3cret')).toBe('https://c.example.com/t?DD-API-KEY=***');
+    expect(redactUrl('https://c.example.com/t?token=a&access_token=b&X-Amz-Signature=c&sig=d&key=e&auth=f')).toBe('https://c.example.com/t?token=***&access_token=***&X-Amz-Signature=***&sig=***&key=***&auth=***');
+    expect(redactUrl('https://c.example.com/t?monkey=1&keyword=2&tokens=3&x=&api_key')).toBe('https://c.example.com/t?monkey=1&keyword=2&tokens=3&x=&api_key');
+    expect(redactUrl('https://user:pw@c.example.com/t?a=1&secret=2#frag')).toBe('https://user:***@c.example.com/t?a=1&secret=***#frag');
+  });
+
   it('reads a redacted URL sent back as the stored one, and any other URL as given', () => {
     const stored = 'https://user:s3cret@collector.example.com/v1/traces';
     expect(unredactUrl('https://user:***@collector.example.com/v1/traces', stored)).toBe(stored);
     expect(unredactUrl('https://user:other@collector.example.com/v1/traces', stored)).toBe('https://user:other@collector.example.com/v1/traces');
     expect(unredactUrl('https://other.example.com/v1/traces', stored)).toBe('https://other.example.com/v1/traces');
+    const withToken = 'https://collector.example.com/v1/traces?token=s3cret&team=a';
+    expect(unredactUrl(redactUrl(withToken), withToken)).toBe(withToken);
+    expect(unredactUrl('https://collector.example.com/v1/traces?token=other&team=a', withToken)).toBe('https://collector.example.com/v1/traces?token=other&team=a');
   });
 });

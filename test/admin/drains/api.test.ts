@@ -161,6 +161,21 @@ describe('drains API', () => {
     expect(storedUrl(id)).toBe(sink.url.replace('https://', 'https://drain-user:new-password-value@'));
   });
 
+  it('never answers a token written into a drain URL\'s query, and keeps it when a PATCH echoes the URL', async () => {
+    const sep = sink.url.includes('?') ? '&' : '?';
+    const withToken = `${sink.url}${sep}api_key=url-token-value&team=a`;
+    const shown = `${sink.url}${sep}api_key=***&team=a`;
+    const storedUrl = (id: string) => hostService(harness.host, DRAINS_CONTROLLER)?.get(id)?.definition.delivery.url;
+    const created = await call('POST', '/v1/drains', drainBody({}, { endpoint: { traces: withToken } }));
+    expect(created.status).toBe(201);
+    expect(created.json.delivery['endpoint']).toEqual({ traces: shown });
+    const id = created.json.id;
+    for (const answer of [created, await call('GET', `/v1/drains/${id}`), await call('GET', '/v1/drains')]) expect(answer.text).not.toContain('url-token-value');
+    const echoed = await call('PATCH', `/v1/drains/${id}`, { delivery: { endpoint: { traces: shown } } });
+    expect(echoed.status).toBe(200);
+    expect(storedUrl(id)).toBe(withToken);
+  });
+
   it('disables and enables a drain', async () => {
     const created = (await call('POST', '/v1/drains', drainBody())).json;
     expect((await call('PATCH', `/v1/drains/${created.id}`, { status: 'disabled' })).json.status).toBe('disabled');
