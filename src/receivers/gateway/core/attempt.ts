@@ -8,7 +8,6 @@ import { captureOutput, choicesOf } from './capture.js';
 import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletion, ChatCompletionRequest } from '../providers/shared/openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/shared/types.js';
-import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/shared/types.js';
 import type { CompletionAnswer } from './protocol.js';
 import { recordUsage } from './span-usage.js';
 import { recordCost } from './usage-cost.js';
@@ -17,7 +16,7 @@ import { tokensOf } from '../../../shared/tokens.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
 import { pipeStream } from './stream-pipe.js';
 import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
-import { ProviderRequestError } from '../providers/shared/inputs.js';
+import { attemptFailure, type AttemptOutcome } from './attempt-failure.js';
 
 export interface ResolvedProvider {
   readonly slug: string;
@@ -158,50 +157,4 @@ function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureC
   }
   span.strings('gen_ai.response.finish_reasons', completion.choices.map((c) => c.finish_reason ?? ''));
   if (captureContent) span.str('gen_ai.output.messages', captureOutput(choicesOf(completion)));
-}
-
-/** The attempts metric's `outcome` label: a fixed set, unlike error.type on spans. */
-export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'stream_error' | 'invalid_response' | 'rejected' | 'cancelled';
-
-export interface AttemptFailure {
-  error: GatewayHttpError;
-  fallback: boolean;
-  spanErrorType: string;
-  outcome: AttemptOutcome;
-}
-
-/** A failure that is not an upstream HTTP status: timeouts, network errors, bad upstream data, a client gone. */
-export function attemptFailure(err: unknown, clock: AttemptClock, slug: string): AttemptFailure {
-  const reason = clock.reason;
-  if (reason === 'client_closed') {
-    return { error: new GatewayHttpError(499, 'The client closed the request.', { code: 'client_closed' }), fallback: false, spanErrorType: 'cancelled', outcome: 'cancelled' };
-  }
-  if (reason !== undefined) {
-    const what = reason === 'first_byte_timeout' ? 'did not answer within first_byte_timeout' : 'went silent for longer than stream_idle_timeout';
-    return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout', outcome: 'timeout' };
-  }
-  if (err instanceof ProviderNotConfiguredError) {
-    const error = new GatewayHttpError(503, err.message, { type: 'api_error', code: 'provider_not_configured' });
-    return { error, fallback: true, spanErrorType: 'provider_not_configured', outcome: 'rejected' };
-  }
-  // A value this provider type cannot take (temperature 1.5 for Anthropic): the request is
-  // valid OpenAI, so another provider type may take it; if none does, the client gets the 400.
-  if (err instanceof ProviderRequestError) {
-    const error = new GatewayHttpError(400, `Provider ${slug} cannot take this request: ${err.message}`, { type: 'invalid_request_error', code: 'unsupported_value', param: err.param });
-    return { error, fallback: true, spanErrorType: 'unsupported_value', outcome: 'rejected' };
-  }
-  // An adapter refusing the request (say, a feature its provider lacks) answers as it chose.
-  if (err instanceof GatewayHttpError) return { error: err, fallback: err.status >= 500, spanErrorType: err.spanErrorType, outcome: 'rejected' };
-  if (err instanceof UpstreamStreamError) {
-    return { error: upstreamError(`Provider ${slug} failed: ${err.message}`), fallback: true, spanErrorType: err.errorType, outcome: 'stream_error' };
-  }
-  if (err instanceof SyntaxError) {
-    return { error: upstreamError(`Provider ${slug} answered with malformed JSON.`), fallback: true, spanErrorType: 'invalid_response', outcome: 'invalid_response' };
-  }
-  const code = typeof (err as { code?: unknown } | null)?.code === 'string' ? (err as { code: string }).code : 'network_error';
-  return { error: upstreamError(`Provider ${slug} could not be reached (${code}).`), fallback: true, spanErrorType: code, outcome: 'network_error' };
-}
-
-function upstreamError(message: string): GatewayHttpError {
-  return new GatewayHttpError(502, message, { type: 'api_error', code: 'upstream_error' });
 }

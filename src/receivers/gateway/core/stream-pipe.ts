@@ -3,7 +3,8 @@
 // is sent until the first chunk exists, so a failure before it can still fall
 // back; after it, a failure ends the stream with an in-band error event.
 import type { ServerResponse } from 'node:http';
-import { attemptFailure, type AttemptOutcome, type RequestState } from './attempt.js';
+import type { RequestState } from './attempt.js';
+import { attemptFailure, type AttemptOutcome } from './attempt-failure.js';
 import { captureOutput, type CapturedChoice } from './capture.js';
 import type { GatewayHttpError } from './http-error.js';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types.js';

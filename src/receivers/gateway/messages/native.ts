@@ -5,7 +5,8 @@
 // on the way only for the CLIENT span (usage, stop reason) and so that an
 // error before the first event can still fall back.
 import type { ServerResponse } from 'node:http';
-import { attemptFailure, failedAttempt, httpFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
+import { failedAttempt, httpFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
+import { attemptFailure } from '../core/attempt-failure.js';
 import type { PlanState } from '../core/attempt-loop.js';
 import type { Endpoint } from '../core/catalog.js';
 import { captureOutput, type CapturedChoice } from '../core/capture.js';
