@@ -22,7 +22,7 @@ import { errorMessage } from '../shared/errors.js';
 const run = promisify(execFile);
 const CHRT_TIMEOUT_MS = 5_000;
 
-export type HelperThreadsOutcome =
+type HelperThreadsOutcome =
   | { readonly kind: 'batched'; readonly threads: number }
   | { readonly kind: 'skipped'; readonly reason: string }
   | { readonly kind: 'failed'; readonly error: string };
@@ -34,9 +34,9 @@ async function helperThreadIds(): Promise<string[]> {
 }
 
 /** Moves the helper threads to SCHED_BATCH (see the top of this file). Never throws. */
-export async function batchHelperThreads(env: NodeJS.ProcessEnv = process.env): Promise<HelperThreadsOutcome> {
+async function batchHelperThreads(): Promise<HelperThreadsOutcome> {
   if (process.platform !== 'linux') return { kind: 'skipped', reason: `not on Linux (${process.platform})` };
-  if (env.SLUICE_HELPER_THREADS === 'default') return { kind: 'skipped', reason: 'SLUICE_HELPER_THREADS=default' };
+  if (process.env.SLUICE_HELPER_THREADS === 'default') return { kind: 'skipped', reason: 'SLUICE_HELPER_THREADS=default' };
   let tids: string[];
   try {
     // libuv starts its pool on first use: a file-system call makes sure it exists.

@@ -45,10 +45,9 @@ export function redactUrl(url: string): string {
     return url;
   }
   const search = redactQuery(parsed.search);
-  const userOnly = parsed.password === '' && parsed.username !== '';
-  if (parsed.password === '' && !userOnly && search === parsed.search) return url;
+  if (parsed.username === '' && parsed.password === '' && search === parsed.search) return url;
   if (parsed.password !== '') parsed.password = REDACTED;
-  if (userOnly) parsed.username = REDACTED;
+  else if (parsed.username !== '') parsed.username = REDACTED;
   parsed.search = search;
   return parsed.href;
 }

@@ -68,6 +68,11 @@ function errorMessage(json: ApiJson): string {
   return typeof json.error === 'string' ? json.error : json.error.message;
 }
 
+/** The URL the drains controller stored for `id`, unredacted. */
+function storedUrl(id: string): string | undefined {
+  return hostService(harness.host, DRAINS_CONTROLLER)?.get(id)?.definition.delivery.url;
+}
+
 async function call(method: string, path: string, body?: unknown, key: string | null = KEY): Promise<{ status: number; json: ApiJson; text: string }> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (key !== null) headers['authorization'] = `Bearer ${key}`;
@@ -140,7 +145,6 @@ describe('drains API', () => {
   it('never answers the password written into a drain URL, and keeps it when a PATCH omits or echoes the URL', async () => {
     const withPassword = sink.url.replace('https://', 'https://drain-user:url-password-value@');
     const shown = sink.url.replace('https://', 'https://drain-user:***@');
-    const storedUrl = (id: string) => hostService(harness.host, DRAINS_CONTROLLER)?.get(id)?.definition.delivery.url;
     const created = await call('POST', '/v1/drains', drainBody({}, { endpoint: { traces: withPassword } }));
     expect(created.status).toBe(201);
     expect(created.json.delivery['endpoint']).toEqual({ traces: shown });
@@ -165,7 +169,6 @@ describe('drains API', () => {
     const sep = sink.url.includes('?') ? '&' : '?';
     const withToken = `${sink.url}${sep}api_key=url-token-value&team=a`;
     const shown = `${sink.url}${sep}api_key=***&team=a`;
-    const storedUrl = (id: string) => hostService(harness.host, DRAINS_CONTROLLER)?.get(id)?.definition.delivery.url;
     const created = await call('POST', '/v1/drains', drainBody({}, { endpoint: { traces: withToken } }));
     expect(created.status).toBe(201);
     expect(created.json.delivery['endpoint']).toEqual({ traces: shown });
