@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `sluice run|validate --config FILE`. A thin entry point: parse arguments,
-// load the config, hand over to Service.
+// load the config, hand over to Service. The `sluice` command (sluice.cts)
+// sizes libuv's thread pool first, then loads this module.
 import './core/young-generation.js';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';

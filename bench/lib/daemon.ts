@@ -1,4 +1,4 @@
-// Starts the built daemon (dist/src/cli.js) on a generated config, pinned to
+// Starts the built daemon (dist/src/sluice.cjs) on a generated config, pinned to
 // one core when asked, and waits until it is ready.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
-export const CLI = join(ROOT, 'dist', 'src', 'cli.js');
+export const CLI = join(ROOT, 'dist', 'src', 'sluice.cjs');
 
 export interface Daemon {
   pid: number;

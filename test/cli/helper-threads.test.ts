@@ -1,7 +1,8 @@
 // `sluice run` moves its helper threads (libuv's pool, V8's workers) to
 // SCHED_BATCH and leaves the event loop's thread alone; without chrt, or with
 // SLUICE_HELPER_THREADS=default, every thread keeps its policy and the daemon
-// serves as before. Read from /proc, as the kernel sees the threads.
+// serves as before. libuv's pool has 16 threads unless the user sets its
+// size. Read from /proc, as the kernel sees the threads.
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -67,6 +68,21 @@ describe.runIf(process.platform === 'linux')('helper threads', () => {
     expect(batched.length).toBeGreaterThanOrEqual(4);
     expect(batched.length).toBe(line?.threads);
     expect((await fetch(`http://127.0.0.1:${daemon.adminPort}/readyz`)).status).toBe(200);
+  });
+
+  it("gives libuv's pool 16 threads, or as many as UV_THREADPOOL_SIZE says", async () => {
+    const helpersOf = async (env: Record<string, string>): Promise<number> => {
+      daemon = await startDaemon(config, { env });
+      await waitUntil(() => logged(daemon as RunningDaemon, 'helper threads run as SCHED_BATCH') !== undefined, 10_000, 'the helper-threads log line');
+      // The log line comes once the pool exists: its start-up made sure of it.
+      const helpers = (await threadPolicies(daemon.child.pid as number)).size - 1;
+      await daemon.cleanup();
+      daemon = undefined;
+      return helpers;
+    };
+    const withDefault = await helpersOf({});
+    const withFour = await helpersOf({ UV_THREADPOOL_SIZE: '4' });
+    expect(withDefault - withFour).toBe(12);
   });
 
   it('leaves every thread alone with SLUICE_HELPER_THREADS=default', async () => {

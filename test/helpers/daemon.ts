@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-export const CLI = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
+export const CLI = fileURLToPath(new URL('../../dist/src/sluice.cjs', import.meta.url));
 
 /**
  * Ports handed out below the kernel's ephemeral range: a port 0 listener
