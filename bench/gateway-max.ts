@@ -7,7 +7,7 @@ import { log, maximum, type MaximumOptions, type MaximumRow } from './lib/gatewa
 import { gatewayReceiverYaml, MODEL, realisticChatBody, startPassthrough, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
 import { startSink } from './lib/sink.js';
-import { summarizeProfile } from './lib/gateway-profile.js';
+import { profileMarkdown, summarizeProfile } from './lib/gateway-profile.js';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -55,12 +55,14 @@ ${drains}service:
 
 type Row = MaximumRow;
 
-// `node dist/bench/gateway-max.js --only=drains --cpu-prof`: one exporter, no relay,
-// Sluice under --cpu-prof with its profile printed (KEEP_PROFILE=1 keeps the
-// .cpuprofile and prints its directory); RESULTS.md is left alone.
-const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+// `node dist/bench/gateway-max.js --only=file`: one exporter, no relay, figures
+// printed and RESULTS.md left alone. `--cpu-prof`: no relay, Sluice under
+// --cpu-prof with one exporter (`drains`, the dearest, unless --only names
+// another), where its time goes written to its own section
+// (gateway-max-profile); KEEP_PROFILE=1 keeps the .cpuprofile.
 const PROFILE = process.argv.includes('--cpu-prof');
-const PROFILE_FRAMES = 40;
+const ONLY = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length) ?? (PROFILE ? 'drains' : undefined);
+const PROFILE_FRAMES = 15;
 
 const MAXIMUM: MaximumOptions = { connections: CONNECTIONS, warmupMs: WARMUP_MS, maxMs: MAX_MS, usageMarginMs: USAGE_MARGIN_MS };
 
@@ -89,11 +91,16 @@ async function main(): Promise<void> {
       } finally {
         await sluice.stop();
       }
-      if (profileDir !== undefined) {
-        const profile = summarizeProfile(profileDir, PROFILE_FRAMES, (sluice.startupMs ?? 0) + WARMUP_MS);
-        log(`profile, ${Math.round(profile.busyMs)} ms busy`);
-        for (const f of profile.areas.slice(0, 20)) log(`  area ${f.percent.toFixed(1).padStart(5)}  ${f.name}`);
-        for (const f of profile.frames) log(`  self ${f.percent.toFixed(1).padStart(5)}  ${f.name}`);
+      const row = rows.at(-1);
+      if (profileDir !== undefined && row !== undefined) {
+        const profile = summarizeProfile(profileDir, PROFILE_FRAMES, row.threads);
+        writeSection(
+          'gateway-max-profile',
+          "Gateway maximum: where Sluice's time goes (issue 10)",
+          `The gateway-max scenario above, Sluice alone with spans to \`${exporter}\`, under \`node --cpu-prof\` (\`node dist/bench/gateway-max.js --cpu-prof${ONLY === 'drains' ? '' : ` --only=${exporter}`}\`), which costs it some CPU; measured in that run: ${Math.round(row.perSecond).toLocaleString('en-US')} req/s at ${row.cpuPercent.toFixed(0)}% of the core, ${((row.cpuPercent / 100) * 1e6 / row.perSecond).toFixed(0)} µs of CPU per request.
+
+${profileMarkdown(profile, row.threads, PROFILE_FRAMES)}`,
+        );
         if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
         else log(`profile kept in ${profileDir}`);
       }

@@ -118,7 +118,7 @@ export async function profileSluice(sink: Sink): Promise<ProfileSummary> {
     } finally {
       await run.stop();
     }
-    return summarizeProfile(dir, TOP_FRAMES, skipMs);
+    return summarizeProfile(dir, TOP_FRAMES, { skipMs });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

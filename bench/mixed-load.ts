@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { closedLoop, openLoop, percentile, type OpenLoopResult, type Target } from './lib/gateway-load.js';
 import { withBackground } from './lib/gateway-machine.js';
 import { API_KEY, gatewayReceiverYaml, MODEL, realisticChatBody, startPassthrough, startProcessOnCore, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
-import { summarizeProfile, type ProfileSummary } from './lib/gateway-profile.js';
+import { profileMarkdown, startThreadWindow, summarizeProfile, type ThreadWindow } from './lib/gateway-profile.js';
 import { addBuckets, delayBuckets, delayShares, type DelayWindow } from './lib/loop-delay.js';
 import { makeRequests } from './lib/payload.js';
 import { measure } from './lib/proc.js';
@@ -37,7 +37,8 @@ const OTLP_CONNECTIONS = 16;
 const OTLP_PATH = '/v1/traces';
 const OTLP_HEADERS = { 'content-type': 'application/x-protobuf' };
 const TOP_FRAMES = 15;
-// `node dist/bench/mixed-load.js --cpu-prof`: Sluice's run under --cpu-prof, its reading added to the results.
+// `node dist/bench/mixed-load.js --cpu-prof`: only Sluice, under --cpu-prof; writes where its time
+// goes in the measured window to its own section (mixed-load-profile), leaving the table alone (KEEP_PROFILE=1 keeps the .cpuprofile).
 const PROFILE = process.argv.includes('--cpu-prof');
 const TARGETS = { gatewayP99AddedMs: 5, otlpP99Ms: 10, cpuPercent: 60, loopStallMs: 2 };
 
@@ -59,6 +60,8 @@ interface Measured {
   readonly rssMiB: number;
   readonly others: number;
   readonly loopDelay?: DelayWindow;
+  /** The window's bounds and per-thread CPU of the first process under test. */
+  readonly threads?: ThreadWindow;
 }
 
 function log(line: string): void {
@@ -78,13 +81,16 @@ async function measurePath(path: PathUnderTest, bodies: readonly Uint8Array[], o
   await runLoad(path, bodies, WARMUP_MS);
   log(`${path.name}: measuring ${MEASURE_MS / 1000} s`);
   const before = await Promise.all(path.loopOrigins.map(delayBuckets));
+  const first = path.pids[0];
+  const endThreads = first === undefined ? undefined : startThreadWindow(first);
   const [[[gateway, otlp], usages], others] = await withBackground([...path.pids, ...ownPids], () =>
     Promise.all([runLoad(path, bodies, MEASURE_MS), Promise.all(path.pids.map((pid) => measure(pid, MEASURE_MS - USAGE_MARGIN_MS)))]),
   );
+  const threads = endThreads?.();
   const after = await Promise.all(path.loopOrigins.map(delayBuckets));
   const cpuPercent = usages.reduce((sum, u) => sum + u.cpuPercent, 0);
   const rssMiB = usages.reduce((sum, u) => sum + u.rssMiB, 0);
-  const base = { name: path.name, gateway, otlp, cpuPercent, rssMiB, others };
+  const base = { name: path.name, gateway, otlp, cpuPercent, rssMiB, others, ...(threads === undefined ? {} : { threads }) };
   if (path.loopOrigins.length === 0) return base;
   return { ...base, loopDelay: delayShares(addBuckets(before), addBuckets(after)) };
 }
@@ -93,20 +99,7 @@ const ms = (v: number): string => (Number.isNaN(v) ? 'n/a' : v.toFixed(2));
 const signed = (v: number): string => (Number.isNaN(v) ? 'n/a' : `${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
 const p = (r: OpenLoopResult, q: number): number => percentile(r.latenciesMs, q);
 
-function profileText(profile: ProfileSummary | undefined): string {
-  if (profile === undefined) return '';
-  const rows = (list: readonly { name: string; percent: number }[]) => list.slice(0, TOP_FRAMES).map((f) => [`\`${f.name}\``, f.percent.toFixed(1)]);
-  return `### Where Sluice's time goes (node --cpu-prof over its whole run, start-up left out; ${Math.round(profile.busyMs).toLocaleString('en-US')} ms busy)
-
-${table(['self time by package / source folder', '% of busy'], rows(profile.areas))}
-
-${table(['top functions by self time', '% of busy'], rows(profile.frames))}
-
-${table(['longest runs without an idle sample, ms', 'most self time in the run'], profile.stretches.map((s) => [s.ms.toFixed(1), `\`${s.top}\``]))}
-`;
-}
-
-function report(results: Measured[], spansPerRequest: number, profile: ProfileSummary | undefined): string {
+function report(results: Measured[], spansPerRequest: number): string {
   const direct = results[0];
   if (direct === undefined) throw new Error('no direct measurement');
   const rows = results.map((r) => [
@@ -151,9 +144,79 @@ ${rows.map((r) => `| ${r.join(' | ')} |`).join('\n')}
 
 ${verdicts}
 
-*Loop samples*: \`sluice_event_loop_delay_seconds\` read from Sluice's \`/metrics\` before and after the window, and the same histogram from each bare relay (both relays' samples added up: each has its own loop); each sample is how late a 20 ms timer ran, so a stall shows only when the timer falls due during it. *Others' CPU* is what processes outside the benchmark used meanwhile, in % of one core: where it is high, the figures are from a busy machine.${profile === undefined ? '' : ' Sluice ran under `--cpu-prof` in this run, which costs it some CPU.'}
+*Loop samples*: \`sluice_event_loop_delay_seconds\` read from Sluice's \`/metrics\` before and after the window, and the same histogram from each bare relay (both relays' samples added up: each has its own loop); each sample is how late a 20 ms timer ran, so a stall shows only when the timer falls due during it. *Others' CPU* is what processes outside the benchmark used meanwhile, in % of one core: where it is high, the figures are from a busy machine.`;
+}
 
-${profileText(profile)}`;
+function sluiceYaml(dir: string, sinkUrl: string): string {
+  return `
+receivers:
+  otlp:
+    protocols:
+      http: { endpoint: 127.0.0.1:${SLUICE_OTLP_PORT} }
+${gatewayReceiverYaml(SLUICE_PORT, UPSTREAM_PORT, 'production')}
+processors:
+  resource:
+    attributes: { platform.projectId: prj_bench, platform.deploymentId: dpl_bench }
+exporters:
+  drains: {}
+  file: { path: ${dir}/traces.jsonl }
+  debug: { verbosity: basic }
+drains:
+  - { name: sink, url: "${sinkUrl}", insecure: true, format: json, compression: gzip }
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${SLUICE_ADMIN_PORT} }
+  telemetry: { logs: { level: info } }
+  pipelines:
+    traces: { receivers: [otlp, gateway], processors: [resource], exporters: [drains, file, debug] }
+`;
+}
+
+const GATEWAY_HEADERS = { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` };
+
+/** Starts Sluice (under --cpu-prof when profileDir is given), measures it, stops it. */
+async function measureSluice(sinkUrl: string, bodies: readonly Uint8Array[], ownPids: readonly number[], profileDir?: string): Promise<Measured> {
+  const options = { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: MEASURED_CORE };
+  const sluice: Running = await startSluiceWith((dir) => sluiceYaml(dir, sinkUrl), profileDir === undefined ? options : { ...options, profileDir });
+  try {
+    return await measurePath(
+      {
+        name: 'sluice',
+        pids: [sluice.pid],
+        gateway: { origin: sluice.target.origin, path: sluice.target.path, headers: GATEWAY_HEADERS },
+        gatewayBody: realisticChatBody(MODEL, false),
+        otlp: { origin: `http://127.0.0.1:${SLUICE_OTLP_PORT}`, path: OTLP_PATH, headers: OTLP_HEADERS },
+        loopOrigins: [`http://127.0.0.1:${SLUICE_ADMIN_PORT}`],
+      },
+      bodies,
+      ownPids,
+    );
+  } finally {
+    await sluice.stop();
+  }
+}
+
+/** --cpu-prof: Sluice alone under the load, where its time goes in the measured window. */
+async function profileSluice(sinkUrl: string, bodies: readonly Uint8Array[], ownPids: readonly number[]): Promise<void> {
+  const profileDir = await mkdtemp(join(tmpdir(), 'sluice-bench-mixed-profile-'));
+  try {
+    const measured = await measureSluice(sinkUrl, bodies, ownPids, profileDir);
+    const threads = measured.threads;
+    if (threads === undefined) throw new Error('no thread window for Sluice');
+    const summary = summarizeProfile(profileDir, TOP_FRAMES, threads);
+    const row = `gateway p50 / p99 ${ms(p(measured.gateway, 50))} / ${ms(p(measured.gateway, 99))} ms, OTLP acknowledgement p50 / p99 ${ms(p(measured.otlp, 50))} / ${ms(p(measured.otlp, 99))} ms, ${measured.cpuPercent.toFixed(0)}% of the core, loop samples > 2 ms ${measured.loopDelay?.over2ms ?? 'n/a'} of ${measured.loopDelay?.count ?? 'n/a'}`;
+    log(`sluice under --cpu-prof: ${row}`);
+    writeSection(
+      'mixed-load-profile',
+      "Mixed load: where Sluice's time goes (issue 10)",
+      `The mixed-load scenario above (gateway ${GATEWAY_RATE.toLocaleString('en-US')} req/s with the realistic request plus OTLP ${(OTLP_RATE * 100).toLocaleString('en-US')} spans/s, the example exporters and one JSON drain), Sluice alone, under \`node --cpu-prof\` (\`node dist/bench/mixed-load.js --cpu-prof\`), which costs it some CPU; measured in that run: ${row}.
+
+${profileMarkdown(summary, threads, TOP_FRAMES)}`,
+    );
+  } finally {
+    if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
+    else process.stdout.write(`profile kept in ${profileDir}\n`);
+  }
 }
 
 async function main(): Promise<void> {
@@ -163,10 +226,11 @@ async function main(): Promise<void> {
   const sink = await startSink();
   const ownPids = [process.pid, upstream.pid];
   const results: Measured[] = [];
-  const profileDir = PROFILE ? await mkdtemp(join(tmpdir(), 'sluice-bench-mixed-profile-')) : undefined;
-  let profile: ProfileSummary | undefined;
-  const gatewayHeaders = { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` };
   try {
+    if (PROFILE) {
+      await profileSluice(sink.url, bodies, ownPids);
+      return;
+    }
     results.push(
       await measurePath(
         {
@@ -204,56 +268,12 @@ async function main(): Promise<void> {
       await otlpPassthrough.stop();
     }
 
-    const sluice: Running = await startSluiceWith(
-      (dir) => `
-receivers:
-  otlp:
-    protocols:
-      http: { endpoint: 127.0.0.1:${SLUICE_OTLP_PORT} }
-${gatewayReceiverYaml(SLUICE_PORT, UPSTREAM_PORT, 'production')}
-processors:
-  resource:
-    attributes: { platform.projectId: prj_bench, platform.deploymentId: dpl_bench }
-exporters:
-  drains: {}
-  file: { path: ${dir}/traces.jsonl }
-  debug: { verbosity: basic }
-drains:
-  - { name: sink, url: "${sink.url}", insecure: true, format: json, compression: gzip }
-service:
-  storage: { directory: ${dir}/data }
-  admin: { endpoint: 127.0.0.1:${SLUICE_ADMIN_PORT} }
-  telemetry: { logs: { level: info } }
-  pipelines:
-    traces: { receivers: [otlp, gateway], processors: [resource], exporters: [drains, file, debug] }
-`,
-      profileDir === undefined ? { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: MEASURED_CORE } : { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: MEASURED_CORE, profileDir },
-    );
-    try {
-      results.push(
-        await measurePath(
-          {
-            name: 'sluice',
-            pids: [sluice.pid],
-            gateway: { origin: sluice.target.origin, path: sluice.target.path, headers: gatewayHeaders },
-            gatewayBody: realisticChatBody(MODEL, false),
-            otlp: { origin: `http://127.0.0.1:${SLUICE_OTLP_PORT}`, path: OTLP_PATH, headers: OTLP_HEADERS },
-            loopOrigins: [`http://127.0.0.1:${SLUICE_ADMIN_PORT}`],
-          },
-          bodies,
-          ownPids,
-        ),
-      );
-    } finally {
-      await sluice.stop();
-    }
-    if (profileDir !== undefined) profile = summarizeProfile(profileDir, TOP_FRAMES, sluice.startupMs ?? 0);
+    results.push(await measureSluice(sink.url, bodies, ownPids));
   } finally {
     await sink.close();
     await upstream.stop();
-    if (profileDir !== undefined) await rm(profileDir, { recursive: true, force: true });
   }
-  writeSection('mixed-load', 'Mixed load: gateway 1,000 req/s + OTLP 10,000 spans/s, example exporters (issue 10)', report(results, 100, profile));
+  writeSection('mixed-load', 'Mixed load: gateway 1,000 req/s + OTLP 10,000 spans/s, example exporters (issue 10)', report(results, 100));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) await main();

@@ -4,10 +4,14 @@
 // upstream, in one run. Per path: the delay each chunk picks up on the way
 // (arrival minus the upstream's write time, on the machine's one clock), CPU
 // per relayed chunk and memory per open stream.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { withBackground } from './lib/gateway-machine.js';
 import { API_KEY, startPassthrough, startProcessOnCore, startSluiceWith, type Running } from './lib/gateway-targets.js';
 import { percentile, type Target } from './lib/gateway-load.js';
 import { cpuTimes, rssMiB } from './lib/proc.js';
+import { profileMarkdown, startThreadWindow, summarizeProfile, type ThreadWindow } from './lib/gateway-profile.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
 import { startSink } from './lib/sink.js';
 import { holdStreams, type StreamLoadResult } from './lib/stream-load.js';
@@ -29,6 +33,10 @@ const WARMUP_MS = 5_000;
 const CHAT_PATH = '/v1/chat/completions';
 const MODEL = 'fake/stream-model';
 const TARGETS = { addedP99Ms: 5, cpuRatio: 1.5, extraKiB: 16 };
+// `node dist/bench/open-streams.js --cpu-prof`: only Sluice, under --cpu-prof; writes where its
+// time goes in the window to its own section (open-streams-profile), leaving the table alone (KEEP_PROFILE=1 keeps the .cpuprofile).
+const PROFILE = process.argv.includes('--cpu-prof');
+const PROFILE_FRAMES = 15;
 
 function streamBody(model: string): (chunks: number) => string {
   return (chunks) =>
@@ -51,6 +59,8 @@ interface Measured {
   readonly idleRssMiB: number;
   readonly openRssMiB: number;
   readonly others: number;
+  /** The window's bounds and the process's per-thread CPU in it. */
+  readonly threads?: ThreadWindow;
 }
 
 function log(line: string): void {
@@ -68,9 +78,11 @@ async function measurePath(name: string, target: Target, model: string, pid: num
   let cpu0 = 0;
   let cpu1 = 0;
   let openRssMiB = 0;
+  let threads: ThreadWindow | undefined;
   const sampler = (async function sampleInWindow() {
     if (pid === undefined) return;
     await new Promise((r) => setTimeout(r, RAMP_MS + SETTLE_MS));
+    const endThreads = startThreadWindow(pid);
     const t0 = cpuTimes(pid);
     cpu0 = t0.user + t0.system;
     for (let waited = 0; waited < WINDOW_MS; waited += 250) {
@@ -79,30 +91,16 @@ async function measurePath(name: string, target: Target, model: string, pid: num
     }
     const t1 = cpuTimes(pid);
     cpu1 = t1.user + t1.system;
+    threads = endThreads();
   })();
   const [[load], others] = await withBackground([...(pid === undefined ? [] : [pid]), ...ownPids], () =>
     Promise.all([holdStreams(target, { streams: STREAMS, rampMs: RAMP_MS, chunks, windowMs: () => window, body: streamBody(model) }), sampler]),
   );
-  return { name, load, cpuSeconds: cpu1 - cpu0, idleRssMiB, openRssMiB, others };
+  return { name, load, cpuSeconds: cpu1 - cpu0, idleRssMiB, openRssMiB, others, ...(threads === undefined ? {} : { threads }) };
 }
 
-async function main(): Promise<void> {
-  pinSelf(LOAD_CORE);
-  const upstream = await startProcessOnCore('stream upstream', ['stream-upstream.js', String(UPSTREAM_PORT)], LOAD_CORE, UPSTREAM_PORT);
-  const sink = await startSink();
-  const ownPids = [process.pid, upstream.pid];
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` };
-  const results: Measured[] = [];
-  try {
-    results.push(await measurePath('direct', { origin: `http://127.0.0.1:${UPSTREAM_PORT}`, path: CHAT_PATH, headers }, 'stream-model', undefined, ownPids));
-    const relay: Running = await startPassthrough(RELAY_PORT, UPSTREAM_PORT, MEASURED_CORE);
-    try {
-      results.push(await measurePath('bare Node relay', relay.target, 'stream-model', relay.pid, ownPids));
-    } finally {
-      await relay.stop();
-    }
-    const sluice = await startSluiceWith(
-      (dir) => `
+function sluiceYaml(dir: string, sinkUrl: string): string {
+  return `
 receivers:
   gateway:
     endpoint: 127.0.0.1:${SLUICE_PORT}
@@ -115,21 +113,71 @@ receivers:
       - id: ${MODEL}
         endpoints: [{ provider: fake, model: stream-model }]
 exporters:
-  otlphttp: { endpoint: "${sink.url}", encoding: protobuf, compression: none }
+  otlphttp: { endpoint: "${sinkUrl}", encoding: protobuf, compression: none }
 service:
   storage: { directory: ${dir}/data }
   admin: { endpoint: 127.0.0.1:${SLUICE_ADMIN_PORT} }
   telemetry: { logs: { level: warn } }
   pipelines:
     traces: { receivers: [gateway], exporters: [otlphttp] }
-`,
-      { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: MEASURED_CORE },
+`;
+}
+
+/** Starts Sluice (under --cpu-prof when profileDir is given), holds the streams through it, stops it. */
+async function measureSluice(sinkUrl: string, headers: Record<string, string>, ownPids: readonly number[], profileDir?: string): Promise<Measured> {
+  const options = { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: MEASURED_CORE };
+  const sluice = await startSluiceWith((dir) => sluiceYaml(dir, sinkUrl), profileDir === undefined ? options : { ...options, profileDir });
+  try {
+    return await measurePath('sluice', { origin: sluice.target.origin, path: CHAT_PATH, headers }, MODEL, sluice.pid, ownPids);
+  } finally {
+    await sluice.stop();
+  }
+}
+
+/** --cpu-prof: Sluice alone with the streams open, where its time goes in the window. */
+async function profileSluice(sinkUrl: string, headers: Record<string, string>, ownPids: readonly number[]): Promise<void> {
+  const profileDir = await mkdtemp(join(tmpdir(), 'sluice-bench-streams-profile-'));
+  try {
+    const measured = await measureSluice(sinkUrl, headers, ownPids, profileDir);
+    const threads = measured.threads;
+    if (threads === undefined) throw new Error('no thread window for Sluice');
+    const summary = summarizeProfile(profileDir, PROFILE_FRAMES, threads);
+    const ms = (q: number): string => percentile(measured.load.delaysMs, q).toFixed(2);
+    const row = `chunk delay p50 / p99 ${ms(50)} / ${ms(99)} ms, ${((measured.cpuSeconds / (WINDOW_MS / 1000)) * 100).toFixed(0)}% of the core, ${((measured.cpuSeconds * 1e6) / Math.max(1, measured.load.chunks)).toFixed(1)} µs of CPU per chunk`;
+    log(`sluice under --cpu-prof: ${row}`);
+    writeSection(
+      'open-streams-profile',
+      "Open streams: where Sluice's time goes (issue 10)",
+      `The open-streams scenario above (${STREAMS.toLocaleString('en-US')} streams of ${CHUNKS_PER_SECOND} chunks/s, spans to \`otlphttp\`), Sluice alone, under \`node --cpu-prof\` (\`node dist/bench/open-streams.js --cpu-prof\`), which costs it some CPU; measured in that run: ${row}.
+
+${profileMarkdown(summary, threads, PROFILE_FRAMES)}`,
     );
-    try {
-      results.push(await measurePath('sluice', { origin: sluice.target.origin, path: CHAT_PATH, headers }, MODEL, sluice.pid, ownPids));
-    } finally {
-      await sluice.stop();
+  } finally {
+    if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
+    else process.stdout.write(`profile kept in ${profileDir}\n`);
+  }
+}
+
+async function main(): Promise<void> {
+  pinSelf(LOAD_CORE);
+  const upstream = await startProcessOnCore('stream upstream', ['stream-upstream.js', String(UPSTREAM_PORT)], LOAD_CORE, UPSTREAM_PORT);
+  const sink = await startSink();
+  const ownPids = [process.pid, upstream.pid];
+  const headers = { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` };
+  const results: Measured[] = [];
+  try {
+    if (PROFILE) {
+      await profileSluice(sink.url, headers, ownPids);
+      return;
     }
+    results.push(await measurePath('direct', { origin: `http://127.0.0.1:${UPSTREAM_PORT}`, path: CHAT_PATH, headers }, 'stream-model', undefined, ownPids));
+    const relay: Running = await startPassthrough(RELAY_PORT, UPSTREAM_PORT, MEASURED_CORE);
+    try {
+      results.push(await measurePath('bare Node relay', relay.target, 'stream-model', relay.pid, ownPids));
+    } finally {
+      await relay.stop();
+    }
+    results.push(await measureSluice(sink.url, headers, ownPids));
   } finally {
     await sink.close();
     await upstream.stop();

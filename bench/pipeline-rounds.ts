@@ -5,6 +5,9 @@
 // acknowledged, CPU, RSS, spans delivered during the round and the backlog
 // left in the sending queue, which is what explains a round falling behind
 // the one before it.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { startDaemon } from './lib/daemon.js';
 import { closedLoop } from './lib/load.js';
 import { SPANS_PER_REQUEST, makeRequests } from './lib/payload.js';
@@ -13,6 +16,7 @@ import { pinSelf, table, writeSection } from './lib/results.js';
 import { startSink } from './lib/sink.js';
 import { startPassthrough as startPassthroughTarget, sluiceConfig, type Target } from './otlp-throughput.js';
 import { withBackground } from './lib/gateway-machine.js';
+import { profileMarkdown, startThreadWindow, summarizeProfile, type ThreadWindow } from './lib/gateway-profile.js';
 
 const DAEMON_CORE = 1;
 const LOAD_CORE = 0;
@@ -23,6 +27,10 @@ const WARMUP_MS = 3_000;
 const ROUND_MS = 10_000;
 const CONCURRENCY = 32;
 const TARGET_SPANS_PER_SECOND = 200_000;
+// `node dist/bench/pipeline-rounds.js --cpu-prof`: only Sluice, under --cpu-prof; writes where its
+// time goes over the rounds to its own section (pipeline-rounds-profile), leaving the table alone (KEEP_PROFILE=1 keeps the .cpuprofile).
+const PROFILE = process.argv.includes('--cpu-prof');
+const PROFILE_FRAMES = 15;
 
 interface Round {
   readonly spansPerSecond: number;
@@ -47,8 +55,10 @@ function log(line: string): void {
   process.stdout.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 }
 
-async function rounds(target: Target, bodies: Uint8Array[], isSluice: boolean): Promise<Round[]> {
+/** Warm-up, then the rounds back to back; `started` is called as the first round starts. */
+async function rounds(target: Target, bodies: Uint8Array[], isSluice: boolean, started?: () => void): Promise<Round[]> {
   await closedLoop(target.url, bodies, CONCURRENCY, WARMUP_MS);
+  started?.();
   const out: Round[] = [];
   for (let i = 0; i < ROUNDS; i++) {
     log(`${target.name}: round ${i + 1}`);
@@ -66,12 +76,47 @@ async function rounds(target: Target, bodies: Uint8Array[], isSluice: boolean): 
 
 const count = (v: number): string => Math.round(v).toLocaleString('en-US');
 
+/** --cpu-prof: Sluice's rounds under the profiler, where its time goes over all of them. */
+async function profileSluice(sinkUrl: string, bodies: Uint8Array[]): Promise<void> {
+  const profileDir = await mkdtemp(join(tmpdir(), 'sluice-bench-rounds-profile-'));
+  try {
+    const daemon = await startDaemon(sluiceConfig(sinkUrl, 'disk'), ADMIN_PORT, DAEMON_CORE, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
+    let list: Round[];
+    let threads: ThreadWindow;
+    try {
+      let endThreads: (() => ThreadWindow) | undefined;
+      list = await rounds({ name: 'sluice', url: `http://127.0.0.1:${OTLP_PORT}/v1/traces`, pid: daemon.pid, stop: daemon.stop }, bodies, true, () => (endThreads = startThreadWindow(daemon.pid)));
+      if (endThreads === undefined) throw new Error('the rounds did not start');
+      threads = endThreads();
+    } finally {
+      await daemon.stop();
+    }
+    const summary = summarizeProfile(profileDir, PROFILE_FRAMES, threads);
+    const measured = list.map((r, i) => `round ${i + 1} ${count(r.spansPerSecond)} spans/s at ${r.cpuPercent.toFixed(0)}%`).join(', ');
+    log(`sluice under --cpu-prof: ${measured}`);
+    writeSection(
+      'pipeline-rounds-profile',
+      "Pipeline rounds: where Sluice's time goes (issue 10)",
+      `The pipeline-rounds scenario above (OTLP/HTTP protobuf at the maximum, ${CONCURRENCY} connections, ${ROUNDS} rounds of ${ROUND_MS / 1000} s, disk queue, \`otlphttp\` protobuf to a sink), Sluice alone, under \`node --cpu-prof\` (\`node dist/bench/pipeline-rounds.js --cpu-prof\`), which costs it some CPU; measured in that run: ${measured}. The window is the ${ROUNDS} rounds.
+
+${profileMarkdown(summary, threads, PROFILE_FRAMES)}`,
+    );
+  } finally {
+    if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
+    else process.stdout.write(`profile kept in ${profileDir}\n`);
+  }
+}
+
 async function main(): Promise<void> {
   pinSelf(LOAD_CORE);
   const bodies = makeRequests(200);
   const sink = await startSink();
   const results: Array<[string, Round[]]> = [];
   try {
+    if (PROFILE) {
+      await profileSluice(sink.url, bodies);
+      return;
+    }
     const daemon = await startDaemon(sluiceConfig(sink.url, 'disk'), ADMIN_PORT, DAEMON_CORE);
     try {
       results.push(['sluice (disk queue)', await rounds({ name: 'sluice', url: `http://127.0.0.1:${OTLP_PORT}/v1/traces`, pid: daemon.pid, stop: daemon.stop }, bodies, true)]);

@@ -5,6 +5,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promptSamplerThread } from './sampler-thread.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 export const CLI = join(ROOT, 'dist', 'src', 'sluice.cjs');
@@ -33,15 +34,18 @@ export function withCore(core: number | undefined, command: string, args: string
   return core === undefined ? [command, args] : ['taskset', ['-c', String(core), command, ...args]];
 }
 
-export async function startDaemon(yaml: (dir: string) => string, adminPort: number, core?: number): Promise<Daemon> {
+/** Starts `sluice run` on a config written from `yaml`; `nodeArgs` go to node before the CLI (--cpu-prof, say). */
+export async function startDaemon(yaml: (dir: string) => string, adminPort: number, core?: number, nodeArgs: readonly string[] = []): Promise<Daemon> {
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-'));
   const configPath = join(dir, 'config.yaml');
   await writeFile(configPath, yaml(dir));
-  const [command, args] = withCore(core, process.execPath, [CLI, 'run', '--config', configPath]);
+  const [command, args] = withCore(core, process.execPath, [...nodeArgs, CLI, 'run', '--config', configPath]);
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   await waitForReady(adminPort, child);
+  const pid = await childPid(child, core !== undefined);
+  if (nodeArgs.includes('--cpu-prof')) process.stdout.write(`sluice under --cpu-prof: ${await promptSamplerThread(pid)}\n`);
   return {
-    pid: await childPid(child, core !== undefined),
+    pid,
     dir,
     stop: async () => {
       const exited = new Promise((r) => child.once('exit', r));

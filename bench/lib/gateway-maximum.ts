@@ -4,6 +4,7 @@ import { closedLoop } from './gateway-load.js';
 import { withBackground } from './gateway-machine.js';
 import type { Running } from './gateway-targets.js';
 import { measure } from './proc.js';
+import { startThreadWindow, type ThreadWindow } from './gateway-profile.js';
 
 export interface MaximumRow {
   readonly name: string;
@@ -11,6 +12,8 @@ export interface MaximumRow {
   readonly failed: number;
   readonly cpuPercent: number;
   readonly others: number;
+  /** The measured window's bounds and the process's per-thread CPU in it. */
+  readonly threads: ThreadWindow;
 }
 
 export interface MaximumOptions {
@@ -31,6 +34,7 @@ export async function maximum(run: Running, body: string, ownPids: readonly numb
   await check.arrayBuffer();
   log(`${run.name}: warm-up, then ${o.maxMs / 1000} s closed loop`);
   await closedLoop(run.target, body, o.connections, o.warmupMs);
+  const endThreads = startThreadWindow(run.pid);
   const [[max, usage], others] = await withBackground([run.pid, ...ownPids], () => Promise.all([closedLoop(run.target, body, o.connections, o.maxMs), measure(run.pid, o.maxMs - o.usageMarginMs)]));
-  return { name: run.name, perSecond: max.perSecond, failed: max.failed, cpuPercent: usage.cpuPercent, others };
+  return { name: run.name, perSecond: max.perSecond, failed: max.failed, cpuPercent: usage.cpuPercent, others, threads: endThreads() };
 }

@@ -2,6 +2,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { threadCpuSeconds } from './proc.js';
+import { table } from './results.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const IDLE = '(idle)';
@@ -84,8 +86,20 @@ function rank(totals: Map<string, number>, busy: number, count: number): Frame[]
     .map(([name, us]) => ({ name, percent: (us / busy) * 100 }));
 }
 
-/** The top `count` functions and areas by self time in the newest profile of `dir`, leaving out its first `skipMs` (start-up). */
-export function summarizeProfile(dir: string, count: number, skipMs: number): ProfileSummary {
+/**
+ * Which samples count: all but the first `skipMs` of the profile (start-up),
+ * or those between two readings of the monotonic clock in µs (monotonicUs()
+ * in any process of this machine: V8 stamps its samples with the same clock).
+ */
+export type ProfileWindow = { readonly skipMs: number } | { readonly fromUs: number; readonly toUs: number };
+
+/** The machine's monotonic clock in µs, the clock a .cpuprofile's samples are stamped with. */
+export function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/** The top `count` functions and areas by self time in the newest profile of `dir`, over `window`. */
+export function summarizeProfile(dir: string, count: number, window: ProfileWindow): ProfileSummary {
   const file = readdirSync(dir)
     .filter((f) => f.endsWith('.cpuprofile'))
     .sort()
@@ -97,8 +111,8 @@ export function summarizeProfile(dir: string, count: number, skipMs: number): Pr
   const self = new Map<string, number>();
   const byArea = new Map<string, number>();
   let busy = 0;
-  let at = 0; // µs since the profile started
-  const from = skipMs * 1000;
+  let at = profile.startTime; // µs, monotonic
+  const [from, to] = 'skipMs' in window ? [profile.startTime + window.skipMs * 1000, Number.POSITIVE_INFINITY] : [window.fromUs, window.toUs];
   const stretches: Stretch[] = [];
   let stretchUs = 0;
   let stretchSelf = new Map<string, number>();
@@ -106,7 +120,7 @@ export function summarizeProfile(dir: string, count: number, skipMs: number): Pr
     const name = labels.get(id) ?? '(unknown)';
     const us = profile.timeDeltas[i] ?? 0;
     at += us;
-    if (name === IDLE || at < from) {
+    if (name === IDLE || at < from || at > to) {
       closeStretch(stretches, stretchUs, stretchSelf);
       stretchUs = 0;
       stretchSelf = new Map();
@@ -121,4 +135,38 @@ export function summarizeProfile(dir: string, count: number, skipMs: number): Pr
   });
   closeStretch(stretches, stretchUs, stretchSelf);
   return { frames: rank(self, busy, count), areas: rank(byArea, busy, byArea.size), busyMs: busy / 1000, stretches };
+}
+
+/** A measured window of a profiled process: its monotonic bounds and the CPU its threads used in it. */
+export interface ThreadWindow {
+  readonly fromUs: number;
+  readonly toUs: number;
+  /** Share of one core, %, of the event loop's thread and of all the others together. */
+  readonly mainPercent: number;
+  readonly helpersPercent: number;
+}
+
+/** Starts timing a window of process `pid`; the function returned ends it. */
+export function startThreadWindow(pid: number): () => ThreadWindow {
+  const fromUs = monotonicUs();
+  const before = threadCpuSeconds(pid);
+  return function endThreadWindow() {
+    const toUs = monotonicUs();
+    const after = threadCpuSeconds(pid);
+    const seconds = (toUs - fromUs) / 1e6;
+    return { fromUs, toUs, mainPercent: ((after.main - before.main) / seconds) * 100, helpersPercent: ((after.helpers - before.helpers) / seconds) * 100 };
+  };
+}
+
+/** A results section's "where the time goes": the threads' shares, then the main thread's profile. */
+export function profileMarkdown(summary: ProfileSummary, window: ThreadWindow, count: number): string {
+  const rows = (list: readonly Frame[]) => list.slice(0, count).map((f) => [`\`${f.name}\``, f.percent.toFixed(1)]);
+  const seconds = (window.toUs - window.fromUs) / 1e6;
+  return `Over the ${seconds.toFixed(1)} s window Sluice's event-loop thread used ${window.mainPercent.toFixed(1)}% of the core and its other threads together ${window.helpersPercent.toFixed(1)}% (the libuv pool's file writes, fsyncs and zlib, V8's collector and compiler, the profiler's sampler), read from \`/proc/<pid>/task\`. The tables are that thread's \`node --cpu-prof\` samples in the same window (${Math.round(summary.busyMs).toLocaleString('en-US')} ms busy). The profiler samples the thread's stack on a timer, so a native call (\`writev\`: socket writes; \`writeBuffers\`, \`fdatasync\`: handing a file write or sync to the libuv pool) is charged for time the thread spent in it off the core too, blocked or waiting for its turn, and *busy* need not equal the thread's CPU time. The profiler's sampling thread is kept at \`SCHED_OTHER\` (\`bench/lib/sampler-thread.ts\`).
+
+${table(['self time by package / source folder', '% of busy'], rows(summary.areas))}
+
+${table(['top functions by self time', '% of busy'], rows(summary.frames))}
+
+${table(['longest runs without an idle sample, ms', 'most self time in the run'], summary.stretches.map((s) => [s.ms.toFixed(1), `\`${s.top}\``]))}`;
 }

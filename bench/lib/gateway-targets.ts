@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { CLI, withCore } from './daemon.js';
 import type { Target } from './gateway-load.js';
+import { promptSamplerThread } from './sampler-thread.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const UPSTREAM_SCRIPT = fileURLToPath(new URL('./gateway-upstream.js', import.meta.url));
@@ -240,10 +241,12 @@ export async function startSluiceWith(yaml: (dir: string) => string, o: Pick<Slu
   const child = spawnChild([...profile, ...(process.env.SLUICE_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean), CLI, 'run', '--config', config], o.core);
   const spawned = performance.now();
   await waitUntil(child, 'sluice', async () => (await fetch(`http://127.0.0.1:${o.adminPort}/readyz`)).status === 200);
+  const startupMs = performance.now() - spawned;
+  if (o.profileDir !== undefined) process.stdout.write(`sluice under --cpu-prof: ${await promptSamplerThread(pidOf(child))}\n`);
   return {
     name: 'sluice',
     pid: pidOf(child),
-    startupMs: performance.now() - spawned,
+    startupMs,
     target: { origin: `http://127.0.0.1:${o.port}`, path: CHAT_PATH, headers: { 'content-type': 'application/json', authorization: `Bearer ${API_KEY}` } },
     body: (stream) => chatBody(MODEL, stream),
     stop: async () => {

@@ -1,5 +1,5 @@
 // CPU time and resident memory of a process, read from /proc (Linux).
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
 
@@ -37,4 +37,28 @@ export async function measure(pid: number, windowMs: number): Promise<{ cpuPerce
   const userPercent = ((cpu1.user - cpu0.user) / elapsed) * 100;
   const systemPercent = ((cpu1.system - cpu0.system) / elapsed) * 100;
   return { cpuPercent: userPercent + systemPercent, userPercent, systemPercent, rssMiB: peak };
+}
+
+/**
+ * CPU seconds of the process's main thread (the event loop's) and of all its
+ * other threads together (the libuv pool, V8's workers and compiler, the
+ * inspector's), read from each thread's /proc stat. A thread that exits
+ * between two readings takes its time with it.
+ */
+export function threadCpuSeconds(pid: number): { main: number; helpers: number } {
+  let main = 0;
+  let helpers = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // exited since the listing
+    }
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    if (Number(tid) === pid) main += seconds;
+    else helpers += seconds;
+  }
+  return { main, helpers };
 }
