@@ -33,7 +33,7 @@ export interface Frame {
 /** Where a frame's code lives: a package, a source folder, a Node internal module, or a V8 pseudo-frame. */
 function area(frame: CallFrame): string {
   const url = frame.url;
-  if (url === '') return frame.functionName;
+  if (url === '') return frame.functionName === '' ? '(native, unnamed)' : frame.functionName;
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
   if (pkg?.[1] !== undefined) return pkg[1];
   const own = /\/dist\/((?:src|bench)\/(?:[^/]+\/)?[^/]+)\//.exec(url) ?? /\/dist\/((?:src|bench))\//.exec(url);
