@@ -7,10 +7,7 @@ import { log, maximum, type MaximumOptions, type MaximumRow } from './lib/gatewa
 import { gatewayReceiverYaml, MODEL, realisticChatBody, startPassthrough, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
 import { startSink } from './lib/sink.js';
-import { profileMarkdown, summarizeProfile } from './lib/gateway-profile.js';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeProfileSection } from './lib/gateway-profile.js';
 
 const GATEWAY_CORE = 1;
 const LOAD_CORE = 0;
@@ -82,28 +79,28 @@ async function main(): Promise<void> {
       }
     }
     for (const exporter of Object.keys(EXPORTERS).filter((e) => ONLY === undefined || e === ONLY)) {
-      const profileDir = PROFILE ? await mkdtemp(join(tmpdir(), 'sluice-bench-max-profile-')) : undefined;
-      const options = { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: GATEWAY_CORE };
-      const sluice = await startSluiceWith((dir) => sluiceYaml(exporter, sink.url, dir), profileDir === undefined ? options : { ...options, profileDir });
-      try {
-        const row = await maximum(sluice, realisticChatBody(MODEL, false), ownPids, MAXIMUM);
-        rows.push({ ...row, name: `sluice, spans to ${exporter}` });
-      } finally {
-        await sluice.stop();
+      const measureExporter = async (profileDir?: string): Promise<Row> => {
+        const options = { port: SLUICE_PORT, adminPort: SLUICE_ADMIN_PORT, core: GATEWAY_CORE };
+        const sluice = await startSluiceWith((dir) => sluiceYaml(exporter, sink.url, dir), profileDir === undefined ? options : { ...options, profileDir });
+        try {
+          const row = await maximum(sluice, realisticChatBody(MODEL, false), ownPids, MAXIMUM);
+          rows.push({ ...row, name: `sluice, spans to ${exporter}` });
+          return row;
+        } finally {
+          await sluice.stop();
+        }
+      };
+      if (!PROFILE) {
+        await measureExporter();
+        continue;
       }
-      const row = rows.at(-1);
-      if (profileDir !== undefined && row !== undefined) {
-        const profile = summarizeProfile(profileDir, PROFILE_FRAMES, row.threads);
-        writeSection(
-          'gateway-max-profile',
-          "Gateway maximum: where Sluice's time goes (issue 10)",
-          `The gateway-max scenario above, Sluice alone with spans to \`${exporter}\`, under \`node --cpu-prof\` (\`node dist/bench/gateway-max.js --cpu-prof${ONLY === 'drains' ? '' : ` --only=${exporter}`}\`), which costs it some CPU; measured in that run: ${Math.round(row.perSecond).toLocaleString('en-US')} req/s at ${row.cpuPercent.toFixed(0)}% of the core, ${((row.cpuPercent / 100) * 1e6 / row.perSecond).toFixed(0)} µs of CPU per request.
-
-${profileMarkdown(profile, row.threads, PROFILE_FRAMES)}`,
-        );
-        if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
-        else log(`profile kept in ${profileDir}`);
-      }
+      await writeProfileSection('gateway-max', "Gateway maximum: where Sluice's time goes (issue 10)", PROFILE_FRAMES, async (profileDir) => {
+        const row = await measureExporter(profileDir);
+        return {
+          threads: row.threads,
+          intro: `The gateway-max scenario above, Sluice alone with spans to \`${exporter}\`, under \`node --cpu-prof\` (\`node dist/bench/gateway-max.js --cpu-prof${exporter === 'drains' ? '' : ` --only=${exporter}`}\`), which costs it some CPU; measured in that run: ${Math.round(row.perSecond).toLocaleString('en-US')} req/s at ${row.cpuPercent.toFixed(0)}% of the core, ${((row.cpuPercent / 100) * 1e6 / row.perSecond).toFixed(0)} µs of CPU per request.`,
+        };
+      });
     }
   } finally {
     await sink.close();

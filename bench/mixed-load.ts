@@ -6,13 +6,10 @@
 // direct (gateway load to the upstream, OTLP to the sink), the bare relays
 // (a Node gateway relay and an OTLP passthrough, both on the measured core),
 // and Sluice. Added = a path's percentile minus the direct percentile.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { closedLoop, openLoop, percentile, type OpenLoopResult, type Target } from './lib/gateway-load.js';
 import { withBackground } from './lib/gateway-machine.js';
 import { API_KEY, gatewayReceiverYaml, MODEL, realisticChatBody, startPassthrough, startProcessOnCore, startSluiceWith, startUpstream, type Running } from './lib/gateway-targets.js';
-import { profileMarkdown, startThreadWindow, summarizeProfile, type ThreadWindow } from './lib/gateway-profile.js';
+import { startThreadWindow, writeProfileSection, type ThreadWindow } from './lib/gateway-profile.js';
 import { addBuckets, delayBuckets, delayShares, type DelayWindow } from './lib/loop-delay.js';
 import { makeRequests } from './lib/payload.js';
 import { measure } from './lib/proc.js';
@@ -197,26 +194,17 @@ async function measureSluice(sinkUrl: string, bodies: readonly Uint8Array[], own
 }
 
 /** --cpu-prof: Sluice alone under the load, where its time goes in the measured window. */
-async function profileSluice(sinkUrl: string, bodies: readonly Uint8Array[], ownPids: readonly number[]): Promise<void> {
-  const profileDir = await mkdtemp(join(tmpdir(), 'sluice-bench-mixed-profile-'));
-  try {
+function profileSluice(sinkUrl: string, bodies: readonly Uint8Array[], ownPids: readonly number[]): Promise<void> {
+  return writeProfileSection('mixed-load', "Mixed load: where Sluice's time goes (issue 10)", TOP_FRAMES, async (profileDir) => {
     const measured = await measureSluice(sinkUrl, bodies, ownPids, profileDir);
-    const threads = measured.threads;
-    if (threads === undefined) throw new Error('no thread window for Sluice');
-    const summary = summarizeProfile(profileDir, TOP_FRAMES, threads);
+    if (measured.threads === undefined) throw new Error('no thread window for Sluice');
     const row = `gateway p50 / p99 ${ms(p(measured.gateway, 50))} / ${ms(p(measured.gateway, 99))} ms, OTLP acknowledgement p50 / p99 ${ms(p(measured.otlp, 50))} / ${ms(p(measured.otlp, 99))} ms, ${measured.cpuPercent.toFixed(0)}% of the core, loop samples > 2 ms ${measured.loopDelay?.over2ms ?? 'n/a'} of ${measured.loopDelay?.count ?? 'n/a'}`;
     log(`sluice under --cpu-prof: ${row}`);
-    writeSection(
-      'mixed-load-profile',
-      "Mixed load: where Sluice's time goes (issue 10)",
-      `The mixed-load scenario above (gateway ${GATEWAY_RATE.toLocaleString('en-US')} req/s with the realistic request plus OTLP ${(OTLP_RATE * 100).toLocaleString('en-US')} spans/s, the example exporters and one JSON drain), Sluice alone, under \`node --cpu-prof\` (\`node dist/bench/mixed-load.js --cpu-prof\`), which costs it some CPU; measured in that run: ${row}.
-
-${profileMarkdown(summary, threads, TOP_FRAMES)}`,
-    );
-  } finally {
-    if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
-    else process.stdout.write(`profile kept in ${profileDir}\n`);
-  }
+    return {
+      threads: measured.threads,
+      intro: `The mixed-load scenario above (gateway ${GATEWAY_RATE.toLocaleString('en-US')} req/s with the realistic request plus OTLP ${(OTLP_RATE * 100).toLocaleString('en-US')} spans/s, the example exporters and one JSON drain), Sluice alone, under \`node --cpu-prof\` (\`node dist/bench/mixed-load.js --cpu-prof\`), which costs it some CPU; measured in that run: ${row}.`,
+    };
+  });
 }
 
 async function main(): Promise<void> {

@@ -4,14 +4,11 @@
 // upstream, in one run. Per path: the delay each chunk picks up on the way
 // (arrival minus the upstream's write time, on the machine's one clock), CPU
 // per relayed chunk and memory per open stream.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { withBackground } from './lib/gateway-machine.js';
 import { API_KEY, startPassthrough, startProcessOnCore, startSluiceWith, type Running } from './lib/gateway-targets.js';
 import { percentile, type Target } from './lib/gateway-load.js';
 import { cpuTimes, rssMiB } from './lib/proc.js';
-import { profileMarkdown, startThreadWindow, summarizeProfile, type ThreadWindow } from './lib/gateway-profile.js';
+import { startThreadWindow, writeProfileSection, type ThreadWindow } from './lib/gateway-profile.js';
 import { pinSelf, table, writeSection } from './lib/results.js';
 import { startSink } from './lib/sink.js';
 import { holdStreams, type StreamLoadResult } from './lib/stream-load.js';
@@ -135,27 +132,18 @@ async function measureSluice(sinkUrl: string, headers: Record<string, string>, o
 }
 
 /** --cpu-prof: Sluice alone with the streams open, where its time goes in the window. */
-async function profileSluice(sinkUrl: string, headers: Record<string, string>, ownPids: readonly number[]): Promise<void> {
-  const profileDir = await mkdtemp(join(tmpdir(), 'sluice-bench-streams-profile-'));
-  try {
+function profileSluice(sinkUrl: string, headers: Record<string, string>, ownPids: readonly number[]): Promise<void> {
+  return writeProfileSection('open-streams', "Open streams: where Sluice's time goes (issue 10)", PROFILE_FRAMES, async (profileDir) => {
     const measured = await measureSluice(sinkUrl, headers, ownPids, profileDir);
-    const threads = measured.threads;
-    if (threads === undefined) throw new Error('no thread window for Sluice');
-    const summary = summarizeProfile(profileDir, PROFILE_FRAMES, threads);
+    if (measured.threads === undefined) throw new Error('no thread window for Sluice');
     const ms = (q: number): string => percentile(measured.load.delaysMs, q).toFixed(2);
     const row = `chunk delay p50 / p99 ${ms(50)} / ${ms(99)} ms, ${((measured.cpuSeconds / (WINDOW_MS / 1000)) * 100).toFixed(0)}% of the core, ${((measured.cpuSeconds * 1e6) / Math.max(1, measured.load.chunks)).toFixed(1)} µs of CPU per chunk`;
     log(`sluice under --cpu-prof: ${row}`);
-    writeSection(
-      'open-streams-profile',
-      "Open streams: where Sluice's time goes (issue 10)",
-      `The open-streams scenario above (${STREAMS.toLocaleString('en-US')} streams of ${CHUNKS_PER_SECOND} chunks/s, spans to \`otlphttp\`), Sluice alone, under \`node --cpu-prof\` (\`node dist/bench/open-streams.js --cpu-prof\`), which costs it some CPU; measured in that run: ${row}.
-
-${profileMarkdown(summary, threads, PROFILE_FRAMES)}`,
-    );
-  } finally {
-    if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
-    else process.stdout.write(`profile kept in ${profileDir}\n`);
-  }
+    return {
+      threads: measured.threads,
+      intro: `The open-streams scenario above (${STREAMS.toLocaleString('en-US')} streams of ${CHUNKS_PER_SECOND} chunks/s, spans to \`otlphttp\`), Sluice alone, under \`node --cpu-prof\` (\`node dist/bench/open-streams.js --cpu-prof\`), which costs it some CPU; measured in that run: ${row}.`,
+    };
+  });
 }
 
 async function main(): Promise<void> {

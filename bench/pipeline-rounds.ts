@@ -5,9 +5,6 @@
 // acknowledged, CPU, RSS, spans delivered during the round and the backlog
 // left in the sending queue, which is what explains a round falling behind
 // the one before it.
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { startDaemon } from './lib/daemon.js';
 import { closedLoop } from './lib/load.js';
 import { SPANS_PER_REQUEST, makeRequests } from './lib/payload.js';
@@ -16,7 +13,7 @@ import { pinSelf, table, writeSection } from './lib/results.js';
 import { startSink } from './lib/sink.js';
 import { startPassthrough as startPassthroughTarget, sluiceConfig, type Target } from './otlp-throughput.js';
 import { withBackground } from './lib/gateway-machine.js';
-import { profileMarkdown, startThreadWindow, summarizeProfile, type ThreadWindow } from './lib/gateway-profile.js';
+import { startThreadWindow, writeProfileSection, type ThreadWindow } from './lib/gateway-profile.js';
 
 const DAEMON_CORE = 1;
 const LOAD_CORE = 0;
@@ -77,9 +74,8 @@ async function rounds(target: Target, bodies: Uint8Array[], isSluice: boolean, s
 const count = (v: number): string => Math.round(v).toLocaleString('en-US');
 
 /** --cpu-prof: Sluice's rounds under the profiler, where its time goes over all of them. */
-async function profileSluice(sinkUrl: string, bodies: Uint8Array[]): Promise<void> {
-  const profileDir = await mkdtemp(join(tmpdir(), 'sluice-bench-rounds-profile-'));
-  try {
+function profileSluice(sinkUrl: string, bodies: Uint8Array[]): Promise<void> {
+  return writeProfileSection('pipeline-rounds', "Pipeline rounds: where Sluice's time goes (issue 10)", PROFILE_FRAMES, async (profileDir) => {
     const daemon = await startDaemon(sluiceConfig(sinkUrl, 'disk'), ADMIN_PORT, DAEMON_CORE, ['--cpu-prof', '--cpu-prof-dir', profileDir]);
     let list: Round[];
     let threads: ThreadWindow;
@@ -91,20 +87,13 @@ async function profileSluice(sinkUrl: string, bodies: Uint8Array[]): Promise<voi
     } finally {
       await daemon.stop();
     }
-    const summary = summarizeProfile(profileDir, PROFILE_FRAMES, threads);
     const measured = list.map((r, i) => `round ${i + 1} ${count(r.spansPerSecond)} spans/s at ${r.cpuPercent.toFixed(0)}%`).join(', ');
     log(`sluice under --cpu-prof: ${measured}`);
-    writeSection(
-      'pipeline-rounds-profile',
-      "Pipeline rounds: where Sluice's time goes (issue 10)",
-      `The pipeline-rounds scenario above (OTLP/HTTP protobuf at the maximum, ${CONCURRENCY} connections, ${ROUNDS} rounds of ${ROUND_MS / 1000} s, disk queue, \`otlphttp\` protobuf to a sink), Sluice alone, under \`node --cpu-prof\` (\`node dist/bench/pipeline-rounds.js --cpu-prof\`), which costs it some CPU; measured in that run: ${measured}. The window is the ${ROUNDS} rounds.
-
-${profileMarkdown(summary, threads, PROFILE_FRAMES)}`,
-    );
-  } finally {
-    if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
-    else process.stdout.write(`profile kept in ${profileDir}\n`);
-  }
+    return {
+      threads,
+      intro: `The pipeline-rounds scenario above (OTLP/HTTP protobuf at the maximum, ${CONCURRENCY} connections, ${ROUNDS} rounds of ${ROUND_MS / 1000} s, disk queue, \`otlphttp\` protobuf to a sink), Sluice alone, under \`node --cpu-prof\` (\`node dist/bench/pipeline-rounds.js --cpu-prof\`), which costs it some CPU; measured in that run: ${measured}. The window is the ${ROUNDS} rounds.`,
+    };
+  });
 }
 
 async function main(): Promise<void> {

@@ -1,9 +1,11 @@
 // Reads a V8 .cpuprofile (node --cpu-prof) and ranks functions by self time.
 import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { threadCpuSeconds } from './proc.js';
-import { table } from './results.js';
+import { table, writeSection } from './results.js';
 
 const ROOT = fileURLToPath(new URL('../../..', import.meta.url));
 const IDLE = '(idle)';
@@ -169,4 +171,28 @@ ${table(['self time by package / source folder', '% of busy'], rows(summary.area
 ${table(['top functions by self time', '% of busy'], rows(summary.frames))}
 
 ${table(['longest runs without an idle sample, ms', 'most self time in the run'], summary.stretches.map((s) => [s.ms.toFixed(1), `\`${s.top}\``]))}`;
+}
+
+/** What a profiled run reports: its measured window and the sentence that introduces its section. */
+export interface ProfiledRun {
+  readonly threads: ThreadWindow;
+  readonly intro: string;
+}
+
+/**
+ * A scenario's `--cpu-prof` mode: `run` starts Sluice under the profiler
+ * writing into the directory it is given, measures and stops it; then the
+ * section `<scenario>-profile` gets its introduction and where the time went
+ * in the window. KEEP_PROFILE=1 keeps the .cpuprofile.
+ */
+export async function writeProfileSection(scenario: string, title: string, count: number, run: (profileDir: string) => Promise<ProfiledRun>): Promise<void> {
+  const profileDir = await mkdtemp(join(tmpdir(), `sluice-bench-${scenario}-profile-`));
+  try {
+    const { threads, intro } = await run(profileDir);
+    const summary = summarizeProfile(profileDir, count, threads);
+    writeSection(`${scenario}-profile`, title, `${intro}\n\n${profileMarkdown(summary, threads, count)}`);
+  } finally {
+    if (process.env.KEEP_PROFILE === undefined) await rm(profileDir, { recursive: true, force: true });
+    else process.stdout.write(`profile kept in ${profileDir}\n`);
+  }
 }
