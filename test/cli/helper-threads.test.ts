@@ -64,8 +64,8 @@ describe.runIf(process.platform === 'linux')('helper threads', () => {
     const policies = await threadPolicies(pid);
     expect(policies.get(pid)).toBe(SCHED_OTHER);
     const batched = [...policies].filter(([tid, policy]) => tid !== pid && policy === SCHED_BATCH);
-    // libuv's pool alone has 4 threads, V8's platform 4 more on these machines.
-    expect(batched.length).toBeGreaterThanOrEqual(4);
+    // libuv's pool alone has 16 threads (the sluice command's default), V8's platform more.
+    expect(batched.length).toBeGreaterThanOrEqual(16);
     expect(batched.length).toBe(line?.threads);
     expect((await fetch(`http://127.0.0.1:${daemon.adminPort}/readyz`)).status).toBe(200);
   });
