@@ -34,7 +34,7 @@ export class RedisState implements SharedState {
   }
 
   rateLimiter(options: RateLimitOptions): RateLimiter {
-    return redisRateLimiter(this.#redis, options);
+    return redisRateLimiter(this.#redis, options, this.#logger);
   }
 
   spendLedger(): Promise<SpendLedger> {

@@ -1,4 +1,4 @@
-// The Redis spend ledger and generation store against a real redis-server:
+// The Redis spend ledger, generation store and rate limits against a real redis-server:
 // what one instance adds, another reads, exactly; with Redis gone, each
 // answers from its local copy, and what Redis missed is shared once it is back.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -71,6 +71,27 @@ describe('spend shared through Redis', () => {
     await waitUntil(() => one.connection.up && two.connection.up, 10_000, 'the reconnection');
     // Redis restarted empty: it now holds what was added during the outage.
     await waitUntil(async () => (await b.spent('team', 'day', now)) === parseUsd('2'), 5_000, 'the missed addition to be shared');
+  });
+});
+
+describe('rate limits shared through Redis', () => {
+  it('counts per instance while Redis is down, then adds what it counted to the fleet\'s window', async () => {
+    const [one, two] = await Promise.all([instance('rate1:'), instance('rate1:')]);
+    const options = { name: 'rpm', points: 5, windowMs: 60_000 };
+    const [a, b] = [one.state.rateLimiter(options), two.state.rateLimiter(options)];
+    expect((await a.consume('team', 1)).allowed).toBe(true);
+    await redis.kill();
+    await waitUntil(() => !one.connection.up && !two.connection.up, 5_000, 'the outage');
+    // Alone, the instance still counts against the same allowance.
+    for (let i = 0; i < 3; i++) expect((await a.consume('team', 1)).allowed).toBe(true);
+    await redis.start();
+    await waitUntil(() => one.connection.up && two.connection.up, 10_000, 'the reconnection');
+    // Redis restarted empty: its window for the key now holds the outage's 3 points.
+    await waitUntil(async () => (await one.connection.client.get('rate1:rate:rpm:team')) === '3', 5_000, 'the outage\'s points to be shared');
+    expect((await b.consume('team', 1)).allowed).toBe(true);
+    expect((await b.consume('team', 1)).allowed).toBe(true);
+    expect((await b.consume('team', 1)).allowed).toBe(false);
+    expect((await a.consume('other', 1)).allowed).toBe(true);
   });
 });
 
