@@ -67,8 +67,12 @@ export class UpstreamAbort extends EventEmitter {
 
 /**
  * One attempt's timers: the first-byte timer runs from the request until the
- * first body byte, then the idle timer restarts on every chunk. The
- * AbortSignal adapters may ask for (image fetches) is made on first use.
+ * first body byte, then the idle timer ends the attempt once no chunk has
+ * come for the idle time. A chunk only notes when it came; the idle timer,
+ * when it falls due, sets itself again for what is left of the idle time
+ * since the last chunk, instead of being re-inserted into Node's timer list
+ * on every chunk of every open stream. The AbortSignal adapters may ask for
+ * (image fetches) is made on first use.
  */
 export class AttemptClock {
   /** The one direct listener of a dispatch-API exchange (upstream-exchange.ts). */
@@ -79,9 +83,16 @@ export class AttemptClock {
   #reason: AbortReason | undefined;
   #timer: NodeJS.Timeout;
   #sawByte = false;
+  /** performance.now() at the last chunk. */
+  #lastByteAt = 0;
   readonly #idleMs: number;
   readonly #client: ClientLink;
   readonly #onClientClose = (): void => this.#abort('client_closed');
+  readonly #idleTimerDue = (): void => {
+    const quiet = performance.now() - this.#lastByteAt;
+    if (quiet >= this.#idleMs) this.#abort('stream_idle_timeout');
+    else this.#timer = setTimeout(this.#idleTimerDue, this.#idleMs - quiet);
+  };
 
   constructor(firstByteMs: number, idleMs: number, client: ClientLink) {
     this.#idleMs = idleMs;
@@ -119,13 +130,11 @@ export class AttemptClock {
   }
 
   onByte(): void {
-    if (this.#sawByte) {
-      this.#timer.refresh();
-      return;
-    }
+    this.#lastByteAt = performance.now();
+    if (this.#sawByte) return;
     this.#sawByte = true;
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(() => this.#abort('stream_idle_timeout'), this.#idleMs);
+    this.#timer = setTimeout(this.#idleTimerDue, this.#idleMs);
   }
 
   clear(): void {

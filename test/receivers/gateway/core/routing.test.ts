@@ -175,6 +175,30 @@ describe('gateway routing and fallback', () => {
     expect((error as Error).message).toContain('stream_idle_timeout');
   });
 
+  it('keeps a stream whose chunks keep coming, however long it lasts in all past stream_idle_timeout', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let sent = 0;
+      const timer = setInterval(() => {
+        res.write(`data: ${JSON.stringify(chunk({ content: `w${sent} ` }))}\n\n`);
+        sent += 1;
+        if (sent === 8) {
+          clearInterval(timer);
+          res.end('data: [DONE]\n\n');
+        }
+      }, 60);
+    });
+    gateway = await startGateway({
+      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '150ms' }) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }],
+    });
+    const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    // 8 chunks 60 ms apart: 480 ms in all, never 150 ms without one.
+    expect(text).toBe('w0 w1 w2 w3 w4 w5 w6 w7 ');
+  });
+
   it('passes an upstream 400 back without trying the next endpoint', async () => {
     const a = await upstream((_b, res) => sendJson(res, 400, { error: { message: 'bad thing in messages', type: 'invalid_request_error', param: 'messages', code: 'bad_messages' } }));
     const b = await upstream(answering('B'));
