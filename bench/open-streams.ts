@@ -177,13 +177,14 @@ function report(results: Measured[]): string {
   const direct = results[0];
   if (direct === undefined) throw new Error('no direct measurement');
   const ms = (v: number): string => (Number.isNaN(v) ? 'n/a' : v.toFixed(2));
+  const signed = (v: number): string => (Number.isNaN(v) ? 'n/a' : `${v >= 0 ? '+' : ''}${v.toFixed(2)}`);
   const p = (r: Measured, q: number): number => percentile(r.load.delaysMs, q);
   const perChunk = (r: Measured): number => (r.cpuSeconds * 1e6) / Math.max(1, r.load.chunks);
   const perStream = (r: Measured): number => ((r.openRssMiB - r.idleRssMiB) * 1024) / STREAMS;
   const rows = results.map((r) => [
     r.name,
     `${ms(p(r, 50))} / ${ms(p(r, 99))}`,
-    r === direct ? '—' : `**+${ms(p(r, 50) - p(direct, 50))} / +${ms(p(r, 99) - p(direct, 99))}**`,
+    r === direct ? '—' : `**${signed(p(r, 50) - p(direct, 50))} / ${signed(p(r, 99) - p(direct, 99))}**`,
     r.load.chunks.toLocaleString('en-US'),
     r.load.failedStreams,
     r === direct ? '—' : ((r.cpuSeconds / (WINDOW_MS / 1000)) * 100).toFixed(0),
@@ -203,9 +204,9 @@ function report(results: Measured[]): string {
     verdicts = table(
       ['target (issue 10)', 'Sluice measured', 'verdict'],
       [
-        [`added inter-chunk delay p99 <= ${TARGETS.addedP99Ms} ms`, `+${ms(added)} ms`, verdict(added <= TARGETS.addedP99Ms, `${ms(added - TARGETS.addedP99Ms)} ms`)],
+        [`added inter-chunk delay p99 <= ${TARGETS.addedP99Ms} ms`, `${signed(added)} ms`, verdict(added <= TARGETS.addedP99Ms, `${ms(added - TARGETS.addedP99Ms)} ms`)],
         [`CPU per chunk <= ${TARGETS.cpuRatio}x the relay's`, `${ratio.toFixed(2)}x`, verdict(ratio <= TARGETS.cpuRatio, `${(ratio - TARGETS.cpuRatio).toFixed(2)}x`)],
-        [`memory per stream <= the relay's + ${TARGETS.extraKiB} KiB`, `relay's + ${extra.toFixed(0)} KiB`, verdict(extra <= TARGETS.extraKiB, `${(extra - TARGETS.extraKiB).toFixed(0)} KiB`)],
+        [`memory per stream <= the relay's + ${TARGETS.extraKiB} KiB`, `relay's ${extra >= 0 ? '+' : '-'} ${Math.abs(extra).toFixed(0)} KiB`, verdict(extra <= TARGETS.extraKiB, `${(extra - TARGETS.extraKiB).toFixed(0)} KiB`)],
       ],
     );
   }
