@@ -19,8 +19,7 @@
 // over 1 ms.
 const POOL_THREADS = '16';
 
-process.env['UV_THREADPOOL_SIZE'] ??= POOL_THREADS;
-import('./cli.js').catch(function failedToLoad(err: unknown) {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exitCode = 1;
-});
+// Empty counts as unset: libuv would read it as one thread.
+process.env['UV_THREADPOOL_SIZE'] ||= POOL_THREADS;
+// A module that fails to load rejects unhandled: Node prints where and exits 1.
+void import('./cli.js');

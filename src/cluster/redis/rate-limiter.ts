@@ -3,14 +3,17 @@
 // and cannot lose an update under concurrency. While Redis is unreachable
 // or slow (the connection's command timeout), its insurance limiter, the
 // same memory backend the local implementation uses, counts per instance.
-// When Redis is back, the points this instance counted alone in windows that
-// have not ended yet are added to the fleet's counters, so a key that spent
-// its allowance during the outage does not get a second one.
+// What the instance counted alone in windows that are still open is then
+// added to the fleet's counters: once Redis is back, and a second after a
+// fallback while the connection stayed up (a slow command). A command that
+// timed out here but ran in Redis is counted in both places.
 import { RateLimiterMemory, RateLimiterRedis, type IRateLimiterOptions, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../shared/errors.js';
 import { FlexibleRateLimiter, type RateLimitOptions } from '../rate-limiter.js';
 import type { RedisConnection } from './connection.js';
+
+const SHARE_AFTER_FALLBACK_MS = 1_000;
 
 interface Missed {
   points: number;
@@ -21,9 +24,11 @@ interface Missed {
 /** The insurance limiter: counts like the memory backend, and notes what it counted for the fleet's counters. */
 class OutageLimiter extends RateLimiterMemory {
   readonly missed = new Map<string, Missed>();
+  readonly #onMissed: () => void;
 
-  constructor(options: IRateLimiterOptions) {
+  constructor(options: IRateLimiterOptions, onMissed: () => void) {
     super(options);
+    this.#onMissed = onMissed;
   }
 
   override consume(key: string | number, points = 1, options: Record<string, unknown> = {}): Promise<RateLimiterRes> {
@@ -40,37 +45,49 @@ class OutageLimiter extends RateLimiterMemory {
     return super.penalty(key, points, options).then((res) => this.#note(key, points, res));
   }
 
-  #note(key: string | number, points: number, res: RateLimiterRes): RateLimiterRes {
-    const name = String(key);
+  /** Notes points counted here until `until`; those of a window that has ended are dropped. */
+  add(key: string, points: number, until: number): void {
     const now = Date.now();
-    const missed = this.missed.get(name) ?? { points: 0, until: 0 };
-    if (now >= missed.until) missed.points = 0; // the window they were counted in has ended
+    const missed = this.missed.get(key) ?? { points: 0, until: 0 };
+    if (now >= missed.until) missed.points = 0;
     missed.points += points;
-    missed.until = Math.max(missed.until, now + res.msBeforeNext);
-    this.missed.set(name, missed);
+    missed.until = Math.max(missed.until, until);
+    this.missed.set(key, missed);
+  }
+
+  #note(key: string | number, points: number, res: RateLimiterRes): RateLimiterRes {
+    this.add(String(key), points, Date.now() + res.msBeforeNext);
+    this.#onMissed();
     return res;
   }
 }
 
 export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptions, logger: Logger): FlexibleRateLimiter {
   const duration = options.windowMs / 1000;
-  const insurance = new OutageLimiter({ keyPrefix: options.name, points: options.points, duration });
-  const limiter = new RateLimiterRedis({
-    storeClient: redis.client,
-    keyPrefix: redis.key('rate', options.name),
-    points: options.points,
-    duration,
-    rejectIfRedisNotReady: true,
-    insuranceLimiter: insurance,
+  const store = { storeClient: redis.client, keyPrefix: redis.key('rate', options.name), points: options.points, duration, rejectIfRedisNotReady: true };
+  let scheduled: NodeJS.Timeout | undefined;
+  const insurance = new OutageLimiter({ keyPrefix: options.name, points: options.points, duration }, function scheduleShare() {
+    if (scheduled !== undefined || !redis.up) return; // down: the reconnection shares
+    scheduled = setTimeout(shareMissedPoints, SHARE_AFTER_FALLBACK_MS);
+    scheduled.unref();
   });
-  redis.onUp(function shareMissedPoints() {
+  const limiter = new RateLimiterRedis({ ...store, insuranceLimiter: insurance });
+  // Without insurance: points that fail to reach Redis go back to be shared later, not into the local count twice.
+  const direct = new RateLimiterRedis(store);
+
+  function shareMissedPoints(): void {
+    scheduled = undefined;
     const now = Date.now();
     const missed = [...insurance.missed].filter(([, m]) => m.until > now);
     insurance.missed.clear();
     for (const [key, m] of missed) {
-      // Should Redis fail again meanwhile, penalty() falls back to the insurance limiter, which notes the points again.
-      limiter.penalty(key, m.points).catch((err: unknown) => logger.warn({ limit: options.name, err: errorMessage(err) }, 'sharing rate-limit points counted during the Redis outage failed'));
+      // A key Redis no longer has expires with the local window, not a whole window from now.
+      direct.penalty(key, m.points, { customDuration: Math.ceil((m.until - now) / 1000) }).catch(function keepForLater(err: unknown) {
+        insurance.add(key, m.points, m.until);
+        logger.warn({ limit: options.name, err: errorMessage(err) }, 'sharing rate-limit points counted without Redis failed; kept for the next reconnection');
+      });
     }
-  });
+  }
+  redis.onUp(shareMissedPoints);
   return new FlexibleRateLimiter(limiter, options.points);
 }

@@ -22,6 +22,12 @@ export class RedisState implements SharedState {
   readonly #redis: RedisConnection;
   readonly #local: LocalState;
   readonly #logger: Logger;
+  /**
+   * One limiter per family and allowance, shared by every key with that limit
+   * and kept across reloads: each listens for reconnections for as long as
+   * the connection lives.
+   */
+  readonly #limiters = new Map<string, RateLimiter>();
   readonly #retentionMs: number;
   #ledger: Promise<SpendLedger> | undefined;
   #generations: Promise<GenerationStore> | undefined;
@@ -34,7 +40,13 @@ export class RedisState implements SharedState {
   }
 
   rateLimiter(options: RateLimitOptions): RateLimiter {
-    return redisRateLimiter(this.#redis, options, this.#logger);
+    const id = `${options.name}:${options.points}:${options.windowMs}`;
+    let limiter = this.#limiters.get(id);
+    if (limiter === undefined) {
+      limiter = redisRateLimiter(this.#redis, options, this.#logger);
+      this.#limiters.set(id, limiter);
+    }
+    return limiter;
   }
 
   spendLedger(): Promise<SpendLedger> {

@@ -182,21 +182,21 @@ describe('gateway routing and fallback', () => {
       const timer = setInterval(() => {
         res.write(`data: ${JSON.stringify(chunk({ content: `w${sent} ` }))}\n\n`);
         sent += 1;
-        if (sent === 8) {
+        if (sent === 20) {
           clearInterval(timer);
           res.end('data: [DONE]\n\n');
         }
-      }, 60);
+      }, 40);
     });
     gateway = await startGateway({
-      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '150ms' }) },
+      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '400ms' }) },
       models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }],
     });
     const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
     let text = '';
     for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
-    // 8 chunks 60 ms apart: 480 ms in all, never 150 ms without one.
-    expect(text).toBe('w0 w1 w2 w3 w4 w5 w6 w7 ');
+    // 20 chunks 40 ms apart: 800 ms in all, never 400 ms without one.
+    expect(text).toBe(Array.from({ length: 20 }, (_, i) => `w${i} `).join(''));
   });
 
   it('passes an upstream 400 back without trying the next endpoint', async () => {
