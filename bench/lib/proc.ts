@@ -2,13 +2,31 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
 const CLOCK_TICKS = 100; // USER_HZ on Linux
+/** Indexes into statFields(): utime, stime and the scheduling policy (fields 14, 15 and 41 of proc(5)). */
+export const STAT_UTIME = 11;
+export const STAT_STIME = 12;
+export const STAT_POLICY = 38;
+
+/**
+ * The fields of a /proc .../stat file after the command name (which may
+ * contain spaces), so index 0 is field 3; undefined when the process or
+ * thread is gone.
+ */
+export function statFields(path: string): string[] | undefined {
+  let stat: string;
+  try {
+    stat = readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
 
 /** User and system CPU seconds of every thread of the process. */
 export function cpuTimes(pid: number): { user: number; system: number } {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  // Fields after the command name, which may contain spaces, start after ')'.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
+  const fields = statFields(`/proc/${pid}/stat`);
+  if (fields === undefined) throw new Error(`process ${pid} is gone`);
+  return { user: Number(fields[STAT_UTIME]) / CLOCK_TICKS, system: Number(fields[STAT_STIME]) / CLOCK_TICKS };
 }
 
 export function cpuSeconds(pid: number): number {
@@ -49,14 +67,9 @@ export function threadCpuSeconds(pid: number): { main: number; helpers: number }
   let main = 0;
   let helpers = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-    } catch {
-      continue; // exited since the listing
-    }
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+    const fields = statFields(`/proc/${pid}/task/${tid}/stat`);
+    if (fields === undefined) continue; // exited since the listing
+    const seconds = (Number(fields[STAT_UTIME]) + Number(fields[STAT_STIME])) / CLOCK_TICKS;
     if (Number(tid) === pid) main += seconds;
     else helpers += seconds;
   }

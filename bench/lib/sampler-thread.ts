@@ -8,6 +8,7 @@
 import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { STAT_POLICY, statFields } from './proc.js';
 
 const run = promisify(execFile);
 const SCHED_BATCH = 3;
@@ -20,21 +21,18 @@ function helperTids(pid: number): string[] {
   return readdirSync(`/proc/${pid}/task`).filter((tid) => tid !== String(pid));
 }
 
-function read(path: string): string | undefined {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch {
-    return undefined; // the thread exited
-  }
-}
-
 function policy(pid: number, tid: string): number {
-  const stat = read(`/proc/${pid}/task/${tid}/stat`) ?? '';
-  return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]);
+  return Number(statFields(`/proc/${pid}/task/${tid}/stat`)?.[STAT_POLICY]);
 }
 
 function wakeups(pid: number, tid: string): number {
-  return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(read(`/proc/${pid}/task/${tid}/status`) ?? '')?.[1] ?? 0);
+  let status = '';
+  try {
+    status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+  } catch {
+    // the thread exited: no wake-ups to count
+  }
+  return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
