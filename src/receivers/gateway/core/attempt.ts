@@ -14,8 +14,8 @@ import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import { tokensOf } from '../../../shared/tokens.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
-import { pipeStream } from './stream-pipe.js';
-import { AttemptClock, parseUpstreamUrl, readAll, timedBody, type UpstreamAgents } from './upstream.js';
+import { StreamAttempt } from './stream-pipe.js';
+import { AttemptClock, parseUpstreamUrl, type UpstreamAgents } from './upstream.js';
 import { attemptFailure, type AttemptOutcome } from './attempt-failure.js';
 
 export interface ResolvedProvider {
@@ -69,10 +69,17 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.request.stream === true) {
       const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
-      const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
-      span.int('http.response.status_code', response.statusCode);
-      if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
-      const committed = await pipeStream(provider.adapter.parseStream(timedBody(response.body, clock), ctx), provider.slug, headers, state, span, env.captureContent, clock, served);
+      const adapter = provider.adapter;
+      const pipe = new StreamAttempt({ mapper: () => adapter.streamMapper(ctx), slug: provider.slug, headers, state, span, capture: env.captureContent, clock, served });
+      env.agents.stream(provider.slug, upstream, url, pipe);
+      const outcome = await pipe.outcome;
+      if ('refused' in outcome) {
+        const refused = outcome.refused;
+        span.int('http.response.status_code', refused.statusCode);
+        return httpFailure(env, provider, span, refused.statusCode, refused.body, refused.headers);
+      }
+      span.int('http.response.status_code', outcome.statusCode);
+      const committed = outcome.piped;
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
     }

@@ -21,7 +21,12 @@ export class UpstreamAgents {
     }
   }
 
-  /** A streaming request: the body arrives as a stream. */
+  /** A streaming request on the dispatch API: `handler` gets the answer's parts as they arrive. */
+  stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, handler: Dispatcher.DispatchHandler): void {
+    this.#agent(slug).dispatch({ origin: url.origin, path: url.path, method: request.method, headers: request.headers, body: request.body }, handler);
+  }
+
+  /** A streaming request whose body is read as a stream (native Messages passthrough). */
   async send(slug: string, request: UpstreamRequest, url: UpstreamUrl, signal: UpstreamAbort): Promise<Dispatcher.ResponseData> {
     return this.#agent(slug).request({
       origin: url.origin,

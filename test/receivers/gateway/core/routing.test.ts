@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -247,6 +247,68 @@ describe('gateway routing and fallback', () => {
     for (let i = 0; i < 100 && a.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(a.aborted).toHaveLength(1);
     expect(a.requests).toHaveLength(1);
+  });
+
+  it('holds a streaming upstream back while its client does not read, and loses no chunk', async () => {
+    // The upstream writes 16 KiB events as fast as its socket takes them. Without
+    // backpressure through the gateway it would get them all out (the gateway
+    // buffering them) and reach CAP; with it, it stays blocked on `drain`.
+    const pad = 'x'.repeat(16 * 1024);
+    const CAP = 16_384; // events: 256 MiB, far past every socket buffer on the way
+    let written = 0;
+    let blockedAt: number | undefined;
+    let stop = false;
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const pump = (): void => {
+        blockedAt = undefined;
+        while (!stop && written < CAP) {
+          const more = res.write(`data: ${JSON.stringify(chunk({ content: `<${written}>${pad}` }))}\n\n`);
+          written += 1;
+          if (!more) {
+            blockedAt = performance.now();
+            res.once('drain', pump);
+            return;
+          }
+        }
+        res.end('data: [DONE]\n\n');
+      };
+      pump();
+    });
+    gateway = await startGateway(threeWay(a, a, a));
+    const url = new URL(`${gateway.baseURL}/chat/completions`);
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' } }, resolve);
+      req.on('error', reject);
+      req.end(JSON.stringify({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }));
+    });
+    response.pause();
+    // Blocked for 300 ms on end: the gateway has stopped reading the upstream.
+    while (written < CAP && (blockedAt === undefined || performance.now() - blockedAt < 300)) await new Promise((r) => setTimeout(r, 20));
+    expect(written).toBeLessThan(CAP);
+    stop = true;
+    const parts: Buffer[] = [];
+    response.on('data', (part: Buffer) => parts.push(part));
+    response.resume();
+    await new Promise((r) => response.once('end', r));
+    const events = Buffer.concat(parts).toString('utf8').split('\n\n').filter((e) => e !== '');
+    expect(events.at(-1)).toBe('data: [DONE]');
+    const order = events.slice(0, -1).map((e) => Number(/<(\d+)>/.exec(e)?.[1]));
+    expect(order).toEqual(Array.from({ length: written }, (_, i) => i));
+  });
+
+  it('ends the stream at [DONE] and lets go of an upstream that keeps its body open', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'all' }))}\n\ndata: [DONE]\n\n`);
+    });
+    gateway = await startGateway(threeWay(a, a, a));
+    const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    for (let i = 0; i < 100 && a.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(text).toBe('all');
+    expect(a.aborted).toHaveLength(1);
   });
 
   it('cancels the upstream stream when the client disconnects mid-stream', async () => {

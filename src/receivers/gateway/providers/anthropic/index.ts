@@ -4,7 +4,7 @@ import { anthropicConfigSchema, type AnthropicProviderConfig } from './config.js
 import { classifyAnthropicError } from './errors.js';
 import { buildAnthropicRequest } from './request.js';
 import { parseAnthropicResponse } from './response.js';
-import { parseAnthropicStream } from './stream.js';
+import { anthropicStreamMapper } from './stream.js';
 
 export const anthropicAdapter: ProviderAdapter<AnthropicProviderConfig> = {
   type: 'anthropic',
@@ -12,6 +12,6 @@ export const anthropicAdapter: ProviderAdapter<AnthropicProviderConfig> = {
   configSchema: anthropicConfigSchema,
   buildRequest: buildAnthropicRequest,
   parseResponse: parseAnthropicResponse,
-  parseStream: parseAnthropicStream,
+  streamMapper: anthropicStreamMapper,
   classifyError: classifyAnthropicError,
 };

@@ -12,25 +12,33 @@ const MAX_FRAME = 16 * 1024 * 1024;
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
-export async function* decodeEventStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<Message> {
-  let buffer: Uint8Array = new Uint8Array(0);
-  for await (const chunk of body) {
-    buffer = buffer.length === 0 ? chunk : concat(buffer, chunk);
+/** Splits an event-stream body into messages as its parts arrive. */
+export class EventStreamDecoder {
+  #buffer: Uint8Array = new Uint8Array(0);
+
+  /** The messages this part of the body completes. */
+  push(part: Uint8Array): Message[] {
+    let buffer = this.#buffer.length === 0 ? part : concat(this.#buffer, part);
+    const messages: Message[] = [];
     while (buffer.length >= 4) {
       const total = new DataView(buffer.buffer, buffer.byteOffset, 4).getUint32(0);
       if (total < MIN_FRAME || total > MAX_FRAME) throw new UpstreamStreamError(`bedrock sent an event-stream frame of ${total} bytes`);
       if (buffer.length < total) break;
-      let message: Message;
       try {
-        message = codec.decode(buffer.subarray(0, total));
+        messages.push(codec.decode(buffer.subarray(0, total)));
       } catch (err) {
         throw new UpstreamStreamError(`bedrock sent a malformed event-stream frame: ${err instanceof Error ? err.message : String(err)}`);
       }
       buffer = buffer.subarray(total);
-      yield message;
     }
+    this.#buffer = buffer;
+    return messages;
   }
-  if (buffer.length > 0) throw new UpstreamStreamError('bedrock stream ended inside an event-stream frame');
+
+  /** Throws if the body ended inside a frame. */
+  end(): void {
+    if (this.#buffer.length > 0) throw new UpstreamStreamError('bedrock stream ended inside an event-stream frame');
+  }
 }
 
 export function headerString(message: Message, name: string): string | undefined {

@@ -5,7 +5,7 @@ import { bedrockConfigSchema, type BedrockProviderConfig } from './config.js';
 import { classifyBedrockError } from './errors.js';
 import { buildBedrockRequest } from './request.js';
 import { parseBedrockResponse } from './response.js';
-import { parseBedrockStream } from './stream.js';
+import { bedrockStreamMapper } from './stream.js';
 
 export const bedrockAdapter: ProviderAdapter<BedrockProviderConfig> = {
   type: 'bedrock',
@@ -13,7 +13,7 @@ export const bedrockAdapter: ProviderAdapter<BedrockProviderConfig> = {
   configSchema: bedrockConfigSchema,
   buildRequest: buildBedrockRequest,
   parseResponse: parseBedrockResponse,
-  parseStream: parseBedrockStream,
+  streamMapper: bedrockStreamMapper,
   classifyError: classifyBedrockError,
   embeddings: bedrockEmbeddings,
 };

@@ -3,27 +3,52 @@ import type { ChatCompletionChunk } from '../shared/openai-types.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { completionId } from '../shared/inputs.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
-import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
+import { UpstreamStreamError, type AttemptContext, type StreamMapper } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { errorTypeOf } from './errors.js';
-import { decodeEventStream, headerString } from './event-stream.js';
+import { EventStreamDecoder, headerString } from './event-stream.js';
+import type { Message } from '@smithy/eventstream-codec';
 import { mapStopReason, mapUsage } from './response.js';
 import type { ConverseStreamEvents } from './wire.js';
 
 const decoder = new TextDecoder();
+const FORMAT = REASONING_FORMATS.bedrock;
 
-export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: AttemptContext<BedrockProviderConfig>): AsyncGenerator<ChatCompletionChunk> {
-  const out = new ChunkBuilder(completionId(), ctx.model);
+export function bedrockStreamMapper(ctx: AttemptContext<BedrockProviderConfig>): StreamMapper {
+  return new BedrockStreamMapper(ctx.model);
+}
+
+class BedrockStreamMapper implements StreamMapper {
+  // Bedrock's stream has no end marker of its own; the body's end is the end.
+  readonly finished = false;
+  readonly #frames = new EventStreamDecoder();
+  readonly #out: ChunkBuilder;
   // Content block index -> tool call index (text blocks take block indexes too).
-  const toolIndexes = new Map<number, number>();
-  let stopped = false;
+  readonly #toolIndexes = new Map<number, number>();
+  #stopped = false;
   // The block carrying a structured-output answer: its JSON streams as content.
-  let structuredBlock: number | undefined;
+  #structuredBlock: number | undefined;
   // Block index -> reasoning_details index.
-  const reasoningIndexes = new Map<number, number>();
-  const format = REASONING_FORMATS.bedrock;
+  readonly #reasoningIndexes = new Map<number, number>();
 
-  for await (const message of decodeEventStream(body)) {
+  constructor(model: string) {
+    this.#out = new ChunkBuilder(completionId(), model);
+  }
+
+  push(part: Uint8Array): readonly ChatCompletionChunk[] {
+    const chunks: ChatCompletionChunk[] = [];
+    for (const message of this.#frames.push(part)) this.#message(message, chunks);
+    return chunks;
+  }
+
+  end(): readonly ChatCompletionChunk[] {
+    this.#frames.end();
+    if (!this.#stopped) throw new UpstreamStreamError('bedrock stream ended before messageStop');
+    return [];
+  }
+
+  #message(message: Message, chunks: ChatCompletionChunk[]): void {
+    const out = this.#out;
     const messageType = headerString(message, ':message-type');
     const payload = decoder.decode(message.body);
     if (messageType === 'exception' || messageType === 'error') {
@@ -35,46 +60,28 @@ export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: 
     switch (eventType) {
       case 'contentBlockStart': {
         const { contentBlockIndex, start } = event as ConverseStreamEvents['contentBlockStart'];
-        if (start.toolUse?.name === STRUCTURED_OUTPUT_TOOL) structuredBlock = contentBlockIndex;
+        if (start.toolUse?.name === STRUCTURED_OUTPUT_TOOL) this.#structuredBlock = contentBlockIndex;
         else if (start.toolUse !== undefined) {
-          const index = toolIndexes.size;
-          toolIndexes.set(contentBlockIndex, index);
-          yield out.toolCalls([{ index, id: start.toolUse.toolUseId, type: 'function', function: { name: start.toolUse.name, arguments: '' } }]);
+          const index = this.#toolIndexes.size;
+          this.#toolIndexes.set(contentBlockIndex, index);
+          chunks.push(out.toolCalls([{ index, id: start.toolUse.toolUseId, type: 'function', function: { name: start.toolUse.name, arguments: '' } }]));
         }
         break;
       }
       case 'contentBlockDelta': {
         const { contentBlockIndex, delta } = event as ConverseStreamEvents['contentBlockDelta'];
-        if (delta.text !== undefined && delta.text !== '') yield out.delta({ content: delta.text });
-        if (delta.reasoningContent !== undefined) {
-          let index = reasoningIndexes.get(contentBlockIndex);
-          if (index === undefined) {
-            index = reasoningIndexes.size;
-            reasoningIndexes.set(contentBlockIndex, index);
-          }
-          const { text, signature, redactedContent } = delta.reasoningContent;
-          if (text !== undefined && text !== '') yield out.delta({ reasoning: text, reasoning_details: [{ type: 'reasoning.text', text, format, index }] });
-          if (signature !== undefined) yield out.delta({ reasoning_details: [{ type: 'reasoning.text', text: '', signature, format, index }] });
-          if (redactedContent !== undefined) yield out.delta({ reasoning_details: [{ type: 'reasoning.encrypted', data: redactedContent, format, index }] });
-        }
-        if (delta.toolUse !== undefined && contentBlockIndex === structuredBlock) {
-          if (delta.toolUse.input !== '') yield out.delta({ content: delta.toolUse.input });
-        } else if (delta.toolUse !== undefined && delta.toolUse.input !== '') {
-          const index = toolIndexes.get(contentBlockIndex);
-          if (index === undefined) throw new UpstreamStreamError(`bedrock sent a toolUse delta for block ${contentBlockIndex}, which started no tool call`);
-          yield out.toolCalls([{ index, function: { arguments: delta.toolUse.input } }]);
-        }
+        this.#delta(contentBlockIndex, delta, chunks);
         break;
       }
       case 'messageStop': {
-        stopped = true;
+        this.#stopped = true;
         const { stopReason } = event as ConverseStreamEvents['messageStop'];
-        yield out.delta({}, structuredBlock !== undefined && stopReason === 'tool_use' ? 'stop' : mapStopReason(stopReason));
+        chunks.push(out.delta({}, this.#structuredBlock !== undefined && stopReason === 'tool_use' ? 'stop' : mapStopReason(stopReason)));
         break;
       }
       case 'metadata': {
         const { usage } = event as ConverseStreamEvents['metadata'];
-        if (usage !== undefined) yield out.usage(mapUsage(usage));
+        if (usage !== undefined) chunks.push(out.usage(mapUsage(usage)));
         break;
       }
       default:
@@ -82,7 +89,29 @@ export async function* parseBedrockStream(body: AsyncIterable<Uint8Array>, ctx: 
         break;
     }
   }
-  if (!stopped) throw new UpstreamStreamError('bedrock stream ended before messageStop');
+
+  #delta(blockIndex: number, delta: ConverseStreamEvents['contentBlockDelta']['delta'], chunks: ChatCompletionChunk[]): void {
+    const out = this.#out;
+    if (delta.text !== undefined && delta.text !== '') chunks.push(out.delta({ content: delta.text }));
+    if (delta.reasoningContent !== undefined) {
+      let index = this.#reasoningIndexes.get(blockIndex);
+      if (index === undefined) {
+        index = this.#reasoningIndexes.size;
+        this.#reasoningIndexes.set(blockIndex, index);
+      }
+      const { text, signature, redactedContent } = delta.reasoningContent;
+      if (text !== undefined && text !== '') chunks.push(out.delta({ reasoning: text, reasoning_details: [{ type: 'reasoning.text', text, format: FORMAT, index }] }));
+      if (signature !== undefined) chunks.push(out.delta({ reasoning_details: [{ type: 'reasoning.text', text: '', signature, format: FORMAT, index }] }));
+      if (redactedContent !== undefined) chunks.push(out.delta({ reasoning_details: [{ type: 'reasoning.encrypted', data: redactedContent, format: FORMAT, index }] }));
+    }
+    if (delta.toolUse !== undefined && blockIndex === this.#structuredBlock) {
+      if (delta.toolUse.input !== '') chunks.push(out.delta({ content: delta.toolUse.input }));
+    } else if (delta.toolUse !== undefined && delta.toolUse.input !== '') {
+      const index = this.#toolIndexes.get(blockIndex);
+      if (index === undefined) throw new UpstreamStreamError(`bedrock sent a toolUse delta for block ${blockIndex}, which started no tool call`);
+      chunks.push(out.toolCalls([{ index, function: { arguments: delta.toolUse.input } }]));
+    }
+  }
 }
 
 function parsePayload(payload: string): Record<string, unknown> {

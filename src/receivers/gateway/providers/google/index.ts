@@ -5,7 +5,7 @@ import { googleConfigSchema, type GoogleProviderConfig } from './config.js';
 import { classifyGoogleError } from './errors.js';
 import { buildGoogleRequest } from './request.js';
 import { parseGoogleResponse } from './response.js';
-import { parseGoogleStream } from './stream.js';
+import { googleStreamMapper } from './stream.js';
 
 export const googleAdapter: ProviderAdapter<GoogleProviderConfig> = {
   type: 'google',
@@ -13,7 +13,7 @@ export const googleAdapter: ProviderAdapter<GoogleProviderConfig> = {
   configSchema: googleConfigSchema,
   buildRequest: buildGoogleRequest,
   parseResponse: parseGoogleResponse,
-  parseStream: parseGoogleStream,
+  streamMapper: googleStreamMapper,
   classifyError: classifyGoogleError,
   embeddings: googleEmbeddings,
 };

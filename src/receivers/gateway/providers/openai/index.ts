@@ -5,7 +5,7 @@ import { openaiEmbeddings } from './embeddings.js';
 import { openaiConfigSchema, type OpenAIProviderConfig } from './config.js';
 import { buildOpenAIRequest } from './request.js';
 import { classifyOpenAIError, parseOpenAIResponse, parseOpenAIResponseText } from './response.js';
-import { parseOpenAIStream } from './stream.js';
+import { openAIStreamMapper } from './stream.js';
 
 export const openaiAdapter: ProviderAdapter<OpenAIProviderConfig> = {
   type: 'openai',
@@ -15,7 +15,7 @@ export const openaiAdapter: ProviderAdapter<OpenAIProviderConfig> = {
   buildRequest: buildOpenAIRequest,
   parseResponse: parseOpenAIResponse,
   parseResponseText: parseOpenAIResponseText,
-  parseStream: parseOpenAIStream,
+  streamMapper: openAIStreamMapper,
   classifyError: classifyOpenAIError,
   embeddings: openaiEmbeddings,
 };

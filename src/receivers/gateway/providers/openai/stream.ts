@@ -1,6 +1,6 @@
 import { RAW_EVENT, type ChatCompletionChunk } from '../shared/openai-types.js';
-import { SseParser, type SseEvent } from '../shared/sse.js';
-import { UpstreamStreamError } from '../shared/types.js';
+import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
+import { UpstreamStreamError, type StreamMapper } from '../shared/types.js';
 import { isObject } from './response.js';
 
 /** The chunk an event carries, or undefined for `[DONE]`. */
@@ -25,20 +25,17 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
   return chunk;
 }
 
-// The SSE parser is fed here, not through parseSse's generator: one async
-// step per body chunk rather than one more per event.
-export async function* parseOpenAIStream(body: AsyncIterable<Uint8Array>): AsyncGenerator<ChatCompletionChunk> {
-  const parser = new SseParser();
-  for await (const part of body) {
-    for (const event of parser.push(part)) {
-      const chunk = toChunk(event);
-      if (chunk === undefined) return;
-      yield chunk;
-    }
-  }
-  for (const event of parser.end()) {
+const OPENAI_EVENTS: SseEventMapper = {
+  event(event, out) {
     const chunk = toChunk(event);
-    if (chunk === undefined) return;
-    yield chunk;
-  }
+    if (chunk === undefined) return true;
+    out.push(chunk);
+    return false;
+  },
+  // Some OpenAI-compatible servers end the body without `[DONE]`: that is the end too.
+  end() {},
+};
+
+export function openAIStreamMapper(): StreamMapper {
+  return new SseStreamMapper(OPENAI_EVENTS);
 }

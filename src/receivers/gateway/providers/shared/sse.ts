@@ -3,9 +3,11 @@
 // data joined with "\n", comments and `id:`/`retry:` ignored, events ended by
 // a blank line, CRLF/CR/LF line endings, UTF-8 split across chunk boundaries.
 //
-// SseParser is synchronous: a stream mapper that feeds it body chunks itself
-// costs one async step per chunk instead of one per layer of generators,
-// which shows at 20,000 chunks a second.
+// SseParser is synchronous, and so is SseStreamMapper over it: the gateway
+// feeds a stream's body parts straight from undici's data callbacks, with no
+// async step per chunk, which shows at 20,000 chunks a second.
+import type { ChatCompletionChunk } from './openai-types.js';
+import type { StreamMapper } from './types.js';
 
 export interface SseEvent {
   event: string | undefined;
@@ -75,6 +77,49 @@ export class SseParser {
     }
     this.#buffer = start === 0 ? buffer : buffer.slice(start);
     return events ?? NO_EVENTS;
+  }
+}
+
+/** What an adapter whose upstream streams SSE maps, one event at a time. */
+export interface SseEventMapper {
+  /** Adds the event's chunks to `out`; returns true when the upstream has said the stream is over. */
+  event(event: SseEvent, out: ChatCompletionChunk[]): boolean;
+  /** The body ended before the stream said it was over: adds the last chunks to `out`, or throws. */
+  end(out: ChatCompletionChunk[]): void;
+}
+
+/** A StreamMapper over an SSE body; events after the one that finished the stream are ignored. */
+export class SseStreamMapper implements StreamMapper {
+  finished = false;
+  readonly #parser = new SseParser();
+  readonly #events: SseEventMapper;
+  /** Reused: what push() and end() return is read before the next call. */
+  readonly #out: ChatCompletionChunk[] = [];
+
+  constructor(events: SseEventMapper) {
+    this.#events = events;
+  }
+
+  push(part: Uint8Array): readonly ChatCompletionChunk[] {
+    this.#out.length = 0;
+    if (!this.finished) this.#map(this.#parser.push(part));
+    return this.#out;
+  }
+
+  end(): readonly ChatCompletionChunk[] {
+    this.#out.length = 0;
+    if (!this.finished) this.#map(this.#parser.end());
+    if (!this.finished) this.#events.end(this.#out);
+    return this.#out;
+  }
+
+  #map(events: readonly SseEvent[]): void {
+    for (const event of events) {
+      if (this.#events.event(event, this.#out)) {
+        this.finished = true;
+        return;
+      }
+    }
   }
 }
 

@@ -53,6 +53,23 @@ export interface UpstreamErrorInfo {
   fallback: boolean;
 }
 
+/**
+ * Maps a streaming response body to OpenAI chunks as its bytes arrive,
+ * synchronously: the gateway feeds it from undici's data callbacks, so a
+ * chunk costs no stream, promise or generator step on its way through.
+ * Chunks carry `usage` on the last one when the upstream reports it; the
+ * gateway decides whether the client asked for it. An in-band upstream error
+ * is thrown as UpstreamStreamError, from push() or end().
+ */
+export interface StreamMapper {
+  /** The chunks this part of the body completes, valid until the next call. */
+  push(part: Uint8Array): readonly ChatCompletionChunk[];
+  /** The chunks left once the body has ended; throws if the stream was cut short. */
+  end(): readonly ChatCompletionChunk[];
+  /** True once the upstream has said the stream is over (OpenAI's `[DONE]`): later bytes map to nothing. */
+  readonly finished: boolean;
+}
+
 export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConfig> {
   /** The `type` in the provider config: openai | anthropic | google | bedrock. */
   readonly type: string;
@@ -76,13 +93,8 @@ export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConf
   /** For passthrough adapters: parseResponse on the body already decoded (the answer needs the text too). */
   parseResponseText?(text: string, ctx: AttemptContext<C>): ChatCompletion;
 
-  /**
-   * Maps a 2xx streaming response body (raw bytes as they arrive) to OpenAI
-   * chunks. Chunks carry `usage` on the last one when the upstream reports it;
-   * the gateway decides whether the client asked for it. An in-band upstream
-   * error is thrown as UpstreamStreamError.
-   */
-  parseStream(body: AsyncIterable<Uint8Array>, ctx: AttemptContext<C>): AsyncIterable<ChatCompletionChunk>;
+  /** A mapper for one 2xx streaming response body (see StreamMapper). */
+  streamMapper(ctx: AttemptContext<C>): StreamMapper;
 
   /** Classifies a non-2xx upstream response (embedding calls' too). */
   classifyError(status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): UpstreamErrorInfo;

@@ -116,7 +116,7 @@ export async function complete<C extends BaseProviderConfig>(adapter: ProviderAd
   return { ok: false, error: adapter.classifyError(res.statusCode, bytes, res.headers) };
 }
 
-/** Streams through parseStream and collects every chunk; a thrown error is returned with the chunks before it. */
+/** Feeds the body to the adapter's stream mapper and collects every chunk; a thrown error is returned with the chunks before it. */
 export async function stream<C extends BaseProviderConfig>(adapter: ProviderAdapter<C>, ctx: AttemptContext<C>, body: Omit<ChatCompletionRequest, 'model'>): Promise<{ chunks: ChatCompletionChunk[]; error: unknown; status: number }> {
   const upstream = await adapter.buildRequest({ model: 'test/model', ...body, stream: true }, ctx);
   const res = await request(upstream.url, { method: upstream.method, headers: upstream.headers, body: upstream.body });
@@ -126,7 +126,9 @@ export async function stream<C extends BaseProviderConfig>(adapter: ProviderAdap
     return { chunks, error: undefined, status: res.statusCode };
   }
   try {
-    for await (const chunk of adapter.parseStream(res.body, ctx)) chunks.push(chunk);
+    const mapper = adapter.streamMapper(ctx);
+    for await (const part of res.body) chunks.push(...mapper.push(part as Uint8Array));
+    chunks.push(...mapper.end());
     return { chunks, error: undefined, status: res.statusCode };
   } catch (err) {
     return { chunks, error: err, status: res.statusCode };
