@@ -1,7 +1,7 @@
 // Test helpers: the gateway started in-process through its factory with a
 // collecting TracesConsumer, and fake upstreams speaking the OpenAI wire format.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -169,4 +169,69 @@ export function attr(span: Span | undefined, key: string): unknown {
   if (value === undefined) return undefined;
   if (value.arrayValue !== undefined) return value.arrayValue.values.map((v) => v.stringValue);
   return value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue));
+}
+
+/**
+ * A streaming upstream that writes events as fast as its socket takes them,
+ * waiting for `drain` whenever the socket is full, until stopped (then
+ * `last`) or until `cap` events (a gateway that does not hold it back).
+ */
+export class EventPump {
+  written = 0;
+  /** performance.now() when the socket last filled, while it stays full. */
+  #blockedAt: number | undefined;
+  #stopped = false;
+
+  constructor(
+    private readonly res: ServerResponse,
+    private readonly event: (index: number) => string,
+    private readonly last: string,
+    readonly cap: number,
+  ) {
+    this.#pump();
+  }
+
+  stop(): void {
+    this.#stopped = true;
+  }
+
+  /** Resolves once the upstream has been held back for `ms` on end, or has written all `cap` events. */
+  async heldFor(ms: number): Promise<void> {
+    while (this.written < this.cap && (this.#blockedAt === undefined || performance.now() - this.#blockedAt < ms)) await new Promise((r) => setTimeout(r, 20));
+  }
+
+  #pump = (): void => {
+    this.#blockedAt = undefined;
+    while (!this.#stopped && this.written < this.cap) {
+      const more = this.res.write(this.event(this.written));
+      this.written += 1;
+      if (!more) {
+        this.#blockedAt = performance.now();
+        this.res.once('drain', this.#pump);
+        return;
+      }
+    }
+    this.res.end(this.last);
+  };
+}
+
+/** POSTs `body` and resolves with the response, paused: nothing of it is read until the caller resumes it. */
+export function postUnread(url: string, headers: Record<string, string>, body: unknown): Promise<IncomingMessage> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      res.pause();
+      resolve(res);
+    });
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+/** Resumes a paused response and reads it to the end. */
+export async function readRest(res: IncomingMessage): Promise<string> {
+  const parts: Buffer[] = [];
+  res.on('data', (part: Buffer) => parts.push(part));
+  res.resume();
+  await new Promise((r) => res.once('end', r));
+  return Buffer.concat(parts).toString('utf8');
 }

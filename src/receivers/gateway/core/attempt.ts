@@ -14,7 +14,8 @@ import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import { tokensOf } from '../../../shared/tokens.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
-import { StreamAttempt } from './stream-pipe.js';
+import { ChatStreamPipe } from './stream-pipe.js';
+import { StreamExchange } from './stream-exchange.js';
 import { AttemptClock, parseUpstreamUrl, type UpstreamAgents } from './upstream.js';
 import { attemptFailure, type AttemptOutcome } from './attempt-failure.js';
 
@@ -69,16 +70,12 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.request.stream === true) {
       const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
-      const adapter = provider.adapter;
-      const pipe = new StreamAttempt({ mapper: () => adapter.streamMapper(ctx), slug: provider.slug, headers, state, span, capture: env.captureContent, clock, served });
-      env.agents.stream(provider.slug, upstream, url, pipe);
-      const outcome = await pipe.outcome;
-      if ('refused' in outcome) {
-        const refused = outcome.refused;
-        span.int('http.response.status_code', refused.statusCode);
-        return httpFailure(env, provider, span, refused.statusCode, refused.body, refused.headers);
-      }
-      span.int('http.response.status_code', outcome.statusCode);
+      const mapper = provider.adapter.streamMapper(ctx);
+      const pipe = new ChatStreamPipe({ mapper, slug: provider.slug, headers, state, span, capture: env.captureContent, clock, served });
+      const exchange = new StreamExchange(state.res, clock, span, pipe);
+      env.agents.stream(provider.slug, upstream, url, exchange);
+      const outcome = await exchange.outcome;
+      if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
       const committed = outcome.piped;
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };

@@ -1,7 +1,6 @@
 // Upstream HTTP: one keep-alive undici Agent per provider slug, and the
 // per-attempt clock that turns the first-byte and stream-idle timeouts (and a
 // client that went away) into an abort of that attempt.
-import { EventEmitter } from 'node:events';
 import { Agent, type Dispatcher } from 'undici';
 import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
@@ -26,18 +25,6 @@ export class UpstreamAgents {
     this.#agent(slug).dispatch({ origin: url.origin, path: url.path, method: request.method, headers: request.headers, body: request.body }, handler);
   }
 
-  /** A streaming request whose body is read as a stream (native Messages passthrough). */
-  async send(slug: string, request: UpstreamRequest, url: UpstreamUrl, signal: UpstreamAbort): Promise<Dispatcher.ResponseData> {
-    return this.#agent(slug).request({
-      origin: url.origin,
-      path: url.path,
-      method: request.method,
-      headers: request.headers,
-      body: request.body,
-      signal,
-    });
-  }
-
   /** A non-streaming request: the whole answer in one buffer. */
   exchange(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock): Promise<BufferedResponse> {
     return exchange(this.#agent(slug), request, url, clock);
@@ -56,21 +43,6 @@ export class UpstreamAgents {
 }
 
 /**
- * The abort signal handed to undici: it takes an EventEmitter with `aborted`
- * and `reason`, which costs far less per attempt than an AbortController.
- */
-export class UpstreamAbort extends EventEmitter {
-  aborted = false;
-  reason: Error | undefined;
-
-  abort(reason: Error): void {
-    this.aborted = true;
-    this.reason = reason;
-    this.emit('abort');
-  }
-}
-
-/**
  * One attempt's timers: the first-byte timer runs from the request until the
  * first body byte, then the idle timer ends the attempt once no chunk has
  * come for the idle time. A chunk only notes when it came; the idle timer,
@@ -80,10 +52,9 @@ export class UpstreamAbort extends EventEmitter {
  * (image fetches) is made on first use.
  */
 export class AttemptClock {
-  /** The one direct listener of a dispatch-API exchange (upstream-exchange.ts). */
+  /** The one listener of the attempt's exchange (upstream-exchange.ts, stream-exchange.ts), which aborts it. */
   onAbort: ((reason: Error) => void) | undefined;
   #error: Error | undefined;
-  #upstream: UpstreamAbort | undefined;
   #controller: AbortController | undefined;
   #reason: AbortReason | undefined;
   #timer: NodeJS.Timeout;
@@ -93,8 +64,10 @@ export class AttemptClock {
   readonly #idleMs: number;
   readonly #client: ClientLink;
   readonly #onClientClose = (): void => this.#abort('client_closed');
+  /** Set while the client, not the upstream, holds the stream up. */
+  #held = false;
   readonly #idleTimerDue = (): void => {
-    const quiet = performance.now() - this.#lastByteAt;
+    const quiet = this.#held ? 0 : performance.now() - this.#lastByteAt;
     if (quiet >= this.#idleMs) this.#abort('stream_idle_timeout');
     else this.#timer = setTimeout(this.#idleTimerDue, this.#idleMs - quiet);
   };
@@ -112,15 +85,6 @@ export class AttemptClock {
     return this.#error;
   }
 
-  /** The signal for undici's request() (streams), made on first use. */
-  get upstream(): UpstreamAbort {
-    if (this.#upstream === undefined) {
-      this.#upstream = new UpstreamAbort();
-      if (this.#error !== undefined) this.#upstream.abort(this.#error);
-    }
-    return this.#upstream;
-  }
-
   /** The AbortSignal adapters may ask for (image fetches), made on first use. */
   get signal(): AbortSignal {
     if (this.#controller === undefined) {
@@ -132,6 +96,15 @@ export class AttemptClock {
 
   get reason(): AbortReason | undefined {
     return this.#reason;
+  }
+
+  /**
+   * While held (the upstream paused for a slow client), the idle timer does
+   * not run out; letting go counts as activity.
+   */
+  hold(held: boolean): void {
+    if (!held && this.#held) this.#lastByteAt = performance.now();
+    this.#held = held;
   }
 
   onByte(): void {
@@ -153,45 +126,8 @@ export class AttemptClock {
     const error = new Error(reason);
     this.#error = error;
     this.onAbort?.(error);
-    this.#upstream?.abort(error);
     this.#controller?.abort(error);
   }
-}
-
-/**
- * The body, each chunk counting as upstream activity. A thin iterator rather
- * than an async generator: a stream's every chunk passes through it, and a
- * generator adds its own promise and queue step per chunk.
- */
-export function timedBody(body: AsyncIterable<Uint8Array>, clock: AttemptClock): AsyncIterable<Uint8Array> {
-  return {
-    [Symbol.asyncIterator](): AsyncIterator<Uint8Array> {
-      const inner = body[Symbol.asyncIterator]();
-      return {
-        next: function nextChunk() {
-          return inner.next().then(function counted(step) {
-            if (step.done !== true) clock.onByte();
-            return step;
-          });
-        },
-        return: function stop(value?: unknown) {
-          return inner.return === undefined ? Promise.resolve({ done: true, value: undefined }) : inner.return(value);
-        },
-      };
-    },
-  };
-}
-
-/** The whole body; with a clock, each chunk counts as upstream activity (as timedBody does). */
-export async function readAll(body: AsyncIterable<Uint8Array>, clock?: AttemptClock): Promise<Uint8Array> {
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of body) {
-    clock?.onByte();
-    chunks.push(chunk);
-    size += chunk.length;
-  }
-  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, size);
 }
 
 export interface UpstreamUrl {

@@ -17,8 +17,9 @@ import type { Served, UsageMeter } from '../../../usage/meter.js';
 import type { Cost } from '../../../shared/money.js';
 import { tokensOf } from '../../../shared/tokens.js';
 import { startClientSpan, type SpanRecord } from '../core/spans.js';
-import { parseSse } from '../providers/shared/sse.js';
-import { AttemptClock, parseUpstreamUrl, readAll, timedBody } from '../core/upstream.js';
+import { SseParser, type SseEvent } from '../providers/shared/sse.js';
+import { StreamExchange, type StreamPipe } from '../core/stream-exchange.js';
+import { AttemptClock, parseUpstreamUrl } from '../core/upstream.js';
 import type { AnthropicProviderConfig } from '../providers/anthropic/config.js';
 import { mapUsage } from '../providers/anthropic/response.js';
 import type { AnthropicUsage } from '../providers/anthropic/wire.js';
@@ -73,10 +74,11 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.stream) {
-      const response = await env.agents.send(provider.slug, upstream, url, clock.upstream);
-      span.int('http.response.status_code', response.statusCode);
-      if (response.statusCode < 200 || response.statusCode >= 300) return httpFailure(env, provider, span, response.statusCode, await readAll(response.body, clock), response.headers);
-      const result = await pipeEvents(timedBody(response.body, clock), headers, state, span, clock, provider.slug, observed);
+      const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ headers, state, span, clock, slug: provider.slug, observed }));
+      env.agents.stream(provider.slug, upstream, url, exchange);
+      const outcome = await exchange.outcome;
+      if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
+      const result = outcome.piped;
       env.countAttempt(provider.slug, result.answered ? (span.failed ? 'stream_error' : 'success') : 'stream_error');
       return result;
     }
@@ -125,47 +127,85 @@ export function buildNativeRequest(provider: ResolvedProvider, model: string, st
  * Forwards the upstream's events as they come. Nothing is written before the
  * first event that is not an error, so an overloaded stream can still fall back.
  */
-async function pipeEvents(body: AsyncIterable<Uint8Array>, headers: Record<string, string>, state: NativeState, span: SpanRecord, clock: AttemptClock, slug: string, observed: Observed): Promise<AttemptResult> {
-  const res = state.res;
-  let committed = false;
-  let stopped = false;
-  try {
-    for await (const event of parseSse(body)) {
-      const data = parseEvent(event.data);
-      const type = typeof data['type'] === 'string' ? data['type'] : (event.event ?? 'unknown');
-      if (type === 'error' && !committed) {
-        // Before the first byte an in-band error is an answer like an HTTP one: the next endpoint may try.
-        const error = (data['error'] ?? {}) as { type?: string; message?: string };
-        const message = `Provider ${slug} failed: ${error.message ?? 'anthropic stream error'}`;
-        span.fail(error.type ?? 'api_error', message);
-        const status = error.type === 'overloaded_error' ? OVERLOADED_STATUS : error.type === 'rate_limit_error' ? 429 : 502;
-        return { answered: false, fallback: true, error: new GatewayHttpError(status, message, { type: 'api_error', code: error.type ?? 'upstream_error' }) };
-      }
-      observeEvent(type, data, observed);
-      if (!committed) {
-        res.writeHead(200, { ...headers, ...SSE_HEADERS });
-        committed = true;
-      }
-      res.write(`event: ${event.event ?? type}\ndata: ${event.data}\n\n`);
-      if (state.client.closed) throw new Error('client_closed');
-      if (type === 'error') {
-        span.fail('stream_error', 'anthropic sent an error event');
-        res.end();
-        return { answered: true };
-      }
-      if (type === 'message_stop') stopped = true;
+interface NativeStreamOptions {
+  readonly headers: Record<string, string>;
+  readonly state: NativeState;
+  readonly span: SpanRecord;
+  readonly clock: AttemptClock;
+  readonly slug: string;
+  readonly observed: Observed;
+}
+
+class NativeStreamPipe implements StreamPipe<AttemptResult> {
+  readonly #sse = new SseParser();
+  #committed = false;
+  #done = false;
+
+  readonly #options: NativeStreamOptions;
+
+  constructor(options: NativeStreamOptions) {
+    this.#options = options;
+  }
+
+  part(part: Buffer, exchange: StreamExchange<AttemptResult>): void {
+    for (const event of this.#sse.push(part)) {
+      this.#event(event, exchange);
+      if (this.#done) return;
     }
-    if (!stopped) throw new UpstreamStreamError('anthropic stream ended before message_stop');
-    res.end();
-    return { answered: true };
-  } catch (err) {
+  }
+
+  end(exchange: StreamExchange<AttemptResult>): void {
+    for (const event of this.#sse.end()) {
+      this.#event(event, exchange);
+      if (this.#done) return;
+    }
+    throw new UpstreamStreamError('anthropic stream ended before message_stop');
+  }
+
+  fail(err: unknown): AttemptResult {
+    const { span, state, clock, slug } = this.#options;
     const failure = attemptFailure(err, clock, slug);
     span.fail(failure.spanErrorType, failure.error.message);
-    if (!committed) return { answered: false, fallback: failure.fallback, error: failure.error };
+    if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
     state.server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
+    const res = state.res;
     if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
     else res.destroy();
     return { answered: true };
+  }
+
+  #event(event: SseEvent, exchange: StreamExchange<AttemptResult>): void {
+    const { span, state, slug } = this.#options;
+    const data = parseEvent(event.data);
+    const type = typeof data['type'] === 'string' ? data['type'] : (event.event ?? 'unknown');
+    if (type === 'error' && !this.#committed) {
+      // Before the first byte an in-band error is an answer like an HTTP one: the next endpoint may try.
+      const error = (data['error'] ?? {}) as { type?: string; message?: string };
+      const message = `Provider ${slug} failed: ${error.message ?? 'anthropic stream error'}`;
+      span.fail(error.type ?? 'api_error', message);
+      const status = error.type === 'overloaded_error' ? OVERLOADED_STATUS : error.type === 'rate_limit_error' ? 429 : 502;
+      this.#complete(exchange, { answered: false, fallback: true, error: new GatewayHttpError(status, message, { type: 'api_error', code: error.type ?? 'upstream_error' }) });
+      return;
+    }
+    observeEvent(type, data, this.#options.observed);
+    if (!this.#committed) {
+      state.res.writeHead(200, { ...this.#options.headers, ...SSE_HEADERS });
+      this.#committed = true;
+    }
+    exchange.write(`event: ${event.event ?? type}\ndata: ${event.data}\n\n`);
+    if (type === 'error') {
+      span.fail('stream_error', 'anthropic sent an error event');
+      state.res.end();
+      this.#complete(exchange, { answered: true });
+    } else if (type === 'message_stop') {
+      state.res.end();
+      this.#complete(exchange, { answered: true });
+    }
+  }
+
+  #complete(exchange: StreamExchange<AttemptResult>, result: AttemptResult): void {
+    this.#done = true;
+    exchange.complete(result);
   }
 }
 

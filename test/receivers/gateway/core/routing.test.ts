@@ -1,8 +1,8 @@
-import { createServer, request, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, chunk, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
+import { API_KEY, chunk, completion, EventPump, openaiProvider, postUnread, readRest, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];
@@ -249,52 +249,62 @@ describe('gateway routing and fallback', () => {
     expect(a.requests).toHaveLength(1);
   });
 
-  it('holds a streaming upstream back while its client does not read, and loses no chunk', async () => {
-    // The upstream writes 16 KiB events as fast as its socket takes them. Without
-    // backpressure through the gateway it would get them all out (the gateway
-    // buffering them) and reach CAP; with it, it stays blocked on `drain`.
+  it('holds a streaming upstream back while its client does not read, without taking that for upstream silence, and loses no chunk', async () => {
+    // 16 KiB events; without backpressure through the gateway the upstream
+    // would get all CAP of them out (256 MiB, far past every socket buffer on
+    // the way) with the gateway buffering them.
     const pad = 'x'.repeat(16 * 1024);
-    const CAP = 16_384; // events: 256 MiB, far past every socket buffer on the way
-    let written = 0;
-    let blockedAt: number | undefined;
-    let stop = false;
+    let pump: EventPump | undefined;
     const a = await upstream((_b, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const pump = (): void => {
-        blockedAt = undefined;
-        while (!stop && written < CAP) {
-          const more = res.write(`data: ${JSON.stringify(chunk({ content: `<${written}>${pad}` }))}\n\n`);
-          written += 1;
-          if (!more) {
-            blockedAt = performance.now();
-            res.once('drain', pump);
-            return;
-          }
-        }
-        res.end('data: [DONE]\n\n');
-      };
-      pump();
+      pump = new EventPump(res, (i) => `data: ${JSON.stringify(chunk({ content: `<${i}>${pad}` }))}\n\n`, 'data: [DONE]\n\n', 16_384);
     });
-    gateway = await startGateway(threeWay(a, a, a));
-    const url = new URL(`${gateway.baseURL}/chat/completions`);
-    const response = await new Promise<IncomingMessage>((resolve, reject) => {
-      const req = request(url, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' } }, resolve);
-      req.on('error', reject);
-      req.end(JSON.stringify({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }));
+    gateway = await startGateway({
+      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '200ms' }) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }],
     });
-    response.pause();
-    // Blocked for 300 ms on end: the gateway has stopped reading the upstream.
-    while (written < CAP && (blockedAt === undefined || performance.now() - blockedAt < 300)) await new Promise((r) => setTimeout(r, 20));
-    expect(written).toBeLessThan(CAP);
-    stop = true;
-    const parts: Buffer[] = [];
-    response.on('data', (part: Buffer) => parts.push(part));
-    response.resume();
-    await new Promise((r) => response.once('end', r));
-    const events = Buffer.concat(parts).toString('utf8').split('\n\n').filter((e) => e !== '');
+    const response = await postUnread(`${gateway.baseURL}/chat/completions`, { authorization: `Bearer ${API_KEY}` }, { model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    while (pump === undefined) await new Promise((r) => setTimeout(r, 10));
+    // Held back for longer than stream_idle_timeout: the gateway has stopped reading the upstream.
+    await pump.heldFor(400);
+    expect(pump.written).toBeLessThan(pump.cap);
+    pump.stop();
+    const events = (await readRest(response)).split('\n\n').filter((e) => e !== '');
     expect(events.at(-1)).toBe('data: [DONE]');
     const order = events.slice(0, -1).map((e) => Number(/<(\d+)>/.exec(e)?.[1]));
-    expect(order).toEqual(Array.from({ length: written }, (_, i) => i));
+    expect(order).toEqual(Array.from({ length: pump.written }, (_, i) => i));
+  });
+
+  it('passes on an upstream stream that comes after an informational 103 answer', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      // No [DONE]: the body's end ends the stream, as some OpenAI-compatible servers do.
+      res.end(['one ', 'two'].map((w) => `data: ${JSON.stringify(chunk({ content: w }))}\n\n`).join(''));
+    });
+    gateway = await startGateway(threeWay(a, a, a));
+    const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    expect(text).toBe('one two');
+  });
+
+  it('delivers the chunks that came before an in-band upstream error in the same read, then the error', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end([chunk({ role: 'assistant', content: 'kept ' }), chunk({ content: 'too' }), { error: { message: 'overloaded', type: 'server_error' } }].map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''));
+    });
+    const b = await upstream((_b, res) => textStream(res, ['never']));
+    gateway = await startGateway(threeWay(a, b, b));
+    const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    let text = '';
+    const error = await (async () => {
+      for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    })().catch((e: unknown) => e);
+    expect(text).toBe('kept too');
+    expect(error).toBeInstanceOf(OpenAI.APIError);
+    expect((error as Error).message).toContain('overloaded');
+    expect(b.requests).toHaveLength(0);
   });
 
   it('ends the stream at [DONE] and lets go of an upstream that keeps its body open', async () => {

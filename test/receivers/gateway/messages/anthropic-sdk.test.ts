@@ -5,7 +5,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, attr, chunk, completion, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
+import { API_KEY, attr, chunk, completion, EventPump, postUnread, readRest, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 import { message as anthropicMessage, messageEnd, messageStart, sendEvents, textBlock } from '../providers/anthropic/fixtures.js';
 import { endFrames, frame, sendConverse, sendFrames, textFrames } from '../providers/bedrock/fixtures.js';
 import { requestProblems } from '../providers/bedrock/wire-schema.js';
@@ -153,6 +153,31 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     await client.beta.messages.create({ ...params, betas: ['interleaved-thinking-2025-05-14'] });
     expect(sentNative()).toEqual({ ...params, model: 'claude-upstream-1' });
     expect(anthropic?.requests[0]?.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
+  });
+
+  it('holds the upstream of a native stream back while the client does not read, and loses no event', async () => {
+    const pad = 'x'.repeat(16 * 1024);
+    const wire = (e: { event: string; data: unknown }): string => `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
+    let pump: EventPump | undefined;
+    await setup({
+      anthropic: (_seen, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const [start, blockStart] = [messageStart(), ...textBlock(0, [])];
+        res.write(wire(start as { event: string; data: unknown }) + wire(blockStart as { event: string; data: unknown }));
+        const delta = (i: number): string => wire({ event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: `<${i}>${pad}` } } });
+        const end = [{ event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } }, ...messageEnd('end_turn')].map(wire).join('');
+        pump = new EventPump(res, delta, end, 16_384);
+      },
+    });
+    const response = await postUnread(`http://127.0.0.1:${gateway?.port}/v1/messages`, { 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01' }, { model: 'anthropic/claude-test', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'Hi' }] });
+    while (pump === undefined) await new Promise((r) => setTimeout(r, 10));
+    await pump.heldFor(300);
+    expect(pump.written).toBeLessThan(pump.cap);
+    pump.stop();
+    const text = await readRest(response);
+    const order = [...text.matchAll(/<(\d+)>/g)].map((m) => Number(m[1]));
+    expect(order).toEqual(Array.from({ length: pump.written }, (_, i) => i));
+    expect(text.trimEnd().endsWith('event: message_stop\ndata: {"type":"message_stop"}')).toBe(true);
   });
 
   it('counts tokens at Anthropic', async () => {

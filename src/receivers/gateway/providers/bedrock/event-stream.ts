@@ -16,23 +16,25 @@ const codec = new EventStreamCodec(toUtf8, fromUtf8);
 export class EventStreamDecoder {
   #buffer: Uint8Array = new Uint8Array(0);
 
-  /** The messages this part of the body completes. */
-  push(part: Uint8Array): Message[] {
-    let buffer = this.#buffer.length === 0 ? part : concat(this.#buffer, part);
-    const messages: Message[] = [];
+  /** Hands each message this part of the body completes to `take`, in order; a bad frame throws. */
+  push(part: Uint8Array, take: (message: Message) => void): void {
+    const joined = this.#buffer.length > 0;
+    let buffer = joined ? concat(this.#buffer, part) : part;
     while (buffer.length >= 4) {
       const total = new DataView(buffer.buffer, buffer.byteOffset, 4).getUint32(0);
       if (total < MIN_FRAME || total > MAX_FRAME) throw new UpstreamStreamError(`bedrock sent an event-stream frame of ${total} bytes`);
       if (buffer.length < total) break;
+      let message: Message;
       try {
-        messages.push(codec.decode(buffer.subarray(0, total)));
+        message = codec.decode(buffer.subarray(0, total));
       } catch (err) {
         throw new UpstreamStreamError(`bedrock sent a malformed event-stream frame: ${err instanceof Error ? err.message : String(err)}`);
       }
       buffer = buffer.subarray(total);
+      take(message);
     }
-    this.#buffer = buffer;
-    return messages;
+    // The start of a frame is kept in a buffer of its own, not as a view of a part its owner may reuse.
+    this.#buffer = joined || buffer.length === 0 ? buffer : buffer.slice();
   }
 
   /** Throws if the body ended inside a frame. */

@@ -21,6 +21,7 @@ export function bedrockStreamMapper(ctx: AttemptContext<BedrockProviderConfig>):
 class BedrockStreamMapper implements StreamMapper {
   // Bedrock's stream has no end marker of its own; the body's end is the end.
   readonly finished = false;
+  error: unknown;
   readonly #frames = new EventStreamDecoder();
   readonly #out: ChunkBuilder;
   // Content block index -> tool call index (text blocks take block indexes too).
@@ -37,13 +38,23 @@ class BedrockStreamMapper implements StreamMapper {
 
   push(part: Uint8Array): readonly ChatCompletionChunk[] {
     const chunks: ChatCompletionChunk[] = [];
-    for (const message of this.#frames.push(part)) this.#message(message, chunks);
+    if (this.error !== undefined) return chunks;
+    try {
+      this.#frames.push(part, (message) => this.#message(message, chunks));
+    } catch (err) {
+      this.error = err;
+    }
     return chunks;
   }
 
   end(): readonly ChatCompletionChunk[] {
-    this.#frames.end();
-    if (!this.#stopped) throw new UpstreamStreamError('bedrock stream ended before messageStop');
+    if (this.error !== undefined) return [];
+    try {
+      this.#frames.end();
+      if (!this.#stopped) throw new UpstreamStreamError('bedrock stream ended before messageStop');
+    } catch (err) {
+      this.error = err;
+    }
     return [];
   }
 

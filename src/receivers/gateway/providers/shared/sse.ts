@@ -91,6 +91,7 @@ export interface SseEventMapper {
 /** A StreamMapper over an SSE body; events after the one that finished the stream are ignored. */
 export class SseStreamMapper implements StreamMapper {
   finished = false;
+  error: unknown;
   readonly #parser = new SseParser();
   readonly #events: SseEventMapper;
   /** Reused: what push() and end() return is read before the next call. */
@@ -102,29 +103,37 @@ export class SseStreamMapper implements StreamMapper {
 
   push(part: Uint8Array): readonly ChatCompletionChunk[] {
     this.#out.length = 0;
-    if (!this.finished) this.#map(this.#parser.push(part));
+    if (this.#open()) this.#map(this.#parser.push(part));
     return this.#out;
   }
 
   end(): readonly ChatCompletionChunk[] {
     this.#out.length = 0;
-    if (!this.finished) this.#map(this.#parser.end());
-    if (!this.finished) this.#events.end(this.#out);
+    if (this.#open()) this.#map(this.#parser.end());
+    if (!this.#open()) return this.#out;
+    try {
+      this.#events.end(this.#out);
+    } catch (err) {
+      this.error = err;
+    }
     return this.#out;
+  }
+
+  #open(): boolean {
+    return !this.finished && this.error === undefined;
   }
 
   #map(events: readonly SseEvent[]): void {
     for (const event of events) {
-      if (this.#events.event(event, this.#out)) {
-        this.finished = true;
+      try {
+        if (this.#events.event(event, this.#out)) {
+          this.finished = true;
+          return;
+        }
+      } catch (err) {
+        this.error = err;
         return;
       }
     }
   }
-}
-
-export async function* parseSse(body: AsyncIterable<Uint8Array>): AsyncGenerator<SseEvent> {
-  const parser = new SseParser();
-  for await (const chunk of body) yield* parser.push(chunk);
-  yield* parser.end();
 }

@@ -58,16 +58,22 @@ export interface UpstreamErrorInfo {
  * synchronously: the gateway feeds it from undici's data callbacks, so a
  * chunk costs no stream, promise or generator step on its way through.
  * Chunks carry `usage` on the last one when the upstream reports it; the
- * gateway decides whether the client asked for it. An in-band upstream error
- * is thrown as UpstreamStreamError, from push() or end().
+ * gateway decides whether the client asked for it.
+ *
+ * Mapping stops at the first failure: an in-band upstream error
+ * (UpstreamStreamError), an event that is not what the protocol says, a
+ * stream cut short. The chunks mapped before it are still returned, and the
+ * failure is left in `error`; push() and end() do not throw.
  */
 export interface StreamMapper {
   /** The chunks this part of the body completes, valid until the next call. */
   push(part: Uint8Array): readonly ChatCompletionChunk[];
-  /** The chunks left once the body has ended; throws if the stream was cut short. */
+  /** The chunks left once the body has ended. */
   end(): readonly ChatCompletionChunk[];
   /** True once the upstream has said the stream is over (OpenAI's `[DONE]`): later bytes map to nothing. */
   readonly finished: boolean;
+  /** Why mapping stopped, once it has; later bytes map to nothing. */
+  readonly error: unknown;
 }
 
 export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConfig> {

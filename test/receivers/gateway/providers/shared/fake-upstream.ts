@@ -116,7 +116,7 @@ export async function complete<C extends BaseProviderConfig>(adapter: ProviderAd
   return { ok: false, error: adapter.classifyError(res.statusCode, bytes, res.headers) };
 }
 
-/** Feeds the body to the adapter's stream mapper and collects every chunk; a thrown error is returned with the chunks before it. */
+/** Feeds the body to the adapter's stream mapper and collects every chunk; a failure is returned with the chunks before it. */
 export async function stream<C extends BaseProviderConfig>(adapter: ProviderAdapter<C>, ctx: AttemptContext<C>, body: Omit<ChatCompletionRequest, 'model'>): Promise<{ chunks: ChatCompletionChunk[]; error: unknown; status: number }> {
   const upstream = await adapter.buildRequest({ model: 'test/model', ...body, stream: true }, ctx);
   const res = await request(upstream.url, { method: upstream.method, headers: upstream.headers, body: upstream.body });
@@ -125,14 +125,18 @@ export async function stream<C extends BaseProviderConfig>(adapter: ProviderAdap
     await res.body.dump();
     return { chunks, error: undefined, status: res.statusCode };
   }
+  const mapper = adapter.streamMapper(ctx);
   try {
-    const mapper = adapter.streamMapper(ctx);
-    for await (const part of res.body) chunks.push(...mapper.push(part as Uint8Array));
-    chunks.push(...mapper.end());
-    return { chunks, error: undefined, status: res.statusCode };
+    for await (const part of res.body) {
+      chunks.push(...mapper.push(part as Uint8Array));
+      if (mapper.finished || mapper.error !== undefined) break;
+    }
   } catch (err) {
+    // The connection was cut.
     return { chunks, error: err, status: res.statusCode };
   }
+  if (!mapper.finished && mapper.error === undefined) chunks.push(...mapper.end());
+  return { chunks, error: mapper.error, status: res.statusCode };
 }
 
 /** Text, tool calls (by index) and finish reason reassembled from chunks, as a client would. */

@@ -1,26 +1,25 @@
 import { describe, expect, it } from 'vitest';
-import { parseSse, SseParser, type SseEvent } from '../../../../../src/receivers/gateway/providers/shared/sse.js';
+import { SseParser, type SseEvent } from '../../../../../src/receivers/gateway/providers/shared/sse.js';
 
-async function* chunks(parts: readonly (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
-  for (const part of parts) yield typeof part === 'string' ? Buffer.from(part) : part;
-}
-
-async function all(parts: readonly (string | Uint8Array)[]): Promise<SseEvent[]> {
+/** Every event of a body arriving in `parts`, as the gateway feeds the parser. */
+function all(parts: readonly (string | Uint8Array)[]): SseEvent[] {
+  const parser = new SseParser();
   const out: SseEvent[] = [];
-  for await (const event of parseSse(chunks(parts))) out.push(event);
+  for (const part of parts) out.push(...parser.push(typeof part === 'string' ? Buffer.from(part) : part));
+  out.push(...parser.end());
   return out;
 }
 
 describe('SSE parsing', () => {
-  it('reads data and event fields, joins multi-line data and skips comments, id and retry', async () => {
-    expect(await all([': comment\nevent: delta\ndata: {"a":1}\nid: 7\nretry: 10\n\ndata: one\ndata: two\n\n'])).toEqual([
+  it('reads data and event fields, joins multi-line data and skips comments, id and retry', () => {
+    expect(all([': comment\nevent: delta\ndata: {"a":1}\nid: 7\nretry: 10\n\ndata: one\ndata: two\n\n'])).toEqual([
       { event: 'delta', data: '{"a":1}' },
       { event: undefined, data: 'one\ntwo' },
     ]);
   });
 
-  it('accepts CRLF, CR and LF line endings, a CRLF split across chunks included', async () => {
-    expect(await all(['data: a\r\n\r\ndata: b\r\rdata: c\n\ndata: d\r', '\n\r', '\n'])).toEqual([
+  it('accepts CRLF, CR and LF line endings, a CRLF split across chunks included', () => {
+    expect(all(['data: a\r\n\r\ndata: b\r\rdata: c\n\ndata: d\r', '\n\r', '\n'])).toEqual([
       { event: undefined, data: 'a' },
       { event: undefined, data: 'b' },
       { event: undefined, data: 'c' },
@@ -28,20 +27,20 @@ describe('SSE parsing', () => {
     ]);
   });
 
-  it('joins UTF-8 split across chunks and lines split across chunks', async () => {
+  it('joins UTF-8 split across chunks and lines split across chunks', () => {
     const bytes = Buffer.from('data: héllo 日本\n\n');
-    expect(await all([bytes.subarray(0, 9), bytes.subarray(9, 15), bytes.subarray(15)])).toEqual([{ event: undefined, data: 'héllo 日本' }]);
+    expect(all([bytes.subarray(0, 9), bytes.subarray(9, 15), bytes.subarray(15)])).toEqual([{ event: undefined, data: 'héllo 日本' }]);
   });
 
-  it('delivers the last event of a stream that ends without its blank line', async () => {
-    expect(await all(['data: first\n\ndata: last'])).toEqual([
+  it('delivers the last event of a stream that ends without its blank line', () => {
+    expect(all(['data: first\n\ndata: last'])).toEqual([
       { event: undefined, data: 'first' },
       { event: undefined, data: 'last' },
     ]);
   });
 
-  it('keeps a field without a colon as an empty value and keeps a value without the space', async () => {
-    expect(await all(['data\n\ndata:x\n\n'])).toEqual([
+  it('keeps a field without a colon as an empty value and keeps a value without the space', () => {
+    expect(all(['data\n\ndata:x\n\n'])).toEqual([
       { event: undefined, data: '' },
       { event: undefined, data: 'x' },
     ]);

@@ -1,0 +1,206 @@
+// A streaming upstream exchange on undici's dispatch API. The answer's body
+// parts go to the protocol's StreamPipe from undici's own data callback, so a
+// chunk passes with no body stream, async iterator or await on its way; what
+// the pipe writes to the client is corked per tick, and a client that reads
+// slower than the upstream writes pauses the upstream until it drains.
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import type { Dispatcher } from 'undici';
+import type { SpanRecord } from './spans.js';
+import type { AttemptClock } from './upstream.js';
+
+/** What one protocol does with a 2xx streaming body. */
+export interface StreamPipe<T> {
+  /**
+   * One part of the body. The pipe writes to the client with
+   * `exchange.write` and calls `exchange.complete` once the stream is whole;
+   * it throws to fail the attempt.
+   */
+  part(part: Buffer, exchange: StreamExchange<T>): void;
+  /** The body ended: the pipe completes the exchange, or throws (a stream cut short). */
+  end(exchange: StreamExchange<T>): void;
+  /**
+   * How the attempt ends when the stream failed after its 2xx answer began:
+   * the pipe threw, the upstream broke off, a timeout fired or the client
+   * left. Must not throw.
+   */
+  fail(err: unknown): T;
+}
+
+/** A non-2xx answer, read whole for the adapter to classify. */
+export interface RefusedStream {
+  readonly statusCode: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Uint8Array;
+}
+
+export type ExchangeOutcome<T> = { readonly refused: RefusedStream } | { readonly piped: T };
+
+/**
+ * Events parsed from one upstream read can arrive in several data callbacks
+ * (one per HTTP chunk); corking until the next tick sends them in one write
+ * instead of one each.
+ */
+function corkedWriter(res: ServerResponse): (text: string) => boolean {
+  let corked = false;
+  function uncork(): void {
+    corked = false;
+    res.uncork();
+  }
+  return function write(text) {
+    if (!corked) {
+      corked = true;
+      res.cork();
+      process.nextTick(uncork);
+    }
+    return res.write(text);
+  };
+}
+
+/**
+ * undici's dispatch handler for one streaming attempt. `outcome` settles
+ * once: rejected when the exchange fails before an answer started (the
+ * attempt's catch judges the error), with the body of a non-2xx answer, or
+ * with what the pipe made of a 2xx one. The answer's status goes on the
+ * attempt's span as it arrives.
+ */
+export class StreamExchange<T> implements Dispatcher.DispatchHandler {
+  readonly outcome: Promise<ExchangeOutcome<T>>;
+  #resolve!: (outcome: ExchangeOutcome<T>) => void;
+  #reject!: (err: unknown) => void;
+  readonly #res: ServerResponse;
+  readonly #clock: AttemptClock;
+  readonly #span: SpanRecord;
+  readonly #pipe: StreamPipe<T>;
+  readonly #write: (text: string) => boolean;
+  #controller: Dispatcher.DispatchController | undefined;
+  /** Set when a 2xx answer began: its body goes to the pipe. */
+  #piping = false;
+  /** A non-2xx answer's status, headers and body parts. */
+  #refused: { statusCode: number; headers: IncomingHttpHeaders; parts: Buffer[] } | undefined;
+  #settled = false;
+  #ended = false;
+  readonly #resume = (): void => {
+    this.#clock.hold(false);
+    this.#controller?.resume();
+  };
+
+  constructor(res: ServerResponse, clock: AttemptClock, span: SpanRecord, pipe: StreamPipe<T>) {
+    this.#res = res;
+    this.#clock = clock;
+    this.#span = span;
+    this.#pipe = pipe;
+    this.#write = corkedWriter(res);
+    this.outcome = new Promise((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    clock.onAbort = (reason) => this.#controller?.abort(reason);
+  }
+
+  /** Writes to the client; past its buffer's high-water mark the upstream waits for it to drain. */
+  write(text: string): void {
+    if (this.#write(text)) return;
+    const controller = this.#controller;
+    if (controller === undefined || controller.paused || this.#settled) return;
+    controller.pause();
+    // A client that reads slowly is not an upstream gone silent.
+    this.#clock.hold(true);
+    this.#res.once('drain', this.#resume);
+  }
+
+  /** The stream is whole: the attempt ends with `result`. */
+  complete(result: T): void {
+    if (this.#settled) return;
+    this.#settle();
+    this.#resolve({ piped: result });
+    if (this.#ended) return;
+    // The upstream said it was done. Paused, undici would stop before the
+    // body's end in this same read; once let go, a body that really goes on
+    // is abandoned, with its connection.
+    this.#controller?.resume();
+    queueMicrotask(() => this.#abandon(new Error('stream complete before its body ended')));
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    const reason = this.#clock.error;
+    if (reason !== undefined) controller.abort(reason);
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    // An informational answer (103 Early Hints) comes before the real one.
+    if (statusCode < 200) return;
+    this.#span.int('http.response.status_code', statusCode);
+    if (statusCode < 300) this.#piping = true;
+    else this.#refused = { statusCode, headers, parts: [] };
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, part: Buffer): void {
+    if (this.#settled) return;
+    this.#clock.onByte();
+    if (!this.#piping) {
+      this.#refused?.parts.push(part);
+      return;
+    }
+    try {
+      this.#pipe.part(part, this);
+    } catch (err) {
+      this.#fail(err);
+    }
+  }
+
+  onResponseEnd(): void {
+    this.#ended = true;
+    if (this.#settled) return;
+    const refused = this.#refused;
+    if (refused !== undefined) {
+      this.#settle();
+      const body = refused.parts.length === 1 ? (refused.parts[0] as Buffer) : Buffer.concat(refused.parts);
+      this.#resolve({ refused: { statusCode: refused.statusCode, headers: refused.headers, body } });
+      return;
+    }
+    try {
+      this.#pipe.end(this);
+    } catch (err) {
+      this.#fail(err);
+    }
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#ended = true;
+    this.#fail(error);
+  }
+
+  #fail(err: unknown): void {
+    if (this.#settled) return;
+    this.#settle();
+    this.#abandon(err instanceof Error ? err : new Error(String(err)));
+    if (!this.#piping) {
+      // No answer yet, or a non-2xx one that broke off.
+      this.#reject(err);
+      return;
+    }
+    let result: T;
+    try {
+      result = this.#pipe.fail(err);
+    } catch (failure) {
+      // A pipe that cannot even fail cleanly: the client's answer is cut, the attempt judged as failed.
+      this.#res.destroy();
+      this.#reject(failure);
+      return;
+    }
+    this.#resolve({ piped: result });
+  }
+
+  /** Aborts the upstream exchange if its body is still coming. */
+  #abandon(reason: Error): void {
+    if (!this.#ended) this.#controller?.abort(reason);
+  }
+
+  #settle(): void {
+    this.#settled = true;
+    this.#clock.onAbort = undefined;
+    this.#clock.hold(false);
+    this.#res.off('drain', this.#resume);
+  }
+}
