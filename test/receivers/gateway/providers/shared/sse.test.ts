@@ -32,6 +32,16 @@ describe('SSE parsing', () => {
     expect(all([bytes.subarray(0, 9), bytes.subarray(9, 15), bytes.subarray(15)])).toEqual([{ event: undefined, data: 'héllo 日本' }]);
   });
 
+  it('decodes a character split at a chunk boundary between chunks that end in ASCII', () => {
+    const bytes = Buffer.from('data: a\n\ndata: é!\n\ndata: b\n\n');
+    const split = bytes.indexOf(0xa9); // the second byte of é
+    expect(all([bytes.subarray(0, split), bytes.subarray(split, split + 4), bytes.subarray(split + 4)])).toEqual([
+      { event: undefined, data: 'a' },
+      { event: undefined, data: 'é!' },
+      { event: undefined, data: 'b' },
+    ]);
+  });
+
   it('delivers the last event of a stream that ends without its blank line', () => {
     expect(all(['data: first\n\ndata: last'])).toEqual([
       { event: undefined, data: 'first' },
