@@ -23,6 +23,10 @@ export function attemptFailure(err: unknown, clock: AttemptClock, slug: string):
   if (reason === 'client_closed') {
     return { error: new GatewayHttpError(499, 'The client closed the request.', { code: 'client_closed' }), fallback: false, spanErrorType: 'cancelled', outcome: 'cancelled' };
   }
+  if (reason === 'client_stalled') {
+    const error = new GatewayHttpError(499, 'The client read nothing of the stream for longer than stream_idle_timeout.', { code: 'client_stalled' });
+    return { error, fallback: false, spanErrorType: 'cancelled', outcome: 'cancelled' };
+  }
   if (reason !== undefined) {
     const what = reason === 'first_byte_timeout' ? 'did not answer within first_byte_timeout' : 'went silent for longer than stream_idle_timeout';
     return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout', outcome: 'timeout' };

@@ -8,6 +8,9 @@ import type { Dispatcher } from 'undici';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
+/** ms an upstream whose stream is complete has to end its body before its connection is dropped. */
+const LINGER_MS = 1_000;
+
 /** What one protocol does with a 2xx streaming body. */
 export interface StreamPipe<T> {
   /**
@@ -79,6 +82,7 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
   #refused: { statusCode: number; headers: IncomingHttpHeaders; parts: Buffer[] } | undefined;
   #settled = false;
   #ended = false;
+  #lingering: NodeJS.Timeout | undefined;
   readonly #resume = (): void => {
     this.#clock.hold(false);
     this.#controller?.resume();
@@ -114,11 +118,12 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
     this.#settle();
     this.#resolve({ piped: result });
     if (this.#ended) return;
-    // The upstream said it was done. Paused, undici would stop before the
-    // body's end in this same read; once let go, a body that really goes on
-    // is abandoned, with its connection.
+    // The upstream said it was done; its body's end (the chunked encoding's
+    // last chunk) may come in a later read. What else comes is read and
+    // dropped for a while, so the connection can be used again; a body that
+    // goes on past that is abandoned, with its connection.
     this.#controller?.resume();
-    queueMicrotask(() => this.#abandon(new Error('stream complete before its body ended')));
+    this.#lingering = setTimeout(() => this.#abandon(new Error('stream complete, but its body did not end')), LINGER_MS);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -151,6 +156,7 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.#ended = true;
+    clearTimeout(this.#lingering);
     if (this.#settled) return;
     const refused = this.#refused;
     if (refused !== undefined) {
@@ -168,6 +174,7 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.#ended = true;
+    clearTimeout(this.#lingering);
     this.#fail(error);
   }
 

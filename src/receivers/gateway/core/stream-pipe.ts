@@ -129,8 +129,11 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     if (encoder === undefined) return { answered: false, outcome: failure.outcome, error: failure.error };
     state.server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
     const res = state.res;
-    if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(encoder.error(failure.error, state));
-    else res.destroy();
+    // A response already ended in full has nothing more to tell.
+    if (!res.writableEnded) {
+      if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(encoder.error(failure.error, state));
+      else res.destroy();
+    }
     this.#record();
     return { answered: true, outcome: failure.outcome };
   }

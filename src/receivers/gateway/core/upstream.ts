@@ -6,7 +6,7 @@ import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
 import { exchange, type BufferedResponse } from './upstream-exchange.js';
 
-export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client_closed';
+export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client_closed' | 'client_stalled';
 
 const KEEP_ALIVE_TIMEOUT = 30_000; // ms an idle upstream connection is kept
 
@@ -64,11 +64,14 @@ export class AttemptClock {
   readonly #idleMs: number;
   readonly #client: ClientLink;
   readonly #onClientClose = (): void => this.#abort('client_closed');
-  /** Set while the client, not the upstream, holds the stream up. */
+  /** Set while the client, not the upstream, holds the stream up; #heldAt is when that began. */
   #held = false;
+  #heldAt = 0;
   readonly #idleTimerDue = (): void => {
-    const quiet = this.#held ? 0 : performance.now() - this.#lastByteAt;
-    if (quiet >= this.#idleMs) this.#abort('stream_idle_timeout');
+    // Held, the quiet that counts is the client's: one that reads nothing for
+    // the idle time is taken for gone, as an upstream would be.
+    const quiet = performance.now() - (this.#held ? this.#heldAt : this.#lastByteAt);
+    if (quiet >= this.#idleMs) this.#abort(this.#held ? 'client_stalled' : 'stream_idle_timeout');
     else this.#timer = setTimeout(this.#idleTimerDue, this.#idleMs - quiet);
   };
 
@@ -99,11 +102,14 @@ export class AttemptClock {
   }
 
   /**
-   * While held (the upstream paused for a slow client), the idle timer does
-   * not run out; letting go counts as activity.
+   * While held (the upstream paused for a client that reads slower than it
+   * writes), the idle timer measures the client's silence instead of the
+   * upstream's; letting go counts as upstream activity.
    */
   hold(held: boolean): void {
-    if (!held && this.#held) this.#lastByteAt = performance.now();
+    if (held === this.#held) return;
+    if (held) this.#heldAt = performance.now();
+    else this.#lastByteAt = performance.now();
     this.#held = held;
   }
 

@@ -169,8 +169,11 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
     state.server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
     const res = state.res;
-    if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
-    else res.destroy();
+    // A response already ended in full has nothing more to tell.
+    if (!res.writableEnded) {
+      if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
+      else res.destroy();
+    }
     return { answered: true };
   }
 
@@ -191,6 +194,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     if (!this.#committed) {
       state.res.writeHead(200, { ...this.#options.headers, ...SSE_HEADERS });
       this.#committed = true;
+      state.meter?.firstByte();
     }
     exchange.write(`event: ${event.event ?? type}\ndata: ${event.data}\n\n`);
     if (type === 'error') {

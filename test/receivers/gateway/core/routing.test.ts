@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, chunk, completion, EventPump, openaiProvider, postUnread, readRest, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
+import { API_KEY, attr, chunk, completion, EventPump, openaiProvider, postUnread, readRest, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];
@@ -249,7 +249,7 @@ describe('gateway routing and fallback', () => {
     expect(a.requests).toHaveLength(1);
   });
 
-  it('holds a streaming upstream back while its client does not read, without taking that for upstream silence, and loses no chunk', async () => {
+  it('holds a streaming upstream back while its client does not read, and loses no chunk', async () => {
     // 16 KiB events; without backpressure through the gateway the upstream
     // would get all CAP of them out (256 MiB, far past every socket buffer on
     // the way) with the gateway buffering them.
@@ -260,19 +260,40 @@ describe('gateway routing and fallback', () => {
       pump = new EventPump(res, (i) => `data: ${JSON.stringify(chunk({ content: `<${i}>${pad}` }))}\n\n`, 'data: [DONE]\n\n', 16_384);
     });
     gateway = await startGateway({
-      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '200ms' }) },
+      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '5s' }) },
       models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }],
     });
     const response = await postUnread(`${gateway.baseURL}/chat/completions`, { authorization: `Bearer ${API_KEY}` }, { model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
     while (pump === undefined) await new Promise((r) => setTimeout(r, 10));
-    // Held back for longer than stream_idle_timeout: the gateway has stopped reading the upstream.
-    await pump.heldFor(400);
+    // Held back for 300 ms on end: the gateway has stopped reading the upstream.
+    await pump.heldFor(300);
     expect(pump.written).toBeLessThan(pump.cap);
     pump.stop();
     const events = (await readRest(response)).split('\n\n').filter((e) => e !== '');
     expect(events.at(-1)).toBe('data: [DONE]');
     const order = events.slice(0, -1).map((e) => Number(/<(\d+)>/.exec(e)?.[1]));
     expect(order).toEqual(Array.from({ length: pump.written }, (_, i) => i));
+  });
+
+  it('ends a stream whose client reads nothing for longer than stream_idle_timeout as cancelled, not as an upstream timeout', async () => {
+    const pad = 'x'.repeat(16 * 1024);
+    let pump: EventPump | undefined;
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      pump = new EventPump(res, (i) => `data: ${JSON.stringify(chunk({ content: `<${i}>${pad}` }))}\n\n`, 'data: [DONE]\n\n', 16_384);
+    });
+    gateway = await startGateway({
+      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '300ms' }) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }],
+    });
+    const response = await postUnread(`${gateway.baseURL}/chat/completions`, { authorization: `Bearer ${API_KEY}` }, { model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    for (let i = 0; i < 300 && a.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    expect(a.aborted).toHaveLength(1);
+    expect(pump?.written).toBeLessThan(pump?.cap ?? 0);
+    const spans = await gateway.spans(2);
+    const attempt = spans.find((s) => s.kind === 3);
+    expect(attr(attempt, 'error.type')).toBe('cancelled');
+    response.destroy();
   });
 
   it('passes on an upstream stream that comes after an informational 103 answer', async () => {
@@ -316,9 +337,31 @@ describe('gateway routing and fallback', () => {
     const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
     let text = '';
     for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
-    for (let i = 0; i < 100 && a.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(text).toBe('all');
+    for (let i = 0; i < 300 && a.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(a.aborted).toHaveLength(1);
+  });
+
+  it('keeps the upstream connection of a stream whose body ends a little after [DONE]', async () => {
+    const ports: number[] = [];
+    let finished = 0;
+    const a = await upstream((_b, res, req) => {
+      ports.push(req.socket.remotePort ?? 0);
+      res.on('finish', () => (finished += 1));
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'ok' }))}\n\ndata: [DONE]\n\n`);
+      setTimeout(() => res.end(), 50);
+    });
+    gateway = await startGateway(threeWay(a, a, a));
+    for (let n = 1; n <= 2; n++) {
+      const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      for await (const part of stream) void part;
+      for (let i = 0; i < 100 && finished < n; i++) await new Promise((r) => setTimeout(r, 10));
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(a.aborted).toHaveLength(0);
+    expect(ports).toHaveLength(2);
+    expect(ports[1]).toBe(ports[0]);
   });
 
   it('cancels the upstream stream when the client disconnects mid-stream', async () => {

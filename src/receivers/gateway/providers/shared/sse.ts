@@ -17,22 +17,27 @@ export interface SseEvent {
 const NO_EVENTS: readonly SseEvent[] = [];
 
 export class SseParser {
-  readonly #decoder = new TextDecoder();
+  // The byte order mark a stream may open with is dropped by #text, not by the
+  // decoder: the decoder would drop one at the start of whatever it decodes
+  // first, which need not be the start of the stream.
+  readonly #decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   /** The decoder may hold the first bytes of a character split across chunks. */
   #split = false;
+  #started = false;
   #buffer = '';
   #event: string | undefined;
   #data: string[] = [];
 
   /** The events this chunk of the body completes. */
   push(chunk: Uint8Array): readonly SseEvent[] {
+    if (chunk.length === 0) return NO_EVENTS;
     // A chunk that ends in ASCII with nothing held over from the last one is
     // whole UTF-8 (most are: an event ends in "\n\n"); Buffer decodes it
     // faster than the streaming decoder, which is kept for the rest.
-    const last = chunk[chunk.length - 1] ?? 0;
-    if (!this.#split && last < 0x80 && Buffer.isBuffer(chunk)) this.#buffer += chunk.toString('utf8');
+    const last = chunk[chunk.length - 1] as number;
+    if (!this.#split && last < 0x80 && Buffer.isBuffer(chunk)) this.#text(chunk.toString('utf8'));
     else {
-      this.#buffer += this.#decoder.decode(chunk, { stream: true });
+      this.#text(this.#decoder.decode(chunk, { stream: true }));
       this.#split = last >= 0x80;
     }
     return this.#takeLines(false);
@@ -40,13 +45,21 @@ export class SseParser {
 
   /** The events left when the body ends; the last one may lack its blank line. */
   end(): readonly SseEvent[] {
-    this.#buffer += this.#decoder.decode();
+    this.#text(this.#decoder.decode());
     if (this.#buffer !== '') this.#buffer += '\n';
     const events = [...this.#takeLines(true)];
     if (this.#data.length > 0) events.push({ event: this.#event, data: this.#data.join('\n') });
     this.#event = undefined;
     this.#data = [];
     return events;
+  }
+
+  #text(text: string): void {
+    if (this.#started) this.#buffer += text;
+    else if (text !== '') {
+      this.#started = true;
+      this.#buffer += text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+    }
   }
 
   #takeLines(final: boolean): readonly SseEvent[] {

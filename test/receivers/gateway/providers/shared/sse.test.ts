@@ -42,6 +42,21 @@ describe('SSE parsing', () => {
     ]);
   });
 
+  it('drops the byte order mark a stream opens with, and no other U+FEFF', () => {
+    const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+    expect(all([Buffer.concat([bom, Buffer.from('data: a\n\n')])])).toEqual([{ event: undefined, data: 'a' }]);
+    // U+FEFF opening the first chunk that goes through the streaming decoder is content.
+    const content = Buffer.concat([bom, Buffer.from('yé\n\n')]);
+    const split = content.indexOf(0xa9);
+    expect(all([Buffer.from('data: '), content.subarray(0, split), content.subarray(split)])).toEqual([{ event: undefined, data: '\ufeffyé' }]);
+  });
+
+  it('takes an empty chunk between the halves of a split character in its stride', () => {
+    const bytes = Buffer.from('data: é!\n\n');
+    const split = bytes.indexOf(0xa9);
+    expect(all([bytes.subarray(0, split), Buffer.alloc(0), bytes.subarray(split)])).toEqual([{ event: undefined, data: 'é!' }]);
+  });
+
   it('delivers the last event of a stream that ends without its blank line', () => {
     expect(all(['data: first\n\ndata: last'])).toEqual([
       { event: undefined, data: 'first' },
