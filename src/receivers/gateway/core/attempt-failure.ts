@@ -6,6 +6,7 @@ import { GatewayHttpError } from './http-error.js';
 import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/shared/types.js';
 import { ProviderRequestError } from '../providers/shared/inputs.js';
 import type { AttemptClock } from './upstream.js';
+import { BrokenStreamError } from './stream-exchange.js';
 
 /** The attempts metric's `outcome` label: a fixed set, unlike error.type on spans. */
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'stream_error' | 'invalid_response' | 'rejected' | 'cancelled';
@@ -43,6 +44,9 @@ export function attemptFailure(err: unknown, clock: AttemptClock, slug: string):
   }
   // An adapter refusing the request (say, a feature its provider lacks) answers as it chose.
   if (err instanceof GatewayHttpError) return { error: err, fallback: err.status >= 500, spanErrorType: err.spanErrorType, outcome: 'rejected' };
+  if (err instanceof BrokenStreamError) {
+    return { error: upstreamError(`Provider ${slug} failed: ${err.message}.`), fallback: false, spanErrorType: 'stream_error', outcome: 'stream_error' };
+  }
   if (err instanceof UpstreamStreamError) {
     return { error: upstreamError(`Provider ${slug} failed: ${err.message}`), fallback: true, spanErrorType: err.errorType, outcome: 'stream_error' };
   }

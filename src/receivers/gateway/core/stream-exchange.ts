@@ -29,6 +29,19 @@ export interface StreamPipe<T> {
   fail(err: unknown): T;
 }
 
+/**
+ * A stream whose failure could not be reported on it (its pipe's fail()
+ * threw): the client's answer is cut, and no other attempt may follow it.
+ */
+export class BrokenStreamError extends Error {
+  readonly code = 'SLUICE_ERR_BROKEN_STREAM';
+
+  constructor(cause: unknown) {
+    super('the stream broke off and could not be ended cleanly', { cause });
+    this.name = 'BrokenStreamError';
+  }
+}
+
 /** A non-2xx answer, read whole for the adapter to classify. */
 export interface RefusedStream {
   readonly statusCode: number;
@@ -191,9 +204,8 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
     try {
       result = this.#pipe.fail(err);
     } catch (failure) {
-      // A pipe that cannot even fail cleanly: the client's answer is cut, the attempt judged as failed.
       this.#res.destroy();
-      this.#reject(failure);
+      this.#reject(new BrokenStreamError(failure));
       return;
     }
     this.#resolve({ piped: result });
