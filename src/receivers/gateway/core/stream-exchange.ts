@@ -137,6 +137,8 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
     // goes on past that is abandoned, with its connection.
     this.#controller?.resume();
     this.#lingering = setTimeout(() => this.#abandon(new Error('stream complete, but its body did not end')), LINGER_MS);
+    // Dropping the rest is no reason to keep a stopping process alive.
+    this.#lingering.unref();
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
