@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,6 +19,28 @@ async function upstream(handler: UpstreamHandler): Promise<Upstream> {
   const u = await startUpstream(handler);
   upstreams.push(u);
   return u;
+}
+
+/**
+ * An upstream writing 16 KiB chunks as fast as its socket takes them, and a
+ * streaming request to it whose answer is not read yet. Without backpressure
+ * through the gateway the upstream would get all `cap` chunks out (256 MiB,
+ * far past every socket buffer on the way), the gateway buffering them.
+ */
+async function unreadStream(streamIdleTimeout: string): Promise<{ upstream: Upstream; pump: EventPump; response: IncomingMessage }> {
+  const pad = 'x'.repeat(16 * 1024);
+  let pump: EventPump | undefined;
+  const a = await upstream((_b, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    pump = new EventPump(res, (i) => `data: ${JSON.stringify(chunk({ content: `<${i}>${pad}` }))}\n\n`, 'data: [DONE]\n\n', 16_384);
+  });
+  gateway = await startGateway({
+    providers: { alpha: openaiProvider(a, { stream_idle_timeout: streamIdleTimeout }) },
+    models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }],
+  });
+  const response = await postUnread(`${gateway.baseURL}/chat/completions`, { authorization: `Bearer ${API_KEY}` }, { model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+  while (pump === undefined) await new Promise((r) => setTimeout(r, 10));
+  return { upstream: a, pump, response };
 }
 
 function answering(text: string): UpstreamHandler {
@@ -250,21 +272,7 @@ describe('gateway routing and fallback', () => {
   });
 
   it('holds a streaming upstream back while its client does not read, and loses no chunk', async () => {
-    // 16 KiB events; without backpressure through the gateway the upstream
-    // would get all CAP of them out (256 MiB, far past every socket buffer on
-    // the way) with the gateway buffering them.
-    const pad = 'x'.repeat(16 * 1024);
-    let pump: EventPump | undefined;
-    const a = await upstream((_b, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      pump = new EventPump(res, (i) => `data: ${JSON.stringify(chunk({ content: `<${i}>${pad}` }))}\n\n`, 'data: [DONE]\n\n', 16_384);
-    });
-    gateway = await startGateway({
-      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '5s' }) },
-      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }],
-    });
-    const response = await postUnread(`${gateway.baseURL}/chat/completions`, { authorization: `Bearer ${API_KEY}` }, { model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
-    while (pump === undefined) await new Promise((r) => setTimeout(r, 10));
+    const { pump, response } = await unreadStream('5s');
     // Held back for 300 ms on end: the gateway has stopped reading the upstream.
     await pump.heldFor(300);
     expect(pump.written).toBeLessThan(pump.cap);
@@ -276,21 +284,11 @@ describe('gateway routing and fallback', () => {
   });
 
   it('ends a stream whose client reads nothing for longer than stream_idle_timeout as cancelled, not as an upstream timeout', async () => {
-    const pad = 'x'.repeat(16 * 1024);
-    let pump: EventPump | undefined;
-    const a = await upstream((_b, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      pump = new EventPump(res, (i) => `data: ${JSON.stringify(chunk({ content: `<${i}>${pad}` }))}\n\n`, 'data: [DONE]\n\n', 16_384);
-    });
-    gateway = await startGateway({
-      providers: { alpha: openaiProvider(a, { stream_idle_timeout: '300ms' }) },
-      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }],
-    });
-    const response = await postUnread(`${gateway.baseURL}/chat/completions`, { authorization: `Bearer ${API_KEY}` }, { model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+    const { upstream: a, pump, response } = await unreadStream('300ms');
     for (let i = 0; i < 300 && a.aborted.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect(a.aborted).toHaveLength(1);
-    expect(pump?.written).toBeLessThan(pump?.cap ?? 0);
-    const spans = await gateway.spans(2);
+    expect(pump.written).toBeLessThan(pump.cap);
+    const spans = await (gateway as Gateway).spans(2);
     const attempt = spans.find((s) => s.kind === 3);
     expect(attr(attempt, 'error.type')).toBe('cancelled');
     response.destroy();
