@@ -73,7 +73,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
       const mapper = provider.adapter.streamMapper(ctx);
       const pipe = new ChatStreamPipe({ mapper, slug: provider.slug, headers, state, span, capture: env.captureContent, clock, served });
       const exchange = new StreamExchange(state.res, clock, span, pipe);
-      env.agents.stream(provider.slug, upstream, url, exchange);
+      env.agents.stream(provider.slug, upstream, url, clock, exchange);
       const outcome = await exchange.outcome;
       if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
       const committed = outcome.piped;

@@ -20,8 +20,14 @@ export class UpstreamAgents {
     }
   }
 
-  /** A streaming request on the dispatch API: `handler` gets the answer's parts as they arrive. */
-  stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, handler: Dispatcher.DispatchHandler): void {
+  /**
+   * A streaming request on the dispatch API: `handler` gets the answer's parts
+   * as they arrive. An attempt already aborted (the client left while an
+   * adapter fetched an image) throws instead of being sent.
+   */
+  stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, handler: Dispatcher.DispatchHandler): void {
+    const reason = clock.error;
+    if (reason !== undefined) throw reason;
     this.#agent(slug).dispatch({ origin: url.origin, path: url.path, method: request.method, headers: request.headers, body: request.body }, handler);
   }
 

@@ -75,7 +75,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.stream) {
       const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ headers, state, span, clock, slug: provider.slug, observed }));
-      env.agents.stream(provider.slug, upstream, url, exchange);
+      env.agents.stream(provider.slug, upstream, url, clock, exchange);
       const outcome = await exchange.outcome;
       if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
       const result = outcome.piped;
@@ -196,7 +196,8 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
       this.#committed = true;
       state.meter?.firstByte();
     }
-    exchange.write(`event: ${event.event ?? type}\ndata: ${event.data}\n\n`);
+    // An event whose data came on several lines goes on the same way.
+    exchange.write(`event: ${event.event ?? type}\ndata: ${event.data.replaceAll('\n', '\ndata: ')}\n\n`);
     if (type === 'error') {
       span.fail('stream_error', 'anthropic sent an error event');
       state.res.end();

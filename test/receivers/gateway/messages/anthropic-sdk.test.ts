@@ -180,6 +180,22 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect(text.trimEnd().endsWith('event: message_stop\ndata: {"type":"message_stop"}')).toBe(true);
   });
 
+  it('passes on an event whose data the upstream split over several lines', async () => {
+    const client = await setup({
+      anthropic: (_seen, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const wire = (e: { event: string; data: unknown }): string => `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
+        const [start, blockStart] = [messageStart(), ...textBlock(0, [])] as Array<{ event: string; data: unknown }>;
+        // One delta's JSON over two data lines: SSE joins them with a newline, which JSON allows between tokens.
+        const split = 'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,\ndata: "delta":{"type":"text_delta","text":"Hello"}}\n\n';
+        const end = [{ event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } }, ...messageEnd('end_turn')];
+        res.end(wire(start as { event: string; data: unknown }) + wire(blockStart as { event: string; data: unknown }) + split + end.map(wire).join(''));
+      },
+    });
+    const message = await client.messages.stream({ model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }).finalMessage();
+    expect(message.content).toEqual([{ type: 'text', text: 'Hello' }]);
+  });
+
   it('counts tokens at Anthropic', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 200, { input_tokens: 42 }) });
     const counted = await client.messages.countTokens({ model: 'anthropic/claude-test', messages: [{ role: 'user', content: 'How many?' }] });
