@@ -5,6 +5,7 @@
 // slower than the upstream writes pauses the upstream until it drains.
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
+import type { AttemptFailure } from './attempt-failure.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
@@ -50,6 +51,18 @@ export interface RefusedStream {
 }
 
 export type ExchangeOutcome<T> = { readonly refused: RefusedStream } | { readonly piped: T };
+
+/**
+ * Ends a client's stream that failed after its first byte and marks the
+ * request's SERVER span: the protocol's error event, or a cut for a client
+ * that is gone. A response already ended in full has nothing more to tell.
+ */
+export function endFailedStream(res: ServerResponse, server: SpanRecord, failure: AttemptFailure, errorEvent: () => string): void {
+  server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
+  if (res.writableEnded) return;
+  if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(errorEvent());
+  else res.destroy();
+}
 
 /**
  * Events parsed from one upstream read can arrive in several data callbacks
@@ -112,6 +125,11 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
       this.#reject = reject;
     });
     clock.onAbort = (reason) => this.#controller?.abort(reason);
+  }
+
+  /** True once the attempt's outcome is decided (a pipe stops mapping then). */
+  get settled(): boolean {
+    return this.#settled;
   }
 
   /** Writes to the client; past its buffer's high-water mark the upstream waits for it to drain. */

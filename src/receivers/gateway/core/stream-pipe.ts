@@ -7,7 +7,7 @@ import { attemptFailure, type AttemptOutcome } from './attempt-failure.js';
 import { captureOutput, type CapturedChoice } from './capture.js';
 import type { GatewayHttpError } from './http-error.js';
 import type { StreamEncoder } from './protocol.js';
-import type { StreamExchange, StreamPipe } from './stream-exchange.js';
+import { endFailedStream, type StreamExchange, type StreamPipe } from './stream-exchange.js';
 import type { StreamMapper } from '../providers/shared/types.js';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types.js';
 import { recordUsage } from './span-usage.js';
@@ -127,13 +127,7 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     const encoder = this.#encoder;
     // Nothing reached the client yet: the fallback loop may try the next endpoint.
     if (encoder === undefined) return { answered: false, outcome: failure.outcome, error: failure.error };
-    state.server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
-    const res = state.res;
-    // A response already ended in full has nothing more to tell.
-    if (!res.writableEnded) {
-      if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(encoder.error(failure.error, state));
-      else res.destroy();
-    }
+    endFailedStream(state.res, state.server, failure, () => encoder.error(failure.error, state));
     this.#record();
     return { answered: true, outcome: failure.outcome };
   }

@@ -18,7 +18,7 @@ import type { Cost } from '../../../shared/money.js';
 import { tokensOf } from '../../../shared/tokens.js';
 import { startClientSpan, type SpanRecord } from '../core/spans.js';
 import { SseParser, type SseEvent } from '../providers/shared/sse.js';
-import { StreamExchange, type StreamPipe } from '../core/stream-exchange.js';
+import { endFailedStream, StreamExchange, type StreamPipe } from '../core/stream-exchange.js';
 import { AttemptClock, parseUpstreamUrl } from '../core/upstream.js';
 import type { AnthropicProviderConfig } from '../providers/anthropic/config.js';
 import { mapUsage } from '../providers/anthropic/response.js';
@@ -139,8 +139,6 @@ interface NativeStreamOptions {
 class NativeStreamPipe implements StreamPipe<AttemptResult> {
   readonly #sse = new SseParser();
   #committed = false;
-  #done = false;
-
   readonly #options: NativeStreamOptions;
 
   constructor(options: NativeStreamOptions) {
@@ -150,14 +148,14 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
   part(part: Buffer, exchange: StreamExchange<AttemptResult>): void {
     for (const event of this.#sse.push(part)) {
       this.#event(event, exchange);
-      if (this.#done) return;
+      if (exchange.settled) return;
     }
   }
 
   end(exchange: StreamExchange<AttemptResult>): void {
     for (const event of this.#sse.end()) {
       this.#event(event, exchange);
-      if (this.#done) return;
+      if (exchange.settled) return;
     }
     throw new UpstreamStreamError('anthropic stream ended before message_stop');
   }
@@ -167,13 +165,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     const failure = attemptFailure(err, clock, slug);
     span.fail(failure.spanErrorType, failure.error.message);
     if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
-    state.server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
-    const res = state.res;
-    // A response already ended in full has nothing more to tell.
-    if (!res.writableEnded) {
-      if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(`event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
-      else res.destroy();
-    }
+    endFailedStream(state.res, state.server, failure, () => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
     return { answered: true };
   }
 
@@ -187,7 +179,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
       const message = `Provider ${slug} failed: ${error.message ?? 'anthropic stream error'}`;
       span.fail(error.type ?? 'api_error', message);
       const status = error.type === 'overloaded_error' ? OVERLOADED_STATUS : error.type === 'rate_limit_error' ? 429 : 502;
-      this.#complete(exchange, { answered: false, fallback: true, error: new GatewayHttpError(status, message, { type: 'api_error', code: error.type ?? 'upstream_error' }) });
+      exchange.complete({ answered: false, fallback: true, error: new GatewayHttpError(status, message, { type: 'api_error', code: error.type ?? 'upstream_error' }) });
       return;
     }
     observeEvent(type, data, this.#options.observed);
@@ -201,16 +193,11 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     if (type === 'error') {
       span.fail('stream_error', 'anthropic sent an error event');
       state.res.end();
-      this.#complete(exchange, { answered: true });
+      exchange.complete({ answered: true });
     } else if (type === 'message_stop') {
       state.res.end();
-      this.#complete(exchange, { answered: true });
+      exchange.complete({ answered: true });
     }
-  }
-
-  #complete(exchange: StreamExchange<AttemptResult>, result: AttemptResult): void {
-    this.#done = true;
-    exchange.complete(result);
   }
 }
 

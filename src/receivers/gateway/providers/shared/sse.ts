@@ -117,39 +117,37 @@ export class SseStreamMapper implements StreamMapper {
   error: unknown;
   readonly #parser = new SseParser();
   readonly #events: SseEventMapper;
-  #out: ChatCompletionChunk[] = [];
 
   constructor(events: SseEventMapper) {
     this.#events = events;
   }
 
   push(part: Uint8Array): readonly ChatCompletionChunk[] {
-    // A new array each time: emptying one costs more than making one.
-    this.#out = [];
-    if (this.#open()) this.#map(this.#parser.push(part));
-    return this.#out;
+    const out: ChatCompletionChunk[] = [];
+    if (this.#open()) this.#map(this.#parser.push(part), out);
+    return out;
   }
 
   end(): readonly ChatCompletionChunk[] {
-    this.#out = [];
-    if (this.#open()) this.#map(this.#parser.end());
-    if (!this.#open()) return this.#out;
+    const out: ChatCompletionChunk[] = [];
+    if (this.#open()) this.#map(this.#parser.end(), out);
+    if (!this.#open()) return out;
     try {
-      this.#events.end(this.#out);
+      this.#events.end(out);
     } catch (err) {
       this.error = err;
     }
-    return this.#out;
+    return out;
   }
 
   #open(): boolean {
     return !this.finished && this.error === undefined;
   }
 
-  #map(events: readonly SseEvent[]): void {
+  #map(events: readonly SseEvent[], out: ChatCompletionChunk[]): void {
     for (const event of events) {
       try {
-        if (this.#events.event(event, this.#out)) {
+        if (this.#events.event(event, out)) {
           this.finished = true;
           return;
         }
