@@ -12,6 +12,7 @@ import { generationIdTime, isGenerationId } from '../shared/generation-id.js';
 import { addToTotals, emptyTotals, mergeTotals, parseGeneration, rollupKeyOf, serializeGeneration, type GenerationRecord, type RollupRow, type RollupTotals } from '../shared/generation.js';
 import { formatUsd, parseUsd } from '../shared/money.js';
 import { addDays, dayOf, dayStart } from '../shared/periods.js';
+import { RecentGenerations } from './recent-generations.js';
 import { RecordLog, replayRecordFile } from './record-log.js';
 
 export interface GenerationStore {
@@ -52,15 +53,8 @@ export class LocalGenerationStore implements GenerationStore {
   readonly #logger: Logger;
   /** day -> `key\0model\0provider` -> rollup. */
   readonly #rollups = new Map<string, Map<string, Rollup>>();
-  /**
-   * The newest records by id, in two generations: when the current one is
-   * full it becomes the previous one and the old previous is dropped whole,
-   * which costs far less per record than evicting the oldest entry each time.
-   * Each is kept as its serialized text: one flat string per record costs
-   * the garbage collector far less to keep than the record's objects.
-   */
-  #recent = new Map<string, string>();
-  #previous = new Map<string, string>();
+  /** The newest records by id, as their serialized text (recent-generations.ts). */
+  readonly #recent = new RecentGenerations(RECENT_RECORDS);
   #log: RecordLog | undefined;
   #logDay = '';
   /** The current log's UTC day as ms, [starts, ends): the day is worked out only when a record falls outside it. */
@@ -92,12 +86,12 @@ export class LocalGenerationStore implements GenerationStore {
     if (now >= this.#logDayEnds || now < this.#logDayStarts) this.#rotate(dayOf(now));
     const text = serializeGeneration(record);
     (this.#log as RecordLog).append(text, now);
-    this.#remember(record.id, text);
+    this.#recent.add(record.id, text);
     this.#count(record);
   }
 
   async get(id: string): Promise<GenerationRecord | undefined> {
-    const recent = this.#recent.get(id) ?? this.#previous.get(id);
+    const recent = this.#recent.get(id);
     if (recent !== undefined) return parseGeneration(recent);
     if (!isGenerationId(id)) return undefined;
     const made = dayOf(generationIdTime(id));
@@ -154,14 +148,6 @@ export class LocalGenerationStore implements GenerationStore {
       .catch((err: unknown) => this.#logger.warn({ err: String(err), day: previousDay }, 'closing a day of generation records failed'));
   }
 
-  #remember(id: string, text: string): void {
-    if (this.#recent.size >= RECENT_RECORDS) {
-      this.#previous = this.#recent;
-      this.#recent = new Map();
-    }
-    this.#recent.set(id, text);
-  }
-
   #count(record: GenerationRecord): void {
     const at = record.createdAt;
     const dayName = at >= this.#logDayStarts && at < this.#logDayEnds ? this.#logDay : dayOf(at);
@@ -196,7 +182,7 @@ export class LocalGenerationStore implements GenerationStore {
           const text = data.toString('utf8');
           const record = parseGeneration(text);
           collect.add(record);
-          if (day === today) this.#remember(record.id, text);
+          if (day === today) this.#recent.add(record.id, text);
         },
         this.#logger,
       );
