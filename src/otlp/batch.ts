@@ -13,7 +13,6 @@ export class TraceBatch {
   #proto: Uint8Array | undefined;
   #index: WireIndex | undefined;
   #model: ExportTraceServiceRequest | undefined;
-  #buildModel: (() => ExportTraceServiceRequest) | undefined;
 
   private constructor(proto: Uint8Array | undefined, index: WireIndex | undefined, model: ExportTraceServiceRequest | undefined) {
     this.#proto = proto;
@@ -32,13 +31,11 @@ export class TraceBatch {
   }
 
   /**
-   * Encoded bytes the caller produced itself (the gateway's own spans), with
-   * the model they encode built only if an output asks for it.
+   * Encoded bytes the caller produced itself (the gateway's own spans), well
+   * formed by construction: not scanned until an output asks for the index.
    */
-  static fromOwnProto(bytes: Uint8Array, buildModel: () => ExportTraceServiceRequest): TraceBatch {
-    const batch = new TraceBatch(bytes, undefined, undefined);
-    batch.#buildModel = buildModel;
-    return batch;
+  static fromOwnProto(bytes: Uint8Array): TraceBatch {
+    return new TraceBatch(bytes, undefined, undefined);
   }
 
   static fromModel(model: ExportTraceServiceRequest): TraceBatch {
@@ -73,10 +70,6 @@ export class TraceBatch {
 
   /** The decoded model. Shared: callers must not mutate it. */
   toModel(): ExportTraceServiceRequest {
-    if (this.#model === undefined && this.#buildModel !== undefined) {
-      this.#model = this.#buildModel();
-      this.#buildModel = undefined;
-    }
     this.#model ??= decodeRequest(this.toProto());
     return this.#model;
   }

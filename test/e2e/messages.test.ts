@@ -59,6 +59,7 @@ describe('Messages API end to end', () => {
     await waitUntil(async () => (await spanNames(file)).length >= 7, 10_000, 'gateway spans in the file');
     const names = await spanNames(file);
     expect(names.filter((n) => n === 'POST /v1/messages')).toHaveLength(4);
-    expect(names.filter((n) => n.startsWith('chat '))).toEqual(['chat claude-x', 'chat claude-x', 'chat gpt-x']);
+    // A streamed attempt can still be open when its request closes and then joins its batch last: order within a batch means nothing.
+    expect(names.filter((n) => n.startsWith('chat ')).sort()).toEqual(['chat claude-x', 'chat claude-x', 'chat gpt-x']);
   });
 });

@@ -29,8 +29,8 @@ import type { ErrorFormat, GatewayServices, ProtocolRoute } from './core/protoco
 import { forMethod, RouteTable } from './core/route-table.js';
 import { createRouter } from './core/routing.js';
 import { SpanBatcher } from './core/span-batcher.js';
-import { encodeSpanRequest, type ResourcePairs } from './core/span-export.js';
-import { startServerSpan, toRequest, type SpanRecord } from './core/spans.js';
+import type { ResourcePairs } from './core/span-export.js';
+import { startServerSpan, type SpanRecord } from './core/spans.js';
 import { parseTraceparent } from './core/trace-context.js';
 import { UpstreamAgents } from './core/upstream.js';
 import { apiKeyName, type GatewayConfig } from './config.js';
@@ -69,11 +69,10 @@ export class GatewayReceiver implements Receiver {
   #services: GatewayServices | undefined;
   readonly #routes = new RouteTable(gatewayRoutes);
   readonly #agents: UpstreamAgents;
-  readonly #resource: ResourcePairs;
+  readonly #batcher: SpanBatcher;
   readonly #metrics: GatewayMetrics;
   readonly #requestSeries: SeriesTable<CounterSeries>;
   readonly #durationSeries: SeriesTable<HistogramSeries>;
-  readonly #batcher = new SpanBatcher<SpanRecord>((spans) => this.#emit(spans));
   readonly #limits: HttpListenerConfig;
   readonly #telemetry: Telemetry;
   readonly #cors: CorsPolicy | undefined;
@@ -126,10 +125,11 @@ export class GatewayReceiver implements Receiver {
         attemptDuration.get(provider).observe(seconds);
       },
     };
-    this.#resource = [
+    const resource: ResourcePairs = [
       ['service.name', 'sluice'],
       ['deployment.environment.name', config.environment],
     ];
+    this.#batcher = new SpanBatcher(resource, (request, spans) => this.#emit(request, spans));
   }
 
   /** The bound address (for tests that listen on port 0). */
@@ -275,18 +275,11 @@ export class GatewayReceiver implements Receiver {
     await route.handle(services, { req, res, path, query, server, spans, client, key, admin: false, meter });
   }
 
-  #emit(spans: SpanRecord[]): void {
-    const count = spans.length;
+  #emit(request: Uint8Array, count: number): void {
     const labels = { receiver: this.#id, transport: 'http' };
     const metrics = this.#metrics;
     const logger = this.#logger;
-    const resource = this.#resource;
-    function buildModel(): ExportTraceServiceRequest {
-      // Processors downstream may rewrite the resource: each batch gets its own copy.
-      const attributes: KeyValue[] = resource.map(([key, value]) => ({ key, value: { stringValue: value } }));
-      return toRequest(attributes, spans.map((s) => s.toSpan()));
-    }
-    const batch = TraceBatch.fromOwnProto(encodeSpanRequest(resource, spans), buildModel);
+    const batch = TraceBatch.fromOwnProto(request);
     // Not awaited: the gateway's response never waits for its own spans (DESIGN 9).
     this.#next.consume(batch).then(
       function accepted() {

@@ -1,12 +1,11 @@
-// The gateway's own spans: recorded compactly, written straight to OTLP
-// protobuf (writeTo) for the pipeline, and turned into OTLP/JSON model objects
-// (toSpan) only when something downstream asks for the model.
-import { SpanKind, StatusCode, type AnyValue, type ExportTraceServiceRequest, type KeyValue, type Span } from '../../../otlp/model.js';
+// The gateway's own spans: recorded compactly and written straight to OTLP
+// protobuf (writeTo) for the pipeline; an output that wants the model decodes
+// the batch's bytes.
+import { SpanKind, StatusCode } from '../../../otlp/model.js';
 import type { ProtoWriter } from './proto-writer.js';
 import { newSpanId, newTraceId, nowNanos, type ParentContext } from './trace-context.js';
 
 export const SCOPE_NAME = 'sluice.gateway';
-const SCOPE = { name: SCOPE_NAME };
 
 // opentelemetry/proto/trace/v1/trace.proto and common/v1/common.proto field numbers.
 const SPAN_TRACE_ID = 1;
@@ -105,6 +104,10 @@ export class SpanRecord {
     this.#end ??= nowNanos();
   }
 
+  get ended(): boolean {
+    return this.#end !== undefined;
+  }
+
   /** Writes this span as one `spans` field of a ScopeSpans message. */
   writeTo(w: ProtoWriter, field: number): void {
     const span = w.begin(field);
@@ -127,31 +130,6 @@ export class SpanRecord {
     if (this.#flags !== undefined) w.fixed32(SPAN_FLAGS, this.#flags);
     w.end(span);
   }
-
-  toSpan(): Span {
-    const attributes: KeyValue[] = this.#keys.map((key, i) => ({ key, value: anyValue(this.#values[i] as AttributeValue) }));
-    const span: Span = {
-      traceId: this.traceId,
-      spanId: this.spanId,
-      name: this.#name,
-      kind: this.#kind,
-      startTimeUnixNano: this.#start.toString(),
-      endTimeUnixNano: (this.#end ?? nowNanos()).toString(),
-      attributes,
-      status: this.#error === undefined ? { code: StatusCode.UNSET } : { code: StatusCode.ERROR, message: this.#error },
-    };
-    if (this.parentSpanId !== undefined) span.parentSpanId = this.parentSpanId;
-    if (this.#flags !== undefined) span.flags = this.#flags;
-    if (this.#traceState !== undefined) span.traceState = this.#traceState;
-    return span;
-  }
-}
-
-function anyValue(value: AttributeValue): AnyValue {
-  if (typeof value === 'string') return { stringValue: value };
-  if (typeof value === 'number') return { intValue: String(value) };
-  if (value instanceof DoubleValue) return { doubleValue: value.value };
-  return { arrayValue: { values: value.map((v) => ({ stringValue: v })) } };
 }
 
 function writeAttribute(w: ProtoWriter, key: string, value: AttributeValue): void {
@@ -186,8 +164,4 @@ export function startServerSpan(name: string, parent: ParentContext | undefined)
 
 export function startClientSpan(name: string, server: SpanRecord): SpanRecord {
   return new SpanRecord(name, SpanKind.CLIENT, { traceId: server.traceId, spanId: server.spanId, flags: server.flags });
-}
-
-export function toRequest(resource: KeyValue[], spans: Span[]): ExportTraceServiceRequest {
-  return { resourceSpans: [{ resource: { attributes: resource }, scopeSpans: [{ scope: SCOPE, spans }] }] };
 }
