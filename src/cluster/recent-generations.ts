@@ -12,6 +12,8 @@
 
 const LENGTH_BYTES = 4;
 const FIRST_ARENA_BYTES = 64 * 1024;
+/** A new generation's buffer against the bytes the last one used. */
+const GROWTH_ROOM = 1.25;
 /** UTF-8 needs at most 3 bytes per UTF-16 code unit. */
 const MAX_BYTES_PER_UNIT = 3;
 
@@ -60,8 +62,9 @@ export class RecentGenerations {
   add(id: string, text: string): void {
     if (this.#current.offsets.size >= this.#perGeneration) {
       this.#previous = this.#current;
-      // The next generation will hold about as many bytes: one buffer from the start.
-      this.#current = new Arena(this.#previous.used);
+      // The next generation will hold about as many bytes: one buffer from the
+      // start, with room for the worst case reserved before each write.
+      this.#current = new Arena(Math.ceil(this.#previous.used * GROWTH_ROOM));
     }
     this.#current.add(id, text);
   }

@@ -129,7 +129,14 @@ export class GatewayReceiver implements Receiver {
       ['service.name', 'sluice'],
       ['deployment.environment.name', config.environment],
     ];
-    this.#batcher = new SpanBatcher(resource, (request, spans) => this.#emit(request, spans));
+    this.#batcher = new SpanBatcher({
+      resource,
+      emit: (request, spans) => this.#emit(request, spans),
+      dropped: (err) => {
+        this.#metrics.spansRefused.inc({ receiver: this.#id, transport: 'http', reason: 'encoding' }, 1);
+        this.#logger.error({ receiver: this.#id, err: errorMessage(err) }, 'a gateway span could not be encoded and was left out');
+      },
+    });
   }
 
   /** The bound address (for tests that listen on port 0). */

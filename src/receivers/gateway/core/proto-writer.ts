@@ -189,6 +189,16 @@ export class ProtoWriter {
     this.#pos = 0;
   }
 
+  /** Bytes written so far: a point truncate() can go back to. */
+  get length(): number {
+    return this.#pos;
+  }
+
+  /** Drops what was written after `length` (a field that failed half-way). */
+  truncate(length: number): void {
+    this.#pos = Math.min(this.#pos, length);
+  }
+
   /** The bytes written so far, copied out; the writer starts over. */
   finish(): Uint8Array {
     const out = Buffer.from(this.#buf.subarray(0, this.#pos));

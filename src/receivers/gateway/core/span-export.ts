@@ -35,10 +35,16 @@ export class SpanRequestWriter {
     return this.#spans;
   }
 
-  /** Adds a span, opening a request first if none is open. */
+  /** Adds a span, opening a request first if none is open; a span that fails to encode leaves nothing behind. */
   add(span: SpanRecord): void {
     if (this.#resourceSpans === -1) this.#open();
-    span.writeTo(this.#writer, SCOPE_SPANS_SPANS);
+    const before = this.#writer.length;
+    try {
+      span.writeTo(this.#writer, SCOPE_SPANS_SPANS);
+    } catch (err) {
+      this.#writer.truncate(before);
+      throw err;
+    }
     this.#spans += 1;
   }
 

@@ -214,7 +214,9 @@ function parseEvent(data: string): Record<string, unknown> {
 function observeMessage(message: Record<string, unknown>, observed: Observed): void {
   if (typeof message['id'] === 'string') observed.id = message['id'];
   if (typeof message['model'] === 'string') observed.model = message['model'];
-  if ('stop_reason' in message) observed.stopReason = message['stop_reason'] as string | null;
+  const stopReason = message['stop_reason'];
+  // An upstream's value of another type is not passed on into spans and records.
+  if (typeof stopReason === 'string' || stopReason === null) observed.stopReason = stopReason;
   const usage = message['usage'];
   if (typeof usage === 'object' && usage !== null) Object.assign(observed.usage, usage);
   if (observed.output !== undefined && Array.isArray(message['content'])) {
@@ -239,8 +241,8 @@ function observeEvent(type: string, data: Record<string, unknown>, observed: Obs
   }
   if (type === 'message_start') observeMessage((data['message'] ?? {}) as Record<string, unknown>, observed);
   else if (type === 'message_delta') {
-    const delta = (data['delta'] ?? {}) as { stop_reason?: string | null };
-    if (delta.stop_reason !== undefined) observed.stopReason = delta.stop_reason;
+    const stopReason = ((data['delta'] ?? {}) as { stop_reason?: unknown }).stop_reason;
+    if (typeof stopReason === 'string' || stopReason === null) observed.stopReason = stopReason;
     const usage = data['usage'];
     if (typeof usage === 'object' && usage !== null) {
       for (const [key, value] of Object.entries(usage)) if (typeof value === 'number') (observed.usage as Record<string, number>)[key] = value;

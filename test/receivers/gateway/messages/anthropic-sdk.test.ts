@@ -239,6 +239,26 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     ]);
     expect([attr(clients[1], 'gen_ai.usage.input_tokens'), attr(clients[1], 'gen_ai.usage.output_tokens'), attr(clients[1], 'gen_ai.operation.name')]).toEqual([30, 12, 'chat']);
   });
+  it('names the provider on the SERVER span of a native stream, and keeps serving when an upstream sends a stop_reason that is not a string', async () => {
+    const client = await setup({
+      anthropic: (_seen, res) =>
+        sendEvents(res, [
+          messageStart(),
+          ...textBlock(0, ['Hi.']),
+          { event: 'message_delta', data: { type: 'message_delta', delta: { stop_reason: 7, stop_sequence: null }, usage: { output_tokens: 3 } } },
+          { event: 'message_stop', data: { type: 'message_stop' } },
+        ]),
+    });
+    const params = { model: 'anthropic/claude-test', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hi' }] };
+    expect(await client.messages.stream(params).finalText()).toBe('Hi.');
+    expect(await client.messages.stream(params).finalText()).toBe('Hi.');
+    const spans = (await gateway?.spans(4)) ?? [];
+    const servers = spans.filter((s) => s.name === 'POST /v1/messages');
+    expect(servers.map((s) => attr(s, 'sluice.provider'))).toEqual(['anthropic', 'anthropic']);
+    const attempts = spans.filter((s) => s.name === 'chat claude-upstream-1');
+    expect(attempts).toHaveLength(2);
+    for (const attempt of attempts) expect(attr(attempt, 'gen_ai.response.finish_reasons')).toBeUndefined();
+  });
 });
 
 describe('capture_content on the native path', () => {
