@@ -11,7 +11,6 @@ import { CorsPolicy } from '../../core/listener/cors.js';
 import { HttpListener } from '../../core/listener/http-listener.js';
 import type { Telemetry } from '../../shared/telemetry.js';
 import { TraceBatch } from '../../otlp/batch.js';
-import type { ExportTraceServiceRequest, KeyValue } from '../../otlp/model.js';
 import type { ResolvedProvider } from './core/attempt.js';
 import type { PlanEnv } from './core/attempt-loop.js';
 import { Accountant, type AccountKey, type KeyLimits } from '../../usage/accountant.js';

@@ -62,8 +62,9 @@ export class SpanBatcher {
 
   #settle(): void {
     this.#settleClosed();
-    if (this.#request.spans + this.#open.length >= SPAN_BATCH_MAX) this.flush();
-    else if (this.#request.spans + this.#open.length > 0) this.#timer ??= setTimeout(() => this.flush(), SPAN_FLUSH_DELAY_MS);
+    const pending = this.#request.spans + this.#open.length;
+    if (pending >= SPAN_BATCH_MAX) this.flush();
+    else if (pending > 0) this.#timer ??= setTimeout(() => this.flush(), SPAN_FLUSH_DELAY_MS);
   }
 
   #settleClosed(): void {

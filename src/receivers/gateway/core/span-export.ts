@@ -73,10 +73,3 @@ export class SpanRequestWriter {
     w.end(scope);
   }
 }
-
-/** The spans as one request, all at once. */
-export function encodeSpanRequest(resource: ResourcePairs, spans: readonly SpanRecord[]): Uint8Array {
-  const request = new SpanRequestWriter(resource);
-  for (const span of spans) request.add(span);
-  return request.finish();
-}

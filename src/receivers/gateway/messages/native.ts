@@ -146,18 +146,12 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
   }
 
   part(part: Buffer, exchange: StreamExchange<AttemptResult>): void {
-    for (const event of this.#sse.push(part)) {
-      this.#event(event, exchange);
-      if (exchange.settled) return;
-    }
+    this.#events(this.#sse.push(part), exchange);
   }
 
   end(exchange: StreamExchange<AttemptResult>): void {
-    for (const event of this.#sse.end()) {
-      this.#event(event, exchange);
-      if (exchange.settled) return;
-    }
-    throw new UpstreamStreamError('anthropic stream ended before message_stop');
+    this.#events(this.#sse.end(), exchange);
+    if (!exchange.settled) throw new UpstreamStreamError('anthropic stream ended before message_stop');
   }
 
   fail(err: unknown): AttemptResult {
@@ -167,6 +161,14 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
     endFailedStream(state.res, state.server, failure, () => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
     return { answered: true };
+  }
+
+  /** Events up to the one that settles the attempt; what follows it is dropped. */
+  #events(events: readonly SseEvent[], exchange: StreamExchange<AttemptResult>): void {
+    for (const event of events) {
+      this.#event(event, exchange);
+      if (exchange.settled) return;
+    }
   }
 
   #event(event: SseEvent, exchange: StreamExchange<AttemptResult>): void {
@@ -190,11 +192,8 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     }
     // An event whose data came on several lines goes on the same way.
     exchange.write(`event: ${event.event ?? type}\ndata: ${event.data.replaceAll('\n', '\ndata: ')}\n\n`);
-    if (type === 'error') {
-      span.fail('stream_error', 'anthropic sent an error event');
-      state.res.end();
-      exchange.complete({ answered: true });
-    } else if (type === 'message_stop') {
+    if (type === 'error') span.fail('stream_error', 'anthropic sent an error event');
+    if (type === 'error' || type === 'message_stop') {
       state.res.end();
       exchange.complete({ answered: true });
     }

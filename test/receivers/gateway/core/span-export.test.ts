@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeRequest } from '../../../../src/otlp/proto-codec.js';
-import { encodeSpanRequest, SpanRequestWriter } from '../../../../src/receivers/gateway/core/span-export.js';
-import { startClientSpan, startServerSpan } from '../../../../src/receivers/gateway/core/spans.js';
+import { SpanRequestWriter, type ResourcePairs } from '../../../../src/receivers/gateway/core/span-export.js';
+import { startClientSpan, startServerSpan, type SpanRecord } from '../../../../src/receivers/gateway/core/spans.js';
 
 function records() {
   const server = startServerSpan('POST /v1/chat/completions', { traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), flags: 1, traceState: 'k=v' });
@@ -13,6 +13,13 @@ function records() {
   client.end();
   server.end();
   return [server, client] as const;
+}
+
+/** The spans as one request, written in one go. */
+function encodeSpanRequest(resource: ResourcePairs, spans: readonly SpanRecord[]): Uint8Array {
+  const writer = new SpanRequestWriter(resource);
+  for (const span of spans) writer.add(span);
+  return writer.finish();
 }
 
 describe('gateway span export', () => {
