@@ -210,12 +210,15 @@ function parseEvent(data: string): Record<string, unknown> {
   throw new UpstreamStreamError('anthropic sent an event that is not a JSON object');
 }
 
+/** An upstream's stop_reason of another type than string or null is not passed on into spans and records. */
+function observeStopReason(value: unknown, observed: Observed): void {
+  if (typeof value === 'string' || value === null) observed.stopReason = value;
+}
+
 function observeMessage(message: Record<string, unknown>, observed: Observed): void {
   if (typeof message['id'] === 'string') observed.id = message['id'];
   if (typeof message['model'] === 'string') observed.model = message['model'];
-  const stopReason = message['stop_reason'];
-  // An upstream's value of another type is not passed on into spans and records.
-  if (typeof stopReason === 'string' || stopReason === null) observed.stopReason = stopReason;
+  observeStopReason(message['stop_reason'], observed);
   const usage = message['usage'];
   if (typeof usage === 'object' && usage !== null) Object.assign(observed.usage, usage);
   if (observed.output !== undefined && Array.isArray(message['content'])) {
@@ -240,8 +243,7 @@ function observeEvent(type: string, data: Record<string, unknown>, observed: Obs
   }
   if (type === 'message_start') observeMessage((data['message'] ?? {}) as Record<string, unknown>, observed);
   else if (type === 'message_delta') {
-    const stopReason = ((data['delta'] ?? {}) as { stop_reason?: unknown }).stop_reason;
-    if (typeof stopReason === 'string' || stopReason === null) observed.stopReason = stopReason;
+    observeStopReason(((data['delta'] ?? {}) as { stop_reason?: unknown }).stop_reason, observed);
     const usage = data['usage'];
     if (typeof usage === 'object' && usage !== null) {
       for (const [key, value] of Object.entries(usage)) if (typeof value === 'number') (observed.usage as Record<string, number>)[key] = value;
