@@ -4,8 +4,6 @@
 // 504 and network errors are retryable (honouring Retry-After), any other
 // non-2xx is permanent.
 import { createHmac } from 'node:crypto';
-import { promisify } from 'node:util';
-import { gzip as gzipCallback } from 'node:zlib';
 import { Agent, request } from 'undici';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
@@ -13,21 +11,20 @@ import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
 import { concatRequests } from '../../otlp/wire.js';
 import { parseRetryAfter } from './retry-after.js';
 import { Deadline } from '../../shared/abort-callbacks.js';
+import { gzipSliced } from './gzip-sliced.js';
 
-const gzipAsync = promisify(gzipCallback);
 /**
  * zlib's fastest level: on OTLP span batches (JSON and protobuf) it costs
  * about 40% of the CPU of the default level 6 for bodies about 5% larger
  * (bench/RESULTS.md), and deliveries are compressed on the daemon's own core.
  */
-const GZIP_OPTIONS = { level: 1 };
-const gzip = (body: Uint8Array): Promise<Buffer> => gzipAsync(body, GZIP_OPTIONS);
+const GZIP_LEVEL = 1;
 
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 const ERROR_BODY_PREVIEW = 512; // characters of a failed response kept for the log
 const KEEP_ALIVE_TIMEOUT = 30_000; // ms
 const CONNECT_TIMEOUT = 10_000; // ms
-const JSON_SLICE_MS = 0.5; // longest stretch of JSON encoding between two turns of the event loop
+const SLICE_MS = 0.5; // longest stretch of JSON encoding or compression between two turns of the event loop
 
 export type SendOutcome =
   | { status: 'success'; httpStatus: number; rejectedSpans: number; message?: string }
@@ -69,12 +66,12 @@ export async function serializeBody(
   records: readonly Uint8Array[],
   options: Pick<HttpTransportOptions, 'encoding' | 'compression' | 'secret'>,
 ): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
-  let body: Uint8Array = options.encoding === 'json' ? await transcodeToJsonSliced(records, JSON_SLICE_MS) : concatRequests(records);
+  let body: Uint8Array = options.encoding === 'json' ? await transcodeToJsonSliced(records, SLICE_MS) : concatRequests(records);
   const headers: Record<string, string> = {
     'content-type': options.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
   };
   if (options.compression === 'gzip') {
-    body = await gzip(body);
+    body = await gzipSliced(body, GZIP_LEVEL, SLICE_MS);
     headers['content-encoding'] = 'gzip';
   }
   if (options.secret !== undefined && options.secret !== '') headers['x-sluice-signature'] = signBody(options.secret, body);

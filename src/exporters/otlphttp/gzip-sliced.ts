@@ -1,0 +1,68 @@
+// gzip on the event loop, cut into slices, for delivery bodies. zlib's async
+// API runs on libuv's pool, whose threads share the daemon's core with the
+// loop: a pool thread doing a millisecond of compression either preempts the
+// loop (SCHED_OTHER) or, as SCHED_BATCH, makes every other pool job (the
+// queue's durable writes, on which OTLP acknowledgements wait) wait for the
+// loop to yield. Compressing here leaves the pool with system calls only.
+//
+// The body is deflated in pieces of PIECE_BYTES, each piece a raw deflate run
+// that starts from the previous 32 KiB as its dictionary and ends on a sync
+// flush, the last one on a finish. Their concatenation is one deflate stream,
+// the one a single run would give but for where blocks end; the gzip header
+// and trailer (CRC-32, length) wrap it as RFC 1952 says.
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { constants, crc32, deflateRawSync, type ZlibOptions } from 'node:zlib';
+
+/** Uncompressed bytes deflated between two checks of the clock: about 0.1 ms at level 1. */
+const PIECE_BYTES = 64 * 1024;
+/** Deflate's window: what a piece may refer back to. */
+const WINDOW_BYTES = 32 * 1024;
+const GZIP_ID1 = 0x1f;
+const GZIP_ID2 = 0x8b;
+const GZIP_DEFLATE = 8;
+const GZIP_OS_UNIX = 3;
+
+/** RFC 1952's XFL byte: 2 for the slowest level, 4 for the fastest, 0 otherwise. */
+function extraFlags(level: number): number {
+  if (level === 9) return 2;
+  if (level === 1) return 4;
+  return 0;
+}
+
+function header(level: number): Buffer {
+  // No flags, no modification time.
+  return Buffer.from([GZIP_ID1, GZIP_ID2, GZIP_DEFLATE, 0, 0, 0, 0, 0, extraFlags(level), GZIP_OS_UNIX]);
+}
+
+function trailer(crc: number, length: number): Buffer {
+  const out = Buffer.alloc(8);
+  out.writeUInt32LE(crc >>> 0, 0);
+  out.writeUInt32LE(length % 2 ** 32, 4);
+  return out;
+}
+
+/**
+ * gzip of `body` at `level`, with a turn of the event loop whenever `sliceMs`
+ * of compression have passed since the last one (checked between pieces).
+ */
+export async function gzipSliced(body: Uint8Array, level: number, sliceMs: number): Promise<Buffer> {
+  const parts: Buffer[] = [header(level)];
+  let crc = 0;
+  let deadline = performance.now() + sliceMs;
+  for (let start = 0; ; start += PIECE_BYTES) {
+    const end = Math.min(body.length, start + PIECE_BYTES);
+    const piece = body.subarray(start, end);
+    const last = end === body.length;
+    const options: ZlibOptions = { level, finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH };
+    if (start > 0) options.dictionary = body.subarray(Math.max(0, start - WINDOW_BYTES), start);
+    parts.push(deflateRawSync(piece, options));
+    crc = crc32(piece, crc);
+    if (last) break;
+    if (performance.now() >= deadline) {
+      await nextTurn();
+      deadline = performance.now() + sliceMs;
+    }
+  }
+  parts.push(trailer(crc, body.length));
+  return Buffer.concat(parts);
+}
