@@ -1,11 +1,22 @@
-// The daemon's helper threads (libuv's pool: file writes, fsyncs, gzip; V8's
-// platform workers: concurrent marking, compilation) share the core with the
-// event loop. Woken, a helper preempts the loop at once: under the mixed load
-// (bench/RESULTS.md) the loop was preempted about 1,500 times a second and
-// waited 8.6% of the time for its own helpers, sometimes more than 2 ms at a
-// stretch, in the middle of a request. As SCHED_BATCH a helper keeps its
-// share of the CPU (same nice value, same weight) but no longer preempts on
-// wake-up: it runs when the loop waits for I/O or its time slice ends.
+// The daemon's helper threads (libuv's pool: file writes, fsyncs, socket
+// lookups; V8's platform workers: concurrent marking, compilation) share the
+// core with the event loop. Woken, a helper preempts the loop at once: under
+// the mixed load (bench/RESULTS.md) the loop was preempted about 1,500 times
+// a second and waited 8.6% of the time for its own helpers, sometimes more
+// than 2 ms at a stretch, in the middle of a request. As SCHED_BATCH a
+// helper keeps its share of the CPU (same nice value, same weight) but no
+// longer preempts on wake-up: it runs when the loop waits for I/O or its
+// time slice ends.
+//
+// V8's workers run long stretches of CPU work, so they become SCHED_BATCH.
+// libuv's pool is left to preempt: its jobs are short system calls since
+// delivery bodies are compressed on the loop (exporters/otlphttp/
+// gzip-sliced.ts), and the queue's durable writes, on which every OTLP
+// acknowledgement waits, would otherwise wait twice (to start, to finish)
+// for the loop to yield or the kernel's next tick. Node names neither kind
+// of thread: the sluice command (sluice.cts) lists the threads that exist
+// before the pool starts, and those are V8's. Without that list (cli.js run
+// directly) every helper becomes SCHED_BATCH.
 //
 // Linux only. Node has no API for a thread's scheduling policy, so this runs
 // util-linux's `chrt` once per thread, after start-up, when every helper
@@ -23,14 +34,23 @@ const run = promisify(execFile);
 const CHRT_TIMEOUT_MS = 5_000;
 
 type HelperThreadsOutcome =
-  | { readonly kind: 'batched'; readonly threads: number }
+  | { readonly kind: 'batched'; readonly threads: number; readonly preempting: number }
   | { readonly kind: 'skipped'; readonly reason: string }
   | { readonly kind: 'failed'; readonly error: string };
 
-/** Every thread of this process but the one running the event loop. */
-async function helperThreadIds(): Promise<string[]> {
+/** The threads the sluice command found before libuv's pool started (see the top of this file). */
+function threadsBeforePool(): ReadonlySet<string> | undefined {
+  const listed = (globalThis as Record<symbol, unknown>)[Symbol.for('sluice.threadsBeforePool')];
+  return Array.isArray(listed) ? new Set(listed.map(String)) : undefined;
+}
+
+/** The threads to move: V8's workers, or every helper when the pool cannot be told apart. */
+async function helperThreadIds(): Promise<{ batch: string[]; preempting: number }> {
   const own = String(process.pid);
-  return (await readdir('/proc/self/task')).filter((tid) => tid !== own);
+  const beforePool = threadsBeforePool();
+  const helpers = (await readdir('/proc/self/task')).filter((tid) => tid !== own);
+  const batch = helpers.filter((tid) => beforePool === undefined || beforePool.has(tid));
+  return { batch, preempting: helpers.length - batch.length };
 }
 
 /** Moves the helper threads to SCHED_BATCH (see the top of this file). Never throws. */
@@ -38,10 +58,11 @@ async function batchHelperThreads(): Promise<HelperThreadsOutcome> {
   if (process.platform !== 'linux') return { kind: 'skipped', reason: `not on Linux (${process.platform})` };
   if (process.env.SLUICE_HELPER_THREADS === 'default') return { kind: 'skipped', reason: 'SLUICE_HELPER_THREADS=default' };
   let tids: string[];
+  let preempting: number;
   try {
     // libuv starts its pool on first use: a file-system call makes sure it exists.
     await stat('/proc/self');
-    tids = await helperThreadIds();
+    ({ batch: tids, preempting } = await helperThreadIds());
   } catch (err) {
     return { kind: 'failed', error: errorMessage(err) };
   }
@@ -59,13 +80,16 @@ async function batchHelperThreads(): Promise<HelperThreadsOutcome> {
     }
   }
   if (firstError !== undefined) return { kind: 'failed', error: `${batched} of ${tids.length} threads moved; chrt: ${firstError}` };
-  return { kind: 'batched', threads: batched };
+  return { kind: 'batched', threads: batched, preempting };
 }
 
 /** batchHelperThreads, its outcome logged. */
 export async function batchHelperThreadsLogged(logger: Logger): Promise<void> {
   const outcome = await batchHelperThreads();
-  if (outcome.kind === 'batched') logger.info({ threads: outcome.threads }, 'helper threads run as SCHED_BATCH: they no longer preempt the event loop');
+  if (outcome.kind === 'batched') {
+    // poolThreads: libuv's, left to preempt the loop.
+    logger.info({ threads: outcome.threads, poolThreads: outcome.preempting }, 'helper threads run as SCHED_BATCH: they no longer preempt the event loop');
+  }
   else if (outcome.kind === 'skipped') logger.debug({ reason: outcome.reason }, 'helper threads keep their scheduling policy');
   else logger.info({ err: outcome.error }, 'helper threads keep their scheduling policy: moving them to SCHED_BATCH failed');
 }
