@@ -7,7 +7,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { gzipSliced } from '../../../src/exporters/otlphttp/gzip-sliced.js';
 
-const PIECE = 64 * 1024;
+const PIECE = 128 * 1024;
 
 /** OTLP/JSON-like text: repetitive keys, a trace id per 20 spans, varying span ids and numbers. */
 function spansText(bytes: number): Buffer {
@@ -43,19 +43,19 @@ describe('gzipSliced', () => {
     expect(out.readUInt32LE(out.length - 4)).toBe(body.length);
   });
 
-  it('compresses about as well as one zlib run, each piece reaching back into the one before', async () => {
-    const body = spansText(8 * PIECE);
+  it('compresses about as well as one zlib run', async () => {
+    const body = spansText(4 * PIECE);
     for (const level of [1, 6]) {
       const sliced = await gzipSliced(body, level, 0.5);
       const whole = gzipSync(body, { level });
       expect(gunzipSync(sliced).equals(body)).toBe(true);
-      // Without the previous 32 KiB as dictionary each piece starts cold: about 7% larger here.
-      expect(sliced.length).toBeLessThan(whole.length * 1.03);
+      // Each piece starts with an empty window: a few per cent larger.
+      expect(sliced.length).toBeLessThan(whole.length * 1.05);
     }
   });
 
   it('gives the event loop a turn between pieces once its slice is spent', async () => {
-    const body = spansText(6 * PIECE);
+    const body = spansText(4 * PIECE);
     let settled = false;
     let turnsBeforeDone = 0;
     const count = (): void => {
@@ -67,7 +67,7 @@ describe('gzipSliced', () => {
     const out = await gzipSliced(body, 1, 0);
     settled = true;
     expect(gunzipSync(out).equals(body)).toBe(true);
-    // A zero slice yields after every piece but the last: five turns for six pieces.
-    expect(turnsBeforeDone).toBeGreaterThanOrEqual(5);
+    // A zero slice yields after every piece but the last: three turns for four pieces.
+    expect(turnsBeforeDone).toBeGreaterThanOrEqual(3);
   });
 });
