@@ -89,7 +89,9 @@ export async function batchHelperThreadsLogged(logger: Logger): Promise<void> {
   if (outcome.kind === 'batched') {
     // poolThreads: libuv's, left to preempt the loop.
     logger.info({ threads: outcome.threads, poolThreads: outcome.preempting }, 'helper threads run as SCHED_BATCH: they no longer preempt the event loop');
+  } else if (outcome.kind === 'skipped') {
+    logger.debug({ reason: outcome.reason }, 'helper threads keep their scheduling policy');
+  } else {
+    logger.info({ err: outcome.error }, 'helper threads keep their scheduling policy: moving them to SCHED_BATCH failed');
   }
-  else if (outcome.kind === 'skipped') logger.debug({ reason: outcome.reason }, 'helper threads keep their scheduling policy');
-  else logger.info({ err: outcome.error }, 'helper threads keep their scheduling policy: moving them to SCHED_BATCH failed');
 }
