@@ -7,7 +7,11 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
+
+/** The daemon's module run directly, without the sluice command's list of the threads that exist before the pool. */
+const CLI_MODULE = fileURLToPath(new URL('../../dist/src/cli.js', import.meta.url));
 
 const SCHED_OTHER = 0;
 const SCHED_BATCH = 3;
@@ -73,6 +77,23 @@ describe.runIf(process.platform === 'linux')('helper threads', () => {
     expect(line?.poolThreads).toBe(16);
     expect(batched.length + preempting.length).toBe(helpers.length);
     expect((await fetch(`http://127.0.0.1:${daemon.adminPort}/readyz`)).status).toBe(200);
+  });
+
+  it('batches every helper when run as cli.js, which cannot tell the pool from V8', async () => {
+    daemon = await startDaemon(config, { entry: CLI_MODULE });
+    const pid = daemon.child.pid as number;
+    await waitUntil(() => logged(daemon as RunningDaemon, 'helper threads') !== undefined, 10_000, 'the helper-threads log line');
+    const line = logged(daemon, 'helper threads run as SCHED_BATCH');
+    expect(line, daemon.logs.join('\n')).toBeDefined();
+    expect(line?.poolThreads).toBe(0);
+
+    const policies = await threadPolicies(pid);
+    expect(policies.get(pid)).toBe(SCHED_OTHER);
+    const helpers = [...policies].filter(([tid]) => tid !== pid);
+    // libuv's default pool of 4 and V8's workers, all batched.
+    expect(helpers.length).toBeGreaterThanOrEqual(5);
+    for (const [, policy] of helpers) expect(policy).toBe(SCHED_BATCH);
+    expect(line?.threads).toBe(helpers.length);
   });
 
   it("gives libuv's pool 16 threads, or as many as UV_THREADPOOL_SIZE says", async () => {

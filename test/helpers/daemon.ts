@@ -70,6 +70,8 @@ export interface DaemonOptions {
   env?: Record<string, string>;
   /** How to tell the daemon is ready (default: plain HTTP GET /readyz answers 200); for an admin endpoint behind TLS. */
   ready?: (adminPort: number) => Promise<boolean>;
+  /** The script node runs (default: the sluice command, CLI). */
+  entry?: string;
 }
 
 async function plainReadyz(adminPort: number): Promise<boolean> {
@@ -82,7 +84,7 @@ export async function startDaemon(yaml: (ctx: { dir: string; adminPort: number }
   const adminPort = await freePort();
   const configPath = join(dir, 'config.yaml');
   await writeFile(configPath, yaml({ dir, adminPort }));
-  const child = spawn(process.execPath, [CLI, 'run', '--config', configPath], {
+  const child = spawn(process.execPath, [options.entry ?? CLI, 'run', '--config', configPath], {
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
