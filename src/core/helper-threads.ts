@@ -16,7 +16,8 @@
 // for the loop to yield or the kernel's next tick. Node names neither kind
 // of thread: the sluice command (sluice.cts) lists the threads that exist
 // before the pool starts, and those are V8's. Without that list (cli.js run
-// directly) every helper becomes SCHED_BATCH.
+// directly), or when the threads started since are not exactly the pool's
+// size (a preload started the pool first), every helper becomes SCHED_BATCH.
 //
 // Linux only. Node has no API for a thread's scheduling policy, so this runs
 // util-linux's `chrt` once per thread, after start-up, when every helper
@@ -34,7 +35,7 @@ const run = promisify(execFile);
 const CHRT_TIMEOUT_MS = 5_000;
 
 type HelperThreadsOutcome =
-  | { readonly kind: 'batched'; readonly threads: number; readonly preempting: number }
+  | { readonly kind: 'batched'; readonly threads: number; readonly preempting: number; readonly unsure?: string | undefined }
   | { readonly kind: 'skipped'; readonly reason: string }
   | { readonly kind: 'failed'; readonly error: string };
 
@@ -45,12 +46,28 @@ function threadsBeforePool(): ReadonlySet<string> | undefined {
 }
 
 /** The threads to move: V8's workers, or every helper when the pool cannot be told apart. */
-async function helperThreadIds(): Promise<{ batch: string[]; preempting: number }> {
+async function helperThreadIds(): Promise<{ batch: string[]; preempting: number; unsure?: string }> {
   const own = String(process.pid);
   const beforePool = threadsBeforePool();
   const helpers = (await readdir('/proc/self/task')).filter((tid) => tid !== own);
-  const batch = helpers.filter((tid) => beforePool === undefined || beforePool.has(tid));
-  return { batch, preempting: helpers.length - batch.length };
+  if (beforePool === undefined) return { batch: helpers, preempting: 0 };
+  const later = helpers.filter((tid) => !beforePool.has(tid)).length;
+  const poolSize = libuvPoolSize(process.env.UV_THREADPOOL_SIZE);
+  // A preload (--import, --require, a loader) may have started the pool before
+  // the list was made, or something else may have started threads since: the
+  // list then no longer tells the pool apart, and every helper is batched.
+  if (later !== poolSize) {
+    return { batch: helpers, preempting: 0, unsure: `${later} threads started after the sluice command's list where libuv's pool of ${poolSize} was expected` };
+  }
+  return { batch: helpers.filter((tid) => beforePool.has(tid)), preempting: later };
+}
+
+/** The size libuv gives its pool for this UV_THREADPOOL_SIZE: 4 unset, at least 1, at most 1024. */
+export function libuvPoolSize(value: string | undefined): number {
+  if (value === undefined) return 4;
+  const parsed = Number.parseInt(value, 10); // libuv reads it with atoi
+  if (!Number.isFinite(parsed) || parsed <= 0) return 1;
+  return Math.min(parsed, 1024);
 }
 
 /** Moves the helper threads to SCHED_BATCH (see the top of this file). Never throws. */
@@ -59,10 +76,11 @@ async function batchHelperThreads(): Promise<HelperThreadsOutcome> {
   if (process.env.SLUICE_HELPER_THREADS === 'default') return { kind: 'skipped', reason: 'SLUICE_HELPER_THREADS=default' };
   let tids: string[];
   let preempting: number;
+  let unsure: string | undefined;
   try {
     // libuv starts its pool on first use: a file-system call makes sure it exists.
     await stat('/proc/self');
-    ({ batch: tids, preempting } = await helperThreadIds());
+    ({ batch: tids, preempting, unsure } = await helperThreadIds());
   } catch (err) {
     return { kind: 'failed', error: errorMessage(err) };
   }
@@ -80,15 +98,16 @@ async function batchHelperThreads(): Promise<HelperThreadsOutcome> {
     }
   }
   if (firstError !== undefined) return { kind: 'failed', error: `${batched} of ${tids.length} threads moved; chrt: ${firstError}` };
-  return { kind: 'batched', threads: batched, preempting };
+  return { kind: 'batched', threads: batched, preempting, unsure };
 }
 
 /** batchHelperThreads, its outcome logged. */
 export async function batchHelperThreadsLogged(logger: Logger): Promise<void> {
   const outcome = await batchHelperThreads();
   if (outcome.kind === 'batched') {
-    // poolThreads: libuv's, left to preempt the loop.
-    logger.info({ threads: outcome.threads, poolThreads: outcome.preempting }, 'helper threads run as SCHED_BATCH: they no longer preempt the event loop');
+    // poolThreads: libuv's, left to preempt the loop; poolUnknown: why the pool was batched too.
+    const fields = outcome.unsure === undefined ? {} : { poolUnknown: outcome.unsure };
+    logger.info({ threads: outcome.threads, poolThreads: outcome.preempting, ...fields }, 'helper threads run as SCHED_BATCH: they no longer preempt the event loop');
   } else if (outcome.kind === 'skipped') {
     logger.debug({ reason: outcome.reason }, 'helper threads keep their scheduling policy');
   } else {

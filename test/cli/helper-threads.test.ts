@@ -3,11 +3,12 @@
 // SLUICE_HELPER_THREADS=default, every thread keeps its policy and the daemon
 // serves as before. libuv's pool has 16 threads unless the user sets its
 // size. Read from /proc, as the kernel sees the threads.
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
+import { libuvPoolSize } from '../../src/core/helper-threads.js';
 import { startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
 
 /** The daemon's module run directly, without the sluice command's list of the threads that exist before the pool. */
@@ -94,6 +95,38 @@ describe.runIf(process.platform === 'linux')('helper threads', () => {
     expect(helpers.length).toBeGreaterThanOrEqual(5);
     for (const [, policy] of helpers) expect(policy).toBe(SCHED_BATCH);
     expect(line?.threads).toBe(helpers.length);
+  });
+
+  it('batches every helper, and says why, when a preload started the pool before the list was made', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'sluice-preload-'));
+    try {
+      // An --import preload runs on the ES module loader, which starts libuv's pool before sluice.cjs runs.
+      const preload = join(dir, 'preload.mjs');
+      await writeFile(preload, 'export {};\n');
+      daemon = await startDaemon(config, { env: { NODE_OPTIONS: `--import=${preload}`, UV_THREADPOOL_SIZE: '' } });
+      const pid = daemon.child.pid as number;
+      await waitUntil(() => logged(daemon as RunningDaemon, 'helper threads') !== undefined, 10_000, 'the helper-threads log line');
+      const line = logged(daemon, 'helper threads run as SCHED_BATCH');
+      expect(line, daemon.logs.join('\n')).toBeDefined();
+      expect(line?.poolThreads).toBe(0);
+      // The pool started at libuv's default of 4, before the sluice command could size it.
+      expect(line?.poolUnknown).toBe("0 threads started after the sluice command's list where libuv's pool of 16 was expected");
+      const helpers = [...(await threadPolicies(pid))].filter(([tid]) => tid !== pid);
+      for (const [, policy] of helpers) expect(policy).toBe(SCHED_BATCH);
+      expect(line?.threads).toBe(helpers.length);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads UV_THREADPOOL_SIZE as libuv does', () => {
+    expect(libuvPoolSize(undefined)).toBe(4);
+    expect(libuvPoolSize('16')).toBe(16);
+    expect(libuvPoolSize('')).toBe(1);
+    expect(libuvPoolSize('0')).toBe(1);
+    expect(libuvPoolSize('abc')).toBe(1);
+    expect(libuvPoolSize('8threads')).toBe(8);
+    expect(libuvPoolSize('5000')).toBe(1024);
   });
 
   it("gives libuv's pool 16 threads, or as many as UV_THREADPOOL_SIZE says", async () => {

@@ -25,10 +25,10 @@ const GZIP_ID2 = 0x8b;
 const GZIP_DEFLATE = 8;
 const GZIP_OS_UNIX = 3;
 
-/** RFC 1952's XFL byte: 2 for the slowest level, 4 for the fastest, 0 otherwise. */
+/** RFC 1952's XFL byte as zlib sets it: 2 for the slowest level, 4 for the fastest (and for none), 0 otherwise. */
 function extraFlags(level: number): number {
   if (level === 9) return 2;
-  if (level === 1) return 4;
+  if (level < 2) return 4;
   return 0;
 }
 

@@ -4,6 +4,7 @@
 // 504 and network errors are retryable (honouring Retry-After), any other
 // non-2xx is permanent.
 import { createHmac } from 'node:crypto';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
@@ -24,7 +25,7 @@ const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 const ERROR_BODY_PREVIEW = 512; // characters of a failed response kept for the log
 const KEEP_ALIVE_TIMEOUT = 30_000; // ms
 const CONNECT_TIMEOUT = 10_000; // ms
-const SLICE_MS = 0.5; // longest stretch of JSON encoding or compression between two turns of the event loop
+const SLICE_MS = 0.5; // JSON encoding or compression between two turns of the event loop (checked after each span or piece)
 
 export type SendOutcome =
   | { status: 'success'; httpStatus: number; rejectedSpans: number; message?: string }
@@ -71,6 +72,8 @@ export async function serializeBody(
     'content-type': options.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
   };
   if (options.compression === 'gzip') {
+    // The transcoder's last slice ends without a turn of the loop: one here, so that it and gzip's first piece are not one stretch.
+    if (options.encoding === 'json') await nextTurn();
     body = await gzipSliced(body, GZIP_LEVEL, SLICE_MS);
     headers['content-encoding'] = 'gzip';
   }

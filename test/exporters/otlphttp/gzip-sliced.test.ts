@@ -43,6 +43,17 @@ describe('gzipSliced', () => {
     expect(out.readUInt32LE(out.length - 4)).toBe(body.length);
   });
 
+  it('marks the level in the header as zlib does, and any level gunzips', async () => {
+    const body = spansText(PIECE + 99);
+    for (const [level, xfl] of [[9, 2], [6, 0], [0, 4]] as const) {
+      // As zlib's own gzip header says.
+      expect(gzipSync(body, { level })[8]).toBe(xfl);
+      const out = await gzipSliced(body, level, 0.5);
+      expect(out[8]).toBe(xfl);
+      expect(gunzipSync(out).equals(body)).toBe(true);
+    }
+  });
+
   it('compresses about as well as one zlib run', async () => {
     const body = spansText(4 * PIECE);
     for (const level of [1, 6]) {
