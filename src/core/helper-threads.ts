@@ -45,13 +45,23 @@ function threadsBeforePool(): ReadonlySet<string> | undefined {
   return Array.isArray(listed) ? new Set(listed.map(String)) : undefined;
 }
 
+interface ThreadSelection {
+  /** The threads to move to SCHED_BATCH. */
+  readonly batch: string[];
+  /** libuv's pool, left as it is. */
+  readonly preempting: number;
+  /** Why the pool could not be told apart, when it could not. */
+  readonly unsure?: string;
+}
+
 /** The threads to move: V8's workers, or every helper when the pool cannot be told apart. */
-async function helperThreadIds(): Promise<{ batch: string[]; preempting: number; unsure?: string }> {
+async function helperThreadIds(): Promise<ThreadSelection> {
   const own = String(process.pid);
   const beforePool = threadsBeforePool();
   const helpers = (await readdir('/proc/self/task')).filter((tid) => tid !== own);
   if (beforePool === undefined) return { batch: helpers, preempting: 0 };
-  const later = helpers.filter((tid) => !beforePool.has(tid)).length;
+  const v8 = helpers.filter((tid) => beforePool.has(tid));
+  const later = helpers.length - v8.length;
   const poolSize = libuvPoolSize(process.env.UV_THREADPOOL_SIZE);
   // A preload (--import, --require, a loader) may have started the pool before
   // the list was made, or something else may have started threads since: the
@@ -59,7 +69,7 @@ async function helperThreadIds(): Promise<{ batch: string[]; preempting: number;
   if (later !== poolSize) {
     return { batch: helpers, preempting: 0, unsure: `${later} threads started after the sluice command's list where libuv's pool of ${poolSize} was expected` };
   }
-  return { batch: helpers.filter((tid) => beforePool.has(tid)), preempting: later };
+  return { batch: v8, preempting: later };
 }
 
 /** The size libuv gives its pool for this UV_THREADPOOL_SIZE: 4 unset, at least 1, at most 1024. */
@@ -74,18 +84,17 @@ export function libuvPoolSize(value: string | undefined): number {
 async function batchHelperThreads(): Promise<HelperThreadsOutcome> {
   if (process.platform !== 'linux') return { kind: 'skipped', reason: `not on Linux (${process.platform})` };
   if (process.env.SLUICE_HELPER_THREADS === 'default') return { kind: 'skipped', reason: 'SLUICE_HELPER_THREADS=default' };
-  let tids: string[];
-  let preempting: number;
-  let unsure: string | undefined;
+  let selection: ThreadSelection;
   try {
     // libuv starts its pool on first use: a file-system call makes sure it exists.
     await stat('/proc/self');
-    ({ batch: tids, preempting, unsure } = await helperThreadIds());
+    selection = await helperThreadIds();
   } catch (err) {
     return { kind: 'failed', error: errorMessage(err) };
   }
   let batched = 0;
   let firstError: string | undefined;
+  const tids = selection.batch;
   for (const tid of tids) {
     try {
       await run('chrt', ['--batch', '--pid', '0', tid], { timeout: CHRT_TIMEOUT_MS });
@@ -98,7 +107,7 @@ async function batchHelperThreads(): Promise<HelperThreadsOutcome> {
     }
   }
   if (firstError !== undefined) return { kind: 'failed', error: `${batched} of ${tids.length} threads moved; chrt: ${firstError}` };
-  return { kind: 'batched', threads: batched, preempting, unsure };
+  return { kind: 'batched', threads: batched, preempting: selection.preempting, unsure: selection.unsure };
 }
 
 /** batchHelperThreads, its outcome logged. */

@@ -6,8 +6,8 @@
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
 import { libuvPoolSize } from '../../src/core/helper-threads.js';
 import { startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
 
