@@ -82,10 +82,11 @@ export class TraceBatch {
 
   /**
    * OTLP/JSON as UTF-8 bytes followed by `suffix`, written in slices of at
-   * most `sliceMs` with a turn of the event loop between them.
+   * most `sliceMs` with a turn of the event loop between them, and kept for
+   * the queued JSON outputs that will deliver these same bytes (json-reuse.ts).
    */
   toJsonBytes(sliceMs: number, suffix = ''): Promise<Uint8Array> {
     if (this.#proto === undefined && this.#model !== undefined) return Promise.resolve(Buffer.from(stringifyRequest(this.#model) + suffix));
-    return transcodeToJsonSliced([this.toProto()], sliceMs, suffix);
+    return transcodeToJsonSliced([this.toProto()], sliceMs, { suffix, remember: true });
   }
 }

@@ -13,6 +13,7 @@
 // (transcodeToJsonSliced) while tests run it to the end at once.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MalformedDataError } from '../shared/errors.js';
+import { takeRememberedResourceSpans, rememberJson } from './json-reuse.js';
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
@@ -74,6 +75,13 @@ class JsonOut {
   byte(value: number): void {
     this.ensure(1);
     this.buf[this.pos++] = value;
+  }
+
+  /** JSON text written before. */
+  bytes(text: Uint8Array): void {
+    this.ensure(text.byteLength);
+    this.buf.set(text, this.pos);
+    this.pos += text.byteLength;
   }
 
   /** A non-negative integer below 2^53, in decimal, without making a string. */
@@ -838,15 +846,27 @@ function* spanContainer(r: WireReader, out: JsonOut, end: number, c: SpanContain
 /**
  * The JSON of several encoded requests as one: repeated fields concatenate
  * on the wire, so this is the JSON of their concatenation, without copying
- * them into one buffer first. `suffix` (a newline, say) ends the output.
+ * them into one buffer first.
  */
-function* requestsJson(requests: readonly Uint8Array[], suffix: string): Generator<void, Buffer, void> {
+function* requestsJson(requests: readonly Uint8Array[], options: JsonOptions): Generator<void, Buffer, void> {
+  const suffix = options.suffix ?? '';
   let inputBytes = 0;
   for (const bytes of requests) inputBytes += bytes.byteLength;
   const out = new JsonOut(inputBytes * INITIAL_OUTPUT_FACTOR);
   out.raw('{"resourceSpans":[');
   let first = true;
+  let transcoded = false;
   for (const bytes of requests) {
+    // Another output's transcoding of these very bytes (json-reuse.ts) is copied, not redone.
+    const known = takeRememberedResourceSpans(bytes);
+    if (known !== undefined) {
+      if (known.byteLength === 0) continue;
+      out.comma(first);
+      first = false;
+      out.bytes(known);
+      continue;
+    }
+    transcoded = true;
     const r = new WireReader(bytes);
     const end = bytes.byteLength;
     while (r.pos < end) {
@@ -862,12 +882,24 @@ function* requestsJson(requests: readonly Uint8Array[], suffix: string): Generat
   }
   out.raw(']}');
   out.raw(suffix);
-  return out.buf.subarray(0, out.pos);
+  const json = out.buf.subarray(0, out.pos);
+  if (options.remember === true && transcoded && requests.length === 1) rememberJson(requests[0] as Uint8Array, json, suffix.length);
+  return json;
+}
+
+export interface JsonOptions {
+  /** Ends the output (a line's newline); ASCII. */
+  readonly suffix?: string;
+  /**
+   * Keeps the JSON of a lone request for the queued outputs that will want
+   * the same bytes as JSON later (json-reuse.ts): the `file` exporter's lines.
+   */
+  readonly remember?: boolean;
 }
 
 /** OTLP/JSON (UTF-8) of the encoded requests, merged into one, all at once. */
-export function transcodeToJson(requests: readonly Uint8Array[], suffix = ''): Buffer {
-  const walk = requestsJson(requests, suffix);
+export function transcodeToJson(requests: readonly Uint8Array[], options: JsonOptions = {}): Buffer {
+  const walk = requestsJson(requests, options);
   for (;;) {
     const step = walk.next();
     if (step.done === true) return step.value;
@@ -879,8 +911,8 @@ export function transcodeToJson(requests: readonly Uint8Array[], suffix = ''): B
  * after each span) with a turn of the event loop between them, so that a
  * large batch never holds the loop that serves requests for longer.
  */
-export async function transcodeToJsonSliced(requests: readonly Uint8Array[], sliceMs: number, suffix = ''): Promise<Buffer> {
-  const walk = requestsJson(requests, suffix);
+export async function transcodeToJsonSliced(requests: readonly Uint8Array[], sliceMs: number, options: JsonOptions = {}): Promise<Buffer> {
+  const walk = requestsJson(requests, options);
   let deadline = performance.now() + sliceMs;
   for (;;) {
     const step = walk.next();

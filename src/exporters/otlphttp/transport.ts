@@ -9,6 +9,7 @@ import { Agent, request } from 'undici';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
 import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
+import { wantJsonReuse } from '../../otlp/json-reuse.js';
 import { concatRequests } from '../../otlp/wire.js';
 import { parseRetryAfter } from './retry-after.js';
 import { Deadline } from '../../shared/abort-callbacks.js';
@@ -104,6 +105,8 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
     connect: { timeout: CONNECT_TIMEOUT, ...(options.ca === undefined ? {} : { ca: options.ca }) },
   });
   const baseHeaders = { ...options.headers, 'user-agent': options.userAgent };
+  // A JSON destination's records were often transcoded already, for the `file` exporter's lines.
+  const releaseJsonReuse = options.encoding === 'json' ? wantJsonReuse() : undefined;
 
   return {
     send: async function deliver(records, _spans, signal) {
@@ -137,6 +140,7 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
       }
     },
     close: async function close() {
+      releaseJsonReuse?.();
       await dispatcher.close();
     },
   };
