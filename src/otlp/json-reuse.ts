@@ -10,14 +10,21 @@
 // drain or `otlphttp` exporter). Queued outputs deliver a batch up to their
 // flush_timeout (200 ms) after it arrived: under the mixed load the drain
 // took a line a median 100 ms after the file wrote it. Lines held that long
-// as buffers of their own outlived two young-generation collections, went to
-// the old generation, and made V8 run three times as many full collections
-// (bench/RESULTS.md). So the JSON is copied into one ring buffer allocated
-// once (8 MiB, about 0.8 s of lines at 10,000 spans/s), and a request is let
-// go once each output that wants JSON has taken it or when its bytes in the
-// ring are written over. The bytes objects are looked up weakly: one no
-// output takes (a drain whose sampling queued a copy of some spans) is
-// never kept reachable from here.
+// as buffers of their own outlived two young-generation collections, went
+// to the old generation, and made V8 run two to three times as many full
+// collections (bench/RESULTS.md). So the JSON is copied into one ring
+// buffer allocated once (8 MiB, about 0.8 s of lines at 10,000 spans/s),
+// and a request is let go once each output that wants JSON has taken it or
+// when its bytes in the ring are written over. The bytes objects are looked
+// up weakly: one no output takes (a drain whose sampling queued a copy of
+// some spans) is never kept reachable from here.
+//
+// A delivery finds nothing, and transcodes as before, when its records are
+// not the objects the file exporter was given: a drain whose sampling or
+// edge filter left spans out, records read back from disk (after a restart,
+// or beyond the queue's 8 MiB of recent records), lines written over before
+// the delivery, lines over a quarter of the ring, and batches received as
+// OTLP/JSON (the file writes those from their model).
 
 const RESOURCE_SPANS_OPEN = '{"resourceSpans":['.length;
 const RESOURCE_SPANS_CLOSE = ']}'.length;
@@ -34,12 +41,20 @@ interface Remembered {
 }
 
 const byRequest = new WeakMap<Uint8Array, Remembered>();
-/** Everything in the ring, oldest first, which is also the order of their places in it. */
-let inRing: Remembered[] = [];
+/**
+ * Everything in the ring from index `oldest` on, oldest first: in the order
+ * of their places in the ring, going round from `head`. Never an empty one,
+ * which would have no place to be written over at.
+ */
+let inRing: (Remembered | undefined)[] = [];
+let oldest = 0;
 let ring: Buffer | undefined;
 /** Where the next one is written. */
 let head = 0;
 let wanting = 0;
+const NOTHING = new Uint8Array(0);
+/** Slots before `oldest` are dropped from the array once there are this many and they are most of it. */
+const COMPACT_AFTER = 1024;
 
 /**
  * Says that JSON of requests will be wanted after their first transcoding
@@ -53,8 +68,9 @@ export function wantJsonReuse(): () => void {
     released = true;
     wanting -= 1;
     if (wanting === 0) {
-      for (const entry of inRing) entry.takers = 0;
+      while (oldest < inRing.length) writtenOver();
       inRing = [];
+      oldest = 0;
       ring = undefined;
       head = 0;
     }
@@ -71,26 +87,37 @@ export function rememberJson(request: Uint8Array, json: Uint8Array, suffixBytes:
   const inner = json.subarray(RESOURCE_SPANS_OPEN, json.byteLength - RESOURCE_SPANS_CLOSE - suffixBytes);
   const length = inner.byteLength;
   if (length > RING_BYTES / 4) return;
+  const previous = byRequest.get(request);
+  if (previous !== undefined) previous.takers = 0;
+  if (length === 0) {
+    byRequest.set(request, { start: 0, end: 0, takers: wanting });
+    return;
+  }
   ring ??= Buffer.allocUnsafe(RING_BYTES);
   let start = head;
   if (start + length > RING_BYTES) {
     // The ring's end is too short: what lies there is the oldest and goes first.
-    while (inRing.length > 0 && (inRing[0] as Remembered).start >= start) writtenOver();
+    for (let first = inRing[oldest]; first !== undefined && first.start >= start; first = inRing[oldest]) writtenOver();
     start = 0;
   }
   const end = start + length;
-  while (inRing.length > 0 && (inRing[0] as Remembered).start < end && (inRing[0] as Remembered).end > start) writtenOver();
+  for (let first = inRing[oldest]; first !== undefined && first.start < end && first.end > start; first = inRing[oldest]) writtenOver();
   ring.set(inner, start);
   head = end;
-  const previous = byRequest.get(request);
-  if (previous !== undefined) previous.takers = 0;
   const entry: Remembered = { start, end, takers: wanting };
   byRequest.set(request, entry);
   inRing.push(entry);
 }
 
 function writtenOver(): void {
-  (inRing.shift() as Remembered).takers = 0;
+  const first = inRing[oldest] as Remembered;
+  first.takers = 0;
+  inRing[oldest] = undefined;
+  oldest += 1;
+  if (oldest >= COMPACT_AFTER && oldest * 2 >= inRing.length) {
+    inRing = inRing.slice(oldest);
+    oldest = 0;
+  }
 }
 
 /**
@@ -101,7 +128,8 @@ function writtenOver(): void {
  */
 export function takeRememberedResourceSpans(request: Uint8Array): Uint8Array | undefined {
   const entry = byRequest.get(request);
-  if (entry === undefined || entry.takers <= 0 || ring === undefined) return undefined;
+  if (entry === undefined || entry.takers <= 0) return undefined;
   entry.takers -= 1;
-  return ring.subarray(entry.start, entry.end);
+  if (entry.end === entry.start) return NOTHING;
+  return ring?.subarray(entry.start, entry.end);
 }

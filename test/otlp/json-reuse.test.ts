@@ -146,6 +146,19 @@ describe('OTLP/JSON reuse between outputs', () => {
     }
   });
 
+  it('keeps a request without resourceSpans out of the ring: the writes after it still let go of what they cover', () => {
+    want();
+    const empty = encodeRequest({ resourceSpans: [] });
+    transcodeToJson([empty], { remember: true });
+    const size = RING_BYTES / 4;
+    const requests = Array.from({ length: 5 }, () => new Uint8Array(1));
+    requests.forEach((request, i) => rememberJson(request, jsonOf(Buffer.alloc(size, 0x61 + i)), 0));
+    // The fifth wrapped to where the empty one was remembered, over the first.
+    expect(takeRememberedResourceSpans(requests[0] as Uint8Array)).toBeUndefined();
+    expect(Buffer.from(takeRememberedResourceSpans(requests[4] as Uint8Array) ?? []).equals(Buffer.alloc(size, 0x65))).toBe(true);
+    expect(takeRememberedResourceSpans(empty)?.byteLength).toBe(0);
+  });
+
   it('does not remember a line larger than a quarter of the ring', () => {
     want();
     const request = new Uint8Array(1);

@@ -141,10 +141,13 @@ export class DrainUnit {
   /** Stops delivery (in-flight sends get graceMs); everything unsettled stays on disk. */
   async shutdown(graceMs: number): Promise<void> {
     // Undecided spans stay in the pending queue, to be held again after a restart.
-    this.#sampler.stop();
-    await this.#pending.stop();
-    await this.#sender.shutdown(graceMs);
-    await this.#transport.close();
+    try {
+      this.#sampler.stop();
+      await this.#pending.stop();
+      await this.#sender.shutdown(graceMs);
+    } finally {
+      await this.#transport.close();
+    }
     await this.#decisions.close();
   }
 

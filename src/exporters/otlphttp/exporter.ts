@@ -45,10 +45,13 @@ export function createOtlpHttpExporter(settings: CreateSettings, config: OtlpHtt
     },
     shutdown: async function shutdown() {
       // In-flight deliveries get what is left of service.shutdown_grace; the rest stays queued.
-      await sender?.shutdown(deadline?.remainingMs());
-      await transport?.close();
-      sender = undefined;
-      transport = undefined;
+      try {
+        await sender?.shutdown(deadline?.remainingMs());
+      } finally {
+        await transport?.close();
+        sender = undefined;
+        transport = undefined;
+      }
     },
   };
 }

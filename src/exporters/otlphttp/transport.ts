@@ -105,11 +105,14 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
     connect: { timeout: CONNECT_TIMEOUT, ...(options.ca === undefined ? {} : { ca: options.ca }) },
   });
   const baseHeaders = { ...options.headers, 'user-agent': options.userAgent };
-  // A JSON destination's records were often transcoded already, for the `file` exporter's lines.
-  const releaseJsonReuse = options.encoding === 'json' ? wantJsonReuse() : undefined;
+  // A JSON destination's records were often transcoded already, for the `file` exporter's lines:
+  // wanted from the first delivery on (a transport that never sends, such as a drain that failed to start, wants nothing).
+  let releaseJsonReuse: (() => void) | undefined;
+  let closed = false;
 
   return {
     send: async function deliver(records, _spans, signal) {
+      if (options.encoding === 'json' && releaseJsonReuse === undefined && !closed) releaseJsonReuse = wantJsonReuse();
       const { body, headers } = await serializeBody(records, options);
       const deadline = new Deadline(signal, options.timeoutMs);
       try {
@@ -140,6 +143,7 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
       }
     },
     close: async function close() {
+      closed = true;
       releaseJsonReuse?.();
       await dispatcher.close();
     },

@@ -2,6 +2,8 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpTransport } from '../../../src/exporters/otlphttp/transport.js';
+import { takeRememberedResourceSpans } from '../../../src/otlp/json-reuse.js';
+import { transcodeToJson } from '../../../src/otlp/json-transcoder.js';
 import { encodeRequest } from '../../../src/otlp/proto-codec.js';
 
 const servers: Server[] = [];
@@ -58,5 +60,27 @@ describe('the OTLP/HTTP transport', () => {
     const again = await t.send(records, 0, shutdown.signal);
     expect(again).toMatchObject({ status: 'retryable', httpStatus: null });
     await t.close();
+  });
+
+  it('wants the file exporter\'s JSON kept from its first JSON delivery until it is closed, and a protobuf one never does', async () => {
+    const url = await destination(true);
+    const line = () => {
+      const bytes = encodeRequest({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0'.repeat(32), spanId: '1'.repeat(16), name: 'a', startTimeUnixNano: '1', endTimeUnixNano: '2' }] }] }] });
+      transcodeToJson([bytes], { suffix: '\n', remember: true });
+      return takeRememberedResourceSpans(bytes) !== undefined;
+    };
+    const proto = transport(url, 5_000);
+    await proto.send(records, 0, new AbortController().signal);
+    const json = createHttpTransport({ url, headers: {}, encoding: 'json', compression: 'none', insecure: true, timeoutMs: 5_000, userAgent: 'sluice-test' });
+    // Made but not yet sending (a drain that failed to start never does): nothing kept.
+    expect(line()).toBe(false);
+    expect(await json.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success' });
+    expect(line()).toBe(true);
+    await json.close();
+    expect(line()).toBe(false);
+    // Closed, an old transport finishing a delivery does not start wanting again.
+    await json.send(records, 0, new AbortController().signal);
+    expect(line()).toBe(false);
+    await proto.close();
   });
 });
