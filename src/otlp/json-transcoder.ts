@@ -11,8 +11,8 @@
 // each repeated field. The walk is a generator that pauses after every span,
 // so a caller on the request loop can cut a large batch into slices
 // (transcodeToJsonSliced) while tests run it to the end at once.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { MalformedDataError } from '../shared/errors.js';
+import { LoopSlices } from '../shared/loop-slices.js';
 import { takeRememberedResourceSpans, rememberJson } from './json-reuse.js';
 
 const WIRE_VARINT = 0;
@@ -913,13 +913,10 @@ export function transcodeToJson(requests: readonly Uint8Array[], options: JsonOp
  */
 export async function transcodeToJsonSliced(requests: readonly Uint8Array[], sliceMs: number, options: JsonOptions = {}): Promise<Buffer> {
   const walk = requestsJson(requests, options);
-  let deadline = performance.now() + sliceMs;
+  const slices = new LoopSlices(sliceMs);
   for (;;) {
     const step = walk.next();
     if (step.done === true) return step.value;
-    if (performance.now() >= deadline) {
-      await nextTurn();
-      deadline = performance.now() + sliceMs;
-    }
+    if (slices.due) await slices.turn();
   }
 }

@@ -15,8 +15,8 @@
 // but took more CPU: on a 400 KB batch, 64 KiB pieces with dictionaries cost
 // 1.5-1.6x one run's CPU, 128 KiB pieces without 1.25-1.3x. Node's public API
 // has no way to keep one deflate stream across synchronous calls.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { constants, crc32, deflateRawSync } from 'node:zlib';
+import { LoopSlices } from '../../shared/loop-slices.js';
 
 /** Uncompressed bytes deflated between two checks of the clock: about 0.3-0.5 ms at level 1 here. */
 const PIECE_BYTES = 128 * 1024;
@@ -51,7 +51,7 @@ function trailer(crc: number, length: number): Buffer {
 export async function gzipSliced(body: Uint8Array, level: number, sliceMs: number): Promise<Buffer> {
   const parts: Buffer[] = [header(level)];
   let crc = 0;
-  let deadline = performance.now() + sliceMs;
+  const slices = new LoopSlices(sliceMs);
   for (let start = 0; ; start += PIECE_BYTES) {
     const end = Math.min(body.length, start + PIECE_BYTES);
     const piece = body.subarray(start, end);
@@ -59,10 +59,7 @@ export async function gzipSliced(body: Uint8Array, level: number, sliceMs: numbe
     parts.push(deflateRawSync(piece, { level, finishFlush: last ? constants.Z_FINISH : constants.Z_SYNC_FLUSH }));
     crc = crc32(piece, crc);
     if (last) break;
-    if (performance.now() >= deadline) {
-      await nextTurn();
-      deadline = performance.now() + sliceMs;
-    }
+    if (slices.due) await slices.turn();
   }
   parts.push(trailer(crc, body.length));
   return Buffer.concat(parts);
