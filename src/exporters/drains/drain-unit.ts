@@ -98,12 +98,19 @@ export class DrainUnit {
     return this.#definition;
   }
 
+  /** Opens the drain's state and queues; if that fails, lets go of what did open before rethrowing. */
   async start(): Promise<void> {
-    // Decisions first: spans replayed from the pending queue follow what their roots decided before a restart.
-    await mkdir(drainDirectory(this.#settings.storageDirectory, this.#definition.id), { recursive: true });
-    await this.#decisions.open();
-    // The sender owns the main queue: it opens it and starts its workers.
-    await Promise.all([this.#sender.start(), this.#pending.start()]);
+    try {
+      // Decisions first: spans replayed from the pending queue follow what their roots decided before a restart.
+      await mkdir(drainDirectory(this.#settings.storageDirectory, this.#definition.id), { recursive: true });
+      await this.#decisions.open();
+      // The sender owns the main queue: it opens it and starts its workers.
+      const opened = await Promise.allSettled([this.#sender.start(), this.#pending.start()]);
+      for (const result of opened) if (result.status === 'rejected') throw result.reason;
+    } catch (err) {
+      await this.#abandon();
+      throw err;
+    }
     this.#sampler.start();
   }
 
@@ -149,6 +156,16 @@ export class DrainUnit {
       await this.#transport.close();
     }
     await this.#decisions.close();
+  }
+
+  /**
+   * After a failed start: a queue that did open keeps its directory locked
+   * (a retry of this drain would find it taken), its workers and timers run,
+   * and the connection pool stays open, unless they are let go here.
+   */
+  async #abandon(): Promise<void> {
+    await Promise.allSettled([this.#pending.stop(), this.#sender.shutdown(0)]);
+    await Promise.allSettled([this.#transport.close(), this.#decisions.close()]);
   }
 
   #newSampler(definition: DrainDefinition): Sampler {

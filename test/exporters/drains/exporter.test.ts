@@ -1,6 +1,8 @@
-import { rmSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TraceBatch } from '../../../src/otlp/batch.js';
+import { configDrainId } from '../../../src/exporters/drains/definition.js';
 import { requestOf, trace, traceIdWithR, type TestSpan } from '../../processors/sampling/helpers.js';
 import { exporterConfig, makeHarness, type Harness } from './harness.js';
 import { startSink, waitFor, type Sink } from './sink.js';
@@ -124,6 +126,24 @@ describe('drains exporter', () => {
     await second.exporter.consume(batch(children));
     // Without the remembered decision they would wait the whole 30 s decision_wait.
     await waitFor(() => sink.spanIds().length === 3, 10_000, 'the children after the restart');
+    rmSync(storage, { recursive: true, force: true });
+  });
+
+  it('a drain that fails to start lets go of the queue that did open, so it starts once the fault is gone', async () => {
+    const sink = await sinkFor();
+    const storage = makeHarness(exporterConfig([])).storageDirectory;
+    // The main queue's directory is a file: that queue cannot open, while the pending queue beside it can.
+    const unitDirectory = join(storage, 'drains', configDrainId('api'));
+    mkdirSync(unitDirectory, { recursive: true });
+    writeFileSync(join(unitDirectory, 'queue'), 'not a directory');
+    const failing = makeHarness(exporterConfig([drain('api', sink)]), storage);
+    await expect(failing.exporter.start(failing.host)).rejects.toThrow(/queue/);
+    await failing.exporter.shutdown();
+    rmSync(join(unitDirectory, 'queue'));
+    // Had the pending queue kept its directory locked, this start would fail with "another queue in this process".
+    const { exporter } = await started([drain('api', sink)], {}, storage);
+    await exporter.consume(batch(trace({})));
+    await waitFor(() => sink.spanIds().length === 3, 10_000, 'delivery after the fault is gone');
     rmSync(storage, { recursive: true, force: true });
   });
 
