@@ -69,7 +69,13 @@ export class AdminServer implements AdminRoutes {
       endpoint: splitEndpoint(endpoint),
       config: limits,
       telemetry: this.#options.telemetry,
-      handler: (req, res) => void this.#handle(req, res),
+      handler: (req, res) => {
+        this.#handle(req, res).catch((err: unknown) => {
+          // #handle answers its own failures; this is the last guard, so one request never ends the process.
+          this.#options.logger.error({ err: errorMessage(err) }, 'admin request failed');
+          res.destroy();
+        });
+      },
     });
     await listener.listen();
     this.#listener = listener;
@@ -89,7 +95,13 @@ export class AdminServer implements AdminRoutes {
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://admin.invalid');
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://admin.invalid');
+    } catch {
+      // Node's parser lets through targets URL cannot read (`//[`): the request's fault, answered before any route.
+      return sendError(res, 400, 'the request target is not a valid URL path');
+    }
     try {
       const builtin = this.#builtin(url.pathname);
       if (builtin !== undefined) {

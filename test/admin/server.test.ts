@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bearerMatches } from '../../src/admin/auth.js';
@@ -51,6 +52,16 @@ describe('admin endpoint', () => {
     expect(await res.json()).toEqual({ error: { message: 'not found: /nope' } });
   });
 
+  it('answers 400 to a request target URL cannot read, and keeps serving', async () => {
+    const port = admin.address()?.port ?? 0;
+    for (const target of ['//[', '//a:99999/', '//%/']) {
+      const answer = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+      expect(answer).toContain('the request target is not a valid URL path');
+    }
+    expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  });
+
   it('answers another method on a builtin path with a JSON 405 and Allow', async () => {
     const res = await fetch(`${base}/healthz`, { method: 'POST' });
     expect(res.status).toBe(405);
@@ -101,3 +112,15 @@ describe('bearer comparison', () => {
     expect(bearerMatches(undefined, 'k3y')).toBe(false);
   });
 });
+
+/** Sends `text` as it is (fetch would normalize the target) and returns everything the server wrote back. */
+function rawRequest(port: number, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
