@@ -46,7 +46,9 @@ export function mountDrainsApi(routes: AdminRoutes, drains: () => DrainsControll
       if (rest === '') return await collection(req, res, controller);
       if (rest === 'test') return await testDelivery(req, res, controller);
       if (rest.includes('/')) return fail(res, 404, 'not_found', `not found: ${url.pathname}`);
-      return await item(req, res, controller, decodeURIComponent(rest));
+      const id = decodedPathPart(rest);
+      if (id === undefined) return fail(res, 404, 'not_found', `not found: ${url.pathname}`);
+      return await item(req, res, controller, id);
     } catch (err) {
       // Shared drains need Redis to change; reads and running drains do not.
       if (err instanceof ClusterUnavailableError) return fail(res, 503, 'cluster_unavailable', err.message);
@@ -114,4 +116,13 @@ async function testDelivery(req: IncomingMessage, res: ServerResponse, drains: D
   if (!parsed.ok) return invalid(res, parsed.problems);
   const delivery = deliveryFromBody(parsed.value.delivery);
   sendJson(res, 200, await drains.testDelivery(caFile === undefined ? delivery : { ...delivery, caFile }));
+}
+
+/** A path segment percent-decoded, or undefined when its escapes are malformed (`%E0`): no drain has such an id. */
+function decodedPathPart(encoded: string): string | undefined {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    return undefined;
+  }
 }

@@ -124,6 +124,8 @@ describe('drains API', () => {
   });
 
   it('answers 404 for an unknown id on read, update and delete', async () => {
+    // An id with malformed percent-escapes names no drain either.
+    expect((await call('GET', '/v1/drains/%E0')).status).toBe(404);
     expect((await call('GET', '/v1/drains/drn_nope')).status).toBe(404);
     expect((await call('PATCH', '/v1/drains/drn_nope', { name: 'x' })).status).toBe(404);
     expect((await call('DELETE', '/v1/drains/drn_nope')).status).toBe(404);

@@ -24,7 +24,7 @@ export const chatRoutes: readonly ProtocolRoute[] = [
     prefix: true,
     errors: chatErrors,
     handle: function getModel(services, request) {
-      const id = decodeURIComponent(request.path.slice(MODELS_PREFIX.length));
+      const id = decodedPathPart(request.path.slice(MODELS_PREFIX.length));
       request.server.str('sluice.model', id);
       const record = services.catalog.recordJson(id);
       if (record === undefined) throw new GatewayHttpError(404, `The model \`${id}\` does not exist.`, { code: 'model_not_found', param: 'model' });
@@ -32,3 +32,12 @@ export const chatRoutes: readonly ProtocolRoute[] = [
     },
   },
 ];
+
+/** A path segment percent-decoded; malformed escapes (`%E0`) are the request's fault, not a 500. */
+function decodedPathPart(encoded: string): string {
+  try {
+    return decodeURIComponent(encoded);
+  } catch {
+    throw new GatewayHttpError(400, `The model id \`${encoded}\` in the path is not valid percent-encoding.`, { code: 'invalid_value', param: 'model' });
+  }
+}

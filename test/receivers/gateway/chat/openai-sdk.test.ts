@@ -79,6 +79,13 @@ describe('gateway with the official openai SDK', () => {
     expect(model.id).toBe('openai/gpt-test');
   });
 
+  it('answers 400 for a model id in the path with malformed percent-escapes', async () => {
+    await setup(() => undefined);
+    const response = await fetch(`${(gateway as Gateway).baseURL}/models/%E0`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: { type: 'invalid_request_error', code: 'invalid_value', param: 'model' } });
+  });
+
   it('answers a non-streaming completion through the upstream with the upstream model name', async () => {
     const client = await setup((_body, res) => sendJson(res, 200, completion('hello there')));
     const result = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] });

@@ -84,9 +84,20 @@ function resolveRef(schema: JsonObject, root: JsonObject, refs: readonly string[
   if (refs.includes(ref) || refs.length >= MAX_REF_DEPTH) return undefined;
   const match = /^#\/(\$defs|definitions)\/(.+)$/.exec(ref);
   if (match?.[1] === undefined || match[2] === undefined) return undefined;
-  const target = asObject(asObject(root[match[1]])?.[decodeURIComponent(match[2]).replaceAll('~1', '/').replaceAll('~0', '~')]);
+  const name = pointerToken(match[2]);
+  if (name === undefined) return undefined;
+  const target = asObject(asObject(root[match[1]])?.[name]);
   if (target === undefined) return undefined;
   // Sibling keywords of $ref (description, mostly) win over the target's.
   const { $ref: _ref, ...siblings } = schema;
   return { ...target, ...siblings };
+}
+
+/** A JSON Pointer token of a `$ref` fragment, unescaped; undefined when its percent-escapes are malformed. */
+function pointerToken(encoded: string): string | undefined {
+  try {
+    return decodeURIComponent(encoded).replaceAll('~1', '/').replaceAll('~0', '~');
+  } catch {
+    return undefined;
+  }
 }
