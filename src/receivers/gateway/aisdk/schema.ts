@@ -4,6 +4,7 @@
 // or tagged ({type:"data"|"url"|"reference"|"text"}), legacy and unified
 // tool-result content items, V4-only assistant parts. Compiled once.
 import { z } from 'zod';
+import { slugList } from '../core/gateway-options.js';
 
 const providerOptions = z.record(z.string(), z.record(z.string(), z.unknown())).optional();
 
@@ -72,7 +73,6 @@ const tool = z.discriminatedUnion('type', [
   z.object({ type: z.literal('provider'), id: z.string(), name: z.string(), args: z.unknown() }),
 ]);
 
-const slugList = z.array(z.string().min(1));
 export const aiGatewayOptionsSchema = z.looseObject({ order: slugList.optional(), only: slugList.optional(), models: slugList.optional() });
 
 /** The signed reasoning a provider returned, in the gateway's reasoning_details shape, replayed by the client. */

@@ -2,7 +2,7 @@
 // out of range are rejected (400), never clamped. Unknown top-level fields
 // pass through to OpenAI-compatible upstreams; unknown nested keys are dropped.
 import { z } from 'zod';
-import { gatewayOptionsSchema } from '../core/gateway-options.js';
+import { gatewayOptionsSchema, slugList } from '../core/gateway-options.js';
 import type { ChatCompletionRequest } from '../providers/shared/openai-types.js';
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
@@ -116,7 +116,6 @@ const reasoningOptions = z.object({
   enabled: z.boolean().optional(),
 });
 
-const slugList = z.array(z.string().min(1));
 
 const nonNegInt = z.number().int().nonnegative();
 

@@ -43,7 +43,10 @@ export function createRouter(catalog: Catalog, providerSlugs: ReadonlySet<string
     plan: function plan(model, options, optionsParam) {
       const planned = arrange(resolve(model, 'model'), options);
       options.models?.forEach(function addFallback(fallback, i) {
-        planned.push(...arrange(resolve(fallback, join(optionsParam, `models[${i}]`)), options));
+        for (const endpoint of arrange(resolve(fallback, join(optionsParam, `models[${i}]`)), options)) {
+          // An endpoint that already failed in this plan is not tried again.
+          if (!planned.some((e) => e.provider === endpoint.provider && e.model === endpoint.model)) planned.push(endpoint);
+        }
       });
       if (planned.length === 0) {
         throw new GatewayHttpError(400, `No configured provider can serve \`${model}\` within ${join(optionsParam, 'only')}.`, { code: 'no_provider_available', param: join(optionsParam, 'only') });

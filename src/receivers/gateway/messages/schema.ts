@@ -3,10 +3,9 @@
 // the gateway itself reads is checked here; what a translation cannot carry
 // is refused per provider type (to-chat.ts), naming the field.
 import { z } from 'zod';
+import { gatewayOptionsSchema } from '../core/gateway-options.js';
 import { isMissing } from '../core/schema-problem.js';
 
-const slugList = z.array(z.string().min(1));
-const gatewayOptions = z.object({ order: slugList.optional(), only: slugList.optional(), models: slugList.optional() });
 
 const cacheControl = z.looseObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
 const block = z.looseObject({ type: z.string().min(1), cache_control: cacheControl.nullable().optional() });
@@ -43,7 +42,7 @@ export const messagesRequestSchema = z
     tool_choice: toolChoice.optional(),
     thinking: thinking.optional(),
     output_config: outputConfig.optional(),
-    providerOptions: z.looseObject({ gateway: gatewayOptions.optional() }).optional(),
+    providerOptions: z.looseObject({ gateway: gatewayOptionsSchema.optional() }).optional(),
   })
   .superRefine(function budgetBelowMax(request, ctx) {
     const budget = request.thinking?.type === 'enabled' ? request.thinking.budget_tokens : undefined;
@@ -59,7 +58,7 @@ export const countTokensRequestSchema = z.looseObject({
   messages: z.array(message).min(1),
   system: z.union([z.string(), z.array(block)]).optional(),
   tools: z.array(tool).optional(),
-  providerOptions: z.looseObject({ gateway: gatewayOptions.optional() }).optional(),
+  providerOptions: z.looseObject({ gateway: gatewayOptionsSchema.optional() }).optional(),
 });
 
 export type MessagesRequest = z.output<typeof messagesRequestSchema>;
