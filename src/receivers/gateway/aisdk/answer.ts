@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import type { ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
-import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata } from './result.js';
+import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
 import { AiSdkStream } from './stream.js';
 
 type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: string; providerMetadata?: object } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
@@ -39,7 +39,7 @@ export class AiSdkAnswer implements CompletionAnswer {
       usage: aiSdkUsage(completion.usage),
       providerMetadata: { gateway: gatewayMetadata(state, this.#modelId, slug) },
       warnings: this.#warnings,
-      response: { id: completion.id, modelId: this.#modelId, timestamp: new Date(completion.created * 1000).toISOString() },
+      response: { id: completion.id, modelId: this.#modelId, timestamp: responseTimestamp(completion.created) },
     });
     res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
     res.end(payload);

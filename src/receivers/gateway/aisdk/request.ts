@@ -204,14 +204,31 @@ function fileContent(mediaType: string, data: TaggedData, param: string): Conten
     if (isImage) return { type: 'image_url', image_url: { url: data.url } };
     throw unsupported(param, `file parts of type ${mediaType} cannot be sent to a Chat Completions upstream (images and text only)`);
   }
-  if (data.data.startsWith('data:')) {
-    const comma = data.data.indexOf(',');
-    const head = data.data.slice(5, comma);
-    return fileContent(head.split(';')[0] ?? mediaType, { type: 'data', data: data.data.slice(comma + 1) }, param);
-  }
+  if (data.data.startsWith('data:')) return fileContent(...dataUrlParts(data.data, mediaType, param), param);
   if (isImage) return { type: 'image_url', image_url: { url: `data:${imageType(mediaType, data.data, param)};base64,${data.data}` } };
   if (mediaType.startsWith('text/') || mediaType === 'application/json') return { type: 'text', text: Buffer.from(data.data, 'base64').toString('utf8') };
   throw unsupported(param, `file parts of type ${mediaType} cannot be sent to a Chat Completions upstream (images and text only)`);
+}
+
+/** A `data:` URL's media type (the part's own when the URL names none) and its bytes as base64. */
+function dataUrlParts(url: string, mediaType: string, param: string): [string, TaggedData] {
+  const comma = url.indexOf(',');
+  if (comma === -1) throw invalidDataUrl(param, 'it has no comma before its data');
+  const [type = '', ...flags] = url.slice('data:'.length, comma).split(';');
+  const payload = url.slice(comma + 1);
+  if (flags.includes('base64')) return [type || mediaType, { type: 'data', data: payload }];
+  // Without `;base64` the data is percent-encoded text (RFC 2397).
+  let text: string;
+  try {
+    text = decodeURIComponent(payload);
+  } catch {
+    throw invalidDataUrl(param, 'its data is not valid percent-encoding');
+  }
+  return [type || mediaType, { type: 'data', data: Buffer.from(text, 'utf8').toString('base64') }];
+}
+
+function invalidDataUrl(param: string, why: string): GatewayHttpError {
+  return new GatewayHttpError(400, `${param}.data: not a valid data URL: ${why}.`, { type: 'invalid_request_error', code: 'invalid_value', param: `${param}.data` });
 }
 
 function toolResult(output: ToolOutput, param: string): [string, ContentPart[]] {

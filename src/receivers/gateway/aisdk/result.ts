@@ -72,3 +72,12 @@ export function gatewayMetadata(state: { readonly attempts: number; readonly met
   }
   return metadata;
 }
+
+/** The largest time a Date can hold, in ms either side of the epoch. */
+const MAX_DATE_MS = 8.64e15;
+
+/** The answer's time as ISO text: `created` (Unix seconds) when the upstream sent a usable one, else now. */
+export function responseTimestamp(created: unknown): string {
+  const ms = typeof created === 'number' ? created * 1000 : Number.NaN;
+  return (Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS ? new Date(ms) : new Date()).toISOString();
+}

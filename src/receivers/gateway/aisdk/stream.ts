@@ -8,7 +8,7 @@ import type { GatewayHttpError } from '../core/http-error.js';
 import type { ChatCompletionChunk, FinishReason, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
-import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata } from './result.js';
+import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
 
 interface OpenToolCall {
   readonly id: string;
@@ -44,7 +44,7 @@ export class AiSdkStream implements StreamEncoder {
     if (!this.#started) {
       this.#started = true;
       out += event({ type: 'stream-start', warnings: this.#warnings });
-      out += event({ type: 'response-metadata', id: chunk.id, modelId: this.#modelId, timestamp: new Date(chunk.created * 1000).toISOString() });
+      out += event({ type: 'response-metadata', id: chunk.id, modelId: this.#modelId, timestamp: responseTimestamp(chunk.created) });
     }
     if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = chunk.usage;
     const choice = chunk.choices[0];

@@ -124,6 +124,32 @@ describe('the /v1/ai/language-model wire protocol', () => {
     expect(upstream?.requests).toHaveLength(0);
   });
 
+  it('reads a data URL without ;base64 as percent-encoded text, and answers 400 for one without a comma', async () => {
+    await setup((_b, res) => sendJson(res, 200, completion('ok')));
+    const text = await post({ prompt: [{ role: 'user', content: [{ type: 'file', mediaType: 'text/plain', data: 'data:text/plain,a%20note%20%E2%9C%93' }] }] });
+    expect(text.status).toBe(200);
+    expect(upstream?.requests[0]?.body['messages']).toEqual([{ role: 'user', content: [{ type: 'text', text: 'a note ✓' }] }]);
+    const bad = await post({ prompt: [{ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data: 'data:image/png;base64' }] }] });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { type: 'invalid_request_error', param: 'prompt[0].content[0].data' } });
+    const escapes = await post({ prompt: [{ role: 'user', content: [{ type: 'file', mediaType: 'text/plain', data: 'data:text/plain,%E0' }] }] });
+    expect(escapes.status).toBe(400);
+    expect(upstream?.requests).toHaveLength(1);
+  });
+
+  it('answers from an upstream completion that has no created time', async () => {
+    await setup((_b, res) => {
+      const { created: _created, ...timeless } = completion('no time');
+      sendJson(res, 200, timeless);
+    });
+    const response = await post({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });
+    expect(response.status).toBe(200);
+    const result = (await response.json()) as { content: unknown; response: { timestamp: string } };
+    expect(result.content).toEqual([{ type: 'text', text: 'no time' }]);
+    expect(Number.isNaN(Date.parse(result.response.timestamp))).toBe(false);
+    expect(upstream?.requests).toHaveLength(1);
+  });
+
   it.each(['3', '4'])('streams only part types a version %s client parses', async (version) => {
     await setup((_b, res) =>
       sendStream(res, [
