@@ -9,7 +9,7 @@ import type { AttemptClock } from './upstream.js';
 import { BrokenStreamError } from './stream-exchange.js';
 
 /** The attempts metric's `outcome` label: a fixed set, unlike error.type on spans. */
-export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'stream_error' | 'invalid_response' | 'rejected' | 'cancelled';
+export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'stream_error' | 'invalid_response' | 'rejected' | 'cancelled' | 'internal_error';
 
 export interface AttemptFailure {
   error: GatewayHttpError;
@@ -53,8 +53,15 @@ export function attemptFailure(err: unknown, clock: AttemptClock, slug: string):
   if (err instanceof SyntaxError) {
     return { error: upstreamError(`Provider ${slug} answered with malformed JSON.`), fallback: true, spanErrorType: 'invalid_response', outcome: 'invalid_response' };
   }
-  const code = typeof (err as { code?: unknown } | null)?.code === 'string' ? (err as { code: string }).code : 'network_error';
-  return { error: upstreamError(`Provider ${slug} could not be reached (${code}).`), fallback: true, spanErrorType: code, outcome: 'network_error' };
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    return { error: upstreamError(`Provider ${slug} could not be reached (${code}).`), fallback: true, spanErrorType: code, outcome: 'network_error' };
+  }
+  // Network and system errors carry a code; one without is this gateway failing on what it was given
+  // (an upstream answer of a shape it did not expect, say), not an unreachable provider.
+  const name = err instanceof Error ? err.name : 'Error';
+  const message = err instanceof Error ? err.message : String(err);
+  return { error: upstreamError(`The attempt on provider ${slug} failed in the gateway: ${name}: ${message}.`), fallback: true, spanErrorType: name, outcome: 'internal_error' };
 }
 
 function upstreamError(message: string): GatewayHttpError {

@@ -97,7 +97,13 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
-    return failedAttempt(env, provider, span, err, clock);
+    const result = failedAttempt(env, provider, span, err, clock);
+    // An answer already begun cannot be followed by another endpoint's: the client sees the connection end.
+    if (!result.answered && state.res.headersSent) {
+      if (!state.res.writableEnded) state.res.destroy();
+      return { answered: true };
+    }
+    return result;
   } finally {
     clock.clear();
     span.end();

@@ -8,7 +8,7 @@ import { captureOutput, type CapturedChoice } from './capture.js';
 import type { GatewayHttpError } from './http-error.js';
 import type { StreamEncoder } from './protocol.js';
 import { endFailedStream, type StreamExchange, type StreamPipe } from './stream-exchange.js';
-import type { StreamMapper } from '../providers/shared/types.js';
+import { UpstreamStreamError, type StreamMapper } from '../providers/shared/types.js';
 import type { ChatCompletionChunk, Usage } from '../providers/shared/openai-types.js';
 import { recordUsage } from './span-usage.js';
 import { recordCost } from './usage-cost.js';
@@ -161,10 +161,11 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     return encoder;
   }
 
-  /** The stream is complete: the client's stream is ended (an empty one still gets its headers). */
+  /** The stream is complete: the client's stream is ended. One that carried no chunk at all is a failed attempt. */
   #finish(exchange: StreamExchange<StreamResult>): void {
     const { state } = this.#options;
-    const encoder = this.#encoder ?? this.#start();
+    const encoder = this.#encoder;
+    if (encoder === undefined) throw new UpstreamStreamError('upstream stream ended without a chunk');
     state.res.end(encoder.end(state));
     this.#record();
     exchange.complete({ answered: true, outcome: 'success' });

@@ -86,7 +86,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     span.int('http.response.status_code', response.statusCode);
     if (response.statusCode < 200 || response.statusCode >= 300) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
     const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');
-    observeMessage(JSON.parse(text) as Record<string, unknown>, observed);
+    observeMessage(nativeAnswer(JSON.parse(text), state.operation), observed);
     // Charged before the answer is written, so a priced model's usage carries the cost
     // (an unpriced one's answer stays byte for byte what Anthropic sent).
     charge(span, observed, state.meter, served);
@@ -105,6 +105,16 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     span.end();
     env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
   }
+}
+
+/** A 2xx body is passed on only if it is what the operation answers: a Message, or count_tokens' {input_tokens}. */
+function nativeAnswer(parsed: unknown, operation: NativeState['operation']): Record<string, unknown> {
+  const answer = typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+  const expected = operation === 'count_tokens' ? typeof answer?.['input_tokens'] === 'number' : answer?.['type'] === 'message';
+  if (answer === undefined || !expected) {
+    throw new UpstreamStreamError(operation === 'count_tokens' ? 'upstream answered without input_tokens' : 'upstream answered with a body that is not a message');
+  }
+  return answer;
 }
 
 export function buildNativeRequest(provider: ResolvedProvider, model: string, state: NativeState): UpstreamRequest {

@@ -142,9 +142,13 @@ function toolResult(block: Block, param: string, providerType: string): ChatMess
   if (content === undefined || content === null) text = [];
   else if (typeof content === 'string') text = [{ type: 'text', text: content }];
   else if (Array.isArray(content)) {
-    text = (content as Block[]).map((inner, k) => {
-      if (inner.type !== 'text') refuse(`${param}.content.${k}.type`, providerType, `${inner.type} blocks in a tool_result are not supported`);
-      return { type: 'text', text: String(inner['text']) };
+    text = (content as unknown[]).map((inner, k) => {
+      if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) refuse(`${param}.content.${k}`, providerType, 'must be a content block');
+      const type = (inner as Block).type;
+      if (type !== 'text') refuse(`${param}.content.${k}.type`, providerType, `${String(type)} blocks in a tool_result are not supported`);
+      const value = (inner as Block)['text'];
+      if (typeof value !== 'string') refuse(`${param}.content.${k}.text`, providerType, 'must be a string');
+      return { type: 'text', text: value };
     });
   } else refuse(`${param}.content`, providerType, 'must be a string or text blocks');
   // Chat has no error flag on a tool result: the model reads it in the text.

@@ -395,4 +395,57 @@ describe('gateway routing and fallback', () => {
     await ask({ providerOptions: { gateway: { order: ['alpha'] } } });
     expect(Object.keys(a.requests[0]?.body ?? {}).sort()).toEqual(['messages', 'model']);
   });
+
+  it('refuses a routing list longer than 32 entries, naming it', async () => {
+    const a = await upstream(answering('A'));
+    gateway = await startGateway(threeWay(a, a, a));
+    const models = Array.from({ length: 33 }, (_, i) => `alpha/m${i}`);
+    const error = await ask({ providerOptions: { gateway: { models } } }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).param).toBe('providerOptions.gateway.models');
+    expect(a.requests).toHaveLength(0);
+  });
+
+  it('tries an endpoint a fallback model repeats only once', async () => {
+    const down = await upstream((_b, res) => sendJson(res, 503, { error: { message: 'down' } }));
+    const other = await upstream(answering('from beta'));
+    gateway = await startGateway({
+      providers: { alpha: openaiProvider(down), beta: openaiProvider(other) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm1' }] }],
+    });
+    // acme/model twice and alpha/m1 (the same endpoint) would mean three attempts on the failing one.
+    const result = await ask({ providerOptions: { gateway: { models: ['acme/model', 'alpha/m1', 'beta/b'] } } });
+    expect(result).toEqual({ text: 'from beta', provider: 'beta', attempts: '2' });
+    expect(down.requests).toHaveLength(1);
+  });
+
+  it('falls back when a streaming upstream answers 200 with a body that is not SSE', async () => {
+    const a = await upstream((_b, res) => sendJson(res, 200, { error: { message: 'quota exceeded' } }));
+    const b = await upstream((_b, res) => textStream(res, ['from', ' beta']));
+    gateway = await startGateway(threeWay(a, b, b));
+    const { data: stream, response } = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    expect(text).toBe('from beta');
+    expect(response.headers.get('x-sluice-provider')).toBe('beta');
+  });
+
+  it('answers 502 when the only streaming upstream sends an empty 200 body', async () => {
+    const a = await upstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end();
+    });
+    gateway = await startGateway({ providers: { alpha: openaiProvider(a) }, models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }] });
+    const error = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.InternalServerError);
+    expect((error as Error).message).toContain('ended without a chunk');
+  });
+
+  it('falls back, as a bad answer, when a completion holds a choice that is not an object', async () => {
+    const a = await upstream((_b, res) => sendJson(res, 200, { ...completion('x'), choices: [null] }));
+    gateway = await startGateway(threeWay(a, await upstream(answering('B')), await upstream(answering('C'))));
+    expect(await ask()).toEqual({ text: 'B', provider: 'beta', attempts: '2' });
+    const client = (await gateway.spans(3)).find((span) => attr(span, 'sluice.provider') === 'alpha');
+    expect(client?.status?.message).toContain('not a chat completion');
+  });
 });

@@ -54,3 +54,16 @@ describe('StreamExchange', () => {
     expect(attemptFailure(err, clock, 'alpha')).toMatchObject({ fallback: false, outcome: 'stream_error' });
   });
 });
+
+describe('attemptFailure', () => {
+  it('tells a network error (it has a code) from a failure inside the gateway (it has none)', () => {
+    const clock = new AttemptClock(10_000, 10_000, new ClientLink());
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
+    expect(attemptFailure(refused, clock, 'alpha')).toMatchObject({ fallback: true, outcome: 'network_error', spanErrorType: 'ECONNREFUSED' });
+    expect(attemptFailure(refused, clock, 'alpha').error.message).toBe('Provider alpha could not be reached (ECONNREFUSED).');
+    const bug = attemptFailure(new TypeError("Cannot read properties of null (reading 'finish_reason')"), clock, 'alpha');
+    expect(bug).toMatchObject({ fallback: true, outcome: 'internal_error', spanErrorType: 'TypeError' });
+    expect(bug.error.message).toBe("The attempt on provider alpha failed in the gateway: TypeError: Cannot read properties of null (reading 'finish_reason').");
+    clock.clear();
+  });
+});

@@ -222,6 +222,26 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect([response.headers.get('x-sluice-provider'), response.headers.get('x-sluice-attempts')]).toEqual(['bedrock', '2']);
   });
 
+  it('falls back when an Anthropic upstream answers 200 with a body that is not a message', async () => {
+    const client = await setup({
+      anthropic: (_seen, res) => json(res, 200, { type: 'error', error: { type: 'api_error', message: 'proxy trouble' } }),
+      bedrock: (_seen, res) => sendConverse(res, [{ text: 'From Bedrock.' }]),
+    });
+    const { data, response } = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 200, messages: [{ role: 'user', content: 'Hi' }] }).withResponse();
+    expect(data.content).toEqual([{ type: 'text', text: 'From Bedrock.' }]);
+    expect([response.headers.get('x-sluice-provider'), response.headers.get('x-sluice-attempts')]).toEqual(['bedrock', '2']);
+  });
+
+  it('refuses a tool_result holding null for a translated provider with a 400 naming it', async () => {
+    const client = await setup({ openai: () => undefined });
+    const messages = [{ role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 't1', content: [null] }] }] as unknown as Anthropic.MessageParam[];
+    const error = await client.messages.create({ model: 'openai/gpt-test', max_tokens: 100, messages }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
+    expect((error as Error).message).toContain('messages.0.content.0.content.0');
+    expect(openai?.requests).toHaveLength(0);
+  });
+
   it('answers the SERVER span POST /v1/messages and a CLIENT span per attempt with gen_ai attributes', async () => {
     const client = await setup({
       anthropic: (_seen, res) => json(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }),

@@ -44,6 +44,8 @@ describe('Messages -> Chat Completions translation', () => {
     ['messages.1.content.0.type', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'server_tool_use', id: 's', name: 'web_search', input: {} }] }] }],
     ['system.0.type', { system: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'x' } }], messages: [{ role: 'user', content: 'a' }] }],
     ['thinking.type', { thinking: { type: 'between_tools' }, messages: [{ role: 'user', content: 'a' }] }],
+    ['messages.0.content.0.content.0', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [null] }] }] }],
+    ['messages.0.content.0.content.0.text', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text' }] }] }] }],
   ])('refuses what it cannot carry, naming %s', (param, body) => {
     expect(refusal(body)).toBe(param);
   });

@@ -10,10 +10,27 @@ export function parseOpenAIResponse(body: Uint8Array): ChatCompletion {
 
 export function parseOpenAIResponseText(text: string): ChatCompletion {
   const parsed: unknown = JSON.parse(text);
-  if (!isObject(parsed) || !Array.isArray(parsed['choices'])) {
+  if (!isObject(parsed) || !hasChoiceObjects(parsed, 'message')) {
     throw new UpstreamStreamError('upstream answered with a body that is not a chat completion');
   }
   return parsed as unknown as ChatCompletion;
+}
+
+/**
+ * `choices` is an array of objects, as in every completion and chunk. A
+ * completion's choice must hold its `message`; a chunk's choice without a
+ * `delta` (some servers leave it out of the last one) gets an empty one.
+ */
+export function hasChoiceObjects(parsed: Record<string, unknown>, part: 'message' | 'delta'): boolean {
+  const choices = parsed['choices'];
+  if (!Array.isArray(choices)) return false;
+  for (const choice of choices) {
+    if (!isObject(choice)) return false;
+    if (isObject(choice[part])) continue;
+    if (part === 'message') return false;
+    choice[part] = {};
+  }
+  return true;
 }
 
 interface WireError {

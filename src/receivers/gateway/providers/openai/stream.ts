@@ -1,7 +1,7 @@
 import { RAW_EVENT, type ChatCompletionChunk } from '../shared/openai-types.js';
 import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
 import { UpstreamStreamError, type StreamMapper } from '../shared/types.js';
-import { isObject } from './response.js';
+import { hasChoiceObjects, isObject } from './response.js';
 
 /** The chunk an event carries, or undefined for `[DONE]`. */
 function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
@@ -18,7 +18,7 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
     const wire = isObject(error) ? error : { message: String(error) };
     throw new UpstreamStreamError(typeof wire['message'] === 'string' ? wire['message'] : 'upstream stream error', typeof wire['type'] === 'string' ? wire['type'] : 'api_error');
   }
-  if (!Array.isArray(parsed['choices'])) throw new UpstreamStreamError('upstream sent an event that is not a chat.completion.chunk');
+  if (!hasChoiceObjects(parsed, 'delta')) throw new UpstreamStreamError('upstream sent an event that is not a chat.completion.chunk');
   const chunk = parsed as unknown as ChatCompletionChunk;
   // One line of data can be passed on as it came; a multi-line event is serialized again.
   if (!event.data.includes('\n')) chunk[RAW_EVENT] = event.data;
@@ -32,7 +32,8 @@ const OPENAI_EVENTS: SseEventMapper = {
     out.push(chunk);
     return false;
   },
-  // Some OpenAI-compatible servers end the body without `[DONE]`: that is the end too.
+  // Some OpenAI-compatible servers end the body without `[DONE]`: that is the end too
+  // (a body that ends before any chunk is a failed attempt: stream-pipe.ts).
   end() {},
 };
 
