@@ -4,6 +4,7 @@
 // and a bad field is reported with its JSON path.
 import { MalformedDataError } from '../shared/errors.js';
 import { isHex } from './ids.js';
+import { MAX_VALUE_DEPTH } from './wire.js';
 import type {
   AnyValue,
   ExportTraceServiceRequest,
@@ -62,12 +63,14 @@ function uint32(value: unknown, path: string): number | undefined {
 
 function int64(value: unknown, path: string, unsigned: boolean): string | undefined {
   if (value === undefined || value === null) return undefined;
+  let n: bigint;
   if (typeof value === 'number') {
     if (!Number.isInteger(value) || (unsigned && value < 0)) fail(path, 'must be an integer');
-    return BigInt(value).toString();
+    n = BigInt(value);
+  } else {
+    if (typeof value !== 'string' || !(unsigned ? UINT64 : INT64).test(value)) fail(path, 'must be a 64-bit integer or a decimal string');
+    n = BigInt(value);
   }
-  if (typeof value !== 'string' || !(unsigned ? UINT64 : INT64).test(value)) fail(path, 'must be a 64-bit integer or a decimal string');
-  const n = BigInt(value);
   if (unsigned ? n > 0xffffffffffffffffn : n > 0x7fffffffffffffffn || n < -0x8000000000000000n) fail(path, 'is out of the 64-bit range');
   return n.toString();
 }
@@ -96,8 +99,9 @@ function doubleFromString(text: string): number | undefined {
   return DECIMAL.test(text) ? Number(text) : undefined;
 }
 
-function anyValue(value: unknown, path: string): AnyValue {
+function anyValue(value: unknown, path: string, depth: number): AnyValue {
   if (value === undefined || value === null) return {};
+  if (depth > MAX_VALUE_DEPTH) fail(path, `is nested more than ${MAX_VALUE_DEPTH} levels deep`);
   const v = object(value, path);
   if (v.stringValue !== undefined) return { stringValue: string(v.stringValue, `${path}.stringValue`) ?? '' };
   if (v.boolValue !== undefined) {
@@ -118,11 +122,11 @@ function anyValue(value: unknown, path: string): AnyValue {
   }
   if (v.arrayValue !== undefined) {
     const values = array(object(v.arrayValue, `${path}.arrayValue`).values, `${path}.arrayValue.values`);
-    return { arrayValue: { values: values.map((x, i) => anyValue(x, `${path}.arrayValue.values[${i}]`)) } };
+    return { arrayValue: { values: values.map((x, i) => anyValue(x, `${path}.arrayValue.values[${i}]`, depth + 1)) } };
   }
   if (v.kvlistValue !== undefined) {
     const values = object(v.kvlistValue, `${path}.kvlistValue`).values;
-    return { kvlistValue: { values: attributes(values, `${path}.kvlistValue.values`) ?? [] } };
+    return { kvlistValue: { values: attributes(values, `${path}.kvlistValue.values`, depth + 1) ?? [] } };
   }
   if (v.bytesValue !== undefined) {
     const text = string(v.bytesValue, `${path}.bytesValue`) ?? '';
@@ -132,12 +136,13 @@ function anyValue(value: unknown, path: string): AnyValue {
   return {};
 }
 
-function attributes(value: unknown, path: string): KeyValue[] | undefined {
+/** A list of KeyValues whose values sit at `depth` (1 for a span's, a resource's, ... own attributes). */
+function attributes(value: unknown, path: string, depth = 1): KeyValue[] | undefined {
   const list = array(value, path);
   if (list.length === 0) return undefined;
   return list.map(function keyValue(item, i) {
     const kv = object(item, `${path}[${i}]`);
-    return { key: string(kv.key, `${path}[${i}].key`) ?? '', value: anyValue(kv.value, `${path}[${i}].value`) };
+    return { key: string(kv.key, `${path}[${i}].key`) ?? '', value: anyValue(kv.value, `${path}[${i}].value`, depth) };
   });
 }
 

@@ -113,6 +113,18 @@ describe('OTLP codecs', () => {
     );
   });
 
+  it('rejects 64-bit integers out of range as numbers too, and values nested too deep, naming the field', () => {
+    const span = (extra: Record<string, unknown>) =>
+      JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'x', ...extra }] }] }] });
+    expect(() => parseJsonRequest(span({ startTimeUnixNano: 1e30 }))).toThrow('resourceSpans[0].scopeSpans[0].spans[0].startTimeUnixNano: is out of the 64-bit range');
+    expect(() => parseJsonRequest(span({ attributes: [{ key: 'n', value: { intValue: 1e21 } }] }))).toThrow('attributes[0].value.intValue: is out of the 64-bit range');
+    let value: Record<string, unknown> = { stringValue: 'bottom' };
+    for (let i = 1; i < 20; i++) value = { arrayValue: { values: [value] } };
+    expect(allSpans(parseJsonRequest(span({ attributes: [{ key: 'deep', value }] })))[0]?.attributes).toHaveLength(1);
+    value = { kvlistValue: { values: [{ key: 'k', value }] } };
+    expect(() => parseJsonRequest(span({ attributes: [{ key: 'deep', value }] }))).toThrow('is nested more than 20 levels deep');
+  });
+
   it('rejects truncated protobuf as malformed', () => {
     const bytes = ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!;
     expect(() => TraceBatch.fromProto(bytes.subarray(0, bytes.length - 7))).toThrow(MalformedDataError);

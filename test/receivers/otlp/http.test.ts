@@ -137,6 +137,18 @@ describe('OTLP/HTTP receiver', () => {
     await expectStillServing(tracesUrl);
   });
 
+  it('answers 400 for a span whose attribute bytes are broken, though its framing down to the span is sound', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const span = [0x0a, 0x10, ...new Array<number>(16).fill(0xab), 0x12, 0x08, ...new Array<number>(8).fill(0xcd), 0x4a, 0x01, 0x0f];
+    const scopeSpans = [0x12, span.length, ...span];
+    const resourceSpans = [0x12, scopeSpans.length, ...scopeSpans];
+    const answer = await send(tracesUrl, Buffer.from([0x0a, resourceSpans.length, ...resourceSpans]), { 'content-type': PROTOBUF });
+    expect(answer.status).toBe(400);
+    expect(decodeStatus(answer.body).message).toContain('wire type 7');
+    expect(consumer.calls).toBe(0);
+    await expectStillServing(tracesUrl);
+  });
+
   it('answers malformed JSON with 400 and a JSON body naming the bad field', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
     const answer = await send(tracesUrl, Buffer.from('{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"xyz"}]}]}]}'), { 'content-type': JSON_TYPE });
