@@ -89,6 +89,7 @@ export class DrainUnit {
         if (held.kept !== undefined) await this.#append(this.#main, held.kept);
       },
       maxSpansPerRead: settings.config.max_pending_spans,
+      unreadable: (spans) => this.#drop('permanent', spans),
       logger: this.#logger,
     });
     this.#pendingQueue = pendingQueue;

@@ -4,7 +4,7 @@
 // the result on, and only then acknowledges the record. Records not yet
 // acknowledged at shutdown are read and held again after the next start.
 import type { Logger } from 'pino';
-import { errorMessage } from '../../shared/errors.js';
+import { errorMessage, MalformedDataError } from '../../shared/errors.js';
 import { SamplerStoppedError, type HoldResult, type Sampler } from '../../processors/sampling/sampler.js';
 import type { Queue, QueueRecord } from '../../queue/types.js';
 
@@ -17,6 +17,8 @@ export interface PendingHoldOptions {
   /** Queues the kept spans; a throw leaves the record pending until restart. */
   readonly decided: (held: HoldResult) => Promise<void>;
   readonly maxSpansPerRead: number;
+  /** A record that can never be held (bytes no reader can parse): its spans are dropped and counted, the record acknowledged. */
+  readonly unreadable: (spans: number) => void;
   readonly logger: Logger;
 }
 
@@ -64,6 +66,13 @@ export class PendingHold {
     try {
       held = await this.#options.sampler().hold(record.data);
     } catch (err) {
+      if (err instanceof MalformedDataError) {
+        // Left in place, it would hold back every record after it for good (the queue frees space in order).
+        logger.error({ err: errorMessage(err), spans: record.spans }, 'pending spans cannot be read; dropped');
+        this.#options.unreadable(record.spans);
+        await this.#options.queue.ack([record.id]).catch((ackErr: unknown) => logger.error({ err: errorMessage(ackErr) }, 'could not acknowledge unreadable pending spans'));
+        return;
+      }
       // Stopped: the record stays on disk and is held again after a restart.
       if (!(err instanceof SamplerStoppedError)) logger.error({ err: errorMessage(err) }, 'pending spans could not be held');
       return;
