@@ -5,11 +5,13 @@ import { z } from 'zod';
 import { configErrorMap, formatIssues } from '../../config/format-issues.js';
 import { isPemBundle } from '../../config/pem.js';
 import { urlProblem } from '../../exporters/drains/config.js';
+import { checkHeaders } from '../../exporters/otlphttp/headers.js';
 import { MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from '../../exporters/drains/limits.js';
 
 const headersSchema = z
   .record(z.string().min(1), z.string({ error: 'must be a string' }))
-  .refine((headers) => Object.keys(headers).length <= MAX_HEADERS, { error: `must have at most ${MAX_HEADERS} headers` });
+  .refine((headers) => Object.keys(headers).length <= MAX_HEADERS, { error: `must have at most ${MAX_HEADERS} headers` })
+  .superRefine(checkHeaders);
 
 export const deliverySchema = z
   .strictObject({

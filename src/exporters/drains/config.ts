@@ -6,6 +6,7 @@ import { caFileProblem } from '../../config/pem.js';
 import { byteSize, timerDuration } from '../../shared/units.js';
 import { samplingRuleSchema } from '../../processors/sampling/config.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
+import { checkHeaders } from '../otlphttp/headers.js';
 import { MAX_DRAINS, MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from './limits.js';
 
 export const ON_FULL = ['drop', 'refuse'] as const;
@@ -24,6 +25,7 @@ export const drainConfigSchema = z
     headers: z
       .record(z.string(), z.string({ error: 'must be a string' }))
       .refine((headers) => Object.keys(headers).length <= MAX_HEADERS, { error: `must have at most ${MAX_HEADERS} headers` })
+      .superRefine(checkHeaders)
       .default({}),
     secret: z.string().optional(),
     sampling: z.array(samplingRuleSchema).max(MAX_RULES, { error: `must have at most ${MAX_RULES} rules` }).default([]),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { caFileProblem } from '../../config/pem.js';
 import { timerDuration } from '../../shared/units.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
+import { checkHeaders } from './headers.js';
 
 export const ENCODINGS = ['json', 'protobuf'] as const;
 export const COMPRESSIONS = ['gzip', 'none'] as const;
@@ -12,7 +13,7 @@ export const otlphttpConfigSchema = z
     endpoint: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
     encoding: z.enum(ENCODINGS, { error: `must be one of ${ENCODINGS.join(', ')}` }),
     compression: z.enum(COMPRESSIONS, { error: `must be one of ${COMPRESSIONS.join(', ')}` }),
-    headers: z.record(z.string(), z.string({ error: 'must be a string' })),
+    headers: z.record(z.string(), z.string({ error: 'must be a string' })).superRefine(checkHeaders),
     tls: z.object({
       ca_file: z.string().min(1, { error: 'must not be empty' }).superRefine(function checkCaFile(path, ctx) {
         const problem = caFileProblem(path);

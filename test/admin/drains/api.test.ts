@@ -216,6 +216,8 @@ describe('drains API', () => {
     ['an empty name', () => drainBody({ name: '' }), 'name: must not be empty'],
     ['a name of 129 characters', () => drainBody({ name: 'n'.repeat(129) }), 'name: must be at most 128 characters long'],
     ['21 headers', () => drainBody({}, { headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`h${i}`, 'v'])) }), 'delivery.headers: must have at most 20 headers'],
+    ['a header value with a line break', () => drainBody({}, { headers: { 'x-team': 'a\nb' } }), 'delivery.headers.x-team: has a value a header cannot carry'],
+    ['a header the exporter sets', () => drainBody({}, { headers: { 'Content-Encoding': 'br' } }), 'delivery.headers.Content-Encoding: is set by the exporter or by HTTP itself'],
     ['101 rules', () => drainBody({ sampling: Array.from({ length: 101 }, () => ({ env: 'production', rate: 0.5 })) }), 'sampling: must have at most 100 rules'],
     ['an unknown key', () => drainBody({ colour: 'red' }), 'colour: unknown key'],
     ['a CA that is not PEM', () => drainBody({}, { tls: { ca: 'nope' } }), 'delivery.tls.ca: must be a PEM certificate'],

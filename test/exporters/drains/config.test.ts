@@ -66,6 +66,31 @@ describe('drains config', () => {
     );
   });
 
+  it('names each header a delivery cannot send, as a secret with a trailing newline would give', () => {
+    const problems = problemsOf(
+      config(`
+  - name: a
+    url: https://x.example/v1/traces
+    headers: { x-team: "key\\n", "x a": v, content-type: text/plain, x-snow: "\u2603", x-fine: ok }`),
+    );
+    expect(problems).toEqual([
+      'drains[0].headers.x-team: has a value a header cannot carry (a line break, a control character or a character beyond Latin-1)',
+      'drains[0].headers.x a: is not a valid header name',
+      'drains[0].headers.content-type: is set by the exporter or by HTTP itself, not by configuration',
+      'drains[0].headers.x-snow: has a value a header cannot carry (a line break, a control character or a character beyond Latin-1)',
+    ]);
+    const otlphttp = problemsOf(`
+receivers:
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:4318" } } }
+exporters:
+  otlphttp: { endpoint: "https://x.example/v1/traces", headers: { transfer-encoding: chunked } }
+service:
+  pipelines:
+    traces: { receivers: [otlp], exporters: [otlphttp] }
+`);
+    expect(otlphttp).toEqual(['exporters.otlphttp.headers.transfer-encoding: is set by the exporter or by HTTP itself, not by configuration']);
+  });
+
   it('refuses a CA file that holds no parsable certificate', () => {
     const dir = mkdtempSync(join(tmpdir(), 'sluice-ca-'));
     const bad = join(dir, 'bad.pem');
