@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { clusterConfigSchema } from '../cluster/config.js';
 import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
+import { endpointText } from '../core/listener/endpoint.js';
 import { LOG_LEVELS } from '../core/logger.js';
 import { duration, timerDuration } from '../shared/units.js';
 
@@ -21,7 +22,7 @@ export const serviceSchema = z.strictObject({
   storage: z.strictObject({ directory: z.string().min(1).default('./data') }).prefault({}),
   admin: z
     .strictObject({
-      endpoint: z.string().regex(/^[^\s]*:\d{1,5}$/, { error: 'must be host:port, e.g. 127.0.0.1:13133' }).default('127.0.0.1:13133'),
+      endpoint: endpointText('127.0.0.1:13133').default('127.0.0.1:13133'),
       api_key: z.string().optional(),
       ...httpListenerShape,
     })

@@ -74,7 +74,7 @@ describe('sluice validate', () => {
     expect(result.code).toBe(1);
     expect(result.stderr.trim().split('\n')).toEqual([
       'exporters.debug.colour: unknown key',
-      'service.admin.endpoint: must be host:port, e.g. 127.0.0.1:13133',
+      'service.admin.endpoint: must be host:port with a port from 0 to 65535 (e.g. 127.0.0.1:13133)',
       'service.pipelines.traces.receivers[1]: references receiver "kafka" which is not configured under receivers',
     ]);
   });

@@ -102,12 +102,12 @@ describe('config validation', () => {
   it('reports every problem at once, each with its YAML path', () => {
     const text = GOOD.replace('encoding: json', 'encoding: xml, delay_ms: soon')
       .replace('{ tag: a }', '{ tag: 7 }')
-      .replace('pipelines:', 'telemetry: { logs: { level: loud } }\n  admin: { endpoint: nowhere }\n  pipelines:');
+      .replace('pipelines:', 'telemetry: { logs: { level: loud } }\n  admin: { endpoint: "127.0.0.1:70000" }\n  pipelines:');
     expect(problemsOf(text)).toEqual([
       'processors.fakeproc/a.tag: must be a string',
       'exporters.fakeout/acme.encoding: must be one of json, protobuf',
       'exporters.fakeout/acme.delay_ms: must be a number',
-      'service.admin.endpoint: must be host:port, e.g. 127.0.0.1:13133',
+      'service.admin.endpoint: must be host:port with a port from 0 to 65535 (e.g. 127.0.0.1:13133)',
       'service.telemetry.logs.level: must be one of fatal, error, warn, info, debug, trace, silent',
     ]);
   });

@@ -32,3 +32,8 @@ export function endpointSchema() {
     return parsed;
   });
 }
+
+/** A config endpoint kept as its text, checked as endpointSchema checks it. */
+export function endpointText(example: string) {
+  return z.string({ error: 'must be a host:port string' }).refine((value) => parseEndpoint(value) !== undefined, { error: `must be host:port with a port from 0 to 65535 (e.g. ${example})` });
+}

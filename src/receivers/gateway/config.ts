@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { configErrorMap } from '../../config/format-issues.js';
 import { keysParsed } from '../../config/when-parsed.js';
 import { byteSize, timerDuration } from '../../shared/units.js';
+import { endpointText } from '../../core/listener/endpoint.js';
 import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
 import { BUDGET_PERIODS } from '../../shared/periods.js';
 import { modelSchema } from './core/catalog-config.js';
@@ -72,7 +73,7 @@ const providerSchema = z
     return parsed.data;
   });
 
-const endpointSchema = z.string().regex(/^(\[[0-9a-fA-F:.]+\]|[^:\s[\]]+):\d{1,5}$/, 'must be host:port');
+const endpointSchema = endpointText('127.0.0.1:8787');
 
 export const gatewayConfigSchema = z
   .strictObject({
