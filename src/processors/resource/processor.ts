@@ -15,7 +15,8 @@ const EMPTY = new Uint8Array(0);
 function toAnyValue(value: AttributeScalar): AnyValue {
   if (typeof value === 'string') return { stringValue: value };
   if (typeof value === 'boolean') return { boolValue: value };
-  return Number.isInteger(value) ? { intValue: String(value) } : { doubleValue: value };
+  // Beyond 2^53 a YAML number is no longer an exact integer (1e21 would print as "1e+21"): a double says what it is.
+  return Number.isSafeInteger(value) ? { intValue: String(value) } : { doubleValue: value };
 }
 
 export function applyActions(resource: Resource, actions: readonly AttributeAction[]): Resource {

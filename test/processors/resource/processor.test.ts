@@ -44,6 +44,17 @@ describe('resource processor', () => {
     expect(a.replicas).toEqual({ intValue: '3' });
   });
 
+  it('stamps numbers as ints while exact and as doubles beyond 2^53', async () => {
+    const { output } = await run({ small: 42, edge: Number.MAX_SAFE_INTEGER, big: 1e19, huge: 1e21, ratio: 0.5 }, {});
+    expect(attrs(output)).toMatchObject({
+      small: { intValue: '42' },
+      edge: { intValue: '9007199254740991' },
+      big: { doubleValue: 1e19 },
+      huge: { doubleValue: 1e21 },
+      ratio: { doubleValue: 0.5 },
+    });
+  });
+
   it('leaves every span byte-for-byte as it was', async () => {
     const { input, output } = await run({ 'platform.projectId': 'prj_1' }, {});
     expect(output.resourceSpans[0]?.scopeSpans).toEqual(input.resourceSpans[0]?.scopeSpans);
