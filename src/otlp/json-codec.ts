@@ -4,7 +4,7 @@
 // and a bad field is reported with its JSON path.
 import { MalformedDataError } from '../shared/errors.js';
 import { isHex } from './ids.js';
-import { MAX_VALUE_DEPTH } from './wire.js';
+import { MAX_VALUE_DEPTH } from './wire-check.js';
 import type {
   AnyValue,
   ExportTraceServiceRequest,

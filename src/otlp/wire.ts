@@ -6,6 +6,7 @@
 // concatenate on the wire, so requests merge by byte concatenation.
 import protobuf from 'protobufjs';
 import { MalformedDataError } from '../shared/errors.js';
+import { checkResource, checkScope, checkSpan } from './wire-check.js';
 
 // Field numbers from the OTLP trace protos.
 const REQUEST_RESOURCE_SPANS = 1;
@@ -16,20 +17,8 @@ const SPAN_TRACE_ID = 1;
 const SPAN_PARENT_SPAN_ID = 4;
 const SPAN_KIND = 6;
 const WIRE_VARINT = 0;
-const WIRE_FIXED64 = 1;
 const WIRE_LEN = 2;
-const WIRE_FIXED32 = 5;
-
-const TRACE_ID_BYTES = 16;
-const SPAN_ID_BYTES = 8;
-/**
- * The deepest nesting of attribute values accepted (an attribute's value is
- * 1, a value in its array or key-value list 2, ...). Real attributes nest a
- * few levels; the bound keeps every reader of the bytes (the JSON
- * transcoder, protobufjs, whose decoder stops at 100 message levels, and a
- * value nested three levels per list) within its limits.
- */
-export const MAX_VALUE_DEPTH = 20;
+const SS_SCOPE = 1;
 
 /** A byte range [start, end) of the scanned buffer. */
 export type Range = readonly [start: number, end: number];
@@ -91,6 +80,8 @@ function lengthDelimitedEnd(reader: protobuf.Reader, end: number, what: string):
 }
 
 function skip(reader: protobuf.Reader, wireType: number, end: number): void {
+  // Groups are proto2's and no OTLP field uses them; skipping one recurses once per nested group.
+  if (wireType === 3 || wireType === 4) throw malformed(`wire type ${wireType} is not used by OTLP`);
   reader.skipType(wireType);
   if (reader.pos > end) throw malformed('a field overruns its container');
 }
@@ -176,241 +167,22 @@ class LazyScopeSpans implements WireScopeSpans {
   }
 }
 
-// ---- validation: every message down to attribute values, allocating nothing ----
-//
-// Whatever a receiver acknowledges is read again later: by the JSON
-// transcoder, by sampling's attribute reader, by protobufjs in the debug
-// exporter, and at last by a destination's own decoder. A fault found only
-// then would fail a whole delivery batch of other clients' spans, or stop a
-// drain's queue at the bad record; found here, it is the sender's 400.
-
-/** Checks a known field's wire type, then skips its value. */
-function expectField(reader: protobuf.Reader, wireType: number, expected: number, end: number, what: string): void {
-  if (wireType !== expected) throw malformed(`${what} has wire type ${wireType}, not ${expected}`);
-  skip(reader, wireType, end);
-}
-
-/** A length-delimited field of a known message type: its content's end. */
-function messageEnd(reader: protobuf.Reader, wireType: number, end: number, what: string): number {
-  if (wireType !== WIRE_LEN) throw malformed(`${what} has wire type ${wireType}, not ${WIRE_LEN}`);
-  return lengthDelimitedEnd(reader, end, what);
-}
-
-/** A bytes field that must be empty or hold exactly `size` bytes (an id); returns its length. */
-function idLength(reader: protobuf.Reader, wireType: number, end: number, what: string, size: number): number {
-  const contentEnd = messageEnd(reader, wireType, end, what);
-  const length = contentEnd - reader.pos;
-  if (length !== 0 && length !== size) throw malformed(`${what} is ${length} bytes, not ${size}`);
-  reader.pos = contentEnd;
-  return length;
-}
-
-function validateAnyValue(reader: protobuf.Reader, end: number, depth: number): void {
-  if (depth > MAX_VALUE_DEPTH) throw malformed(`an attribute value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    const wireType = tag & 7;
-    switch (tag >>> 3) {
-      case 1:
-      case 7:
-        expectField(reader, wireType, WIRE_LEN, end, 'AnyValue string or bytes');
-        break;
-      case 2:
-      case 3:
-        expectField(reader, wireType, WIRE_VARINT, end, 'AnyValue bool or int');
-        break;
-      case 4:
-        expectField(reader, wireType, WIRE_FIXED64, end, 'AnyValue double');
-        break;
-      case 5: {
-        const listEnd = messageEnd(reader, wireType, end, 'AnyValue array');
-        validateList(reader, listEnd, depth, validateAnyValue);
-        break;
-      }
-      case 6: {
-        const listEnd = messageEnd(reader, wireType, end, 'AnyValue kvlist');
-        validateList(reader, listEnd, depth, validateKeyValue);
-        break;
-      }
-      default:
-        skip(reader, wireType, end);
-    }
-  }
-}
-
-/** ArrayValue and KeyValueList: field 1 repeated, each checked one level deeper. */
-function validateList(reader: protobuf.Reader, end: number, depth: number, item: (reader: protobuf.Reader, end: number, depth: number) => void): void {
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    if (tag >>> 3 === 1) item(reader, messageEnd(reader, tag & 7, end, 'a list value'), depth + 1);
-    else skip(reader, tag & 7, end);
-  }
-}
-
-/** KeyValue: key, then a value at `depth`. */
-function validateKeyValue(reader: protobuf.Reader, end: number, depth: number): void {
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    const field = tag >>> 3;
-    if (field === 1) expectField(reader, tag & 7, WIRE_LEN, end, 'KeyValue key');
-    else if (field === 2) validateAnyValue(reader, messageEnd(reader, tag & 7, end, 'KeyValue value'), depth);
-    else skip(reader, tag & 7, end);
-  }
-}
-
-function validateAttribute(reader: protobuf.Reader, wireType: number, end: number, what: string): void {
-  validateKeyValue(reader, messageEnd(reader, wireType, end, what), 1);
-}
-
-/** Resource and InstrumentationScope: attributes at `attributesField`, counts and names checked by wire type. */
-function validateResource(reader: protobuf.Reader, end: number): void {
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    const field = tag >>> 3;
-    if (field === 1) validateAttribute(reader, tag & 7, end, 'resource.attributes');
-    else if (field === 2) expectField(reader, tag & 7, WIRE_VARINT, end, 'resource.dropped_attributes_count');
-    else skip(reader, tag & 7, end);
-  }
-}
-
-function validateScope(reader: protobuf.Reader, end: number): void {
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    const field = tag >>> 3;
-    if (field === 1 || field === 2) expectField(reader, tag & 7, WIRE_LEN, end, 'scope.name or version');
-    else if (field === 3) validateAttribute(reader, tag & 7, end, 'scope.attributes');
-    else if (field === 4) expectField(reader, tag & 7, WIRE_VARINT, end, 'scope.dropped_attributes_count');
-    else skip(reader, tag & 7, end);
-  }
-}
-
-function validateEvent(reader: protobuf.Reader, end: number): void {
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    const wireType = tag & 7;
-    switch (tag >>> 3) {
-      case 1:
-        expectField(reader, wireType, WIRE_FIXED64, end, 'event.time_unix_nano');
-        break;
-      case 2:
-        expectField(reader, wireType, WIRE_LEN, end, 'event.name');
-        break;
-      case 3:
-        validateAttribute(reader, wireType, end, 'event.attributes');
-        break;
-      case 4:
-        expectField(reader, wireType, WIRE_VARINT, end, 'event.dropped_attributes_count');
-        break;
-      default:
-        skip(reader, wireType, end);
-    }
-  }
-}
-
-function validateLink(reader: protobuf.Reader, end: number): void {
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    const wireType = tag & 7;
-    switch (tag >>> 3) {
-      case 1:
-        idLength(reader, wireType, end, 'link.trace_id', TRACE_ID_BYTES);
-        break;
-      case 2:
-        idLength(reader, wireType, end, 'link.span_id', SPAN_ID_BYTES);
-        break;
-      case 3:
-        expectField(reader, wireType, WIRE_LEN, end, 'link.trace_state');
-        break;
-      case 4:
-        validateAttribute(reader, wireType, end, 'link.attributes');
-        break;
-      case 5:
-        expectField(reader, wireType, WIRE_VARINT, end, 'link.dropped_attributes_count');
-        break;
-      case 6:
-        expectField(reader, wireType, WIRE_FIXED32, end, 'link.flags');
-        break;
-      default:
-        skip(reader, wireType, end);
-    }
-  }
-}
-
-function validateStatus(reader: protobuf.Reader, end: number): void {
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    const field = tag >>> 3;
-    if (field === 2) expectField(reader, tag & 7, WIRE_LEN, end, 'status.message');
-    else if (field === 3) expectField(reader, tag & 7, WIRE_VARINT, end, 'status.code');
-    else skip(reader, tag & 7, end);
-  }
-}
-
-/** Walks a Span's fields and what they hold; its trace and span ids must have their sizes. */
-function validateSpan(reader: protobuf.Reader, end: number): void {
-  let traceId = 0;
-  let spanId = 0;
-  while (reader.pos < end) {
-    const tag = reader.uint32();
-    const wireType = tag & 7;
-    switch (tag >>> 3) {
-      case SPAN_TRACE_ID:
-        traceId = idLength(reader, wireType, end, 'span.trace_id', TRACE_ID_BYTES);
-        break;
-      case 2:
-        spanId = idLength(reader, wireType, end, 'span.span_id', SPAN_ID_BYTES);
-        break;
-      case SPAN_PARENT_SPAN_ID:
-        idLength(reader, wireType, end, 'span.parent_span_id', SPAN_ID_BYTES);
-        break;
-      case 3:
-      case 5:
-        expectField(reader, wireType, WIRE_LEN, end, 'span.trace_state or name');
-        break;
-      case SPAN_KIND:
-      case 10:
-      case 12:
-      case 14:
-        expectField(reader, wireType, WIRE_VARINT, end, 'span.kind or a dropped count');
-        break;
-      case 7:
-      case 8:
-        expectField(reader, wireType, WIRE_FIXED64, end, 'span start or end time');
-        break;
-      case 9:
-        validateAttribute(reader, wireType, end, 'span.attributes');
-        break;
-      case 11:
-        validateEvent(reader, messageEnd(reader, wireType, end, 'span.events'));
-        break;
-      case 13:
-        validateLink(reader, messageEnd(reader, wireType, end, 'span.links'));
-        break;
-      case 15:
-        validateStatus(reader, messageEnd(reader, wireType, end, 'span.status'));
-        break;
-      case 16:
-        expectField(reader, wireType, WIRE_FIXED32, end, 'span.flags');
-        break;
-      default:
-        skip(reader, wireType, end);
-    }
-  }
-  if (traceId === 0) throw malformed(`a span has no trace_id (${TRACE_ID_BYTES} bytes)`);
-  if (spanId === 0) throw malformed(`a span has no span_id (${SPAN_ID_BYTES} bytes)`);
-}
-
 /** Walks a ScopeSpans down to its spans' fields; returns how many spans it holds. */
 function validateScopeSpans(reader: protobuf.Reader, end: number): number {
   let spans = 0;
   while (reader.pos < end) {
     const tag = reader.uint32();
     const field = tag >>> 3;
-    if (field === SS_SPANS) {
-      validateSpan(reader, messageEnd(reader, tag & 7, end, 'span'));
-      spans += 1;
-    } else if (field === 1) {
-      validateScope(reader, messageEnd(reader, tag & 7, end, 'scope_spans.scope'));
+    if (field === SS_SPANS || field === SS_SCOPE) {
+      if ((tag & 7) !== WIRE_LEN) throw malformed(`scope_spans field ${field} has wire type ${tag & 7}, not ${WIRE_LEN}`);
+      const contentEnd = lengthDelimitedEnd(reader, end, field === SS_SPANS ? 'span' : 'scope');
+      if (field === SS_SPANS) {
+        checkSpan(reader.buf, reader.pos, contentEnd);
+        spans += 1;
+      } else {
+        checkScope(reader.buf, reader.pos, contentEnd);
+      }
+      reader.pos = contentEnd;
     } else {
       skip(reader, tag & 7, end);
     }
@@ -432,8 +204,7 @@ function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Rang
       // treating the last one as the resource only when there is one (the common case).
       if (resource !== undefined) throw malformed('resource_spans.resource appears twice');
       resource = lengthDelimited(reader, end, 'resource');
-      reader.pos = resource[0];
-      validateResource(reader, resource[1]);
+      checkResource(buf, resource[0], resource[1]);
     } else if (fieldNumber === RS_SCOPE_SPANS && wireType === WIRE_LEN) {
       const ssEnd = lengthDelimitedEnd(reader, end, 'scope_spans');
       const spans = validateScopeSpans(reader, ssEnd);

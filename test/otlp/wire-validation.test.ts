@@ -4,7 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import { transcodeToJson } from '../../src/otlp/json-transcoder.js';
 import { decodeRequest } from '../../src/otlp/proto-codec.js';
-import { MAX_VALUE_DEPTH, scanRequest } from '../../src/otlp/wire.js';
+import { scanRequest } from '../../src/otlp/wire.js';
+import { MAX_VALUE_DEPTH } from '../../src/otlp/wire-check.js';
 import { MalformedDataError } from '../../src/shared/errors.js';
 
 function varint(value: number): number[] {
