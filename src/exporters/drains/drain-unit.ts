@@ -165,6 +165,8 @@ export class DrainUnit {
    * and the connection pool stays open, unless they are let go here.
    */
   async #abandon(): Promise<void> {
+    // First: the pending loop may hold replayed records that only a started sampler would decide; stopped, it lets them go (they stay on disk).
+    this.#sampler.stop();
     await Promise.allSettled([this.#pending.stop(), this.#sender.shutdown(0)]);
     await Promise.allSettled([this.#transport.close(), this.#decisions.close()]);
   }

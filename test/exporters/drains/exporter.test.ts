@@ -147,6 +147,28 @@ describe('drains exporter', () => {
     rmSync(storage, { recursive: true, force: true });
   });
 
+  it('a drain with undecided spans on disk that fails to start fails at once, and keeps those spans for the next start', async () => {
+    const sink = await sinkFor();
+    const rules = { sampling: [{ environment: 'production', percentage: 100, path_prefix: '/api' }] };
+    const storage = makeHarness(exporterConfig([])).storageDirectory;
+    const first = await started([drain('api', sink, rules)], { decision_wait: '30s' }, storage);
+    const [root, ...children] = trace({ path: '/api/x', traceId: traceIdWithR(0n) });
+    await first.exporter.consume(batch(children));
+    await first.exporter.shutdown();
+    const queue = join(storage, 'drains', configDrainId('api'), 'queue');
+    rmSync(queue, { recursive: true, force: true });
+    writeFileSync(queue, 'not a directory');
+    // The pending loop holds the replayed children; only a started sampler would ever decide them.
+    const failing = makeHarness(exporterConfig([drain('api', sink, rules)], { decision_wait: '30s' }), storage);
+    await expect(failing.exporter.start(failing.host)).rejects.toThrow(/queue/);
+    await failing.exporter.shutdown();
+    rmSync(queue);
+    const second = await started([drain('api', sink, rules)], { decision_wait: '30s' }, storage);
+    await second.exporter.consume(batch([root as TestSpan]));
+    await waitFor(() => sink.spanIds().length === 3, 10_000, 'the children kept on disk, with their root');
+    rmSync(storage, { recursive: true, force: true });
+  });
+
   it('drops new data for a full drain only, counted', async () => {
     const small = await sinkFor();
     small.behaviour = 503;
