@@ -25,6 +25,11 @@ export class TraceBatch {
     return new TraceBatch(bytes, scanRequest(bytes), undefined);
   }
 
+  /** Bytes a processor made from a checked batch's (filtered, merged): scanned for their framing only. */
+  static fromDerivedProto(bytes: Uint8Array): TraceBatch {
+    return new TraceBatch(bytes, scanRequest(bytes, false), undefined);
+  }
+
   /** Wraps an already scanned request (used by processors that produced new bytes). */
   static fromIndex(index: WireIndex): TraceBatch {
     return new TraceBatch(index.buf, index, undefined);
@@ -45,7 +50,7 @@ export class TraceBatch {
   /** Merges batches by concatenating their encoded requests. */
   static concat(batches: readonly TraceBatch[]): TraceBatch {
     if (batches.length === 1 && batches[0] !== undefined) return batches[0];
-    return TraceBatch.fromProto(concatRequests(batches.map((b) => b.toProto())));
+    return TraceBatch.fromDerivedProto(concatRequests(batches.map((b) => b.toProto())));
   }
 
   get spanCount(): number {
@@ -64,7 +69,8 @@ export class TraceBatch {
   }
 
   wire(): WireIndex {
-    this.#index ??= scanRequest(this.toProto());
+    // Own bytes or a checked JSON request encoded: the framing is all there is to find.
+    this.#index ??= scanRequest(this.toProto(), false);
     return this.#index;
   }
 

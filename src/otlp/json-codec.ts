@@ -61,12 +61,17 @@ function uint32(value: unknown, path: string): number | undefined {
   return value;
 }
 
+const INT64_PAST_MAX = 1n << 63n;
+const UINT64_PAST_MAX = 1n << 64n;
+
 function int64(value: unknown, path: string, unsigned: boolean): string | undefined {
   if (value === undefined || value === null) return undefined;
   let n: bigint;
   if (typeof value === 'number') {
     if (!Number.isInteger(value) || (unsigned && value < 0)) fail(path, 'must be an integer');
     n = BigInt(value);
+    // JSON.parse reads the largest int64 (or uint64) as the double just past it: that one is taken as the largest.
+    if (n === (unsigned ? UINT64_PAST_MAX : INT64_PAST_MAX)) n -= 1n;
   } else {
     if (typeof value !== 'string' || !(unsigned ? UINT64 : INT64).test(value)) fail(path, 'must be a 64-bit integer or a decimal string');
     n = BigInt(value);
@@ -100,8 +105,9 @@ function doubleFromString(text: string): number | undefined {
 }
 
 function anyValue(value: unknown, path: string, depth: number): AnyValue {
-  if (value === undefined || value === null) return {};
+  // Before the empty case: an empty value encodes to an AnyValue the protobuf check counts too.
   if (depth > MAX_VALUE_DEPTH) fail(path, `is nested more than ${MAX_VALUE_DEPTH} levels deep`);
+  if (value === undefined || value === null) return {};
   const v = object(value, path);
   if (v.stringValue !== undefined) return { stringValue: string(v.stringValue, `${path}.stringValue`) ?? '' };
   if (v.boolValue !== undefined) {

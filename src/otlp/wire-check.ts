@@ -58,6 +58,13 @@ class Cursor {
     throw malformed('a varint is longer than 10 bytes');
   }
 
+  /** A field's tag; field number 0 does not exist (decoders after this one refuse it). */
+  tag(end: number): number {
+    const tag = this.varint(end);
+    if (tag >>> 3 === 0) throw malformed('a field is numbered 0');
+    return tag;
+  }
+
   /** Reads a length; returns where that content ends, checked against `end`. */
   lengthEnd(end: number): number {
     const length = this.varint(end);
@@ -114,7 +121,7 @@ const cursor = new Cursor();
 function anyValue(c: Cursor, end: number, depth: number): void {
   if (depth > MAX_VALUE_DEPTH) throw malformed(`an attribute value is nested more than ${MAX_VALUE_DEPTH} levels deep`);
   while (c.pos < end) {
-    const tag = c.varint(end);
+    const tag = c.tag(end);
     const wireType = tag & 7;
     switch (tag >>> 3) {
       case 1:
@@ -143,7 +150,7 @@ function anyValue(c: Cursor, end: number, depth: number): void {
 /** ArrayValue and KeyValueList: field 1 repeated, each item one level deeper. */
 function list(c: Cursor, end: number, depth: number, item: (c: Cursor, end: number, depth: number) => void): void {
   while (c.pos < end) {
-    const tag = c.varint(end);
+    const tag = c.tag(end);
     if (tag >>> 3 === 1) item(c, c.message(tag & 7, end, 'a list value'), depth + 1);
     else c.skip(tag & 7, end);
   }
@@ -152,7 +159,7 @@ function list(c: Cursor, end: number, depth: number, item: (c: Cursor, end: numb
 /** KeyValue: a key, and a value at `depth`. */
 function keyValue(c: Cursor, end: number, depth: number): void {
   while (c.pos < end) {
-    const tag = c.varint(end);
+    const tag = c.tag(end);
     const field = tag >>> 3;
     if (field === 1) c.expect(tag & 7, WIRE_LEN, end, 'KeyValue key');
     else if (field === 2) anyValue(c, c.message(tag & 7, end, 'KeyValue value'), depth);
@@ -166,7 +173,7 @@ function attribute(c: Cursor, wireType: number, end: number, what: string): void
 
 function event(c: Cursor, end: number): void {
   while (c.pos < end) {
-    const tag = c.varint(end);
+    const tag = c.tag(end);
     const wireType = tag & 7;
     switch (tag >>> 3) {
       case 1:
@@ -189,7 +196,7 @@ function event(c: Cursor, end: number): void {
 
 function link(c: Cursor, end: number): void {
   while (c.pos < end) {
-    const tag = c.varint(end);
+    const tag = c.tag(end);
     const wireType = tag & 7;
     switch (tag >>> 3) {
       case 1:
@@ -218,7 +225,7 @@ function link(c: Cursor, end: number): void {
 
 function status(c: Cursor, end: number): void {
   while (c.pos < end) {
-    const tag = c.varint(end);
+    const tag = c.tag(end);
     const field = tag >>> 3;
     if (field === 2) c.expect(tag & 7, WIRE_LEN, end, 'status.message');
     else if (field === 3) c.expect(tag & 7, WIRE_VARINT, end, 'status.code');
@@ -236,7 +243,7 @@ function at(buf: Uint8Array, start: number): Cursor {
 export function checkResource(buf: Uint8Array, start: number, end: number): void {
   const c = at(buf, start);
   while (c.pos < end) {
-    const tag = c.varint(end);
+    const tag = c.tag(end);
     const field = tag >>> 3;
     if (field === 1) attribute(c, tag & 7, end, 'resource.attributes');
     else if (field === 2) c.expect(tag & 7, WIRE_VARINT, end, 'resource.dropped_attributes_count');
@@ -248,7 +255,7 @@ export function checkResource(buf: Uint8Array, start: number, end: number): void
 export function checkScope(buf: Uint8Array, start: number, end: number): void {
   const c = at(buf, start);
   while (c.pos < end) {
-    const tag = c.varint(end);
+    const tag = c.tag(end);
     const field = tag >>> 3;
     if (field === 1 || field === 2) c.expect(tag & 7, WIRE_LEN, end, 'scope.name or version');
     else if (field === 3) attribute(c, tag & 7, end, 'scope.attributes');
@@ -263,7 +270,7 @@ export function checkSpan(buf: Uint8Array, start: number, end: number): void {
   let traceId = 0;
   let spanId = 0;
   while (c.pos < end) {
-    const tag = c.varint(end);
+    const tag = c.tag(end);
     const wireType = tag & 7;
     switch (tag >>> 3) {
       case 1:

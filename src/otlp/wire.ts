@@ -167,20 +167,34 @@ class LazyScopeSpans implements WireScopeSpans {
   }
 }
 
-/** Walks a ScopeSpans down to its spans' fields; returns how many spans it holds. */
-function validateScopeSpans(reader: protobuf.Reader, end: number): number {
+/**
+ * A field's tag, refusing field number 0 and a known field (`known` lists
+ * this message's length-delimited ones) sent with another wire type: decoders
+ * after this one (a destination's) refuse both.
+ */
+function tagOf(reader: protobuf.Reader, known: readonly number[], what: string): number {
+  const tag = reader.uint32();
+  const field = tag >>> 3;
+  if (field === 0) throw malformed(`${what} has a field numbered 0`);
+  if ((tag & 7) !== WIRE_LEN && known.includes(field)) throw malformed(`${what} field ${field} has wire type ${tag & 7}, not ${WIRE_LEN}`);
+  return tag;
+}
+
+/** ScopeSpans' and ResourceSpans' length-delimited fields: scope or resource 1, scope_spans or spans 2, schema_url 3. */
+const CONTAINER_FIELDS = [1, 2, 3];
+
+/** Walks a ScopeSpans down to its spans (their contents too when `check`); returns how many spans it holds. */
+function validateScopeSpans(reader: protobuf.Reader, end: number, check: boolean): number {
   let spans = 0;
   while (reader.pos < end) {
-    const tag = reader.uint32();
+    const tag = tagOf(reader, CONTAINER_FIELDS, 'scope_spans');
     const field = tag >>> 3;
     if (field === SS_SPANS || field === SS_SCOPE) {
-      if ((tag & 7) !== WIRE_LEN) throw malformed(`scope_spans field ${field} has wire type ${tag & 7}, not ${WIRE_LEN}`);
       const contentEnd = lengthDelimitedEnd(reader, end, field === SS_SPANS ? 'span' : 'scope');
-      if (field === SS_SPANS) {
-        checkSpan(reader.buf, reader.pos, contentEnd);
-        spans += 1;
-      } else {
-        checkScope(reader.buf, reader.pos, contentEnd);
+      if (field === SS_SPANS) spans += 1;
+      if (check) {
+        if (field === SS_SPANS) checkSpan(reader.buf, reader.pos, contentEnd);
+        else checkScope(reader.buf, reader.pos, contentEnd);
       }
       reader.pos = contentEnd;
     } else {
@@ -190,27 +204,26 @@ function validateScopeSpans(reader: protobuf.Reader, end: number): number {
   return spans;
 }
 
-function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Range, end: number): WireResourceSpans {
+function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Range, end: number, check: boolean): WireResourceSpans {
   let resource: Range | undefined;
   const otherFields: Range[] = [];
   const scopeSpans: WireScopeSpans[] = [];
   while (reader.pos < end) {
     const fieldStart = reader.pos;
-    const tag = reader.uint32();
+    const tag = tagOf(reader, CONTAINER_FIELDS, 'resource_spans');
     const fieldNumber = tag >>> 3;
-    const wireType = tag & 7;
-    if (fieldNumber === RS_RESOURCE && wireType === WIRE_LEN) {
+    if (fieldNumber === RS_RESOURCE) {
       // A repeated occurrence of a singular message merges; keep it simple and exact by
       // treating the last one as the resource only when there is one (the common case).
       if (resource !== undefined) throw malformed('resource_spans.resource appears twice');
       resource = lengthDelimited(reader, end, 'resource');
-      checkResource(buf, resource[0], resource[1]);
-    } else if (fieldNumber === RS_SCOPE_SPANS && wireType === WIRE_LEN) {
+      if (check) checkResource(buf, resource[0], resource[1]);
+    } else if (fieldNumber === RS_SCOPE_SPANS) {
       const ssEnd = lengthDelimitedEnd(reader, end, 'scope_spans');
-      const spans = validateScopeSpans(reader, ssEnd);
+      const spans = validateScopeSpans(reader, ssEnd, check);
       scopeSpans.push(new LazyScopeSpans(buf, [fieldStart, ssEnd], spans));
     } else {
-      skip(reader, wireType, end);
+      skip(reader, tag & 7, end);
       otherFields.push([fieldStart, reader.pos]);
     }
   }
@@ -219,22 +232,24 @@ function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Rang
 
 /**
  * Scans an encoded ExportTraceServiceRequest; throws MalformedDataError on
- * broken framing. Every field down to the spans' own is checked now, but
- * the index records only resource and scope ranges: the span level is read
- * when first asked for (LazyScopeSpans).
+ * broken framing and, unless `check` is false, on contents no later reader
+ * could take (wire-check.ts). Every field down to the spans' own is checked
+ * now, but the index records only resource and scope ranges: the span level
+ * is read when first asked for (LazyScopeSpans). Bytes this process made
+ * from checked ones (filtered, merged, encoded from a checked JSON request,
+ * its own spans) and records it queued need only the framing.
  */
-export function scanRequest(buf: Uint8Array): WireIndex {
+export function scanRequest(buf: Uint8Array, check = true): WireIndex {
   const reader = protobuf.Reader.create(buf);
   const resourceSpans: WireResourceSpans[] = [];
   let spanCount = 0;
   try {
     while (reader.pos < buf.length) {
       const fieldStart = reader.pos;
-      const tag = reader.uint32();
-      if (tag === 0) throw malformed('invalid tag 0');
-      if (tag >>> 3 === REQUEST_RESOURCE_SPANS && (tag & 7) === WIRE_LEN) {
+      const tag = tagOf(reader, [REQUEST_RESOURCE_SPANS], 'the request');
+      if (tag >>> 3 === REQUEST_RESOURCE_SPANS) {
         const end = lengthDelimitedEnd(reader, buf.length, 'resource_spans');
-        const rs = scanResourceSpans(reader, buf, [fieldStart, end], end);
+        const rs = scanResourceSpans(reader, buf, [fieldStart, end], end, check);
         for (const ss of rs.scopeSpans) spanCount += ss.spanCount;
         resourceSpans.push(rs);
       } else {

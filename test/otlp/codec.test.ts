@@ -123,6 +123,13 @@ describe('OTLP codecs', () => {
     expect(allSpans(parseJsonRequest(span({ attributes: [{ key: 'deep', value }] })))[0]?.attributes).toHaveLength(1);
     value = { kvlistValue: { values: [{ key: 'k', value }] } };
     expect(() => parseJsonRequest(span({ attributes: [{ key: 'deep', value }] }))).toThrow('is nested more than 20 levels deep');
+    // An empty value at level 21 still encodes to an AnyValue there.
+    let empty: Record<string, unknown> = { arrayValue: { values: [null] } };
+    for (let i = 2; i < 20; i++) empty = { arrayValue: { values: [empty] } };
+    expect(() => parseJsonRequest(span({ attributes: [{ key: 'deep', value: { arrayValue: { values: [empty] } } }] }))).toThrow('is nested more than 20 levels deep');
+    // The largest int64 written as a JSON number parses to the double just past it: it is taken as the largest.
+    const largest = allSpans(parseJsonRequest('{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","attributes":[{"key":"n","value":{"intValue":9223372036854775807}}]}]}]}]}'));
+    expect(largest[0]?.attributes).toEqual([{ key: 'n', value: { intValue: '9223372036854775807' } }]);
   });
 
   it('rejects truncated protobuf as malformed', () => {

@@ -3,7 +3,8 @@
 // sampling, protobufjs, a destination's decoder).
 import { describe, expect, it } from 'vitest';
 import { transcodeToJson } from '../../src/otlp/json-transcoder.js';
-import { decodeRequest } from '../../src/otlp/proto-codec.js';
+import { decodeRequest, encodeRequest } from '../../src/otlp/proto-codec.js';
+import type { ExportTraceServiceRequest } from '../../src/otlp/model.js';
 import { scanRequest } from '../../src/otlp/wire.js';
 import { MAX_VALUE_DEPTH } from '../../src/otlp/wire-check.js';
 import { MalformedDataError } from '../../src/shared/errors.js';
@@ -93,5 +94,42 @@ describe('protobuf intake validation', () => {
     expect(refusal(request(cat(TRACE_ID, SPAN_ID, attribute(9, nested(MAX_VALUE_DEPTH + 1)))))).toContain(`nested more than ${MAX_VALUE_DEPTH} levels deep`);
     // Thousands of levels (a few KB) are refused as quickly, without exhausting the stack.
     expect(refusal(request(cat(TRACE_ID, SPAN_ID, attribute(9, nested(3_000)))))).toContain('nested more than');
+  });
+
+  it('accepts every field an encoder writes: parent, links with flags, events, status, scope, schema URLs, dropped counts', () => {
+    const attributes = [{ key: 's', value: { stringValue: 'v' } }, { key: 'list', value: { kvlistValue: { values: [{ key: 'n', value: { intValue: '-5' } }, { key: 'empty' }] } } }];
+    const model: ExportTraceServiceRequest = {
+      resourceSpans: [{
+        resource: { attributes, droppedAttributesCount: 2 },
+        schemaUrl: 'https://opentelemetry.io/schemas/1.26.0',
+        scopeSpans: [{
+          scope: { name: 'lib', version: '1.0', attributes, droppedAttributesCount: 1 },
+          schemaUrl: 'https://opentelemetry.io/schemas/1.26.0',
+          spans: [{
+            traceId: 'ab'.repeat(16), spanId: 'cd'.repeat(8), parentSpanId: 'ef'.repeat(8), traceState: 'k=v', name: 'GET /', kind: 2,
+            startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000000000000001', attributes, droppedAttributesCount: 3,
+            events: [{ timeUnixNano: '1700000000000000000', name: 'e', attributes, droppedAttributesCount: 1 }], droppedEventsCount: 1,
+            links: [{ traceId: '12'.repeat(16), spanId: '34'.repeat(8), traceState: 'a=b', attributes, droppedAttributesCount: 1, flags: 257 }], droppedLinksCount: 1,
+            status: { code: 2, message: 'boom' }, flags: 769,
+          }],
+        }],
+      }],
+    };
+    accepted(encodeRequest(model));
+  });
+
+  it('refuses field number 0 and a known container field with another wire type, at every level', () => {
+    const span = cat(TRACE_ID, SPAN_ID);
+    // Field 0, length-delimited (tag 0x02), inside a span and at the request's top level.
+    expect(refusal(request(cat(span, [0x02, 0x00])))).toContain('numbered 0');
+    expect(refusal(cat(request(span), [0x02, 0x00]))).toContain('numbered 0');
+    // resource_spans (1) as a varint at the top level; scope_spans (2) and schema_url (3) as varints in a ResourceSpans.
+    expect(refusal(cat(request(span), [0x08, 0x01]))).toContain('field 1 has wire type 0');
+    expect(refusal(len(1, [0x10, 0x01]))).toContain('resource_spans field 2 has wire type 0');
+    expect(refusal(len(1, [0x18, 0x01]))).toContain('resource_spans field 3 has wire type 0');
+    // ScopeSpans.schema_url (3) as a varint.
+    expect(refusal(len(1, len(2, len(2, span), [0x18, 0x01])))).toContain('scope_spans field 3 has wire type 0');
+    // A group (wire type 3), which OTLP never uses, in an unknown field of the request.
+    expect(refusal(cat(request(span), [0xab, 0x01, 0xac, 0x01]))).toContain('wire type 3 is not used by OTLP');
   });
 });

@@ -44,7 +44,7 @@ export function createSamplingProcessor(id: string, config: SamplingConfig, tele
       const held = await sampler.hold(result.pending.buf);
       const parts = [result.kept?.buf, held.kept?.buf].filter((part): part is Uint8Array => part !== undefined);
       if (parts.length === 0) return null;
-      return TraceBatch.fromProto(concatRequests(parts));
+      return TraceBatch.fromDerivedProto(concatRequests(parts));
     },
   };
 }
@@ -52,5 +52,5 @@ export function createSamplingProcessor(id: string, config: SamplingConfig, tele
 function keptBatch(batch: TraceBatch, buf: Uint8Array | undefined, spanCount: number | undefined): TraceBatch | null {
   if (buf === undefined || spanCount === undefined) return null;
   if (spanCount === batch.spanCount) return batch;
-  return TraceBatch.fromProto(buf);
+  return TraceBatch.fromDerivedProto(buf);
 }

@@ -204,7 +204,8 @@ export class Sampler {
    */
   hold(pending: Uint8Array | WireIndex): Promise<HoldResult> {
     if (this.#stopped) return Promise.reject(new SamplerStoppedError(`sampler ${this.#name} stopped`));
-    const index = pending instanceof Uint8Array ? scanRequest(pending) : pending;
+    // Replayed records were checked when received (by this version or an older one): their framing is enough.
+    const index = pending instanceof Uint8Array ? scanRequest(pending, false) : pending;
     return new Promise<HoldResult>((resolve, reject) => {
       const hold: PendingHold = { index, decisions: new Map(), undecided: 0, resolve, reject };
       index.resourceSpans.forEach((rs, resourceIndex) => {
