@@ -204,7 +204,12 @@ function fileContent(mediaType: string, data: TaggedData, param: string): Conten
     if (isImage) return { type: 'image_url', image_url: { url: data.url } };
     throw unsupported(param, `file parts of type ${mediaType} cannot be sent to a Chat Completions upstream (images and text only)`);
   }
-  if (data.data.startsWith('data:')) return fileContent(...dataUrlParts(data.data, mediaType, param), param);
+  if (data.data.startsWith('data:')) {
+    const [type, bytes] = dataUrlParts(data.data, mediaType, param);
+    // Not read again: a data URL inside a data URL is no file, and unwrapping one after another would recurse without end.
+    if (bytes.type === 'data' && bytes.data.startsWith('data:')) throw invalidDataUrl(param, 'its data is another data URL');
+    return fileContent(type, bytes, param);
+  }
   if (isImage) return { type: 'image_url', image_url: { url: `data:${imageType(mediaType, data.data, param)};base64,${data.data}` } };
   if (mediaType.startsWith('text/') || mediaType === 'application/json') return { type: 'text', text: Buffer.from(data.data, 'base64').toString('utf8') };
   throw unsupported(param, `file parts of type ${mediaType} cannot be sent to a Chat Completions upstream (images and text only)`);
@@ -217,14 +222,38 @@ function dataUrlParts(url: string, mediaType: string, param: string): [string, T
   const [type = '', ...flags] = url.slice('data:'.length, comma).split(';');
   const payload = url.slice(comma + 1);
   if (flags.includes('base64')) return [type || mediaType, { type: 'data', data: payload }];
-  // Without `;base64` the data is percent-encoded text (RFC 2397).
-  let text: string;
-  try {
-    text = decodeURIComponent(payload);
-  } catch {
-    throw invalidDataUrl(param, 'its data is not valid percent-encoding');
+  // Without `;base64` the data is percent-encoded bytes (RFC 2397), text or not.
+  return [type || mediaType, { type: 'data', data: percentDecoded(payload).toString('base64') }];
+}
+
+/**
+ * Percent-decoding to bytes, as a data URL's data is (RFC 3986): `%` and two
+ * hex digits is that byte, anything else stands for itself (as UTF-8).
+ * decodeURIComponent decodes to text, so it refuses bytes that are not
+ * UTF-8 (a PNG); Node's byte decoder (querystring's) is not public API.
+ */
+function percentDecoded(text: string): Buffer {
+  const bytes = Buffer.from(text, 'utf8');
+  const out = Buffer.allocUnsafe(bytes.length);
+  let length = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    const high = hexDigit(bytes[i + 1]);
+    const low = hexDigit(bytes[i + 2]);
+    if (bytes[i] === 0x25 && high !== -1 && low !== -1) {
+      out[length++] = high * 16 + low;
+      i += 2;
+    } else {
+      out[length++] = bytes[i] as number;
+    }
   }
-  return [type || mediaType, { type: 'data', data: Buffer.from(text, 'utf8').toString('base64') }];
+  return out.subarray(0, length);
+}
+
+function hexDigit(byte: number | undefined): number {
+  if (byte === undefined) return -1;
+  if (byte >= 0x30 && byte <= 0x39) return byte - 0x30;
+  const lower = byte | 0x20;
+  return lower >= 0x61 && lower <= 0x66 ? lower - 0x61 + 10 : -1;
 }
 
 function invalidDataUrl(param: string, why: string): GatewayHttpError {

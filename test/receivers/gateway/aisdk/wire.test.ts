@@ -124,7 +124,7 @@ describe('the /v1/ai/language-model wire protocol', () => {
     expect(upstream?.requests).toHaveLength(0);
   });
 
-  it('reads a data URL without ;base64 as percent-encoded text, and answers 400 for one without a comma', async () => {
+  it('reads a data URL without ;base64 as percent-encoded bytes, and answers 400 for one without a comma or nested in another', async () => {
     await setup((_b, res) => sendJson(res, 200, completion('ok')));
     const text = await post({ prompt: [{ role: 'user', content: [{ type: 'file', mediaType: 'text/plain', data: 'data:text/plain,a%20note%20%E2%9C%93' }] }] });
     expect(text.status).toBe(200);
@@ -132,9 +132,17 @@ describe('the /v1/ai/language-model wire protocol', () => {
     const bad = await post({ prompt: [{ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data: 'data:image/png;base64' }] }] });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { type: 'invalid_request_error', param: 'prompt[0].content[0].data' } });
-    const escapes = await post({ prompt: [{ role: 'user', content: [{ type: 'file', mediaType: 'text/plain', data: 'data:text/plain,%E0' }] }] });
-    expect(escapes.status).toBe(400);
-    expect(upstream?.requests).toHaveLength(1);
+    // A data URL inside a data URL, ten thousand deep: a 400, not a stack overflow.
+    const nested = await post({ prompt: [{ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data: `${'data:;base64,'.repeat(10_000)}${PNG_BASE64}` }] }] });
+    expect(nested.status).toBe(400);
+    expect(await nested.json()).toMatchObject({ error: { type: 'invalid_request_error', param: 'prompt[0].content[0].data' } });
+    // Percent-encoded bytes that are not UTF-8 (a PNG) arrive as the same bytes.
+    const png = Buffer.from(PNG_BASE64, 'base64');
+    const escaped = [...png].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+    const binary = await post({ prompt: [{ role: 'user', content: [{ type: 'file', mediaType: 'image/png', data: `data:image/png,${escaped}` }] }] });
+    expect(binary.status).toBe(200);
+    expect(upstream?.requests[1]?.body['messages']).toEqual([{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } }] }]);
+    expect(upstream?.requests).toHaveLength(2);
   });
 
   it('answers from an upstream completion that has no created time', async () => {
