@@ -44,6 +44,12 @@ describe('config validation', () => {
     expect(config.service.telemetry.logs.level).toBe('info');
   });
 
+  it('takes an admin endpoint without a host (every interface) and refuses one with stray whitespace', () => {
+    const admin = (endpoint: string) => GOOD.replace('pipelines:', `admin: { endpoint: "${endpoint}" }\n  pipelines:`);
+    expect(parseConfigText(admin(':13133'), { registry: fakeRegistry(), env: {} }).service.admin.endpoint).toBe(':13133');
+    expect(problemsOf(admin(' 127.0.0.1:13133'))).toEqual(['service.admin.endpoint: must be host:port with a port from 0 to 65535 (e.g. 127.0.0.1:13133)']);
+  });
+
   it('refuses a shutdown_grace or admin timeout longer than a Node timer can hold, naming the key', () => {
     const text = GOOD.replace('service:\n', 'service:\n  shutdown_grace: 30d\n  admin: { idle_timeout: 22d }\n');
     expect(problemsOf(text)).toEqual(['service.admin.idle_timeout: must be at most 21d', 'service.shutdown_grace: must be at most 21d']);

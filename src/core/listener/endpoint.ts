@@ -33,7 +33,14 @@ export function endpointSchema() {
   });
 }
 
-/** A config endpoint kept as its text, checked as endpointSchema checks it. */
-export function endpointText(example: string) {
-  return z.string({ error: 'must be a host:port string' }).refine((value) => parseEndpoint(value) !== undefined, { error: `must be host:port with a port from 0 to 65535 (e.g. ${example})` });
+/**
+ * A config endpoint kept as its text, checked as endpointSchema checks it
+ * but untrimmed (the listener reads it as written). `emptyHost` lets
+ * `:13133` through, the collector's way of saying every interface.
+ */
+export function endpointText(example: string, options: { readonly emptyHost?: boolean } = {}) {
+  return z.string({ error: 'must be a host:port string' }).refine(
+    (value) => value === value.trim() && parseEndpoint(options.emptyHost === true && value.startsWith(':') ? `0.0.0.0${value}` : value) !== undefined,
+    { error: `must be host:port with a port from 0 to 65535 (e.g. ${example})` },
+  );
 }
