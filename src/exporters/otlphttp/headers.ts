@@ -5,7 +5,7 @@ import { validateHeaderName, validateHeaderValue } from 'node:http';
 import type { z } from 'zod';
 
 /** Set by the exporter on every delivery, or by HTTP itself: not configurable. */
-const OWNED = new Set(['content-type', 'content-encoding', 'content-length', 'user-agent', 'x-sluice-signature', 'host', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'te', 'trailer', 'proxy-connection']);
+const OWNED = new Set(['content-type', 'content-encoding', 'content-length', 'user-agent', 'x-sluice-signature', 'connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'expect', 'te', 'trailer', 'proxy-connection']);
 
 /** Why a header cannot be sent with each delivery, or undefined when it can. */
 export function headerProblem(name: string, value: string): string | undefined {

@@ -13,6 +13,8 @@ export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_err
 
 export interface AttemptFailure {
   error: GatewayHttpError;
+  /** What the attempt's span records: the client's message, or more than the client is told. */
+  spanMessage: string;
   fallback: boolean;
   spanErrorType: string;
   outcome: AttemptOutcome;
@@ -20,6 +22,11 @@ export interface AttemptFailure {
 
 /** A failure that is not an upstream HTTP status: timeouts, network errors, bad upstream data, a client gone. */
 export function attemptFailure(err: unknown, clock: AttemptClock, slug: string): AttemptFailure {
+  const failure = classify(err, clock, slug);
+  return 'spanMessage' in failure ? failure : { ...failure, spanMessage: failure.error.message };
+}
+
+function classify(err: unknown, clock: AttemptClock, slug: string): Omit<AttemptFailure, 'spanMessage'> | AttemptFailure {
   const reason = clock.reason;
   if (reason === 'client_closed') {
     return { error: new GatewayHttpError(499, 'The client closed the request.', { code: 'client_closed' }), fallback: false, spanErrorType: 'cancelled', outcome: 'cancelled' };
@@ -59,9 +66,11 @@ export function attemptFailure(err: unknown, clock: AttemptClock, slug: string):
   }
   // Network and system errors carry a code; one without is this gateway failing on what it was given
   // (an upstream answer of a shape it did not expect, say), not an unreachable provider.
+  // The client learns that it failed here; the span and the log also say how.
   const name = err instanceof Error ? err.name : 'Error';
   const message = err instanceof Error ? err.message : String(err);
-  return { error: upstreamError(`The attempt on provider ${slug} failed in the gateway: ${name}: ${message}.`), fallback: true, spanErrorType: name, outcome: 'internal_error' };
+  const error = upstreamError(`The attempt on provider ${slug} failed in the gateway (${name}).`);
+  return { error, spanMessage: `${error.message} ${message}`, fallback: true, spanErrorType: name, outcome: 'internal_error' };
 }
 
 function upstreamError(message: string): GatewayHttpError {

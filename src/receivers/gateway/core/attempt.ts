@@ -139,7 +139,7 @@ export function isSuccess(status: number): boolean {
 /** An attempt that threw (timeout, network, bad upstream data, a refused request): recorded on its span and counted. */
 export function failedAttempt(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, err: unknown, clock: AttemptClock): AttemptResult {
   const failure = attemptFailure(err, clock, provider.slug);
-  span.fail(failure.spanErrorType, failure.error.message);
+  span.fail(failure.spanErrorType, failure.spanMessage);
   env.countAttempt(provider.slug, failure.outcome);
   return { answered: false, fallback: failure.fallback, error: failure.error };
 }

@@ -58,7 +58,7 @@ export type ExchangeOutcome<T> = { readonly refused: RefusedStream } | { readonl
  * that is gone. A response already ended in full has nothing more to tell.
  */
 export function endFailedStream(res: ServerResponse, server: SpanRecord, failure: AttemptFailure, errorEvent: () => string): void {
-  server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.error.message);
+  server.fail(failure.spanErrorType === 'cancelled' ? 'cancelled' : 'stream_error', failure.spanMessage);
   if (res.writableEnded) return;
   if (failure.spanErrorType !== 'cancelled' && !res.destroyed) res.end(errorEvent());
   else res.destroy();

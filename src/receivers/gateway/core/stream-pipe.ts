@@ -123,7 +123,7 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
   fail(err: unknown): StreamResult {
     const { state, span, clock, slug } = this.#options;
     const failure = attemptFailure(err, clock, slug);
-    span.fail(failure.spanErrorType, failure.error.message);
+    span.fail(failure.spanErrorType, failure.spanMessage);
     const encoder = this.#encoder;
     // Nothing reached the client yet: the fallback loop may try the next endpoint.
     if (encoder === undefined) return { answered: false, outcome: failure.outcome, error: failure.error };

@@ -167,7 +167,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
   fail(err: unknown): AttemptResult {
     const { span, state, clock, slug } = this.#options;
     const failure = attemptFailure(err, clock, slug);
-    span.fail(failure.spanErrorType, failure.error.message);
+    span.fail(failure.spanErrorType, failure.spanMessage);
     if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
     endFailedStream(state.res, state.server, failure, () => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
     return { answered: true };

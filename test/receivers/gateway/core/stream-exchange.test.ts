@@ -63,7 +63,9 @@ describe('attemptFailure', () => {
     expect(attemptFailure(refused, clock, 'alpha').error.message).toBe('Provider alpha could not be reached (ECONNREFUSED).');
     const bug = attemptFailure(new TypeError("Cannot read properties of null (reading 'finish_reason')"), clock, 'alpha');
     expect(bug).toMatchObject({ fallback: true, outcome: 'internal_error', spanErrorType: 'TypeError' });
-    expect(bug.error.message).toBe("The attempt on provider alpha failed in the gateway: TypeError: Cannot read properties of null (reading 'finish_reason').");
+    // The client is told where it failed; the span also says how.
+    expect(bug.error.message).toBe('The attempt on provider alpha failed in the gateway (TypeError).');
+    expect(bug.spanMessage).toBe("The attempt on provider alpha failed in the gateway (TypeError). Cannot read properties of null (reading 'finish_reason')");
     clock.clear();
   });
 });
