@@ -117,6 +117,12 @@ class Cursor {
 }
 
 const cursor = new Cursor();
+const NO_BYTES = new Uint8Array(0);
+
+/** Lets go of the last request checked (it may be up to the body limit), once a scan is done with it. */
+export function releaseCheckedBytes(): void {
+  cursor.buf = NO_BYTES;
+}
 
 function anyValue(c: Cursor, end: number, depth: number): void {
   if (depth > MAX_VALUE_DEPTH) throw malformed(`an attribute value is nested more than ${MAX_VALUE_DEPTH} levels deep`);

@@ -6,7 +6,7 @@
 // concatenate on the wire, so requests merge by byte concatenation.
 import protobuf from 'protobufjs';
 import { MalformedDataError } from '../shared/errors.js';
-import { checkResource, checkScope, checkSpan } from './wire-check.js';
+import { checkResource, checkScope, checkSpan, releaseCheckedBytes } from './wire-check.js';
 
 // Field numbers from the OTLP trace protos.
 const REQUEST_RESOURCE_SPANS = 1;
@@ -259,6 +259,8 @@ export function scanRequest(buf: Uint8Array, check = true): WireIndex {
   } catch (err) {
     if (err instanceof MalformedDataError) throw err;
     throw malformed('truncated or invalid data', err);
+  } finally {
+    if (check) releaseCheckedBytes();
   }
   return { buf, resourceSpans, spanCount };
 }
