@@ -11,16 +11,10 @@
 // each repeated field. The walk is a generator that pauses after every span,
 // so a caller on the request loop can cut a large batch into slices
 // (transcodeToJsonSliced) while tests run it to the end at once.
-import { MalformedDataError } from '../shared/errors.js';
+import { WIRE_FIXED32, WIRE_FIXED64, WIRE_LEN, WIRE_VARINT, WireReader, type RawBuffer } from './wire-reader.js';
 import { LoopSlices } from '../shared/loop-slices.js';
 import { takeRememberedResourceSpans, rememberJson } from './json-reuse.js';
 
-const WIRE_VARINT = 0;
-const WIRE_FIXED64 = 1;
-const WIRE_LEN = 2;
-const WIRE_START_GROUP = 3;
-const WIRE_END_GROUP = 4;
-const WIRE_FIXED32 = 5;
 const TWO_POW_32 = 4294967296;
 const MAX_EXACT_HIGH = 0x1fffff; // hi words up to this keep hi * 2^32 + lo below 2^53
 const BILLION = 1_000_000_000;
@@ -28,20 +22,6 @@ const INITIAL_OUTPUT_FACTOR = 3; // JSON output bytes per input byte, a first gu
 const NONE = -1;
 
 const tag = (field: number, wireType: number): number => (field << 3) | wireType;
-
-function malformed(what: string): MalformedDataError {
-  return new MalformedDataError(`malformed protobuf ExportTraceServiceRequest: ${what}`);
-}
-
-/**
- * Buffer's per-encoding methods: what toString(encoding, start, end) and
- * write(string, offset, encoding) call after looking the encoding up.
- */
-interface RawBuffer extends Buffer {
-  utf8Slice(start: number, end: number): string;
-  base64Slice(start: number, end: number): string;
-  utf8Write(text: string, offset: number): number;
-}
 
 const HEX_PAIRS = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0')).map((pair) => [pair.charCodeAt(0), pair.charCodeAt(1)] as const);
 const SHORT_ESCAPES: Readonly<Record<number, string>> = { 0x08: '\\b', 0x09: '\\t', 0x0a: '\\n', 0x0c: '\\f', 0x0d: '\\r', 0x22: '\\"', 0x5c: '\\\\' };
@@ -229,120 +209,6 @@ class JsonOut {
   comma(first: boolean): void {
     if (!first) this.byte(0x2c);
   }
-}
-
-/** A cursor over one input buffer; every read checks the end of the enclosing message. */
-class WireReader {
-  readonly buf: RawBuffer;
-  pos = 0;
-  /** Low and high words of the last 64-bit value read. */
-  lo = 0;
-  hi = 0;
-  /** End of the content of the last field read by delimited(). */
-  contentEnd = 0;
-
-  constructor(bytes: Uint8Array) {
-    this.buf = (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)) as RawBuffer;
-  }
-
-  uint32(end: number): number {
-    let result = 0;
-    let shift = 0;
-    for (let i = 0; i < 10; i++) {
-      if (this.pos >= end) throw malformed('a varint overruns its message');
-      const byte = this.buf[this.pos++] as number;
-      if (shift < 32) result |= (byte & 0x7f) << shift;
-      shift += 7;
-      if (byte < 0x80) return result >>> 0;
-    }
-    throw malformed('a varint is longer than 10 bytes');
-  }
-
-  /** Reads a 64-bit varint into lo / hi. */
-  varint64(end: number): void {
-    let lo = 0;
-    let hi = 0;
-    for (let i = 0; i < 10; i++) {
-      if (this.pos >= end) throw malformed('a varint overruns its message');
-      const byte = this.buf[this.pos++] as number;
-      const bits = byte & 0x7f;
-      if (i < 4) lo |= bits << (7 * i);
-      else if (i === 4) {
-        lo |= bits << 28;
-        hi |= bits >>> 4;
-      } else hi |= bits << (7 * i - 32);
-      if (byte < 0x80) {
-        this.lo = lo >>> 0;
-        this.hi = hi >>> 0;
-        return;
-      }
-    }
-    throw malformed('a varint is longer than 10 bytes');
-  }
-
-  fixed32(end: number): number {
-    if (this.pos + 4 > end) throw malformed('a fixed32 overruns its message');
-    const value = this.buf.readUInt32LE(this.pos);
-    this.pos += 4;
-    return value;
-  }
-
-  fixed64(end: number): void {
-    if (this.pos + 8 > end) throw malformed('a fixed64 overruns its message');
-    this.lo = this.buf.readUInt32LE(this.pos);
-    this.hi = this.buf.readUInt32LE(this.pos + 4);
-    this.pos += 8;
-  }
-
-  double(end: number): number {
-    if (this.pos + 8 > end) throw malformed('a double overruns its message');
-    const value = this.buf.readDoubleLE(this.pos);
-    this.pos += 8;
-    return value;
-  }
-
-  /** Reads a length prefix, checks the content fits, leaves pos at the content's start and returns its end. */
-  lengthEnd(end: number): number {
-    const length = this.uint32(end);
-    const contentEnd = this.pos + length;
-    if (contentEnd > end) throw malformed('a field overruns its message');
-    return contentEnd;
-  }
-
-  /** Steps over a length-delimited field, returning its content's start; its end is left in contentEnd. */
-  delimited(end: number): number {
-    this.contentEnd = this.lengthEnd(end);
-    const start = this.pos;
-    this.pos = this.contentEnd;
-    return start;
-  }
-
-  skip(wireType: number, end: number): void {
-    switch (wireType) {
-      case WIRE_VARINT:
-        this.varint64(end);
-        return;
-      case WIRE_FIXED64:
-        this.pos += 8;
-        break;
-      case WIRE_LEN:
-        this.pos = this.lengthEnd(end);
-        return;
-      case WIRE_START_GROUP:
-        for (;;) {
-          const t = this.uint32(end);
-          if ((t & 7) === WIRE_END_GROUP) return;
-          this.skip(t & 7, end);
-        }
-      case WIRE_FIXED32:
-        this.pos += 4;
-        break;
-      default:
-        throw malformed(`invalid wire type ${wireType}`);
-    }
-    if (this.pos > end) throw malformed('a field overruns its message');
-  }
-
 }
 
 /** Writes every length-delimited field `wanted` of the message [start, end) with `write`, comma-separated. */

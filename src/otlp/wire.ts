@@ -6,7 +6,8 @@
 // concatenate on the wire, so requests merge by byte concatenation.
 import protobuf from 'protobufjs';
 import { MalformedDataError } from '../shared/errors.js';
-import { checkResource, checkScope, checkSpan, releaseCheckedBytes } from './wire-check.js';
+import { checkResource, checkScope, checkSpan } from './wire-check.js';
+import { WireReader } from './wire-reader.js';
 
 // Field numbers from the OTLP trace protos.
 const REQUEST_RESOURCE_SPANS = 1;
@@ -183,8 +184,8 @@ function tagOf(reader: protobuf.Reader, known: readonly number[], what: string):
 /** ScopeSpans' and ResourceSpans' length-delimited fields: scope or resource 1, scope_spans or spans 2, schema_url 3. */
 const CONTAINER_FIELDS = [1, 2, 3];
 
-/** Walks a ScopeSpans down to its spans (their contents too when `check`); returns how many spans it holds. */
-function validateScopeSpans(reader: protobuf.Reader, end: number, check: boolean): number {
+/** Walks a ScopeSpans down to its spans (their contents too, with `checker`); returns how many spans it holds. */
+function validateScopeSpans(reader: protobuf.Reader, end: number, checker: WireReader | undefined): number {
   let spans = 0;
   while (reader.pos < end) {
     const tag = tagOf(reader, CONTAINER_FIELDS, 'scope_spans');
@@ -192,9 +193,9 @@ function validateScopeSpans(reader: protobuf.Reader, end: number, check: boolean
     if (field === SS_SPANS || field === SS_SCOPE) {
       const contentEnd = lengthDelimitedEnd(reader, end, field === SS_SPANS ? 'span' : 'scope');
       if (field === SS_SPANS) spans += 1;
-      if (check) {
-        if (field === SS_SPANS) checkSpan(reader.buf, reader.pos, contentEnd);
-        else checkScope(reader.buf, reader.pos, contentEnd);
+      if (checker !== undefined) {
+        if (field === SS_SPANS) checkSpan(checker, reader.pos, contentEnd);
+        else checkScope(checker, reader.pos, contentEnd);
       }
       reader.pos = contentEnd;
     } else {
@@ -204,7 +205,7 @@ function validateScopeSpans(reader: protobuf.Reader, end: number, check: boolean
   return spans;
 }
 
-function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Range, end: number, check: boolean): WireResourceSpans {
+function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Range, end: number, checker: WireReader | undefined): WireResourceSpans {
   let resource: Range | undefined;
   const otherFields: Range[] = [];
   const scopeSpans: WireScopeSpans[] = [];
@@ -217,10 +218,10 @@ function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Rang
       // treating the last one as the resource only when there is one (the common case).
       if (resource !== undefined) throw malformed('resource_spans.resource appears twice');
       resource = lengthDelimited(reader, end, 'resource');
-      if (check) checkResource(buf, resource[0], resource[1]);
+      if (checker !== undefined) checkResource(checker, resource[0], resource[1]);
     } else if (fieldNumber === RS_SCOPE_SPANS) {
       const ssEnd = lengthDelimitedEnd(reader, end, 'scope_spans');
-      const spans = validateScopeSpans(reader, ssEnd, check);
+      const spans = validateScopeSpans(reader, ssEnd, checker);
       scopeSpans.push(new LazyScopeSpans(buf, [fieldStart, ssEnd], spans));
     } else {
       skip(reader, tag & 7, end);
@@ -241,6 +242,7 @@ function scanResourceSpans(reader: protobuf.Reader, buf: Uint8Array, field: Rang
  */
 export function scanRequest(buf: Uint8Array, check = true): WireIndex {
   const reader = protobuf.Reader.create(buf);
+  const checker = check ? new WireReader(buf) : undefined;
   const resourceSpans: WireResourceSpans[] = [];
   let spanCount = 0;
   try {
@@ -249,7 +251,7 @@ export function scanRequest(buf: Uint8Array, check = true): WireIndex {
       const tag = tagOf(reader, [REQUEST_RESOURCE_SPANS], 'the request');
       if (tag >>> 3 === REQUEST_RESOURCE_SPANS) {
         const end = lengthDelimitedEnd(reader, buf.length, 'resource_spans');
-        const rs = scanResourceSpans(reader, buf, [fieldStart, end], end, check);
+        const rs = scanResourceSpans(reader, buf, [fieldStart, end], end, checker);
         for (const ss of rs.scopeSpans) spanCount += ss.spanCount;
         resourceSpans.push(rs);
       } else {
@@ -259,8 +261,6 @@ export function scanRequest(buf: Uint8Array, check = true): WireIndex {
   } catch (err) {
     if (err instanceof MalformedDataError) throw err;
     throw malformed('truncated or invalid data', err);
-  } finally {
-    if (check) releaseCheckedBytes();
   }
   return { buf, resourceSpans, spanCount };
 }
