@@ -24,15 +24,63 @@ const SS_SCOPE = 1;
 /** A byte range [start, end) of the scanned buffer. */
 export type Range = readonly [start: number, end: number];
 
-export interface WireSpan {
+/**
+ * The spans of one ScopeSpans, packed six numbers to a span (where its field
+ * and content lie, where its trace id lies, its kind and root flag) instead
+ * of an object each: a request of tiny spans would otherwise cost the heap
+ * several times its own size.
+ */
+export class SpanTable {
+  readonly length: number;
+  readonly #bytes: Buffer;
+  readonly #cells: Uint32Array;
+
+  constructor(buf: Uint8Array, cells: Uint32Array, length: number) {
+    this.#bytes = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+    this.#cells = cells;
+    this.length = length;
+  }
+
   /** The whole field (tag, length, content): copied verbatim when kept. */
-  readonly field: Range;
+  field(i: number): Range {
+    return [this.fieldStart(i), this.fieldEnd(i)];
+  }
+
+  fieldStart(i: number): number {
+    return this.#cells[i * CELLS] ?? 0;
+  }
+
+  fieldEnd(i: number): number {
+    return this.#cells[i * CELLS + 2] ?? 0;
+  }
+
   /** The Span message content, for decoding when a span's attributes are needed. */
-  readonly content: Range;
-  readonly traceId: Uint8Array;
-  readonly isRoot: boolean;
-  readonly kind: number;
+  content(i: number): Uint8Array {
+    return this.#bytes.subarray(this.#cells[i * CELLS + 1], this.#cells[i * CELLS + 2]);
+  }
+
+  traceId(i: number): Uint8Array {
+    return this.#bytes.subarray(this.#cells[i * CELLS + 3], this.#cells[i * CELLS + 4]);
+  }
+
+  /** The trace id in hex, read without a view of its bytes. */
+  traceKey(i: number): string {
+    return this.#bytes.toString('hex', this.#cells[i * CELLS + 3], this.#cells[i * CELLS + 4]);
+  }
+
+  isRoot(i: number): boolean {
+    return ((this.#cells[i * CELLS + 5] ?? 0) & ROOT_FLAG) !== 0;
+  }
+
+  kind(i: number): number {
+    return (this.#cells[i * CELLS + 5] ?? 0) & KIND_MASK;
+  }
 }
+
+/** Numbers per span in a SpanTable: field start, content start, end, trace id start and end, kind and root flag. */
+const CELLS = 6;
+const ROOT_FLAG = 0x8000_0000;
+const KIND_MASK = 0x7fff_ffff;
 
 export interface WireScopeSpans {
   readonly field: Range;
@@ -40,7 +88,7 @@ export interface WireScopeSpans {
   readonly spanCount: number;
   /** Fields other than spans (scope, schema_url, unknown), copied verbatim. */
   readonly otherFields: readonly Range[];
-  readonly spans: readonly WireSpan[];
+  readonly spans: SpanTable;
 }
 
 export interface WireResourceSpans {
@@ -87,10 +135,10 @@ function skip(reader: protobuf.Reader, wireType: number, end: number): void {
   if (reader.pos > end) throw malformed('a field overruns its container');
 }
 
-const EMPTY = new Uint8Array(0);
-
-function readSpan(reader: protobuf.Reader, buf: Uint8Array, field: Range, content: Range): WireSpan {
-  let traceId: Uint8Array = EMPTY;
+/** Writes one span's cells at `at` (content is the Span message's range). */
+function readSpan(reader: protobuf.Reader, cells: Uint32Array, at: number, fieldStart: number, content: Range): void {
+  let traceStart = 0;
+  let traceEnd = 0;
   let isRoot = true;
   let kind = 0;
   reader.pos = content[0];
@@ -99,19 +147,23 @@ function readSpan(reader: protobuf.Reader, buf: Uint8Array, field: Range, conten
     const fieldNumber = tag >>> 3;
     const wireType = tag & 7;
     if (fieldNumber === SPAN_TRACE_ID && wireType === WIRE_LEN) {
-      const [s, e] = lengthDelimited(reader, content[1], 'span.trace_id');
-      traceId = buf.subarray(s, e);
+      [traceStart, traceEnd] = lengthDelimited(reader, content[1], 'span.trace_id');
     } else if (fieldNumber === SPAN_PARENT_SPAN_ID && wireType === WIRE_LEN) {
       const [s, e] = lengthDelimited(reader, content[1], 'span.parent_span_id');
       isRoot = e === s;
     } else if (fieldNumber === SPAN_KIND && wireType === WIRE_VARINT) {
-      kind = reader.uint32();
+      kind = reader.uint32() & KIND_MASK;
     } else {
       skip(reader, wireType, content[1]);
     }
   }
   reader.pos = content[1];
-  return { field, content, traceId, isRoot, kind };
+  cells[at] = fieldStart;
+  cells[at + 1] = content[0];
+  cells[at + 2] = content[1];
+  cells[at + 3] = traceStart;
+  cells[at + 4] = traceEnd;
+  cells[at + 5] = (isRoot ? ROOT_FLAG : 0) | kind;
 }
 
 /**
@@ -125,7 +177,7 @@ class LazyScopeSpans implements WireScopeSpans {
   readonly spanCount: number;
   readonly #buf: Uint8Array;
   #otherFields: Range[] | undefined;
-  #spans: WireSpan[] | undefined;
+  #spans: SpanTable | undefined;
 
   constructor(buf: Uint8Array, field: Range, spanCount: number) {
     this.#buf = buf;
@@ -138,16 +190,17 @@ class LazyScopeSpans implements WireScopeSpans {
     return this.#otherFields ?? [];
   }
 
-  get spans(): readonly WireSpan[] {
+  get spans(): SpanTable {
     if (this.#spans === undefined) this.#read();
-    return this.#spans ?? [];
+    return this.#spans ?? new SpanTable(this.#buf, new Uint32Array(0), 0);
   }
 
   #read(): void {
     const buf = this.#buf;
     const reader = protobuf.Reader.create(buf);
     const otherFields: Range[] = [];
-    const spans: WireSpan[] = [];
+    const cells = new Uint32Array(this.spanCount * CELLS);
+    let count = 0;
     // Skip the ScopeSpans field's own tag and length to reach its content.
     reader.pos = this.field[0];
     reader.uint32();
@@ -157,14 +210,16 @@ class LazyScopeSpans implements WireScopeSpans {
       const tag = reader.uint32();
       if (tag >>> 3 === SS_SPANS && (tag & 7) === WIRE_LEN) {
         const spanContent = lengthDelimited(reader, end, 'span');
-        spans.push(readSpan(reader, buf, [fieldStart, spanContent[1]], spanContent));
+        if (count === this.spanCount) throw malformed('scope_spans holds more spans than it was scanned with');
+        readSpan(reader, cells, count * CELLS, fieldStart, spanContent);
+        count += 1;
       } else {
         skip(reader, tag & 7, end);
         otherFields.push([fieldStart, reader.pos]);
       }
     }
     this.#otherFields = otherFields;
-    this.#spans = spans;
+    this.#spans = new SpanTable(buf, cells, count);
   }
 }
 
@@ -293,8 +348,12 @@ class ByteWriter {
   }
 
   copy(buf: Uint8Array, range: Range): void {
-    this.out.set(buf.subarray(range[0], range[1]), this.pos);
-    this.pos += range[1] - range[0];
+    this.copyBytes(buf, range[0], range[1]);
+  }
+
+  copyBytes(buf: Uint8Array, start: number, end: number): void {
+    this.out.set(buf.subarray(start, end), this.pos);
+    this.pos += end - start;
   }
 
   raw(bytes: Uint8Array): void {
@@ -354,8 +413,11 @@ export function rewriteResources(index: WireIndex, stamp: (resource: Uint8Array 
   return { buf: w.out, resourceSpans, spanCount: index.spanCount };
 }
 
-/** Which spans to keep: indexes into resourceSpans / scopeSpans / spans. */
-export type SpanPredicate = (span: WireSpan, resourceIndex: number) => boolean;
+/**
+ * Whether to keep span `i` of a scope's table. `ordinal` is the span's place
+ * in the whole request, counting from 0 in scan order.
+ */
+export type SpanPredicate = (spans: SpanTable, i: number, resourceIndex: number, ordinal: number) => boolean;
 
 /**
  * Builds a request with only the spans `keep` selects (scopes and resources
@@ -365,20 +427,27 @@ export type SpanPredicate = (span: WireSpan, resourceIndex: number) => boolean;
 export function filterSpans(index: WireIndex, keep: SpanPredicate): { buf: Uint8Array; spanCount: number } | undefined {
   const { buf } = index;
   let kept = 0;
+  let ordinal = 0;
   const plan = index.resourceSpans.map(function planResource(rs, resourceIndex) {
     const scopes = rs.scopeSpans.map(function planScope(ss) {
-      const spans = ss.spans.filter((span) => keep(span, resourceIndex));
+      const table = ss.spans;
+      const chosen = new Uint32Array(table.length);
+      let count = 0;
       let length = 0;
-      for (const s of spans) length += rangeLength(s.field);
+      for (let i = 0; i < table.length; i++, ordinal++) {
+        if (!keep(table, i, resourceIndex, ordinal)) continue;
+        chosen[count++] = i;
+        length += table.fieldEnd(i) - table.fieldStart(i);
+      }
       for (const o of ss.otherFields) length += rangeLength(o);
-      return { ss, spans, length };
+      return { ss, table, chosen: chosen.subarray(0, count), length };
     });
-    const live = scopes.filter((s) => s.spans.length > 0);
+    const live = scopes.filter((s) => s.chosen.length > 0);
     let length = rs.resource === undefined ? 0 : fieldSize(TAG_RESOURCE, rangeLength(rs.resource));
     for (const o of rs.otherFields) length += rangeLength(o);
     for (const s of live) {
       length += fieldSize(TAG_SCOPE_SPANS, s.length);
-      kept += s.spans.length;
+      kept += s.chosen.length;
     }
     return { rs, live, length };
   });
@@ -401,7 +470,7 @@ export function filterSpans(index: WireIndex, keep: SpanPredicate): { buf: Uint8
       w.varint(TAG_SCOPE_SPANS);
       w.varint(s.length);
       for (const o of s.ss.otherFields) w.copy(buf, o);
-      for (const span of s.spans) w.copy(buf, span.field);
+      for (const i of s.chosen) w.copyBytes(buf, s.table.fieldStart(i), s.table.fieldEnd(i));
     }
   }
   return { buf: w.out, spanCount: kept };

@@ -16,7 +16,7 @@ import type { DecisionStore } from '../../cluster/decision-store.js';
 import { LocalDecisionStore } from '../../cluster/local/decision-store.js';
 import type { Telemetry } from '../../shared/telemetry.js';
 import { SpanKind } from '../../otlp/model.js';
-import { filterSpans, scanRequest, type WireIndex, type WireSpan } from '../../otlp/wire.js';
+import { filterSpans, scanRequest, type SpanTable, type WireIndex } from '../../otlp/wire.js';
 import { RuleTally, samplingMetrics, type SamplingMetrics } from './metrics.js';
 import { NO_RULES_CONFIGURED, RuleSet, type Decision, type SamplingRule } from './rules.js';
 import { pathOfSpan, ResourceInfoCache, type ResourceInfo } from './trace-context.js';
@@ -61,7 +61,8 @@ interface TraceGroup {
   readonly traceId: Uint8Array;
   /** The environment of the first span's resource, or the root's once seen. */
   environment: string | undefined;
-  root: WireSpan | undefined;
+  /** The root span's Span message, once seen. */
+  root: Uint8Array | undefined;
   decision: Decision | undefined;
 }
 
@@ -91,10 +92,6 @@ const VERDICT_EDGE = 3;
 const MAX_TICK_MS = 100;
 /** Waiting traces asked of a shared store per tick, oldest first. */
 const MAX_LOOKUP_TRACES = 10_000;
-
-function keyOf(traceId: Uint8Array): string {
-  return Buffer.from(traceId.buffer, traceId.byteOffset, traceId.byteLength).toString('hex');
-}
 
 export class Sampler {
   readonly #name: string;
@@ -160,9 +157,10 @@ export class Sampler {
     const infos = index.resourceSpans.map((rs) => this.#resources.get(rs.resource === undefined ? undefined : index.buf.subarray(rs.resource[0], rs.resource[1])));
     if (this.#rules.empty && !infos.some((info) => info.edge)) return this.#keepAll(index);
     const groups = this.#group(index, infos);
-    for (const [key, group] of groups) this.#decideGroup(key, group, index.buf);
+    for (const [key, group] of groups) this.#decideGroup(key, group);
 
-    const verdicts = new Map<WireSpan, number>();
+    const verdicts = new Uint8Array(index.spanCount);
+    let ordinal = 0;
     const tally = new RuleTally();
     let edgeSpans = 0;
     let sampledOutSpans = 0;
@@ -170,13 +168,14 @@ export class Sampler {
     index.resourceSpans.forEach((rs, resourceIndex) => {
       const edge = this.#excludeEdge && infos[resourceIndex]?.edge === true;
       for (const ss of rs.scopeSpans) {
-        for (const span of ss.spans) {
-          const decision = groups.get(keyOf(span.traceId))?.decision;
+        const spans = ss.spans;
+        for (let i = 0; i < spans.length; i++, ordinal++) {
+          const decision = groups.get(spans.traceKey(i))?.decision;
           let verdict: number;
           if (edge) verdict = VERDICT_EDGE;
           else if (decision === undefined) verdict = VERDICT_PENDING;
           else verdict = decision.keep ? VERDICT_KEEP : VERDICT_DROP;
-          verdicts.set(span, verdict);
+          verdicts[ordinal] = verdict;
           if (verdict === VERDICT_EDGE) edgeSpans++;
           else if (verdict === VERDICT_PENDING) pendingSpans++;
           else if (decision !== undefined) {
@@ -187,8 +186,8 @@ export class Sampler {
       }
     });
     tally.flush(this.#metrics, this.#name);
-    const kept = filterSpans(index, (span) => verdicts.get(span) === VERDICT_KEEP);
-    const pending = pendingSpans === 0 ? undefined : filterSpans(index, (span) => verdicts.get(span) === VERDICT_PENDING);
+    const kept = filterSpans(index, (_spans, _i, _resourceIndex, n) => verdicts[n] === VERDICT_KEEP);
+    const pending = pendingSpans === 0 ? undefined : filterSpans(index, (_spans, _i, _resourceIndex, n) => verdicts[n] === VERDICT_PENDING);
     return { kept, pending, edgeSpans, sampledOutSpans };
   }
 
@@ -210,7 +209,7 @@ export class Sampler {
       const hold: PendingHold = { index, decisions: new Map(), undecided: 0, resolve, reject };
       index.resourceSpans.forEach((rs, resourceIndex) => {
         const info = this.#resources.get(rs.resource === undefined ? undefined : index.buf.subarray(rs.resource[0], rs.resource[1]));
-        for (const ss of rs.scopeSpans) for (const span of ss.spans) this.#attach(hold, span, info, index.buf);
+        for (const ss of rs.scopeSpans) for (let i = 0; i < ss.spans.length; i++) this.#attach(hold, ss.spans, i, info);
       });
       if (hold.undecided === 0) this.#finish(hold);
       else this.#enforceSpanBound();
@@ -253,15 +252,16 @@ export class Sampler {
     index.resourceSpans.forEach(function groupResource(rs, resourceIndex) {
       const info = infos[resourceIndex];
       for (const ss of rs.scopeSpans) {
-        for (const span of ss.spans) {
-          const key = keyOf(span.traceId);
+        const spans = ss.spans;
+        for (let i = 0; i < spans.length; i++) {
+          const key = spans.traceKey(i);
           let group = groups.get(key);
           if (group === undefined) {
-            group = { traceId: span.traceId, environment: info?.environment, root: undefined, decision: undefined };
+            group = { traceId: spans.traceId(i), environment: info?.environment, root: undefined, decision: undefined };
             groups.set(key, group);
           }
-          if (span.isRoot && group.root === undefined) {
-            group.root = span;
+          if (group.root === undefined && spans.isRoot(i)) {
+            group.root = spans.content(i);
             group.environment = info?.environment;
           }
         }
@@ -270,7 +270,7 @@ export class Sampler {
     return groups;
   }
 
-  #decideGroup(key: string, group: TraceGroup, buf: Uint8Array): void {
+  #decideGroup(key: string, group: TraceGroup): void {
     const cached = this.#decisions.get(key);
     if (cached !== undefined) {
       group.decision = cached;
@@ -281,7 +281,7 @@ export class Sampler {
     // Only a decision that needed the root's path is worth keeping across restarts and instances.
     let fromRoot = false;
     if (decision === undefined && root !== undefined) {
-      decision = this.#rules.decide(group.traceId, group.environment, pathOfSpan(buf.subarray(root.content[0], root.content[1])));
+      decision = this.#rules.decide(group.traceId, group.environment, pathOfSpan(root));
       fromRoot = true;
     }
     if (decision === undefined) return;
@@ -289,8 +289,8 @@ export class Sampler {
     this.#decide(key, decision, fromRoot);
   }
 
-  #attach(hold: PendingHold, span: WireSpan, info: ResourceInfo, buf: Uint8Array): void {
-    const key = keyOf(span.traceId);
+  #attach(hold: PendingHold, spans: SpanTable, i: number, info: ResourceInfo): void {
+    const key = spans.traceKey(i);
     if (hold.decisions.has(key)) return;
     const cached = this.#decisions.get(key);
     if (cached !== undefined) {
@@ -299,12 +299,12 @@ export class Sampler {
     }
     let waiting = this.#waiting.get(key);
     if (waiting === undefined) {
-      waiting = { traceId: Uint8Array.from(span.traceId), environment: info.environment, serverPath: undefined, sawServer: false, spans: 0, sinceMs: this.#now(), holds: new Set() };
+      waiting = { traceId: Uint8Array.from(spans.traceId(i)), environment: info.environment, serverPath: undefined, sawServer: false, spans: 0, sinceMs: this.#now(), holds: new Set() };
       this.#waiting.set(key, waiting);
     }
-    if (!waiting.sawServer && span.kind === SpanKind.SERVER) {
+    if (!waiting.sawServer && spans.kind(i) === SpanKind.SERVER) {
       waiting.sawServer = true;
-      waiting.serverPath = pathOfSpan(buf.subarray(span.content[0], span.content[1]));
+      waiting.serverPath = pathOfSpan(spans.content(i));
     }
     waiting.spans++;
     this.#pendingSpans++;
@@ -344,8 +344,8 @@ export class Sampler {
   #finish(hold: PendingHold): void {
     const tally = new RuleTally();
     let sampledOutSpans = 0;
-    const kept = filterSpans(hold.index, function keepDecided(span) {
-      const decision = hold.decisions.get(keyOf(span.traceId));
+    const kept = filterSpans(hold.index, function keepDecided(spans, i) {
+      const decision = hold.decisions.get(spans.traceKey(i));
       if (decision === undefined) return false;
       tally.add(decision.rule, decision.keep);
       if (!decision.keep) sampledOutSpans++;
