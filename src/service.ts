@@ -71,7 +71,7 @@ export class Service {
       apiKey: () => this.#config?.service.admin.api_key,
     });
     // Host-level APIs: each finds what it serves in the running graph per request.
-    mountDrainsApi(this.admin, drainsControllerOn(() => this.#host));
+    mountDrainsApi(this.admin, drainsControllerOn(() => this.#host, () => !this.ready));
     mountClusterApi(this.admin, () => this.#cluster?.status());
     this.stats = new StatsSampler({ registry: this.telemetry.registry });
     mountStatsApi(this.admin, this.stats, { config: () => this.#config, state: () => this.#state?.state });

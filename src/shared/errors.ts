@@ -65,6 +65,13 @@ export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** The drains exporter is stopping (a reload or shutdown swaps it): nothing was changed; try again. */
+export class DrainsStoppingError extends SluiceError {
+  constructor(message: string) {
+    super('SLUICE_ERR_DRAINS_STOPPING', message);
+  }
+}
+
 /** Shared state cannot be changed now (Redis is unreachable); nothing was changed. */
 export class ClusterUnavailableError extends SluiceError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -52,7 +52,64 @@ export function redactUrl(url: string): string {
   return parsed.href;
 }
 
-/** The stored URL when `given` is its redacted form (a client echoing what it was shown), else `given`. */
-export function unredactUrl(given: string, stored: string): string {
-  return given !== stored && given === redactUrl(stored) ? stored : given;
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The encoded value of the first query parameter named `name` in `search`, or undefined. */
+function queryValue(search: string, name: string): string | undefined {
+  for (const pair of search.slice(1).split('&')) {
+    const eq = pair.indexOf('=');
+    if (eq !== -1 && pair.slice(0, eq) === name) return pair.slice(eq + 1);
+  }
+  return undefined;
+}
+
+/**
+ * What a client meant by `given` for a URL stored as `stored`: the stored URL
+ * when `given` is its redacted form (echoed back unchanged), or `given` with
+ * each `***` it keeps in place of a credential (password, user name, secret
+ * query value) put back from `stored`, as when a form shows the redacted URL
+ * and only its path is edited. A `***` is put back only for the same origin:
+ * a credential is never carried to another host. `problem` says why `given`
+ * cannot be used (a `***` with nothing to stand for).
+ */
+export function unredactUrl(given: string, stored: string): { url: string } | { problem: string } {
+  if (given === stored || given === redactUrl(stored)) return { url: stored };
+  let parsed: URL;
+  try {
+    parsed = new URL(given);
+  } catch {
+    return { url: given };
+  }
+  const placeholders = parsed.password === REDACTED || parsed.username === REDACTED || parsed.search.split(/[?&]/).some((pair) => pair.endsWith(`=${REDACTED}`));
+  if (!placeholders) return { url: given };
+  if (originOf(stored) !== parsed.origin) {
+    return { problem: `\`${REDACTED}\` stands for a stored credential, which is not carried to another origin (${parsed.origin}); write the credential in full` };
+  }
+  const old = new URL(stored);
+  if (parsed.password === REDACTED) {
+    if (old.password === '') return { problem: `the URL's password is \`${REDACTED}\` but the stored URL has none; write it in full` };
+    parsed.password = old.password;
+  } else if (parsed.username === REDACTED) {
+    if (old.username === '' || old.password !== '') return { problem: `the URL's user name is \`${REDACTED}\` but the stored URL has no credential there; write it in full` };
+    parsed.username = old.username;
+  }
+  if (parsed.search.length > 1) {
+    const pairs = parsed.search.slice(1).split('&');
+    for (let i = 0; i < pairs.length; i++) {
+      const pair = pairs[i] ?? '';
+      if (!pair.endsWith(`=${REDACTED}`)) continue;
+      const name = pair.slice(0, pair.length - REDACTED.length - 1);
+      const value = queryValue(old.search, name);
+      if (value === undefined || value === REDACTED) return { problem: `the query parameter ${name} is \`${REDACTED}\` but the stored URL has no value for it; write it in full` };
+      pairs[i] = `${name}=${value}`;
+    }
+    parsed.search = `?${pairs.join('&')}`;
+  }
+  return { url: parsed.href };
 }

@@ -23,11 +23,21 @@ describe('redactUrl', () => {
 
   it('reads a redacted URL sent back as the stored one, and any other URL as given', () => {
     const stored = 'https://user:s3cret@collector.example.com/v1/traces';
-    expect(unredactUrl('https://user:***@collector.example.com/v1/traces', stored)).toBe(stored);
-    expect(unredactUrl('https://user:other@collector.example.com/v1/traces', stored)).toBe('https://user:other@collector.example.com/v1/traces');
-    expect(unredactUrl('https://other.example.com/v1/traces', stored)).toBe('https://other.example.com/v1/traces');
+    expect(unredactUrl('https://user:***@collector.example.com/v1/traces', stored)).toEqual({ url: stored });
+    expect(unredactUrl('https://user:other@collector.example.com/v1/traces', stored)).toEqual({ url: 'https://user:other@collector.example.com/v1/traces' });
+    expect(unredactUrl('https://other.example.com/v1/traces', stored)).toEqual({ url: 'https://other.example.com/v1/traces' });
     const withToken = 'https://collector.example.com/v1/traces?token=s3cret&team=a';
-    expect(unredactUrl(redactUrl(withToken), withToken)).toBe(withToken);
-    expect(unredactUrl('https://collector.example.com/v1/traces?token=other&team=a', withToken)).toBe('https://collector.example.com/v1/traces?token=other&team=a');
+    expect(unredactUrl(redactUrl(withToken), withToken)).toEqual({ url: withToken });
+    expect(unredactUrl('https://collector.example.com/v1/traces?token=other&team=a', withToken)).toEqual({ url: 'https://collector.example.com/v1/traces?token=other&team=a' });
+  });
+
+  it('puts stored credentials back under a redacted URL whose other parts were edited, on the same origin only', () => {
+    const stored = 'https://u:real%40pw@a.example/v1/traces?token=T0K&team=a';
+    expect(unredactUrl('https://u:***@a.example/v2/traces?token=***&team=b', stored)).toEqual({ url: 'https://u:real%40pw@a.example/v2/traces?token=T0K&team=b' });
+    expect(unredactUrl('https://***@a.example/v2', 'https://tok3n@a.example/v1')).toEqual({ url: 'https://tok3n@a.example/v2' });
+    const moved = unredactUrl('https://u:***@b.example/v1/traces?token=***', stored);
+    expect(moved).toEqual({ problem: expect.stringContaining('not carried to another origin (https://b.example)') });
+    expect(unredactUrl('https://a.example/v1/traces?api_key=***', stored)).toEqual({ problem: expect.stringContaining('api_key') });
+    expect(unredactUrl('https://x:***@a.example/v1/traces', 'https://a.example/v1/traces')).toEqual({ problem: expect.stringContaining('password') });
   });
 });

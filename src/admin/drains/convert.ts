@@ -84,18 +84,45 @@ export function mergePatch(current: Record<string, unknown>, patch: Record<strin
   return merged;
 }
 
+export type Patched = { readonly ok: true; readonly body: Record<string, unknown> } | { readonly ok: false; readonly problems: string[] };
+
+function originOf(url: string): string | undefined {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * `patch` merged over the stored drain. A URL echoed back as it was shown
- * (password redacted) keeps the stored one, as an omitted URL does.
+ * (credentials as `***`), whole or with only other parts edited, keeps the
+ * stored credentials, as an omitted URL does (unredactUrl).
  */
-export function patchedBody(definition: DrainDefinition, patch: Record<string, unknown>): Record<string, unknown> {
+export function patchedBody(definition: DrainDefinition, patch: Record<string, unknown>): Patched {
   const merged = mergePatch(bodyOf(definition), patch);
   const delivery = merged['delivery'] as Record<string, unknown>;
   const endpoint = delivery['endpoint'];
-  if (endpoint !== null && typeof endpoint === 'object' && 'traces' in endpoint && typeof endpoint.traces === 'string') {
-    delivery['endpoint'] = { ...endpoint, traces: unredactUrl(endpoint.traces, definition.delivery.url) };
-  }
-  return merged;
+  if (endpoint === null || typeof endpoint !== 'object' || !('traces' in endpoint) || typeof endpoint.traces !== 'string') return { ok: true, body: merged };
+  const url = unredactUrl(endpoint.traces, definition.delivery.url);
+  if ('problem' in url) return { ok: false, problems: [`delivery.endpoint.traces: ${url.problem}`] };
+  delivery['endpoint'] = { ...endpoint, traces: url.url };
+  return { ok: true, body: merged };
+}
+
+/**
+ * Header values are never shown, so a patch carries them over only while the
+ * endpoint keeps its origin: one that moves the drain (or tests it) elsewhere
+ * gives them again. Asked once the merged body is valid (`url` is its URL).
+ */
+export function headersMoveProblem(definition: DrainDefinition, patch: Record<string, unknown>, url: string): string | undefined {
+  const patchDelivery = patch['delivery'];
+  const headersGiven = patchDelivery !== null && typeof patchDelivery === 'object' && 'headers' in patchDelivery;
+  if (headersGiven || Object.keys(definition.delivery.headers).length === 0) return undefined;
+  const from = originOf(definition.delivery.url);
+  const to = originOf(url);
+  if (from === to) return undefined;
+  return `delivery.headers: the endpoint moves from ${from ?? 'its stored origin'} to ${to ?? 'another origin'}; give the headers again (or {} for none): stored header values are sent only to the origin they were set for`;
 }
 
 /** The response: never a secret, a header value or a password in the URL. */

@@ -3,14 +3,15 @@
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Host } from '../../core/component.js';
-import { ClusterUnavailableError } from '../../shared/errors.js';
+import { ClusterUnavailableError, DrainsStoppingError } from '../../shared/errors.js';
 import { hostService } from '../../core/host-services.js';
 import { DRAINS_CONTROLLER, type DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';
 import { sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
 import { readJsonBody } from './body.js';
-import { changesFromBody, deliveryFromBody, patchedBody, viewOf } from './convert.js';
+import { changesFromBody, deliveryFromBody, headersMoveProblem, patchedBody, viewOf } from './convert.js';
+import type { DrainDefinition } from '../../exporters/drains/definition.js';
 import { drainBodySchema, drainPatchSchema, parseBody, testBodySchema, testOverDrainSchema } from './schema.js';
 
 export const DRAINS_PREFIX = '/v1/drains';
@@ -27,43 +28,88 @@ function methodNotAllowed(res: ServerResponse, method: string | undefined, allow
   sendJson(res, 405, { error: { message: `${method ?? ''} is not allowed here`, code: 'method_not_allowed' } }, { allow });
 }
 
-/** Mounts the API; `drains` finds the running exporter per request (none: 404, as if unmounted). */
-/** The running drains exporter's controller, looked up on the host per request. */
-export function drainsControllerOn(host: () => Host | undefined): () => DrainsController | undefined {
+/**
+ * How the API finds the running drains exporter, per request: its controller;
+ * STARTING while the graph is being built, reloaded or stopped (the old
+ * exporter has let go and the next has not taken over: 503, try again); or
+ * undefined when the running config has no drains exporter (404).
+ */
+export type DrainsLookup = () => DrainsController | typeof SWAPPING | undefined;
+export const SWAPPING = Symbol('swapping');
+
+/** The running drains exporter's controller, looked up on the host per request; `swapping` says the graph is between configs. */
+export function drainsControllerOn(host: () => Host | undefined, swapping: () => boolean): DrainsLookup {
   return () => {
     const current = host();
-    return current === undefined ? undefined : hostService(current, DRAINS_CONTROLLER);
+    const controller = current === undefined ? undefined : hostService(current, DRAINS_CONTROLLER);
+    if (controller === undefined && swapping()) return SWAPPING;
+    return controller;
   };
 }
 
-export function mountDrainsApi(routes: AdminRoutes, drains: () => DrainsController | undefined): () => void {
+const RETRY_AFTER_SECONDS = '1';
+
+function unavailable(res: ServerResponse, message: string): void {
+  sendJson(res, 503, { error: { message, code: 'unavailable' } }, { 'retry-after': RETRY_AFTER_SECONDS });
+}
+
+/**
+ * The controller to act with, or undefined once an answer is written. A
+ * change looks it up again after its body has arrived: a reload may have
+ * swapped the exporter meanwhile, and the one that read the request must not
+ * be the one that writes (DrainsStoppingError, answered 503, covers a swap
+ * that starts later still).
+ */
+function controllerFor(res: ServerResponse, drains: DrainsLookup, pathname: string): DrainsController | undefined {
+  const controller = drains();
+  if (controller === SWAPPING) {
+    unavailable(res, 'the drains API is unavailable while the config is being applied; try again');
+    return undefined;
+  }
+  if (controller === undefined) fail(res, 404, 'not_found', `not found: ${pathname} (no drains exporter is configured)`);
+  return controller;
+}
+
+export function mountDrainsApi(routes: AdminRoutes, drains: DrainsLookup): () => void {
   return routes.addRoute(DRAINS_PREFIX, async function drainsApi(req, res, url) {
-    const controller = drains();
-    if (controller === undefined) return fail(res, 404, 'not_found', `not found: ${url.pathname} (no drains exporter is configured)`);
+    // The key first: whether drains are configured is not for callers without it.
     if (!routes.requireAdminKey(req, res)) return;
+    if (controllerFor(res, drains, url.pathname) === undefined) return;
+    const current = () => controllerFor(res, drains, url.pathname);
     const rest = url.pathname.slice(DRAINS_PREFIX.length).replace(/^\/+|\/+$/g, '');
     try {
-      if (rest === '') return await collection(req, res, controller);
-      if (rest === 'test') return await testDelivery(req, res, controller);
+      if (rest === '') return await collection(req, res, current);
+      if (rest === 'test') return await testDelivery(req, res, current);
       if (rest.includes('/')) return fail(res, 404, 'not_found', `not found: ${url.pathname}`);
       const id = decodedPathPart(rest);
       if (id === undefined) return fail(res, 404, 'not_found', `not found: ${url.pathname}`);
-      return await item(req, res, controller, id);
+      return await item(req, res, current, id);
     } catch (err) {
       // Shared drains need Redis to change; reads and running drains do not.
       if (err instanceof ClusterUnavailableError) return fail(res, 503, 'cluster_unavailable', err.message);
+      if (err instanceof DrainsStoppingError) return unavailable(res, err.message);
       throw err;
     }
   });
 }
 
-async function collection(req: IncomingMessage, res: ServerResponse, drains: DrainsController): Promise<void> {
-  if (req.method === 'GET') return sendJson(res, 200, { drains: drains.list().map(viewOf) });
-  if (req.method !== 'POST') return methodNotAllowed(res, req.method, 'GET, POST');
+/** GET and HEAD read; HEAD's answer carries the headers only (Node's server leaves the body out). */
+const isRead = (method: string | undefined): boolean => method === 'GET' || method === 'HEAD';
+
+type Current = () => DrainsController | undefined;
+
+async function collection(req: IncomingMessage, res: ServerResponse, current: Current): Promise<void> {
+  if (isRead(req.method)) {
+    const drains = current();
+    return drains === undefined ? undefined : sendJson(res, 200, { drains: drains.list().map(viewOf) });
+  }
+  if (req.method !== 'POST') return methodNotAllowed(res, req.method, 'GET, HEAD, POST');
   const body = await readJsonBody(req);
   if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
   const parsed = parseBody(drainBodySchema, body.value);
   if (!parsed.ok) return invalid(res, parsed.problems);
+  const drains = current();
+  if (drains === undefined) return;
   if (drains.list().length >= MAX_DRAINS) {
     return fail(res, 400, 'limit_exceeded', `drains: at most ${MAX_DRAINS} drains may exist; delete one first`);
   }
@@ -71,11 +117,15 @@ async function collection(req: IncomingMessage, res: ServerResponse, drains: Dra
   sendJson(res, 201, viewOf(created));
 }
 
-async function item(req: IncomingMessage, res: ServerResponse, drains: DrainsController, id: string): Promise<void> {
-  if (req.method !== 'GET' && req.method !== 'PATCH' && req.method !== 'DELETE') return methodNotAllowed(res, req.method, 'GET, PATCH, DELETE');
+async function item(req: IncomingMessage, res: ServerResponse, current: Current, id: string): Promise<void> {
+  if (!isRead(req.method) && req.method !== 'PATCH' && req.method !== 'DELETE') return methodNotAllowed(res, req.method, 'GET, HEAD, PATCH, DELETE');
+  // A PATCH body is read before anything is looked up, so the drain is the one the running exporter has then.
+  const body = req.method === 'PATCH' ? await readJsonBody(req) : undefined;
+  const drains = current();
+  if (drains === undefined) return;
   const state = drains.get(id);
   if (state === undefined) return fail(res, 404, 'not_found', `drain ${id} does not exist`);
-  if (req.method === 'GET') return sendJson(res, 200, viewOf(state));
+  if (isRead(req.method)) return sendJson(res, 200, viewOf(state));
   if (state.definition.source === 'config') {
     return fail(res, 409, 'config_managed', `drain ${id} is managed by the config file (source: config); change it there`);
   }
@@ -85,35 +135,48 @@ async function item(req: IncomingMessage, res: ServerResponse, drains: DrainsCon
     res.end();
     return;
   }
-  const body = await readJsonBody(req);
+  if (body === undefined) return;
   if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
   const patch = parseBody(drainPatchSchema, body.value);
   if (!patch.ok) return invalid(res, patch.problems);
-  const parsed = parseBody(drainBodySchema, patchedBody(state.definition, body.value as Record<string, unknown>));
+  const merged = patchedBody(state.definition, body.value as Record<string, unknown>);
+  if (!merged.ok) return invalid(res, merged.problems);
+  const parsed = parseBody(drainBodySchema, merged.body);
   if (!parsed.ok) return invalid(res, parsed.problems);
+  const moved = headersMoveProblem(state.definition, body.value as Record<string, unknown>, parsed.value.delivery.endpoint.traces);
+  if (moved !== undefined) return invalid(res, [moved]);
   const updated = await drains.update(id, changesFromBody(parsed.value));
   sendJson(res, 200, viewOf(updated));
 }
 
-async function testDelivery(req: IncomingMessage, res: ServerResponse, drains: DrainsController): Promise<void> {
+async function testDelivery(req: IncomingMessage, res: ServerResponse, current: Current): Promise<void> {
   if (req.method !== 'POST') return methodNotAllowed(res, req.method, 'POST');
   const body = await readJsonBody(req);
   if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
+  const drains = current();
+  if (drains === undefined) return;
   let value = body.value;
   let caFile: string | undefined;
+  let over: { definition: DrainDefinition; patch: Record<string, unknown> } | undefined;
   if (value !== null && typeof value === 'object' && 'drain' in value) {
     // A stored drain's secret, header values and CA are never sent back, so a
     // test of an edited drain names it and sends only what changed.
-    const over = parseBody(testOverDrainSchema, value);
-    if (!over.ok) return invalid(res, over.problems);
-    const state = drains.get(over.value.drain);
-    if (state === undefined) return fail(res, 404, 'not_found', `drain ${over.value.drain} does not exist`);
-    value = { delivery: patchedBody(state.definition, { delivery: over.value.delivery })['delivery'] };
+    const named = parseBody(testOverDrainSchema, value);
+    if (!named.ok) return invalid(res, named.problems);
+    const state = drains.get(named.value.drain);
+    if (state === undefined) return fail(res, 404, 'not_found', `drain ${named.value.drain} does not exist`);
+    const patch = { delivery: named.value.delivery };
+    over = { definition: state.definition, patch };
+    const merged = patchedBody(state.definition, patch);
+    if (!merged.ok) return invalid(res, merged.problems);
+    value = { delivery: merged.body['delivery'] };
     // A config drain's CA is a file (tls.ca_file); it holds unless the test gives a CA or removes it.
-    if (!('tls' in over.value.delivery)) caFile = state.definition.delivery.caFile;
+    if (!('tls' in named.value.delivery)) caFile = state.definition.delivery.caFile;
   }
   const parsed = parseBody(testBodySchema, value);
   if (!parsed.ok) return invalid(res, parsed.problems);
+  const moved = over === undefined ? undefined : headersMoveProblem(over.definition, over.patch, parsed.value.delivery.endpoint.traces);
+  if (moved !== undefined) return invalid(res, [moved]);
   const delivery = deliveryFromBody(parsed.value.delivery);
   sendJson(res, 200, await drains.testDelivery(caFile === undefined ? delivery : { ...delivery, caFile }));
 }

@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { DrainStore } from '../../cluster/drain-store.js';
 import type { SharedState } from '../../cluster/state.js';
 import type { CreateSettings, Exporter, Host } from '../../core/component.js';
-import { errorMessage } from '../../shared/errors.js';
+import { DrainsStoppingError, errorMessage } from '../../shared/errors.js';
 import { hostService, provideService, SHUTDOWN_DEADLINE } from '../../core/host-services.js';
 import type { ShutdownDeadline } from '../../core/shutdown-deadline.js';
 import type { TraceBatch } from '../../otlp/batch.js';
@@ -95,7 +95,7 @@ export class DrainsExporter implements Exporter, DrainsController {
   }
 
   create(changes: DrainChanges): Promise<DrainState> {
-    return this.#serially(async () => {
+    return this.#change(async () => {
       const now = Date.now();
       const definition: DrainDefinition = { id: newDrainId(), source: 'api', createdAt: now, updatedAt: now, ...changes };
       await this.#requiredStore().put(definition);
@@ -106,7 +106,7 @@ export class DrainsExporter implements Exporter, DrainsController {
   }
 
   update(id: string, changes: DrainChanges): Promise<DrainState> {
-    return this.#serially(async () => {
+    return this.#change(async () => {
       const previous = this.#definitions.get(id);
       if (previous === undefined) throw new Error(`drain ${id} does not exist`);
       const definition: DrainDefinition = { ...previous, ...changes, updatedAt: Math.max(Date.now(), previous.updatedAt + 1) };
@@ -117,7 +117,7 @@ export class DrainsExporter implements Exporter, DrainsController {
   }
 
   remove(id: string): Promise<void> {
-    return this.#serially(async () => {
+    return this.#change(async () => {
       await this.#requiredStore().remove(id);
       await this.#forget(id);
     });
@@ -275,12 +275,24 @@ export class DrainsExporter implements Exporter, DrainsController {
   async #stopAll(): Promise<void> {
     this.#withdraw?.();
     this.#withdraw = undefined;
-    await this.#store?.close();
+    // A change already running finishes against the open store; queued and later ones are refused (#change).
     await this.#changes;
+    await this.#store?.close();
     const units = [...this.#units.values()];
     this.#units.clear();
     const graceMs = this.#deadline?.remainingMs() ?? SHUTDOWN_GRACE_MS;
     await Promise.all(units.map((unit) => unit.shutdown(graceMs)));
+  }
+
+  /**
+   * An API change, in turn. Refused once the exporter is stopping: a reload's
+   * next exporter reads the store when it starts, and a change written after
+   * that by this one would be lost to it or overwrite what it wrote.
+   */
+  #change<T>(task: () => Promise<T>): Promise<T> {
+    const refuse = () => new DrainsStoppingError('the drains exporter is stopping (the config is being reloaded or the daemon is stopping); nothing was changed, try again');
+    if (this.#shutdown !== undefined || !this.#started) return Promise.reject(refuse());
+    return this.#serially(() => (this.#shutdown === undefined ? task() : Promise.reject(refuse())));
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {

@@ -1,13 +1,14 @@
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { mountDrainsApi } from '../../../src/admin/drains/routes.js';
+import { mountDrainsApi, SWAPPING } from '../../../src/admin/drains/routes.js';
 import { AdminServer } from '../../../src/admin/server.js';
 import { hostService } from '../../../src/core/host-services.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
-import { DRAINS_CONTROLLER } from '../../../src/exporters/drains/controller.js';
+import { DRAINS_CONTROLLER, type DrainsController } from '../../../src/exporters/drains/controller.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { requestOf, trace, traceIdWithR } from '../../processors/sampling/helpers.js';
 import { exporterConfig, makeHarness, type Harness } from '../../exporters/drains/harness.js';
@@ -318,7 +319,11 @@ describe('drains API', () => {
     const [request] = sink.requests;
     expect(request === undefined ? false : sink.signatureValid(request, 'signing-secret-value')).toBe(true);
     expect(request?.headers['x-honeycomb-team']).toBe('team-secret-value');
-    const moved = await call('POST', '/v1/drains/test', { drain: created.id, delivery: { endpoint: { traces: 'https://127.0.0.1:1/v1/traces' } } });
+    // Header values go only to the origin they were set for: a test elsewhere gives them again.
+    const elsewhere = await call('POST', '/v1/drains/test', { drain: created.id, delivery: { endpoint: { traces: 'https://127.0.0.1:1/v1/traces' } } });
+    expect(elsewhere.status).toBe(400);
+    expect(errorMessage(elsewhere.json)).toMatch(/^delivery\.headers: the endpoint moves from https:\/\/127\.0\.0\.1:\d+ to https:\/\/127\.0\.0\.1:1; give the headers again/);
+    const moved = await call('POST', '/v1/drains/test', { drain: created.id, delivery: { endpoint: { traces: 'https://127.0.0.1:1/v1/traces' }, headers: {} } });
     expect(moved.json).toMatchObject({ ok: false, status: null });
     const bad = await call('POST', '/v1/drains/test', { drain: created.id, delivery: { encoding: 'xml' } });
     expect(bad.status).toBe(400);
@@ -330,8 +335,96 @@ describe('drains API', () => {
     expect((await call('POST', '/v1/drains/test', { drain: fromConfig?.id })).json).toMatchObject({ ok: true, status: 200 });
   });
 
-  it('answers 405 for a method the path does not take', async () => {
-    expect((await call('PUT', '/v1/drains')).status).toBe(405);
+  it('answers 405 for a method the path does not take, and HEAD as GET without a body', async () => {
+    const put = await fetch(`${base}/v1/drains`, { method: 'PUT', headers: { authorization: `Bearer ${KEY}` } });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, HEAD, POST');
     expect((await call('GET', '/v1/drains/test')).status).toBe(405);
+    const created = (await call('POST', '/v1/drains', drainBody())).json;
+    const post = await fetch(`${base}/v1/drains/${created.id}`, { method: 'POST', headers: { authorization: `Bearer ${KEY}` } });
+    expect(post.headers.get('allow')).toBe('GET, HEAD, PATCH, DELETE');
+    for (const path of ['/v1/drains', `/v1/drains/${created.id}`]) {
+      const head = await fetch(`${base}${path}`, { method: 'HEAD', headers: { authorization: `Bearer ${KEY}` } });
+      expect(head.status).toBe(200);
+      expect(head.headers.get('content-type')).toBe('application/json');
+      expect(await head.text()).toBe('');
+    }
+    expect((await fetch(`${base}/v1/drains/drn_nope`, { method: 'HEAD', headers: { authorization: `Bearer ${KEY}` } })).status).toBe(404);
+  });
+
+  it('keeps stored URL credentials under an edited redacted URL, and refuses to move header values to another origin', async () => {
+    const sep = sink.url.includes('?') ? '&' : '?';
+    const withSecrets = `${sink.url.replace('https://', 'https://drain-user:url-password-value@')}${sep}token=url-token-value`;
+    const created = (await call('POST', '/v1/drains', drainBody({}, { endpoint: { traces: withSecrets } }))).json;
+    // The console shows the redacted URL; the user edits only its path.
+    const shown = created.delivery['endpoint'] as { traces: string };
+    const edited = shown.traces.replace('/v1/traces', '/v2/traces');
+    expect(edited).toContain('***');
+    const patched = await call('PATCH', `/v1/drains/${created.id}`, { delivery: { endpoint: { traces: edited } } });
+    expect(patched.status).toBe(200);
+    expect(storedUrl(created.id)).toBe(withSecrets.replace('/v1/traces', '/v2/traces'));
+    // Another origin: `***` stands for nothing there, and stored header values stay behind.
+    const moved = await call('PATCH', `/v1/drains/${created.id}`, { delivery: { endpoint: { traces: 'https://u:***@elsewhere.example/v1/traces' } } });
+    expect(moved.status).toBe(400);
+    expect(errorMessage(moved.json)).toMatch(/^delivery\.endpoint\.traces: `\*\*\*` stands for a stored credential, which is not carried to another origin/);
+    const noHeaders = await call('PATCH', `/v1/drains/${created.id}`, { delivery: { endpoint: { traces: 'https://elsewhere.example/v1/traces' } } });
+    expect(noHeaders.status).toBe(400);
+    expect(errorMessage(noHeaders.json)).toMatch(/^delivery\.headers: the endpoint moves from https:\/\/127\.0\.0\.1:\d+ to https:\/\/elsewhere\.example; give the headers again/);
+    const withHeaders = await call('PATCH', `/v1/drains/${created.id}`, { delivery: { endpoint: { traces: 'https://elsewhere.example/v1/traces' }, headers: { 'x-other': 'v' } } });
+    expect(withHeaders.status).toBe(200);
+    expect(hostService(harness.host, DRAINS_CONTROLLER)?.get(created.id)?.definition.delivery.headers).toEqual({ 'x-other': 'v' });
+  });
+
+  it('answers 401 before saying whether drains are configured, and 503 while the config is being applied', async () => {
+    const other = new AdminServer({ telemetry: new Telemetry({ defaultMetrics: false }), logger: pino({ level: 'silent' }), isReady: () => true, apiKey: () => KEY });
+    await other.listen('127.0.0.1:0');
+    let lookup: DrainsController | typeof SWAPPING | undefined;
+    mountDrainsApi(other, () => lookup);
+    const otherBase = `http://127.0.0.1:${other.address()?.port ?? 0}`;
+    try {
+      expect((await fetch(`${otherBase}/v1/drains`)).status).toBe(401);
+      expect((await fetch(`${otherBase}/v1/drains`, { headers: { authorization: `Bearer ${KEY}` } })).status).toBe(404);
+      lookup = SWAPPING;
+      const swapping = await fetch(`${otherBase}/v1/drains`, { headers: { authorization: `Bearer ${KEY}` } });
+      expect(swapping.status).toBe(503);
+      expect(swapping.headers.get('retry-after')).toBe('1');
+      // A stopped exporter still at hand changes nothing and says so.
+      lookup = hostService(harness.host, DRAINS_CONTROLLER);
+      await harness.exporter.shutdown();
+      const refused = await fetch(`${otherBase}/v1/drains`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(drainBody()) });
+      expect(refused.status).toBe(503);
+      expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/the drains exporter is stopping/);
+      expect(existsSync(join(storage, 'drains.json'))).toBe(false);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('creates a drain whose body arrives during a reload with the exporter running once it has arrived', async () => {
+    const port = admin.address()?.port ?? 0;
+    const text = JSON.stringify(drainBody({ name: 'during-reload' }));
+    const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/drains', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) } }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      });
+      req.on('error', reject);
+      req.write(text.slice(0, 10));
+      // The reload: the running exporter stops and the next one starts on the same storage.
+      void (async () => {
+        await new Promise((r) => setTimeout(r, 50));
+        await harness.exporter.shutdown();
+        await startExporter([{ name: 'from-config', url: sink.url, tls: { ca_file: pki.caFile }, sampling: [] }]);
+        req.end(text.slice(10));
+      })().catch(reject);
+    });
+    const { status, body } = await answer;
+    expect(status).toBe(201);
+    const id = (JSON.parse(body) as { id: string }).id;
+    expect((await call('GET', `/v1/drains/${id}`)).status).toBe(200);
+    const file = JSON.parse(readFileSync(join(storage, 'drains.json'), 'utf8')) as { drains: { id: string }[] };
+    expect(file.drains.map((d) => d.id)).toEqual([id]);
   });
 });
