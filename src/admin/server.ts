@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { errorMessage } from '../shared/errors.js';
+import { RequestAbortedError } from '../core/http-body.js';
 import { DEFAULT_HTTP_LISTENER, listenerFingerprint, type HttpListenerConfig } from '../core/listener/config.js';
 import { HttpListener } from '../core/listener/http-listener.js';
 import type { Telemetry } from '../shared/telemetry.js';
@@ -112,6 +113,12 @@ export class AdminServer implements AdminRoutes {
       if (handler === undefined) return sendError(res, 404, `not found: ${url.pathname}`);
       await handler(req, res, url);
     } catch (err) {
+      // A client that left before its body was whole has no answer to read.
+      if (err instanceof RequestAbortedError) {
+        this.#options.logger.debug({ path: url.pathname }, 'admin request aborted by the client');
+        res.destroy();
+        return;
+      }
       this.#options.logger.error({ err: errorMessage(err), path: url.pathname }, 'admin request failed');
       if (!res.headersSent) sendError(res, 500, 'internal error');
       else res.destroy();

@@ -4,6 +4,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bearerMatches } from '../../src/admin/auth.js';
 import { sendJson } from '../../src/admin/respond.js';
 import { AdminServer } from '../../src/admin/server.js';
+import { readBody } from '../../src/core/http-body.js';
 import { Telemetry } from '../../src/shared/telemetry.js';
 
 let ready = false;
@@ -26,6 +27,34 @@ afterEach(async () => {
 });
 
 describe('admin endpoint', () => {
+  it('does not log a client that leaves in the middle of its body as a failure', async () => {
+    const lines: { level: number; msg: string }[] = [];
+    const logger = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const other = new AdminServer({ telemetry, logger, isReady: () => true, apiKey: () => apiKey });
+    await other.listen('127.0.0.1:0');
+    let settled!: () => void;
+    const handled = new Promise<void>((resolve) => (settled = resolve));
+    other.addRoute('/v1/slow', async (req) => {
+      try {
+        await readBody(req, 'identity', 1024);
+      } finally {
+        setImmediate(settled);
+      }
+    });
+    try {
+      const socket = connect(other.address()?.port ?? 0, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write('POST /v1/slow HTTP/1.1\r\nhost: x\r\ncontent-length: 100\r\n\r\n{"par');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      socket.destroy();
+      await handled;
+      expect(lines.filter((line) => line.level >= 50)).toEqual([]);
+      expect(lines.map((line) => line.msg)).toContain('admin request aborted by the client');
+    } finally {
+      await other.close();
+    }
+  });
+
   it('answers /healthz with 200 while alive', async () => {
     const res = await fetch(`${base}/healthz`);
     expect(res.status).toBe(200);

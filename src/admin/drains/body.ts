@@ -1,17 +1,24 @@
 // Reads a JSON request body, bounded in size.
 import type { IncomingMessage } from 'node:http';
-import { BodyTooLargeError, readBody } from '../../core/http-body.js';
+import { BodyTooLargeError, parseContentEncoding, readBody } from '../../core/http-body.js';
+import { MalformedDataError } from '../../shared/errors.js';
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
-export type BodyResult = { ok: true; value: unknown } | { ok: false; status: 400 | 413; message: string };
+export type BodyResult = { ok: true; value: unknown } | { ok: false; status: 400 | 413 | 415; message: string };
 
 export async function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
+  const tooLarge = { ok: false, status: 413, message: `body: must be at most ${MAX_BODY_BYTES} bytes` } as const;
+  const encoding = parseContentEncoding(req.headers['content-encoding']);
+  if (encoding === undefined) return { ok: false, status: 415, message: `content-encoding: ${req.headers['content-encoding'] ?? ''} is not supported (gzip, deflate or none)` };
+  // A declared length over the limit is refused before any byte is read.
+  if (encoding === 'identity' && Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return tooLarge;
   let bytes: Buffer;
   try {
-    bytes = await readBody(req, 'identity', MAX_BODY_BYTES);
+    bytes = await readBody(req, encoding, MAX_BODY_BYTES);
   } catch (err) {
-    if (err instanceof BodyTooLargeError) return { ok: false, status: 413, message: `body: must be at most ${MAX_BODY_BYTES} bytes` };
+    if (err instanceof BodyTooLargeError) return tooLarge;
+    if (err instanceof MalformedDataError) return { ok: false, status: 400, message: `body: ${err.message}` };
     throw err;
   }
   const text = bytes.toString('utf8');

@@ -36,8 +36,9 @@ export class StatsSampler {
   /** Takes a first sample now and one every interval; idempotent. */
   start(): void {
     if (this.#timer !== undefined) return;
-    void this.sample();
-    this.#timer = setInterval(() => void this.sample(), this.intervalMs);
+    const sampleQuietly = () => void this.sample().catch(() => undefined);
+    sampleQuietly();
+    this.#timer = setInterval(sampleQuietly, this.intervalMs);
     // The sampler never keeps the process alive on its own.
     this.#timer.unref();
   }
@@ -47,15 +48,20 @@ export class StatsSampler {
     this.#timer = undefined;
   }
 
-  /** Takes one sample (the timer calls this; tests call it directly). Samples never overlap. */
+  /**
+   * Takes one sample (the timer calls this; tests call it directly). Samples
+   * never overlap; one that fails leaves a gap in the window and the next
+   * is taken as usual.
+   */
   sample(): Promise<void> {
     const registry = this.#registry;
     const ring = this.#ring;
     const now = this.#now;
-    this.#sampling = this.#sampling.then(async function takeOne() {
+    const taken = this.#sampling.then(async function takeOne() {
       ring.push(await takeSnapshot(registry, now()));
     });
-    return this.#sampling;
+    this.#sampling = taken.catch(() => undefined);
+    return taken;
   }
 
   /** The samples of the window, oldest first. */

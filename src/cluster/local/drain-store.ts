@@ -4,6 +4,7 @@
 // never a torn one. It holds secrets: the file is created with mode 0600.
 // A file that exists but cannot be read back whole stops the start with an
 // error naming the file and the bad field: guessing would drop drains.
+import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StateFileError, errorMessage } from '../../shared/errors.js';
@@ -88,7 +89,8 @@ export class LocalDrainStore<D extends StoredDrain> implements DrainStore<D> {
 }
 
 export async function writeAtomically(path: string, text: string): Promise<void> {
-  const temporary = `${path}.${process.pid}.tmp`;
+  // Unique per write: two writers of one file never share a temporary one.
+  const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(temporary, 'w', 0o600);
   try {
     await handle.writeFile(text);

@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -333,6 +334,29 @@ describe('drains API', () => {
     // A config drain's CA is its tls.ca_file.
     const fromConfig = (await call('GET', '/v1/drains')).json.drains.find((drain) => drain.name === 'from-config');
     expect((await call('POST', '/v1/drains/test', { drain: fromConfig?.id })).json).toMatchObject({ ok: true, status: 200 });
+  });
+
+  it('reads a gzip body, answers 415 to an encoding it cannot read and 413 to a declared length over the limit before any byte', async () => {
+    const gzipped = await fetch(`${base}/v1/drains`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify(drainBody())),
+    });
+    expect(gzipped.status).toBe(201);
+    const brotli = await fetch(`${base}/v1/drains`, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-encoding': 'br' }, body: 'x' });
+    expect(brotli.status).toBe(415);
+    expect(((await brotli.json()) as { error: { message: string } }).error.message).toBe('content-encoding: br is not supported (gzip, deflate or none)');
+    const port = admin.address()?.port ?? 0;
+    const early = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/drains', headers: { authorization: `Bearer ${KEY}`, 'content-length': 2 * 1024 * 1024 } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+        req.destroy();
+      });
+      req.on('error', reject);
+      req.flushHeaders();
+    });
+    expect(early).toBe(413);
   });
 
   it('answers 405 for a method the path does not take, and HEAD as GET without a body', async () => {
