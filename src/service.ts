@@ -8,6 +8,7 @@ import type { ValidatedConfig } from './config/validate.js';
 import { hostname } from 'node:os';
 import { mountClusterApi } from './admin/cluster.js';
 import { drainsControllerOn, mountDrainsApi } from './admin/drains/routes.js';
+import { DRAIN_MEMORY, DrainMemory } from './exporters/drains/drain-memory.js';
 import { AdminServer } from './admin/server.js';
 import { attachAdminRoutes } from './admin/routes.js';
 import { Cluster, newInstanceId } from './cluster/factory/cluster.js';
@@ -47,6 +48,8 @@ export class Service {
   #config: ValidatedConfig | undefined;
   #graph: Graph | undefined;
   #host: Host | undefined;
+  /** Drain counters and config drains' times, kept across reloads. */
+  readonly #drainMemory = new DrainMemory();
   #cluster: Cluster | undefined;
   /** The cluster config #cluster was built from, to rebuild it only when it changes. */
   #clusterKey: string | undefined;
@@ -195,6 +198,7 @@ export class Service {
     const listeners = new ListenerGroup();
     provideService(host, LISTENER_GROUP, listeners);
     this.#listeners = listeners;
+    provideService(host, DRAIN_MEMORY, this.#drainMemory);
     const deadline = new ShutdownDeadline();
     provideService(host, SHUTDOWN_DEADLINE, deadline);
     this.#deadline = deadline;

@@ -57,4 +57,41 @@ describe('SIGHUP', () => {
     expect(deployments.filter((d) => d === 'dpl_before')).toHaveLength(2);
     expect(deployments.filter((d) => d === 'dpl_after')).toHaveLength(2);
   });
+
+  it("keeps a drain's delivery counters and a config drain's times across a reload", async () => {
+    const otlpPort = await freePort();
+    const deadPort = await freePort();
+    const yaml = ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:${otlpPort} } } }
+exporters:
+  drains: {}
+drains:
+  - { name: nowhere, url: "http://127.0.0.1:${deadPort}/v1/traces", insecure: true, format: json, compression: none }
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort}, api_key: reload-admin-key }
+  pipelines: { traces: { receivers: [otlp], exporters: [drains] } }
+`;
+    daemon = await startDaemon(yaml);
+    const admin = `http://127.0.0.1:${daemon.adminPort}`;
+    const headers = { authorization: 'Bearer reload-admin-key' };
+    interface View { id: string; createdAt: number; updatedAt: number; deliveries: { failed: number; pastHour: { failed: number }; lastError: string | null } }
+    const drain = async (): Promise<View> => ((await (await fetch(`${admin}/v1/drains`, { headers })).json()) as { drains: View[] }).drains[0] as View;
+    expect(await send(otlpPort)).toBe(0);
+    await waitUntil(async () => (await drain()).deliveries.failed >= 1, 10_000, 'a failed delivery');
+    const before = await drain();
+
+    const reloaded = () => daemon?.logs.some((line) => line.includes('config reloaded')) === true;
+    expect(reloaded()).toBe(false);
+    daemon.child.kill('SIGHUP');
+    await waitUntil(reloaded, 10_000, 'the reload');
+    const after = await drain();
+    expect(after.id).toBe(before.id);
+    expect(after.createdAt).toBe(before.createdAt);
+    expect(after.updatedAt).toBe(before.updatedAt);
+    expect(after.deliveries.failed).toBeGreaterThanOrEqual(before.deliveries.failed);
+    expect(after.deliveries.pastHour.failed).toBeGreaterThanOrEqual(before.deliveries.pastHour.failed);
+    expect(after.deliveries.lastError).not.toBeNull();
+  });
 });

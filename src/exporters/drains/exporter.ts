@@ -18,7 +18,8 @@ import type { DrainsExporterConfig } from './config.js';
 import { DRAINS_CONTROLLER, type DrainChanges, type DrainsController, type DrainState, type TestDeliveryResult } from './controller.js';
 import { parseStoredDrain } from './definition-schema.js';
 import { definitionFromConfig, newDrainId, sameDefinition, type DrainDefinition, type DrainDelivery } from './definition.js';
-import { DeliveryStats } from './delivery-stats.js';
+import type { DeliveryStats } from './delivery-stats.js';
+import { DRAIN_MEMORY, DrainMemory } from './drain-memory.js';
 import { createTransport } from './drain-sender.js';
 import { drainDirectory, DrainUnit } from './drain-unit.js';
 import { sampleTrace } from './sample-trace.js';
@@ -31,7 +32,7 @@ export class DrainsExporter implements Exporter, DrainsController {
   readonly #config: DrainsExporterConfig;
   readonly #logger: Logger;
   readonly #definitions = new Map<string, DrainDefinition>();
-  readonly #stats = new Map<string, DeliveryStats>();
+  #memory = new DrainMemory();
   readonly #units = new Map<string, DrainUnit>();
   readonly #startErrors = new Map<string, string>();
   #store: DrainStore<DrainDefinition> | undefined;
@@ -59,13 +60,18 @@ export class DrainsExporter implements Exporter, DrainsController {
     this.#storageDirectory = host.storageDirectory;
     this.#deadline = hostService(host, SHUTDOWN_DEADLINE);
     this.#shared = host.state;
+    this.#memory = hostService(host, DRAIN_MEMORY) ?? this.#memory;
     this.#store = this.#shared.drainStore(parseStoredDrain);
     const loadedAt = Date.now();
-    for (const drain of this.#config.drains) this.#definitions.set(definitionFromConfig(drain, loadedAt).id, definitionFromConfig(drain, loadedAt));
+    for (const drain of this.#config.drains) {
+      const definition = this.#memory.configDrain(definitionFromConfig(drain, loadedAt));
+      this.#definitions.set(definition.id, definition);
+    }
     for (const drain of await this.#store.load()) {
       // A config drain of the same id wins: the file says how it runs.
       if (!this.#definitions.has(drain.id)) this.#definitions.set(drain.id, drain);
     }
+    this.#memory.retain(new Set(this.#definitions.keys()));
     // Config drains must start (a bad YAML drain is a start error); API drains are reported per drain.
     for (const definition of this.#definitions.values()) {
       if (definition.source === 'config') await this.#startUnit(definition);
@@ -145,7 +151,7 @@ export class DrainsExporter implements Exporter, DrainsController {
 
   async #forget(id: string): Promise<void> {
     this.#definitions.delete(id);
-    this.#stats.delete(id);
+    this.#memory.forget(id);
     this.#startErrors.delete(id);
     await this.#stopUnit(id);
     // A deleted drain's queued data has nowhere to go.
@@ -218,12 +224,7 @@ export class DrainsExporter implements Exporter, DrainsController {
   }
 
   #statsOf(id: string): DeliveryStats {
-    let stats = this.#stats.get(id);
-    if (stats === undefined) {
-      stats = new DeliveryStats();
-      this.#stats.set(id, stats);
-    }
-    return stats;
+    return this.#memory.stats(id);
   }
 
   #apiDrains(): DrainDefinition[] {
