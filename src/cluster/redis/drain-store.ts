@@ -25,6 +25,8 @@ export const RESYNC_INTERVAL_MS = 1_000;
  * deleted through the API is not put back by a late copy.
  */
 export const SEED_MERGE_MS = 30_000;
+/** Reads of a drain after its change failed, each bounded by redis.timeout, before the outcome is called unknown. */
+const READ_BACK_ATTEMPTS = 3;
 
 // KEYS: version, hash, channel, merging; ARGV: merge window (ms), id, json, id, json, ...
 // Returns the number of drains added (0: Redis kept what it had).
@@ -146,15 +148,45 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
     }
   }
 
-  /** Writes a drain's JSON, or deletes it when `json` is absent. */
+  /**
+   * Writes a drain's JSON, or deletes it when `json` is absent. A write that
+   * fails may still have run (a timeout leaves it queued in Redis), so the
+   * drain is read back before answering: a client told 503 retries, and a
+   * retried create would make a second drain.
+   */
   async #change(id: string, json?: string): Promise<void> {
     if (!this.#redis.up) throw new ClusterUnavailableError('the cluster Redis is unreachable; drains cannot be changed until it is back (they keep running)');
     const args = json === undefined ? [id] : [id, json];
     try {
       await this.#redis.client.eval(CHANGE_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, ...args);
+      return;
     } catch (err) {
-      throw new ClusterUnavailableError(`the cluster Redis did not take the change: ${errorMessage(err)}`, { cause: err });
+      const applied = await this.#applied(id, json ?? null);
+      if (applied === true) {
+        this.#logger.warn({ drain: id, err: errorMessage(err) }, 'the cluster Redis answered a drain change late; read back, it was applied');
+        return;
+      }
+      if (applied === false) throw new ClusterUnavailableError(`the cluster Redis did not take the change: ${errorMessage(err)}`, { cause: err });
+      throw new ClusterUnavailableError(`the cluster Redis did not answer in time (${errorMessage(err)}) and the outcome is unknown: the change may have been applied; list the drains before retrying`, { cause: err });
     }
+  }
+
+  /**
+   * Whether the drain now reads as `json` (null: absent), or undefined when
+   * Redis does not say. Commands on one connection run in order, so a read
+   * that answers comes after the write: each try waits behind it for up to
+   * redis.timeout.
+   */
+  async #applied(id: string, json: string | null): Promise<boolean | undefined> {
+    for (let attempt = 0; attempt < READ_BACK_ATTEMPTS; attempt++) {
+      if (!this.#redis.up) return undefined;
+      try {
+        return (await this.#redis.client.hget(this.#hash, id)) === json;
+      } catch {
+        // Still behind the write, or the connection failed: try again.
+      }
+    }
+    return undefined;
   }
 
   /**

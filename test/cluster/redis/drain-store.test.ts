@@ -1,11 +1,13 @@
 // The Redis drain store against a real redis-server: when Redis is emptied
 // (restarted without persistence, or flushed), no instance ever reads an
-// empty list it did not ask for, whichever instance reaches Redis first.
+// empty list it did not ask for, whichever instance reaches Redis first; a
+// change Redis answers late is read back before the caller is answered.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ClusterUnavailableError } from '../../../src/shared/errors.js';
 import { DRAINS_FILE, LocalDrainStore } from '../../../src/cluster/local/drain-store.js';
 import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { RedisDrainStore } from '../../../src/cluster/redis/drain-store.js';
@@ -109,5 +111,32 @@ describe('API drains shared through Redis after Redis is emptied', () => {
     await one.store.remove('drn_b');
     expect(ids(await two.store.load())).toEqual(['drn_a']);
     expect(localIds(two.directory)).toEqual(['drn_a']);
+  });
+});
+
+describe('API drain changes that Redis answers late', () => {
+  it('reports a create that timed out but was applied as done', async () => {
+    const one = await instance('late1:');
+    await one.store.load();
+    // Writes wait 800 ms: the change times out after 300 ms, and a read behind it answers once it ran.
+    await one.connection.client.call('CLIENT', 'PAUSE', '800', 'WRITE');
+    await one.store.put(drain('drn_late'));
+    expect(await one.connection.client.hget('late1:drains', 'drn_late')).toBe(JSON.stringify(drain('drn_late')));
+    expect(localIds(one.directory)).toEqual(['drn_late']);
+  });
+
+  it('answers 503 naming an unknown outcome when Redis does not say whether a change was applied', async () => {
+    const one = await instance('late2:');
+    await one.store.load();
+    await one.connection.client.call('CLIENT', 'PAUSE', '3000', 'WRITE');
+    cleanups.push(async () => {
+      await one.connection.client.call('CLIENT', 'UNPAUSE').catch(() => undefined);
+    });
+    const failure = await one.store.put(drain('drn_slow')).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(ClusterUnavailableError);
+    expect((failure as Error).message).toMatch(/outcome is unknown/);
   });
 });
