@@ -1,5 +1,7 @@
 // Generation records and daily rollups shared by the fleet, so every
-// instance answers GET /v1/generation and /v1/report the same. Each record
+// instance answers GET /v1/generation and /v1/report the same. A rollup
+// reads the larger of Redis's count and this instance's, so a Redis that
+// lost its data does not make the report forget this instance's records. Each record
 // is `<prefix>generation:<id>` (kept for the retention), and each day's
 // rollups one hash `<prefix>rollup:<day>` of HINCRBY counters per key, model
 // and provider (cost split in two exact integers, as in the spend ledger).
@@ -92,7 +94,7 @@ export class RedisGenerationStore implements GenerationStore {
         if (err !== null) throw err;
         rows.push(...rowsOf(days[i] ?? '', value as Record<string, string>));
       });
-      return rows;
+      return withLocal(rows, await this.#local.rollups(fromDay, toDay));
     } catch {
       return this.#local.rollups(fromDay, toDay);
     }
@@ -164,6 +166,26 @@ export class RedisGenerationStore implements GenerationStore {
       this.#logger.warn('generation records missed by the cluster Redis exceed what is kept for it; the oldest stay local only');
     }
   }
+}
+
+/**
+ * Each counter of a row is the larger of Redis's and this instance's: both
+ * only grow, so Redis's is the larger unless it lost its data (restarted
+ * empty, flushed), and then this instance's own records still count.
+ */
+function withLocal(shared: RollupRow[], local: readonly RollupRow[]): RollupRow[] {
+  const rows = new Map(shared.map((row) => [[row.day, row.key, row.model, row.provider].join(SEPARATOR), row] as const));
+  for (const row of local) {
+    const id = [row.day, row.key, row.model, row.provider].join(SEPARATOR);
+    const known = rows.get(id);
+    if (known === undefined) {
+      rows.set(id, row);
+      continue;
+    }
+    if (row.totals.cost > known.totals.cost) known.totals.cost = row.totals.cost;
+    for (const counter of COUNTERS) known.totals[counter] = Math.max(known.totals[counter], row.totals[counter]);
+  }
+  return [...rows.values()];
 }
 
 function rowsOf(day: string, hash: Record<string, string>): RollupRow[] {

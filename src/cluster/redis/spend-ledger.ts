@@ -74,14 +74,23 @@ export class RedisSpendLedger implements SpendLedger {
     this.#stopReplay = redis.onUp(() => void this.#replay());
   }
 
+  /**
+   * The larger of the fleet's figure and this instance's own: Redis's is the
+   * larger unless Redis lost its data (restarted empty, flushed), and then
+   * what this instance spent still counts against the budget. What other
+   * instances spent before the loss is not restored.
+   */
   async spent(key: string, period: BudgetPeriod, atMs: number): Promise<Cost> {
     if (!this.#redis.up) return this.#local.spent(key, period, atMs);
+    let shared: Cost;
     try {
       const [hi, lo] = await this.#redis.client.hmget(this.#counter(key, period, atMs), 'hi', 'lo');
-      return BigInt(hi ?? '0') * SPLIT + BigInt(lo ?? '0');
+      shared = BigInt(hi ?? '0') * SPLIT + BigInt(lo ?? '0');
     } catch {
       return this.#local.spent(key, period, atMs);
     }
+    const own = await this.#local.spent(key, period, atMs);
+    return shared > own ? shared : own;
   }
 
   async add(key: string, cost: Cost, atMs: number): Promise<void> {

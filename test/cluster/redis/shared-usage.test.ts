@@ -103,6 +103,22 @@ describe('spend shared through Redis', () => {
     await waitUntil(async () => (await b.spent('team', 'day', now)) === parseUsd('2'), 5_000, 'the missed addition to be shared');
   });
 
+  it('still counts this instance\'s spend after Redis restarts empty', async () => {
+    const [one, two] = await Promise.all([instance('spend5:'), instance('spend5:')]);
+    const [a, b] = await Promise.all([one.state.spendLedger(), two.state.spendLedger()]);
+    const now = Date.now();
+    await a.add('team', parseUsd('50'), now);
+    await redis.kill();
+    await redis.start();
+    await waitUntil(() => one.connection.up && two.connection.up, 10_000, 'the reconnection');
+    expect(await a.spent('team', 'total', now)).toBe(parseUsd('50'));
+    expect(await a.spent('team', 'day', now)).toBe(parseUsd('50'));
+    // Other instances' past spend is not restored: Redis lost it.
+    expect(await b.spent('team', 'total', now)).toBe(0n);
+    await b.add('team', parseUsd('70'), now);
+    expect(await a.spent('team', 'total', now)).toBe(parseUsd('70'));
+  });
+
   it('counts once an addition whose write timed out but ran, when it is sent again', async () => {
     const one = await instance('spend3:');
     const ledger = await one.state.spendLedger();
@@ -204,6 +220,20 @@ describe('generation records shared through Redis', () => {
     await store.flush();
     const [row] = await store.rollups(today, today);
     expect(row?.totals.requests).toBe(2);
+    expect(row?.totals.cost).toBe(parseUsd('3'));
+  });
+
+  it('keeps this instance\'s records in the report after Redis restarts empty', async () => {
+    const one = await instance('gen3:');
+    const store = await one.state.generationStore();
+    const today = dayOf(Date.now());
+    store.add(record('team', '3'));
+    await store.flush();
+    await redis.kill();
+    await redis.start();
+    await waitUntil(() => one.connection.up, 10_000, 'the reconnection');
+    const [row] = await store.rollups(today, today);
+    expect(row?.totals.requests).toBe(1);
     expect(row?.totals.cost).toBe(parseUsd('3'));
   });
 });
