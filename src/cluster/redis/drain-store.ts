@@ -6,7 +6,10 @@
 // and serves on its last definitions while Redis is down. Changes need Redis
 // (ClusterUnavailableError otherwise): two halves of a fleet never edit
 // diverging copies. When Redis comes back empty (restarted without
-// persistence), the first instance to reach it puts its copy back.
+// persistence, or flushed), the first instance with drains to reach it puts
+// its copy back, and for SEED_MERGE_MS the others add the drains they have
+// that Redis lacks; an instance with no drains never seeds, so an empty
+// copy (a new pod) cannot empty the fleet.
 import type { Logger } from 'pino';
 import { ClusterUnavailableError, errorMessage } from '../../shared/errors.js';
 import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
@@ -14,13 +17,41 @@ import type { LocalDrainStore } from '../local/drain-store.js';
 import type { RedisConnection } from './connection.js';
 
 export const RESYNC_INTERVAL_MS = 1_000;
+/**
+ * After Redis gains its version key anew, how long instances add the drains
+ * of their copies to it (ms). Every live instance re-reads the drains within
+ * about 3 s of Redis returning (reconnection backoff up to 2 s, or the 1 s
+ * poll after a flush); an API change ends the window sooner, so a drain
+ * deleted through the API is not put back by a late copy.
+ */
+export const SEED_MERGE_MS = 30_000;
+/** Reads of a drain after its change failed, each bounded by redis.timeout, before the outcome is called unknown. */
+const READ_BACK_ATTEMPTS = 3;
 
-// KEYS: version, hash, channel; ARGV: id, json, id, json, ...
+// KEYS: version, hash, channel, merging; ARGV: merge window (ms), id, json, id, json, ...
+// Returns the number of drains added (0: Redis kept what it had).
 const SEED_SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-for i = 1, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1]) end
-redis.call('SET', KEYS[1], '1')
-redis.call('PUBLISH', KEYS[3], 'seed')
+local fresh = redis.call('EXISTS', KEYS[1]) == 0
+if #ARGV < 3 or (not fresh and redis.call('EXISTS', KEYS[4]) == 0) then return 0 end
+local added = 0
+for i = 2, #ARGV, 2 do added = added + redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1]) end
+if fresh then
+  redis.call('SET', KEYS[1], '1')
+  redis.call('SET', KEYS[4], '1', 'PX', ARGV[1])
+elseif added > 0 then
+  redis.call('INCR', KEYS[1])
+end
+if fresh or added > 0 then redis.call('PUBLISH', KEYS[3], 'seed') end
+return added`;
+
+// KEYS: version, hash, channel, merging; ARGV: merge window (ms), id, json (none: delete)
+// A change to a Redis without the version key opens the merge window, so
+// instances with drains still add theirs; any other change closes it.
+const CHANGE_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[4], '1', 'PX', ARGV[1]) else redis.call('DEL', KEYS[4]) end
+if ARGV[3] then redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) else redis.call('HDEL', KEYS[2], ARGV[2]) end
+redis.call('INCR', KEYS[1])
+redis.call('PUBLISH', KEYS[3], ARGV[2])
 return 1`;
 
 export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
@@ -31,6 +62,7 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
   readonly #hash: string;
   readonly #versionKey: string;
   readonly #channel: string;
+  readonly #mergingKey: string;
   #seenVersion: string | null | undefined;
   #timer: NodeJS.Timeout | undefined;
   #stopWatching: Array<() => void> = [];
@@ -43,6 +75,7 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
     this.#hash = redis.key('drains');
     this.#versionKey = redis.key('drains', 'version');
     this.#channel = redis.key('drains', 'changed');
+    this.#mergingKey = redis.key('drains', 'merging');
   }
 
   async load(): Promise<D[]> {
@@ -56,6 +89,12 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
       if (failed !== undefined || results.length !== 2) throw failed?.[0] ?? new Error('the transaction was discarded');
       const version = results[0]?.[1];
       const all = results[1]?.[1];
+      // No version: Redis is new or lost its data, and this instance had no
+      // drains to put back. Its copy stands until one that has drains does.
+      if (version === null) {
+        this.#seenVersion = null;
+        return mine;
+      }
       const drains = this.#parseAll(all as Record<string, string>);
       if (JSON.stringify(drains) !== JSON.stringify(byId(mine))) await this.#local.replace(drains);
       this.#seenVersion = version as string | null;
@@ -67,12 +106,12 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
   }
 
   async put(drain: D): Promise<void> {
-    await this.#change((multi) => multi.hset(this.#hash, drain.id, JSON.stringify(drain)), drain.id);
+    await this.#change(drain.id, JSON.stringify(drain));
     await this.#local.put(drain);
   }
 
   async remove(id: string): Promise<void> {
-    await this.#change((multi) => multi.hdel(this.#hash, id), id);
+    await this.#change(id);
     await this.#local.remove(id);
   }
 
@@ -109,29 +148,59 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
     }
   }
 
-  async #change(write: (multi: ReturnType<RedisConnection['client']['multi']>) => unknown, id: string): Promise<void> {
+  /**
+   * Writes a drain's JSON, or deletes it when `json` is absent. A write that
+   * fails may still have run (a timeout leaves it queued in Redis), so the
+   * drain is read back before answering: a client told 503 retries, and a
+   * retried create would make a second drain.
+   */
+  async #change(id: string, json?: string): Promise<void> {
     if (!this.#redis.up) throw new ClusterUnavailableError('the cluster Redis is unreachable; drains cannot be changed until it is back (they keep running)');
-    const multi = this.#redis.client.multi();
-    write(multi);
-    multi.incr(this.#versionKey).publish(this.#channel, id);
+    const args = json === undefined ? [id] : [id, json];
     try {
-      const results = (await multi.exec()) ?? [];
-      const failed = results.find(([err]) => err !== null && err !== undefined);
-      if (failed !== undefined) throw failed[0];
+      await this.#redis.client.eval(CHANGE_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, ...args);
+      return;
     } catch (err) {
-      throw new ClusterUnavailableError(`the cluster Redis did not take the change: ${errorMessage(err)}`, { cause: err });
+      const applied = await this.#applied(id, json ?? null);
+      if (applied === true) {
+        this.#logger.warn({ drain: id, err: errorMessage(err) }, 'the cluster Redis answered a drain change late; read back, it was applied');
+        return;
+      }
+      if (applied === false) throw new ClusterUnavailableError(`the cluster Redis did not take the change: ${errorMessage(err)}`, { cause: err });
+      throw new ClusterUnavailableError(`the cluster Redis did not answer in time (${errorMessage(err)}) and the outcome is unknown: the change may have been applied; list the drains before retrying`, { cause: err });
     }
   }
 
   /**
+   * Whether the drain now reads as `json` (null: absent), or undefined when
+   * Redis does not say. Commands on one connection run in order, so a read
+   * that answers comes after the write: each try waits behind it for up to
+   * redis.timeout.
+   */
+  async #applied(id: string, json: string | null): Promise<boolean | undefined> {
+    for (let attempt = 0; attempt < READ_BACK_ATTEMPTS; attempt++) {
+      if (!this.#redis.up) return undefined;
+      try {
+        return (await this.#redis.client.hget(this.#hash, id)) === json;
+      } catch {
+        // Still behind the write, or the connection failed: try again.
+      }
+    }
+    return undefined;
+  }
+
+  /**
    * A Redis without our version key is new or lost its data: it gets this
-   * instance's copy. One script, so no instance ever reads the emptied hash
-   * between the version key appearing and the drains being put back.
+   * instance's copy, unless that copy is empty. While the merge window is
+   * open, drains of this copy that Redis lacks are added. One script, so no
+   * instance ever reads the emptied hash between the version key appearing
+   * and the drains being put back.
    */
   async #seed(mine: readonly D[]): Promise<void> {
+    if (mine.length === 0) return;
     const args = mine.flatMap((drain) => [drain.id, JSON.stringify(drain)]);
-    const seeded = await this.#redis.client.eval(SEED_SCRIPT, 3, this.#versionKey, this.#hash, this.#channel, ...args);
-    if (seeded === 1) this.#logger.info({ drains: mine.length }, 'cluster Redis had no drains; seeded it from the local copy');
+    const added = await this.#redis.client.eval(SEED_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, ...args);
+    if (typeof added === 'number' && added > 0) this.#logger.info({ drains: added }, 'cluster Redis lacked drains of the local copy; put them back');
   }
 
   #parseAll(all: Record<string, string>): D[] {

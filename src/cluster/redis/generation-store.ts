@@ -1,11 +1,19 @@
 // Generation records and daily rollups shared by the fleet, so every
-// instance answers GET /v1/generation and /v1/report the same. Each record
+// instance answers GET /v1/generation and /v1/report the same. A rollup
+// reads the larger of Redis's count and this instance's, so a Redis that
+// lost its data does not make the report forget this instance's records. Each record
 // is `<prefix>generation:<id>` (kept for the retention), and each day's
 // rollups one hash `<prefix>rollup:<day>` of HINCRBY counters per key, model
 // and provider (cost split in two exact integers, as in the spend ledger).
-// Writes leave in one pipeline per event-loop turn. The local store records
-// everything too: it answers while Redis is down, and what Redis missed is
-// sent again when it is back.
+// Writes leave in one pipeline per event-loop turn, at most WRITE_BATCH
+// records to a round trip. The local store records everything too: it
+// answers while Redis is down, and what Redis missed is sent again when it
+// is back.
+//
+// A write that times out may still run in Redis, and is then sent again:
+// one Lua script per record sets the record's key only if it is absent
+// (SET NX, kept for the retention) and adds to the rollups only then, so a
+// record sent twice counts once.
 import type { Logger } from 'pino';
 import { addToTotals, emptyTotals, rollupKeyOf, serializeGeneration, parseGeneration, type GenerationRecord, type RollupRow } from '../../shared/generation.js';
 import { addDays } from '../../shared/periods.js';
@@ -17,6 +25,20 @@ const MAX_MISSED = 100_000;
 const MS_PER_DAY = 86_400_000;
 const SEPARATOR = '\u0000';
 const COUNTERS = ['input', 'output', 'cacheRead', 'cacheWrite', 'reasoning', 'requests'] as const;
+/** Records per round trip, so a long outage's replay fits in redis.timeout. */
+export const WRITE_BATCH = 500;
+
+const ADD_COMMAND = 'sluiceAddGeneration';
+// KEYS: record, day's rollup hash; ARGV: record JSON, retention (ms), rollup expiry (ms), then field, increment, ...
+const ADD_SCRIPT = `
+if not redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 0 end
+for i = 4, #ARGV, 2 do redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1]) end
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return 1`;
+
+interface AddCommand {
+  [ADD_COMMAND](keys: number, ...args: Array<string | number>): unknown;
+}
 
 export class RedisGenerationStore implements GenerationStore {
   readonly #redis: RedisConnection;
@@ -34,6 +56,7 @@ export class RedisGenerationStore implements GenerationStore {
     this.#local = local;
     this.#logger = options.logger;
     this.#retentionMs = options.retentionMs;
+    if (!(ADD_COMMAND in redis.client)) redis.client.defineCommand(ADD_COMMAND, { lua: ADD_SCRIPT });
     this.#stopReplay = redis.onUp(() => {
       const missed = this.#missed;
       this.#missed = [];
@@ -71,7 +94,7 @@ export class RedisGenerationStore implements GenerationStore {
         if (err !== null) throw err;
         rows.push(...rowsOf(days[i] ?? '', value as Record<string, string>));
       });
-      return rows;
+      return withLocal(rows, await this.#local.rollups(fromDay, toDay));
     } catch {
       return this.#local.rollups(fromDay, toDay);
     }
@@ -107,25 +130,32 @@ export class RedisGenerationStore implements GenerationStore {
     const records = this.#pending;
     if (records.length === 0) return;
     this.#pending = [];
-    if (!this.#redis.up) return this.#remember(records);
-    const pipeline = this.#redis.client.multi();
+    for (let from = 0; from < records.length; from += WRITE_BATCH) {
+      if (!(await this.#writeBatch(records.slice(from, from + WRITE_BATCH)))) return this.#remember(records.slice(from));
+    }
+  }
+
+  /** One script call per record: each is atomic and counts once, so a batch need not be. */
+  async #writeBatch(records: readonly GenerationRecord[]): Promise<boolean> {
+    if (!this.#redis.up) return false;
+    const pipeline = this.#redis.client.pipeline();
+    const add = pipeline as unknown as AddCommand;
     for (const record of records) {
-      pipeline.set(this.#redis.key('generation', record.id), serializeGeneration(record), 'PX', this.#retentionMs);
       const rollup = rollupKeyOf(record);
-      const hash = this.#redis.key('rollup', rollup.day);
       const field = [rollup.key, rollup.model, rollup.provider].join(SEPARATOR) + SEPARATOR;
       const totals = emptyTotals();
       // The same arithmetic as the local rollups.
       addToTotals(totals, record);
-      for (const counter of COUNTERS) if (totals[counter] !== 0) pipeline.hincrby(hash, field + counter, totals[counter]);
-      pipeline.hincrby(hash, `${field}costHi`, (totals.cost / SPLIT).toString()).hincrby(hash, `${field}costLo`, (totals.cost % SPLIT).toString());
-      pipeline.pexpire(hash, this.#retentionMs + MS_PER_DAY);
+      const increments: string[] = [];
+      for (const counter of COUNTERS) if (totals[counter] !== 0) increments.push(field + counter, String(totals[counter]));
+      increments.push(`${field}costHi`, (totals.cost / SPLIT).toString(), `${field}costLo`, (totals.cost % SPLIT).toString());
+      add[ADD_COMMAND](2, this.#redis.key('generation', record.id), this.#redis.key('rollup', rollup.day), serializeGeneration(record), this.#retentionMs, this.#retentionMs + MS_PER_DAY, ...increments);
     }
     try {
       const results = (await pipeline.exec()) ?? [];
-      if (results.some(([err]) => err !== null)) this.#remember(records);
+      return results.length === records.length && results.every(([err]) => err === null);
     } catch {
-      this.#remember(records);
+      return false;
     }
   }
 
@@ -136,6 +166,26 @@ export class RedisGenerationStore implements GenerationStore {
       this.#logger.warn('generation records missed by the cluster Redis exceed what is kept for it; the oldest stay local only');
     }
   }
+}
+
+/**
+ * Each counter of a row is the larger of Redis's and this instance's: both
+ * only grow, so Redis's is the larger unless it lost its data (restarted
+ * empty, flushed), and then this instance's own records still count.
+ */
+function withLocal(shared: RollupRow[], local: readonly RollupRow[]): RollupRow[] {
+  const rows = new Map(shared.map((row) => [[row.day, row.key, row.model, row.provider].join(SEPARATOR), row] as const));
+  for (const row of local) {
+    const id = [row.day, row.key, row.model, row.provider].join(SEPARATOR);
+    const known = rows.get(id);
+    if (known === undefined) {
+      rows.set(id, row);
+      continue;
+    }
+    if (row.totals.cost > known.totals.cost) known.totals.cost = row.totals.cost;
+    for (const counter of COUNTERS) known.totals[counter] = Math.max(known.totals[counter], row.totals[counter]);
+  }
+  return [...rows.values()];
 }
 
 function rowsOf(day: string, hash: Record<string, string>): RollupRow[] {

@@ -1,9 +1,11 @@
 // The Redis spend ledger, generation store and rate limits against a real redis-server:
 // what one instance adds, another reads, exactly; with Redis gone, each
-// answers from its local copy, and what Redis missed is shared once it is back.
+// answers from its local copy, and what Redis missed is shared once it is
+// back, counted once even when a write Redis answered late had run.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConnection } from '../../../src/cluster/redis/connection.js';
@@ -13,7 +15,7 @@ import { Telemetry } from '../../../src/shared/telemetry.js';
 import { newGenerationId } from '../../../src/shared/generation-id.js';
 import type { GenerationRecord } from '../../../src/shared/generation.js';
 import { parseUsd } from '../../../src/shared/money.js';
-import { dayOf } from '../../../src/shared/periods.js';
+import { dayOf, periodId } from '../../../src/shared/periods.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
 
@@ -32,12 +34,12 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-async function instance(prefix: string): Promise<{ state: RedisState; connection: RedisConnection }> {
-  const connection = new RedisConnection({ url: redis.url, key_prefix: prefix, timeout: 300 }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
+async function instance(prefix: string, timeout = 300, log = logger): Promise<{ state: RedisState; connection: RedisConnection }> {
+  const connection = new RedisConnection({ url: redis.url, key_prefix: prefix, timeout }, { logger: log, telemetry: new Telemetry({ defaultMetrics: false }) });
   connection.connect();
   await waitUntil(() => connection.up, 5_000, 'redis connection');
   const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
-  const state = new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
+  const state = new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger: log }), { logger: log, retentionMs: 30 * DAY_MS });
   cleanups.push(async () => {
     await state.close();
     await connection.close();
@@ -45,6 +47,34 @@ async function instance(prefix: string): Promise<{ state: RedisState; connection
   });
   return { state, connection };
 }
+
+/** A connection of its own, for commands a test plays the operator with (pausing and killing clients). */
+function operator(): Redis {
+  const client = new Redis(redis.url);
+  cleanups.push(() => client.disconnect());
+  return client;
+}
+
+/**
+ * Writes wait for `ms`: a write issued now times out and is remembered for
+ * the next reconnection, yet runs once the pause ends.
+ */
+async function pauseWrites(client: Redis, ms: number): Promise<void> {
+  await client.call('CLIENT', 'PAUSE', String(ms), 'WRITE');
+}
+
+/** Drops every other client's connection and waits for `connection` to be back (its missed writes are sent first). */
+async function reconnect(client: Redis, connection: RedisConnection): Promise<void> {
+  let reconnected = false;
+  const stop = connection.onUp(() => {
+    reconnected = true;
+  });
+  await client.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+  await waitUntil(() => reconnected && connection.up, 10_000, 'the reconnection');
+  stop();
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('spend shared through Redis', () => {
   it('adds exactly across instances, beyond what one 64-bit counter of 10^-15 USD holds', async () => {
@@ -71,6 +101,54 @@ describe('spend shared through Redis', () => {
     await waitUntil(() => one.connection.up && two.connection.up, 10_000, 'the reconnection');
     // Redis restarted empty: it now holds what was added during the outage.
     await waitUntil(async () => (await b.spent('team', 'day', now)) === parseUsd('2'), 5_000, 'the missed addition to be shared');
+  });
+
+  it('still counts this instance\'s spend after Redis restarts empty', async () => {
+    const [one, two] = await Promise.all([instance('spend5:'), instance('spend5:')]);
+    const [a, b] = await Promise.all([one.state.spendLedger(), two.state.spendLedger()]);
+    const now = Date.now();
+    await a.add('team', parseUsd('50'), now);
+    await redis.kill();
+    await redis.start();
+    await waitUntil(() => one.connection.up && two.connection.up, 10_000, 'the reconnection');
+    expect(await a.spent('team', 'total', now)).toBe(parseUsd('50'));
+    expect(await a.spent('team', 'day', now)).toBe(parseUsd('50'));
+    // Other instances' past spend is not restored: Redis lost it.
+    expect(await b.spent('team', 'total', now)).toBe(0n);
+    await b.add('team', parseUsd('70'), now);
+    expect(await a.spent('team', 'total', now)).toBe(parseUsd('70'));
+  });
+
+  it('counts once an addition whose write timed out but ran, when it is sent again', async () => {
+    const one = await instance('spend3:');
+    const ledger = await one.state.spendLedger();
+    const client = operator();
+    const now = Date.now();
+    await pauseWrites(client, 800);
+    await ledger.add('team', parseUsd('1'), now);
+    await sleep(1_000);
+    expect(await ledger.spent('team', 'total', now)).toBe(parseUsd('1'));
+    await reconnect(client, one.connection);
+    // Sent after the replay on the same connection, so read after it too.
+    await ledger.add('team', parseUsd('10'), now);
+    expect(await ledger.spent('team', 'total', now)).toBe(parseUsd('11'));
+  });
+
+  it('shares a long outage\'s additions in batches that each fit in redis.timeout', async () => {
+    const lines: Array<{ msg?: string; additions?: number; left?: number }> = [];
+    const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) });
+    const one = await instance('spend4:', 250, log);
+    const ledger = await one.state.spendLedger();
+    const now = Date.now();
+    await redis.kill();
+    await waitUntil(() => !one.connection.up, 5_000, 'the outage');
+    for (let i = 0; i < 20_000; i++) await ledger.add('team', parseUsd('0.01'), now);
+    await redis.start();
+    await waitUntil(() => lines.some((line) => line.msg === 'spend counted while Redis was down is now shared'), 10_000, 'the replay');
+    expect(lines.find((line) => line.msg === 'spend counted while Redis was down is now shared')).toMatchObject({ additions: 20_000, left: 0 });
+    // Read Redis itself: the ledger may answer from its local copy.
+    const hi = await operator().hget(`spend4:spend:team:${periodId('total', now)}`, 'hi');
+    expect(BigInt(hi ?? '0') * 1_000_000_000n).toBe(parseUsd('200'));
   });
 });
 
@@ -126,5 +204,36 @@ describe('generation records shared through Redis', () => {
     const [rowsA, rowsB] = await Promise.all([a.rollups(today, today), b.rollups(today, today)]);
     expect(rowsA).toEqual(rowsB);
     expect(rowsA).toEqual([{ day: today, key: 'team', model: 'fake/model', provider: 'fake', totals: { cost: parseUsd('0.000500000000003'), input: 22, output: 14, cacheRead: 6, cacheWrite: 0, reasoning: 0, requests: 2 } }]);
+  });
+
+  it('counts a record once when its write timed out but ran, and it is sent again', async () => {
+    const one = await instance('gen2:');
+    const store = await one.state.generationStore();
+    const client = operator();
+    const today = dayOf(Date.now());
+    await pauseWrites(client, 800);
+    store.add(record('team', '1'));
+    await sleep(1_000);
+    expect((await store.rollups(today, today))[0]?.totals.requests).toBe(1);
+    await reconnect(client, one.connection);
+    store.add(record('team', '2'));
+    await store.flush();
+    const [row] = await store.rollups(today, today);
+    expect(row?.totals.requests).toBe(2);
+    expect(row?.totals.cost).toBe(parseUsd('3'));
+  });
+
+  it('keeps this instance\'s records in the report after Redis restarts empty', async () => {
+    const one = await instance('gen3:');
+    const store = await one.state.generationStore();
+    const today = dayOf(Date.now());
+    store.add(record('team', '3'));
+    await store.flush();
+    await redis.kill();
+    await redis.start();
+    await waitUntil(() => one.connection.up, 10_000, 'the reconnection');
+    const [row] = await store.rollups(today, today);
+    expect(row?.totals.requests).toBe(1);
+    expect(row?.totals.cost).toBe(parseUsd('3'));
   });
 });

@@ -1,0 +1,142 @@
+// The Redis drain store against a real redis-server: when Redis is emptied
+// (restarted without persistence, or flushed), no instance ever reads an
+// empty list it did not ask for, whichever instance reaches Redis first; a
+// change Redis answers late is read back before the caller is answered.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ClusterUnavailableError } from '../../../src/shared/errors.js';
+import { DRAINS_FILE, LocalDrainStore } from '../../../src/cluster/local/drain-store.js';
+import { RedisConnection } from '../../../src/cluster/redis/connection.js';
+import { RedisDrainStore } from '../../../src/cluster/redis/drain-store.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
+import { waitUntil } from '../../helpers/daemon.js';
+import { startRedis, type TestRedis } from '../../helpers/redis.js';
+
+const logger = pino({ level: 'silent' });
+let redis: TestRedis;
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface Drain {
+  readonly id: string;
+  readonly updatedAt: number;
+}
+
+function parse(value: unknown): Drain {
+  return value as Drain;
+}
+
+function drain(id: string): Drain {
+  return { id, updatedAt: 1_700_000_000_000 };
+}
+
+interface Instance {
+  readonly store: RedisDrainStore<Drain>;
+  readonly connection: RedisConnection;
+  readonly directory: string;
+}
+
+/** An instance whose local copy holds `drains` (a new pod when none). */
+async function instance(prefix: string, drains: readonly Drain[] = [], timeout = 300): Promise<Instance> {
+  const directory = mkdtempSync(join(tmpdir(), 'sluice-drains-'));
+  if (drains.length > 0) await new LocalDrainStore(directory, parse).replace(drains);
+  const connection = new RedisConnection({ url: redis.url, key_prefix: prefix, timeout }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
+  connection.connect();
+  await waitUntil(() => connection.up, 5_000, 'redis connection');
+  const store = new RedisDrainStore(connection, new LocalDrainStore(directory, parse), parse, logger);
+  cleanups.push(async () => {
+    await store.close();
+    await connection.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+  return { store, connection, directory };
+}
+
+function ids(drains: readonly Drain[]): string[] {
+  return drains.map((d) => d.id);
+}
+
+function localIds(directory: string): string[] {
+  return ids((JSON.parse(readFileSync(join(directory, DRAINS_FILE), 'utf8')) as { drains: Drain[] }).drains);
+}
+
+describe('API drains shared through Redis after Redis is emptied', () => {
+  it('keeps the fleet\'s drains when a new instance with none reaches the emptied Redis first', async () => {
+    const old = await instance('seed1:');
+    await old.store.load();
+    await old.store.put(drain('drn_a'));
+    await old.connection.client.flushdb();
+    const fresh = await instance('seed1:');
+    expect(await fresh.store.load()).toEqual([]);
+    // The new instance left Redis for an instance with drains to seed.
+    expect(await old.connection.client.exists('seed1:drains:version')).toBe(0);
+    expect(ids(await old.store.load())).toEqual(['drn_a']);
+    expect(localIds(old.directory)).toEqual(['drn_a']);
+    expect(ids(await fresh.store.load())).toEqual(['drn_a']);
+  });
+
+  it('adds the drains of every copy that reaches the emptied Redis within the merge window', async () => {
+    const one = await instance('seed2:', [drain('drn_a')]);
+    const two = await instance('seed2:', [drain('drn_a'), drain('drn_b')]);
+    expect(ids(await one.store.load())).toEqual(['drn_a']);
+    expect(ids(await two.store.load())).toEqual(['drn_a', 'drn_b']);
+    expect(ids(await one.store.load())).toEqual(['drn_a', 'drn_b']);
+  });
+
+  it('keeps the drains of instances that have them when one with none creates a drain on the emptied Redis', async () => {
+    const fresh = await instance('seed3:');
+    const old = await instance('seed3:', [drain('drn_a')]);
+    expect(await fresh.store.load()).toEqual([]);
+    await fresh.store.put(drain('drn_new'));
+    expect(ids(await old.store.load())).toEqual(['drn_a', 'drn_new']);
+    expect(ids(await fresh.store.load())).toEqual(['drn_a', 'drn_new']);
+  });
+
+  it('does not put back a drain deleted through the API after the seed', async () => {
+    const one = await instance('seed4:', [drain('drn_a'), drain('drn_b')]);
+    const two = await instance('seed4:', [drain('drn_a'), drain('drn_b')]);
+    await one.store.load();
+    await one.store.remove('drn_b');
+    expect(ids(await two.store.load())).toEqual(['drn_a']);
+    expect(localIds(two.directory)).toEqual(['drn_a']);
+  });
+});
+
+describe('API drain changes that Redis answers late', () => {
+  it('reports a create that timed out but was applied as done', async () => {
+    const one = await instance('late1:');
+    await one.store.load();
+    // Writes wait 800 ms: the change times out after 300 ms, and a read behind it answers once it ran.
+    await one.connection.client.call('CLIENT', 'PAUSE', '800', 'WRITE');
+    await one.store.put(drain('drn_late'));
+    expect(await one.connection.client.hget('late1:drains', 'drn_late')).toBe(JSON.stringify(drain('drn_late')));
+    expect(localIds(one.directory)).toEqual(['drn_late']);
+  });
+
+  it('answers 503 naming an unknown outcome when Redis does not say whether a change was applied', async () => {
+    const one = await instance('late2:');
+    await one.store.load();
+    await one.connection.client.call('CLIENT', 'PAUSE', '3000', 'WRITE');
+    cleanups.push(async () => {
+      await one.connection.client.call('CLIENT', 'UNPAUSE').catch(() => undefined);
+    });
+    const failure = await one.store.put(drain('drn_slow')).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(ClusterUnavailableError);
+    expect((failure as Error).message).toMatch(/outcome is unknown/);
+  });
+});
