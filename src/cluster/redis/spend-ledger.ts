@@ -1,15 +1,19 @@
 // Spend shared by the fleet: one Redis hash per key and budget period
 // (`<prefix>spend:<key>:<period id>`), added to with HINCRBY by one Lua
-// script per request. Costs are exact integers of 10^-15 USD, too large for
-// one 64-bit counter, so each is split into `hi` (10^-6 USD) and `lo` (the
-// rest) and summed back exactly on read. The local ledger records
-// everything too: it answers while Redis is down, and additions Redis
-// missed are sent again when it is back, in batches of REPLAY_BATCH.
+// script per addition. Costs are exact integers of 10^-15 USD, too large
+// for one 64-bit counter, so each is split into `hi` (10^-6 USD) and `lo`
+// (the rest) and summed back exactly on read. The local ledger records
+// everything too: it answers while Redis is down.
 //
-// A write that times out may still run in Redis, and is then sent again:
-// each addition carries an id, and the script adds it only if it can first
-// create the addition's marker (`<prefix>spend-added:<id>`, SET NX, kept
-// MARKER_TTL_MS), so an addition sent twice counts once.
+// Additions leave in order, from one queue, at most SEND_BATCH to a round
+// trip; one Redis does not take stays at the queue's head (with all after
+// it) and is sent again when Redis is back, or after RETRY_MS while the
+// connection holds. A write that times out may still have run in Redis, so
+// each addition carries this ledger's sequence number, and the script adds
+// only a number above the last one it added for the ledger
+// (`<prefix>spend-seq:<ledger>`, one small key per process, kept
+// SEQUENCE_TTL_MS): sent twice, an addition counts once, and order makes
+// "above the last" exact.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Cost } from '../../shared/money.js';
@@ -23,23 +27,24 @@ const MAX_MISSED = 100_000;
 /** Period counters outlive their period by this much (the `total` period never expires). */
 const PERIOD_GRACE_MS = 2 * 86_400_000;
 const PERIOD_LENGTH_MS: Readonly<Record<BudgetPeriod, number | undefined>> = { day: 86_400_000, week: 7 * 86_400_000, month: 31 * 86_400_000, total: undefined };
-/**
- * How long Redis remembers that an addition was counted (ms): a copy sent
- * later than this (after an outage or a late write of more than a day)
- * would count again. About 100 bytes of Redis per request.
- */
-export const MARKER_TTL_MS = 86_400_000;
-/** Missed additions sent per round trip when Redis is back, so a long outage's replay fits in redis.timeout. */
-export const REPLAY_BATCH = 500;
+/** How long Redis keeps a ledger's last sequence number after its last addition (ms). */
+export const SEQUENCE_TTL_MS = 7 * 86_400_000;
+/** Additions per round trip, so a long outage's backlog goes out in pieces that each fit in redis.timeout. */
+export const SEND_BATCH = 500;
+/** A batch Redis refused on a live connection is tried again after this long (ms). */
+const RETRY_MS = 1_000;
 
 const ADD_COMMAND = 'sluiceAddSpend';
-// KEYS: marker, then one counter per period; ARGV: marker TTL (ms), hi, lo, then each counter's expiry (ms, 0: none).
+// KEYS: the ledger's sequence key, then one counter per period;
+// ARGV: sequence number, sequence TTL (ms), hi, lo, then each counter's expiry (ms, 0: none).
 const ADD_SCRIPT = `
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then return 0 end
+local last = tonumber(redis.call('GET', KEYS[1]) or '-1')
+if tonumber(ARGV[1]) <= last then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 for i = 2, #KEYS do
-  redis.call('HINCRBY', KEYS[i], 'hi', ARGV[2])
-  redis.call('HINCRBY', KEYS[i], 'lo', ARGV[3])
-  local expiry = tonumber(ARGV[i + 2])
+  redis.call('HINCRBY', KEYS[i], 'hi', ARGV[3])
+  redis.call('HINCRBY', KEYS[i], 'lo', ARGV[4])
+  local expiry = tonumber(ARGV[i + 3])
   if expiry > 0 then redis.call('PEXPIRE', KEYS[i], expiry) end
 end
 return 1`;
@@ -49,7 +54,7 @@ interface AddCommand {
 }
 
 interface Addition {
-  readonly id: string;
+  readonly seq: number;
   readonly key: string;
   readonly cost: Cost;
   readonly atMs: number;
@@ -59,19 +64,24 @@ export class RedisSpendLedger implements SpendLedger {
   readonly #redis: RedisConnection;
   readonly #local: SpendLedger;
   readonly #logger: Logger;
-  #missed: Addition[] = [];
-  #replaying = false;
-  /** Addition ids: this ledger's random prefix and a count. */
-  readonly #idPrefix = randomBytes(9).toString('base64url');
-  #idCount = 0;
+  /** Additions not yet taken by Redis, oldest first. */
+  #queue: Addition[] = [];
+  /** The running send loop, if any: an addition queued meanwhile goes out with it. */
+  #sending: Promise<void> | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  /** Whether the last batch failed: the queue then waits for Redis. */
+  #behind = false;
+  readonly #sequenceKey: string;
+  #nextSeq = 0;
   readonly #stopReplay: () => void;
 
   constructor(redis: RedisConnection, local: SpendLedger, logger: Logger) {
     this.#redis = redis;
     this.#local = local;
     this.#logger = logger;
+    this.#sequenceKey = redis.key('spend-seq', randomBytes(9).toString('base64url'));
     if (!(ADD_COMMAND in redis.client)) redis.client.defineCommand(ADD_COMMAND, { lua: ADD_SCRIPT });
-    this.#stopReplay = redis.onUp(() => void this.#replay());
+    this.#stopReplay = redis.onUp(() => void this.#send());
   }
 
   /**
@@ -96,8 +106,12 @@ export class RedisSpendLedger implements SpendLedger {
   async add(key: string, cost: Cost, atMs: number): Promise<void> {
     if (cost <= 0n) return;
     await this.#local.add(key, cost, atMs);
-    const addition = { id: `${this.#idPrefix}.${(this.#idCount++).toString(36)}`, key, cost, atMs };
-    if (!(await this.#send([addition]))) this.#remember(addition);
+    this.#queue.push({ seq: this.#nextSeq++, key, cost, atMs });
+    if (this.#queue.length > MAX_MISSED) {
+      this.#queue.shift();
+      this.#logger.warn('spend missed by the cluster Redis exceeds what is kept for it; the oldest addition is counted locally only');
+    }
+    await this.#send();
   }
 
   flush(): Promise<void> {
@@ -107,6 +121,8 @@ export class RedisSpendLedger implements SpendLedger {
   /** The local ledger is LocalState's to close. */
   async close(): Promise<void> {
     this.#stopReplay();
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
     await this.#local.flush();
   }
 
@@ -114,18 +130,63 @@ export class RedisSpendLedger implements SpendLedger {
     return this.#redis.key('spend', key, periodId(period, atMs));
   }
 
-  /** One script call per addition, in one pipeline: each is atomic and counts once, so a batch need not be. */
-  async #send(additions: readonly Addition[]): Promise<boolean> {
+  /**
+   * Sends the queue in order, SEND_BATCH at a time, until it is empty or
+   * Redis does not take a batch. One loop at a time: an addition queued while
+   * it runs goes out with it, and its add() settles when the loop does.
+   */
+  #send(): Promise<void> {
+    if (this.#sending !== undefined) return this.#sending;
+    if (this.#queue.length === 0) return Promise.resolve();
+    // #sendAll awaits before it can finish, so #sending is set before it is cleared.
+    this.#sending = this.#sendAll();
+    return this.#sending;
+  }
+
+  async #sendAll(): Promise<void> {
+    const wasBehind = this.#behind;
+    let sent = 0;
+    for (;;) {
+      const batch = this.#queue.slice(0, SEND_BATCH);
+      if (!(await this.#sendBatch(batch))) {
+        this.#sending = undefined;
+        this.#behind = true;
+        this.#scheduleRetry();
+        return;
+      }
+      // The cap may have let the oldest go meanwhile: drop what was sent by identity.
+      if (this.#queue[0] === batch[0]) this.#queue.splice(0, batch.length);
+      else this.#queue = this.#queue.filter((addition) => !batch.includes(addition));
+      sent += batch.length;
+      // Checked and cleared in one step, so an addition queued after this starts a loop of its own.
+      if (this.#queue.length === 0) break;
+    }
+    this.#sending = undefined;
+    this.#behind = false;
+    if (wasBehind) this.#logger.info({ additions: sent }, 'spend counted while Redis was down is now shared');
+  }
+
+  #scheduleRetry(): void {
+    if (this.#retry !== undefined || !this.#redis.up) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      void this.#send();
+    }, RETRY_MS);
+    this.#retry.unref();
+  }
+
+  /** One script call per addition, in one pipeline; true when Redis ran every one. */
+  async #sendBatch(additions: readonly Addition[]): Promise<boolean> {
     if (!this.#redis.up) return false;
     const pipeline = this.#redis.client.pipeline();
     const add = pipeline as unknown as AddCommand;
-    for (const { id, key, cost, atMs } of additions) {
+    for (const { seq, key, cost, atMs } of additions) {
       const counters = BUDGET_PERIODS.map((period) => this.#counter(key, period, atMs));
       const expiries = BUDGET_PERIODS.map((period) => {
         const length = PERIOD_LENGTH_MS[period];
         return length === undefined ? 0 : length + PERIOD_GRACE_MS;
       });
-      add[ADD_COMMAND](1 + counters.length, this.#redis.key('spend-added', id), ...counters, MARKER_TTL_MS, (cost / SPLIT).toString(), (cost % SPLIT).toString(), ...expiries);
+      add[ADD_COMMAND](1 + counters.length, this.#sequenceKey, ...counters, seq, SEQUENCE_TTL_MS, (cost / SPLIT).toString(), (cost % SPLIT).toString(), ...expiries);
     }
     try {
       const results = (await pipeline.exec()) ?? [];
@@ -133,33 +194,5 @@ export class RedisSpendLedger implements SpendLedger {
     } catch {
       return false;
     }
-  }
-
-  #remember(addition: Addition): void {
-    this.#missed.push(addition);
-    if (this.#missed.length > MAX_MISSED) {
-      this.#missed.shift();
-      this.#logger.warn('spend missed by the cluster Redis exceeds what is kept for it; the oldest addition is counted locally only');
-    }
-  }
-
-  /** Sends what Redis missed, oldest first, REPLAY_BATCH at a time; stops at the first batch Redis does not take. */
-  async #replay(): Promise<void> {
-    if (this.#replaying) return;
-    this.#replaying = true;
-    let sent = 0;
-    try {
-      while (this.#missed.length > 0) {
-        const batch = this.#missed.slice(0, REPLAY_BATCH);
-        if (!(await this.#send(batch))) break;
-        // Additions remembered meanwhile were appended behind the batch, unless the cap let the oldest go.
-        if (this.#missed[0] === batch[0]) this.#missed.splice(0, batch.length);
-        else this.#missed = this.#missed.filter((addition) => !batch.includes(addition));
-        sent += batch.length;
-      }
-    } finally {
-      this.#replaying = false;
-    }
-    if (sent > 0) this.#logger.info({ additions: sent, left: this.#missed.length }, 'spend counted while Redis was down is now shared');
   }
 }
