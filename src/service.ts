@@ -212,6 +212,9 @@ export class Service {
     const settings = config.service.cluster;
     const key = JSON.stringify(settings ?? null);
     if (this.#cluster !== undefined && this.#clusterKey === key) return this.#cluster;
+    // The state first: it sends what it still holds through the old connection.
+    await this.#state?.state.close();
+    this.#state = undefined;
     await this.#cluster?.close();
     const id = settings === undefined || settings.instance_id === '' ? this.#defaultInstanceId : settings.instance_id;
     const cluster = new Cluster(settings, id, {
