@@ -173,6 +173,22 @@ describe('spend shared through Redis', () => {
 });
 
 describe('rate limits shared through Redis', () => {
+  it('answers from its own count while Redis is slow, then adds those points to the fleet\'s window', async () => {
+    const one = await instance('rate2:');
+    const limiter = one.state.rateLimiter({ name: 'rpm', points: 5, windowMs: 60_000 });
+    expect((await limiter.consume('team', 1)).allowed).toBe(true);
+    const client = operator();
+    // Longer than redis.timeout (300 ms): both requests fall back to the instance's own count.
+    await pauseWrites(client, 800);
+    const slow = await Promise.all([limiter.consume('team', 1), limiter.consume('team', 1)]);
+    expect(slow.map((answer) => answer.allowed)).toEqual([true, true]);
+    expect(one.connection.up).toBe(true);
+    // The timed-out commands still ran once the pause ended, and the points counted
+    // alone are added a second after the fallback: counted in both places, as documented.
+    await waitUntil(async () => (await client.get('rate2:rate:rpm:team')) === '5', 5_000, 'the fallback\'s points to be shared');
+    expect((await limiter.consume('team', 1)).allowed).toBe(false);
+  });
+
   it('counts per instance while Redis is down, then adds what it counted to the fleet\'s window', async () => {
     const [one, two] = await Promise.all([instance('rate1:'), instance('rate1:')]);
     const options = { name: 'rpm', points: 5, windowMs: 60_000 };
