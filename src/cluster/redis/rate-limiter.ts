@@ -5,7 +5,8 @@
 // same memory backend the local implementation uses, counts per instance.
 // What the instance counted alone in windows that are still open is then
 // added to the fleet's counters: once Redis is back, and a second after a
-// fallback while the connection stayed up (a slow command). A command that
+// fallback while the connection stayed up (a slow command), again each
+// second while Redis refuses them. A command that
 // timed out here but ran in Redis is counted in both places.
 import { RateLimiterMemory, RateLimiterRedis, type IRateLimiterOptions, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
@@ -66,11 +67,12 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
   const duration = options.windowMs / 1000;
   const store = { storeClient: redis.client, keyPrefix: redis.key('rate', options.name), points: options.points, duration, rejectIfRedisNotReady: true };
   let scheduled: NodeJS.Timeout | undefined;
-  const insurance = new OutageLimiter({ keyPrefix: options.name, points: options.points, duration }, function scheduleShare() {
+  function scheduleShare(): void {
     if (scheduled !== undefined || !redis.up) return; // down: the reconnection shares
     scheduled = setTimeout(shareMissedPoints, SHARE_AFTER_FALLBACK_MS);
     scheduled.unref();
-  });
+  }
+  const insurance = new OutageLimiter({ keyPrefix: options.name, points: options.points, duration }, scheduleShare);
   const limiter = new RateLimiterRedis({ ...store, insuranceLimiter: insurance });
   // Without insurance: points that fail to reach Redis go back to be shared later, not into the local count twice.
   const direct = new RateLimiterRedis(store);
@@ -84,7 +86,9 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
       // A key Redis no longer has expires with the local window, not a whole window from now.
       direct.penalty(key, m.points, { customDuration: Math.ceil((m.until - now) / 1000) }).catch(function keepForLater(err: unknown) {
         insurance.add(key, m.points, m.until);
-        logger.warn({ limit: options.name, err: errorMessage(err) }, 'sharing rate-limit points counted without Redis failed; kept for the next reconnection');
+        // Tried again in a second while the connection holds, else at the reconnection.
+        scheduleShare();
+        logger.warn({ limit: options.name, err: errorMessage(err) }, 'sharing rate-limit points counted without Redis failed; kept to be tried again');
       });
     }
   }

@@ -173,6 +173,27 @@ describe('spend shared through Redis', () => {
 });
 
 describe('rate limits shared through Redis', () => {
+  it('tries sharing the points it counted alone again while Redis refuses them, without a reconnection', async () => {
+    const lines: Array<{ msg?: string }> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string }) });
+    const one = await instance('rate3:', 300, log);
+    const limiter = one.state.rateLimiter({ name: 'rpm', points: 5, windowMs: 60_000 });
+    expect((await limiter.consume('team', 1)).allowed).toBe(true);
+    const client = operator();
+    // Redis refuses writes (out of memory): requests fall back, and so does the first try at sharing.
+    await client.config('SET', 'maxmemory-policy', 'noeviction');
+    await client.config('SET', 'maxmemory', '1');
+    try {
+      expect((await limiter.consume('team', 1)).allowed).toBe(true);
+      expect((await limiter.consume('team', 1)).allowed).toBe(true);
+      await waitUntil(() => lines.some((line) => line.msg?.startsWith('sharing rate-limit points counted without Redis failed') === true), 5_000, 'a failed share');
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    expect(one.connection.up).toBe(true);
+    await waitUntil(async () => (await client.get('rate3:rate:rpm:team')) === '3', 5_000, 'the points to be shared');
+  });
+
   it('answers from its own count while Redis is slow, then adds those points to the fleet\'s window', async () => {
     const one = await instance('rate2:');
     const limiter = one.state.rateLimiter({ name: 'rpm', points: 5, windowMs: 60_000 });
