@@ -8,7 +8,7 @@
 // Writes leave in one pipeline per event-loop turn, at most WRITE_BATCH
 // records to a round trip. The local store records everything too: it
 // answers while Redis is down, and what Redis missed is sent again when it
-// is back.
+// is back, or a second later while the connection holds.
 //
 // A write that times out may still run in Redis, and is then sent again:
 // one Lua script per record sets the record's key only if it is absent
@@ -27,6 +27,8 @@ const SEPARATOR = '\u0000';
 const COUNTERS = ['input', 'output', 'cacheRead', 'cacheWrite', 'reasoning', 'requests'] as const;
 /** Records per round trip, so a long outage's replay fits in redis.timeout. */
 export const WRITE_BATCH = 500;
+/** Records Redis refused on a live connection are sent again after this long (ms). */
+const RETRY_MS = 1_000;
 
 const ADD_COMMAND = 'sluiceAddGeneration';
 // KEYS: record, day's rollup hash; ARGV: record JSON, retention (ms), rollup expiry (ms), then field, increment, ...
@@ -49,6 +51,7 @@ export class RedisGenerationStore implements GenerationStore {
   #missed: GenerationRecord[] = [];
   #scheduled = false;
   #sending: Promise<void> = Promise.resolve();
+  #retry: NodeJS.Timeout | undefined;
   readonly #stopReplay: () => void;
 
   constructor(redis: RedisConnection, local: GenerationStore, options: { retentionMs: number; logger: Logger }) {
@@ -57,11 +60,7 @@ export class RedisGenerationStore implements GenerationStore {
     this.#logger = options.logger;
     this.#retentionMs = options.retentionMs;
     if (!(ADD_COMMAND in redis.client)) redis.client.defineCommand(ADD_COMMAND, { lua: ADD_SCRIPT });
-    this.#stopReplay = redis.onUp(() => {
-      const missed = this.#missed;
-      this.#missed = [];
-      this.#enqueue(missed);
-    });
+    this.#stopReplay = redis.onUp(() => this.#replayMissed());
   }
 
   add(record: GenerationRecord): void {
@@ -108,6 +107,8 @@ export class RedisGenerationStore implements GenerationStore {
   /** The local store is LocalState's to close. */
   async close(): Promise<void> {
     this.#stopReplay();
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
     await this.#send();
     await this.#local.flush();
   }
@@ -165,6 +166,19 @@ export class RedisGenerationStore implements GenerationStore {
       this.#missed.splice(0, this.#missed.length - MAX_MISSED);
       this.#logger.warn('generation records missed by the cluster Redis exceed what is kept for it; the oldest stay local only');
     }
+    // Refused on a live connection (an error reply, a timeout): tried again in a second; down: at the reconnection.
+    if (this.#retry !== undefined || !this.#redis.up) return;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#replayMissed();
+    }, RETRY_MS);
+    this.#retry.unref();
+  }
+
+  #replayMissed(): void {
+    const missed = this.#missed;
+    this.#missed = [];
+    this.#enqueue(missed);
   }
 }
 

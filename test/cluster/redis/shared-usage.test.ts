@@ -263,6 +263,24 @@ describe('generation records shared through Redis', () => {
     expect(rowsA).toEqual([{ day: today, key: 'team', model: 'fake/model', provider: 'fake', totals: { cost: parseUsd('0.000500000000003'), input: 22, output: 14, cacheRead: 6, cacheWrite: 0, reasoning: 0, requests: 2 } }]);
   });
 
+  it('sends a record Redis refused again without waiting for a reconnection', async () => {
+    const one = await instance('gen4:');
+    const store = await one.state.generationStore();
+    const client = operator();
+    const refused = record('team', '0.5');
+    await client.config('SET', 'maxmemory-policy', 'noeviction');
+    await client.config('SET', 'maxmemory', '1');
+    try {
+      store.add(refused);
+      await store.flush();
+      expect(await client.exists(`gen4:generation:${refused.id}`)).toBe(0);
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    await waitUntil(async () => (await client.exists(`gen4:generation:${refused.id}`)) === 1, 5_000, 'the record sent again');
+    expect(one.connection.up).toBe(true);
+  });
+
   it('counts a record once when its write timed out but ran, and it is sent again', async () => {
     const one = await instance('gen2:');
     const store = await one.state.generationStore();
