@@ -5,7 +5,7 @@
 import type { AccountKey, Accountant } from './accountant.js';
 import { newGenerationId } from '../shared/generation-id.js';
 import { costToNumber, type Cost } from '../shared/money.js';
-import type { Prices } from './pricing.js';
+import { costOf, type Prices } from './pricing.js';
 import { addTokens, NO_TOKENS, type TokenCounts } from '../shared/tokens.js';
 
 /** Who served an attempt: the catalog id, the provider slug and that endpoint's prices. */
@@ -30,6 +30,8 @@ export class UsageMeter {
   /** True once an attempt at a priced endpoint was charged: only then do answers show a cost. */
   priced = false;
   #attempted = false;
+  /** A stream's latest usage report, charged when its attempt settles (settle()). */
+  #reported: { readonly served: Served; readonly tokens: TokenCounts; readonly cost: Cost } | undefined;
   #firstByteAt: number | undefined;
   #finished = false;
 
@@ -57,9 +59,29 @@ export class UsageMeter {
     return cost;
   }
 
+  /**
+   * A streamed attempt's usage report. Reports are cumulative (an upstream
+   * may send usage on every chunk, each counting from the start), so each
+   * replaces the last; the latest is charged once, by settle(), when the
+   * attempt completes or fails. Meanwhile costUsd includes it, so the chunk
+   * carrying it shows its cost.
+   */
+  report(served: Served, tokens: TokenCounts): void {
+    this.#reported = { served, tokens, cost: served.prices === undefined ? 0n : costOf(tokens, served.prices) };
+    if (served.prices !== undefined) this.priced = true;
+  }
+
+  /** Charges the attempt's latest report, if any (once); returns its cost. */
+  settle(): Cost | undefined {
+    const reported = this.#reported;
+    if (reported === undefined) return undefined;
+    this.#reported = undefined;
+    return this.charge(reported.served, reported.tokens);
+  }
+
   /** The request's cost so far in USD, as answers show it. */
   get costUsd(): number {
-    return costToNumber(this.cost);
+    return costToNumber(this.cost + (this.#reported?.cost ?? 0n));
   }
 
   firstByte(): void {
@@ -70,6 +92,7 @@ export class UsageMeter {
   finish(status: number): void {
     if (this.#finished || !this.#attempted) return;
     this.#finished = true;
+    this.settle();
     const now = Date.now();
     this.#accountant.record({
       id: this.generationId,

@@ -217,9 +217,17 @@ export class GatewayReceiver implements Receiver {
     const open: OpenRequest = { res, client, errors };
     const openLink = this.#open.add(open);
     const meter: MeterSlot = { meter: undefined };
+    // The generation is recorded once the response has closed and every attempt has settled
+    // (an attempt charges its usage as it ends, which may come after the client's last byte).
+    let closedStatus: number | undefined;
+    let settled = false;
+    const recordGeneration = (): void => {
+      if (closedStatus !== undefined && settled) meter.meter?.finish(closedStatus);
+    };
     const finish = (): void => {
       this.#open.delete(openLink);
-      meter.meter?.finish(res.headersSent ? res.statusCode : 499);
+      closedStatus = res.headersSent ? res.statusCode : 499;
+      recordGeneration();
       if (!res.writableFinished) client.close();
       if (res.headersSent) server.int('http.response.status_code', res.statusCode);
       else server.fail('client_closed');
@@ -230,11 +238,16 @@ export class GatewayReceiver implements Receiver {
       this.#batcher.add(spans);
     };
     res.once('close', finish);
-    this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client, meter).catch((err: unknown) => {
-      const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
-      server.fail(error.spanErrorType, error.message);
-      sendError(res, error, errors);
-    });
+    this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client, meter)
+      .catch((err: unknown) => {
+        const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
+        server.fail(error.spanErrorType, error.message);
+        sendError(res, error, errors);
+      })
+      .finally(() => {
+        settled = true;
+        recordGeneration();
+      });
   }
 
   async #dispatch(

@@ -40,6 +40,8 @@ export class Catalog {
   readonly #recordJson = new Map<string, string>();
   readonly #endpoints = new Map<string, readonly Endpoint[]>();
   readonly #types = new Map<string, ModelType>();
+  /** `provider\0model` -> the prices of the first catalog endpoint sending that model to that provider. */
+  readonly #upstreamPrices = new Map<string, Prices>();
 
   constructor(models: readonly ModelConfig[], createdDefault: number) {
     const records = models.map(function toRecord(m): ModelRecord {
@@ -70,6 +72,12 @@ export class Catalog {
         }),
       );
     }
+    for (const endpoints of this.#endpoints.values()) {
+      for (const e of endpoints) {
+        const key = `${e.provider}\u0000${e.model}`;
+        if (e.prices !== undefined && !this.#upstreamPrices.has(key)) this.#upstreamPrices.set(key, e.prices);
+      }
+    }
     this.records = records;
     this.listJson = JSON.stringify({ object: 'list', data: records });
   }
@@ -80,6 +88,15 @@ export class Catalog {
 
   endpoints(id: string): readonly Endpoint[] | undefined {
     return this.#endpoints.get(id);
+  }
+
+  /**
+   * What the catalog charges for `model` at provider `provider`: the prices
+   * of its first endpoint sending that model there, so reaching the same
+   * upstream model as `<provider>/<model>` costs what the catalog says.
+   */
+  upstreamPrices(provider: string, model: string): Prices | undefined {
+    return this.#upstreamPrices.get(`${provider}\u0000${model}`);
   }
 
   /** The catalog type of a model (undefined for one not in the catalog). */

@@ -25,9 +25,8 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache
 class StreamObserver {
   model: string | undefined;
   id: string | undefined;
+  /** The latest usage report: reports are cumulative, so the last one stands. */
   usage: Usage | undefined;
-  /** An upstream may repeat usage; the first report is the one charged. */
-  charged = false;
   cost: Cost | undefined;
   readonly choices: CapturedChoice[] = [];
   readonly #capture: boolean;
@@ -49,11 +48,6 @@ class StreamObserver {
       if (choice.finish_reason != null) seen.finishReason = choice.finish_reason;
       if (this.#capture) collectDelta(seen, choice.delta);
     }
-  }
-
-  charge(meter: UsageMeter | undefined, served: Served, usage: Usage): void {
-    this.charged = true;
-    this.cost = meter?.charge(served, tokensOf(usage));
   }
 
   record(span: SpanRecord, capture: boolean, meter: UsageMeter | undefined): void {
@@ -127,6 +121,8 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     const encoder = this.#encoder;
     // Nothing reached the client yet: the fallback loop may try the next endpoint.
     if (encoder === undefined) return { answered: false, outcome: failure.outcome, error: failure.error };
+    // A stream cut short still used what the upstream counted so far.
+    this.#settle(this.#options.mapper.usageSoFar);
     endFailedStream(state.res, state.server, failure, () => encoder.error(failure.error, state));
     this.#record();
     return { answered: true, outcome: failure.outcome };
@@ -144,8 +140,8 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     for (const chunk of chunks) {
       const encoder = this.#encoder ?? this.#start();
       observer.observe(chunk);
-      // Charged before the chunk is encoded, so a usage chunk carries the cost.
-      if (chunk.usage != null && !observer.charged) observer.charge(state.meter, served, chunk.usage);
+      // Reported before the chunk is encoded, so a usage chunk carries its cost; charged once the attempt settles.
+      if (chunk.usage != null) state.meter?.report(served, tokensOf(chunk.usage));
       const text = encoder.chunk(chunk, state);
       if (text !== '') exchange.write(text);
     }
@@ -166,9 +162,26 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     const { state } = this.#options;
     const encoder = this.#encoder;
     if (encoder === undefined) throw new UpstreamStreamError('upstream stream ended without a chunk');
+    this.#settle(undefined);
     state.res.end(encoder.end(state));
     this.#record();
     exchange.complete({ answered: true, outcome: 'success' });
+  }
+
+  /**
+   * Charges the attempt's latest usage report, before the client's stream
+   * ends (the generation is recorded once it has). `soFar`: usage the
+   * upstream told before a final report that never came.
+   */
+  #settle(soFar: Usage | undefined): void {
+    const { state, served } = this.#options;
+    const observer = this.#observer;
+    if (observer.usage === undefined && soFar !== undefined) {
+      observer.usage = soFar;
+      state.meter?.report(served, tokensOf(soFar));
+    }
+    const cost = state.meter?.settle();
+    if (cost !== undefined) observer.cost = cost;
   }
 
   #record(): void {

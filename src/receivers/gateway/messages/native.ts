@@ -74,7 +74,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.stream) {
-      const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ headers, state, span, clock, slug: provider.slug, observed }));
+      const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ headers, state, span, clock, slug: provider.slug, observed, served }));
       env.agents.stream(provider.slug, upstream, url, clock, exchange);
       const outcome = await exchange.outcome;
       if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
@@ -144,6 +144,7 @@ interface NativeStreamOptions {
   readonly clock: AttemptClock;
   readonly slug: string;
   readonly observed: Observed;
+  readonly served: Served;
 }
 
 class NativeStreamPipe implements StreamPipe<AttemptResult> {
@@ -169,6 +170,8 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     const failure = attemptFailure(err, clock, slug);
     span.fail(failure.spanErrorType, failure.spanMessage);
     if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
+    // Charged before the client's stream ends: the generation is recorded once it has.
+    charge(span, this.#options.observed, state.meter, this.#options.served);
     endFailedStream(state.res, state.server, failure, () => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
     return { answered: true };
   }
@@ -204,6 +207,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     exchange.write(`event: ${event.event ?? type}\ndata: ${event.data.replaceAll('\n', '\ndata: ')}\n\n`);
     if (type === 'error') span.fail('stream_error', 'anthropic sent an error event');
     if (type === 'error' || type === 'message_stop') {
+      charge(span, this.#options.observed, state.meter, this.#options.served);
       state.res.end();
       exchange.complete({ answered: true });
     }

@@ -154,6 +154,68 @@ describe('gateway usage and cost', () => {
   });
 });
 
+describe('usage of streams and direct routes', () => {
+  it('prices a model reached as <provider>/<model> as the catalog endpoint sending that model there', async () => {
+    await setup();
+    const { data } = await client(KEY_A).chat.completions.create({ model: 'openai/gpt-upstream', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect((data.usage as { cost?: unknown } | undefined)?.cost).toBe(COST);
+  });
+
+  it('charges the last of usage reports repeated on every chunk, once, and shows it in the last one', async () => {
+    const cumulative = (completion: number) => ({ prompt_tokens: 1234, completion_tokens: completion, total_tokens: 1234 + completion, prompt_tokens_details: { cached_tokens: 800, cache_creation_tokens: 100 } });
+    upstream = await startUpstream(function answer(_body, res) {
+      sendStream(res, [
+        { ...chunk({ role: 'assistant', content: 'a' }), usage: cumulative(1) },
+        { ...chunk({ content: 'b' }), usage: cumulative(300) },
+        { ...chunk({}, 'stop'), usage: cumulative(567) },
+      ]);
+    });
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { openai: openaiProvider(upstream) }, models });
+    const { data, response } = await client(KEY_A).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }).withResponse();
+    const costs: unknown[] = [];
+    for await (const part of data) if (part.usage) costs.push((part.usage as { cost?: unknown }).cost);
+    expect(costs[costs.length - 1]).toBe(COST);
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: COST, native_tokens_prompt: 1234, native_tokens_completion: 567 });
+    const metrics = await gateway.telemetry.registry.metrics();
+    expect(metrics).toContain(`sluice_gateway_cost_usd_total{model="openai/gpt-cache",provider="openai",key="team-a"} ${COST}`);
+  });
+
+  it('charges a stream the upstream breaks off with the usage it had told so far', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const event = (type: string, data: unknown) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
+      event('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [], stop_reason: null, usage: { input_tokens: 1000, output_tokens: 1 } } });
+      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+      event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial' } });
+      event('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+      res.end();
+    });
+    const anthropicModels = [{ id: 'anthropic/claude', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'anthropic', model: 'claude-up' }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: anthropicModels });
+    const { data, response } = await client(KEY_A).chat.completions.create({ model: 'anthropic/claude', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    const failure = await (async () => {
+      for await (const _part of data) {
+        // read until the in-band error
+      }
+    })().catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    await waitForGeneration(id);
+    // 1000 input tokens x $0.000001 + 1 output token x $0.000002
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.001002, native_tokens_prompt: 1000 });
+  });
+});
+
+/** A generation is recorded once its response closed and its attempts settled: wait for it. */
+async function waitForGeneration(id: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if ((await getJson(`/v1/generation?id=${id}`, KEY_A)).status === 200) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`generation ${id} was not recorded`);
+}
+
 describe('usage on the Anthropic Messages API', () => {
   it('prices a native message (cache reads and writes) in its usage, span and generation record', async () => {
     upstream = await startUpstream(function answer(_body, res) {
@@ -168,6 +230,30 @@ describe('usage on the Anthropic Messages API', () => {
     const id = response.headers.get('x-sluice-generation-id') ?? '';
     expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: COST, native_tokens_prompt: 1234, native_tokens_cached: 800, native_tokens_cache_creation: 100, provider_name: 'anthropic', finish_reason: 'end_turn' });
     expect(attr((await gateway.spans(2)).find((s) => s.name === 'chat claude-up'), 'sluice.usage.cost')).toBe(COST);
+  });
+
+  it('records a streamed native message with its usage and cost', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const event = (type: string, data: unknown) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
+      event('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 334, cache_read_input_tokens: 800, cache_creation_input_tokens: 100, output_tokens: 1 } } });
+      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+      event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'hi' } });
+      event('content_block_stop', { type: 'content_block_stop', index: 0 });
+      event('message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 567 } });
+      event('message_stop', { type: 'message_stop' });
+      res.end();
+    });
+    const messagesModels = [{ id: 'anthropic/claude', pricing: models[0]?.pricing, endpoints: [{ provider: 'anthropic', model: 'claude-up', pricing: { output: '0.000012' } }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: messagesModels });
+    const client = new Anthropic({ baseURL: `http://127.0.0.1:${gateway.port}`, apiKey: KEY_A, maxRetries: 0 });
+    const { data: stream, response } = await client.messages.create({ model: 'anthropic/claude', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    for await (const _event of stream) {
+      // read to the end
+    }
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    await waitForGeneration(id);
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: COST, native_tokens_prompt: 1234, native_tokens_completion: 567, streamed: true, finish_reason: 'end_turn' });
   });
 });
 

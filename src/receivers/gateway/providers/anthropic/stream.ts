@@ -1,6 +1,6 @@
 // Anthropic Messages stream (SSE) -> OpenAI chat.completion.chunk objects.
 // https://docs.anthropic.com/en/docs/build-with-claude/streaming
-import type { ChatCompletionChunk } from '../shared/openai-types.js';
+import type { ChatCompletionChunk, Usage } from '../shared/openai-types.js';
 import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
@@ -65,6 +65,11 @@ class AnthropicEvents implements SseEventMapper {
 
   end(): void {
     throw new UpstreamStreamError('anthropic stream ended before message_stop');
+  }
+
+  /** message_start's input tokens (and message_delta's output), before message_stop reports them. */
+  get usageSoFar(): Usage | undefined {
+    return this.#usage.input_tokens === undefined ? undefined : mapUsage(this.#usage);
   }
 
   #blockStart(blockIndex: number, block: BlockStart, chunks: ChatCompletionChunk[]): void {

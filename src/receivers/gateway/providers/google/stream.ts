@@ -1,7 +1,7 @@
 // Gemini streamGenerateContent?alt=sse -> OpenAI chat.completion.chunk objects.
 // Each event is a whole GenerateContentResponse holding the next parts; a
 // function call arrives whole, in one part. The last event has finishReason.
-import type { ChatCompletionChunk, FinishReason } from '../shared/openai-types.js';
+import type { ChatCompletionChunk, FinishReason, Usage } from '../shared/openai-types.js';
 import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
 import { UpstreamStreamError, type AttemptContext, type StreamMapper } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
@@ -48,6 +48,11 @@ class GoogleEvents implements SseEventMapper {
     if (candidate === undefined && response.promptFeedback?.blockReason !== undefined) this.#finishReason = 'content_filter';
     else if (candidate?.finishReason !== undefined) this.#finishReason = mapFinishReason(candidate.finishReason, this.#toolCount > 0);
     return false;
+  }
+
+  /** The latest usageMetadata, before the last event's usage chunk. */
+  get usageSoFar(): Usage | undefined {
+    return this.#usage === undefined ? undefined : mapUsage(this.#usage);
   }
 
   end(chunks: ChatCompletionChunk[]): void {

@@ -6,7 +6,7 @@
 // SseParser is synchronous, and so is SseStreamMapper over it: the gateway
 // feeds a stream's body parts straight from undici's data callbacks, with no
 // async step per chunk, which shows at 20,000 chunks a second.
-import type { ChatCompletionChunk } from './openai-types.js';
+import type { ChatCompletionChunk, Usage } from './openai-types.js';
 import type { StreamMapper } from './types.js';
 
 export interface SseEvent {
@@ -109,6 +109,8 @@ export interface SseEventMapper {
   event(event: SseEvent, out: ChatCompletionChunk[]): boolean;
   /** The body ended before the stream said it was over: adds the last chunks to `out`, or throws. */
   end(out: ChatCompletionChunk[]): void;
+  /** Usage told before the final report (StreamMapper.usageSoFar). */
+  readonly usageSoFar?: Usage | undefined;
 }
 
 /** A StreamMapper over an SSE body; events after the one that finished the stream are ignored. */
@@ -117,6 +119,10 @@ export class SseStreamMapper implements StreamMapper {
   error: unknown;
   readonly #parser = new SseParser();
   readonly #events: SseEventMapper;
+
+  get usageSoFar(): Usage | undefined {
+    return this.#events.usageSoFar;
+  }
 
   constructor(events: SseEventMapper) {
     this.#events = events;

@@ -4,7 +4,7 @@
 // cancellation and spans. So a new provider type is four mappings: request,
 // response, stream and error classification.
 import type { z } from 'zod';
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest } from './openai-types.js';
+import type { ChatCompletion, ChatCompletionChunk, ChatCompletionRequest, Usage } from './openai-types.js';
 
 /** Provider settings every type shares (`receivers.gateway.providers.<slug>`). */
 export interface BaseProviderConfig {
@@ -74,6 +74,12 @@ export interface StreamMapper {
   readonly finished: boolean;
   /** Why mapping stopped, once it has; later bytes map to nothing. */
   readonly error: unknown;
+  /**
+   * Usage the upstream has told before its final report (Anthropic's
+   * message_start, Gemini's usageMetadata on each event), charged when the
+   * stream fails before that report.
+   */
+  readonly usageSoFar?: Usage | undefined;
 }
 
 export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConfig> {
