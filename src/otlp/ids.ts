@@ -6,7 +6,10 @@ export function isHex(value: string, length: number): boolean {
   return value.length === length && HEX.test(value);
 }
 
-export function bytesToHex(bytes: Uint8Array): string {
+/** Hex of an id's bytes; an absent one (protobufjs decodes it as a plain empty array) is ''. */
+export function bytesToHex(bytes: Uint8Array | readonly number[]): string {
+  if (bytes.length === 0) return '';
+  if (!(bytes instanceof Uint8Array)) return Buffer.from(bytes).toString('hex');
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 

@@ -196,7 +196,8 @@ function spanEvent(value: unknown, path: string): SpanEvent {
 function spanLink(value: unknown, path: string): SpanLink {
   const l = object(value, path);
   return assign<SpanLink>(
-    { traceId: id(l.traceId, `${path}.traceId`, 16, true) ?? '', spanId: id(l.spanId, `${path}.spanId`, 8, true) ?? '' },
+    // As in protobuf intake, a link's ids may be empty (written "" by encoders that always write them).
+    { traceId: id(l.traceId, `${path}.traceId`, 16, false) ?? '', spanId: id(l.spanId, `${path}.spanId`, 8, false) ?? '' },
     {
       traceState: string(l.traceState, `${path}.traceState`) || undefined,
       attributes: attributes(l.attributes, `${path}.attributes`),

@@ -12,6 +12,16 @@ function allSpans(req: ExportTraceServiceRequest): Span[] {
 }
 
 describe('OTLP codecs', () => {
+  it('reads a link without ids (accepted at intake) in protobuf and in JSON, and writes it back readable', () => {
+    const bytes = encodeRequest({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'with a bare link', kind: 1, startTimeUnixNano: '1', endTimeUnixNano: '2', links: [{ traceId: '', spanId: '', traceState: 'k=v' }] }] }] }] });
+    expect(TraceBatch.fromProto(bytes).spanCount).toBe(1);
+    const link = allSpans(decodeRequest(bytes))[0]?.links?.[0];
+    expect(link).toMatchObject({ traceId: '', spanId: '', traceState: 'k=v' });
+    const json = stringifyRequest(decodeRequest(bytes));
+    expect(allSpans(parseJsonRequest(json))[0]?.links?.[0]).toMatchObject({ traceId: '', spanId: '', traceState: 'k=v' });
+    expect(allSpans(parseJsonRequest(TraceBatch.fromProto(bytes).toJson()))[0]?.links?.[0]?.traceState).toBe('k=v');
+  });
+
   it('decodes what the SDK serializes as protobuf and as JSON to the same model', () => {
     const spans = makeSdkSpans();
     const fromProto = decodeRequest(ProtobufTraceSerializer.serializeRequest(spans)!);
