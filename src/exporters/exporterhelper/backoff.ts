@@ -11,11 +11,15 @@ export interface BackoffPolicy {
   readonly maxIntervalMs: number;
 }
 
-/** Delay before retry number `attempt` (0 for the first retry); `retryInMs` (Retry-After) wins. */
+/**
+ * Delay before retry number `attempt` (0 for the first retry). A destination's
+ * Retry-After (`retryInMs`) can lengthen it, never shorten it, as in the
+ * collector: `Retry-After: 0` does not make a retry loop.
+ */
 export function retryDelayMs(policy: BackoffPolicy, attempt: number, retryInMs: number | undefined, random: () => number = Math.random): number {
-  if (retryInMs !== undefined) return Math.max(MIN_RETRY_DELAY_MS, retryInMs);
   const nominal = Math.min(policy.maxIntervalMs, policy.initialIntervalMs * BACKOFF_MULTIPLIER ** attempt);
-  return Math.max(MIN_RETRY_DELAY_MS, Math.round(nominal * (1 - JITTER + 2 * JITTER * random())));
+  const backoff = Math.max(MIN_RETRY_DELAY_MS, Math.round(nominal * (1 - JITTER + 2 * JITTER * random())));
+  return retryInMs === undefined ? backoff : Math.max(backoff, retryInMs);
 }
 
 /** Resolves true after `ms`, or false as soon as `signal` aborts. */

@@ -1,3 +1,4 @@
+import { parseRetryAfter } from '../../../src/exporters/otlphttp/retry-after.js';
 import { describe, expect, it } from 'vitest';
 import { parseConfigText } from '../../../src/config/load.js';
 import { builtinRegistry } from '../../../src/components.js';
@@ -50,6 +51,23 @@ describe('retryDelayMs', () => {
     expect(retryDelayMs(policy, 2, undefined, midpoint)).toBe(2_250);
     expect(retryDelayMs(policy, 50, undefined, midpoint)).toBe(30_000);
     expect(retryDelayMs(policy, 3, 7_000, midpoint)).toBe(7_000);
+    // Retry-After lengthens the wait, never shortens it below the backoff.
+    expect(retryDelayMs(policy, 2, 0, midpoint)).toBe(2_250);
+    expect(retryDelayMs(policy, 50, 1_000, midpoint)).toBe(30_000);
+  });
+
+  it('reads Retry-After as whole seconds or an HTTP date, and ignores anything else', () => {
+    const now = Date.parse('Wed, 21 Oct 2015 07:28:00 GMT');
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter(' 0 ', now)).toBe(0);
+    expect(parseRetryAfter('Wed, 21 Oct 2015 07:28:30 GMT', now)).toBe(30_000);
+    expect(parseRetryAfter('Wednesday, 21-Oct-15 07:28:10 GMT', now)).toBe(10_000);
+    expect(parseRetryAfter('Wed Oct 21 07:28:05 2015', now)).toBe(5_000);
+    expect(parseRetryAfter('Tue, 20 Oct 2015 07:28:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('1.5', now)).toBeUndefined();
+    expect(parseRetryAfter('-3', now)).toBeUndefined();
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(undefined, now)).toBeUndefined();
   });
 });
 
