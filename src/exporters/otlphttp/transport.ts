@@ -12,6 +12,7 @@ import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
 import { wantJsonReuse } from '../../otlp/json-reuse.js';
 import { concatRequests } from '../../otlp/wire.js';
 import { parseRetryAfter } from './retry-after.js';
+import { redactUrl } from '../../shared/redact-url.js';
 import { Deadline } from '../../shared/abort-callbacks.js';
 import { gzipSliced } from './gzip-sliced.js';
 
@@ -24,6 +25,11 @@ const GZIP_LEVEL = 1;
 
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
 const ERROR_BODY_PREVIEW = 512; // characters of a failed response kept for the log
+/** Bytes of a destination's answer read (partial_success and an error's preview fit in far less); the rest is not read. */
+export const MAX_RESPONSE_BYTES = 64 * 1024;
+/** 307 and 308 keep the method and body: followed this many times, to the same origin only. */
+const MAX_REDIRECTS = 3;
+const REDIRECT_STATUS = new Set([307, 308]);
 const KEEP_ALIVE_TIMEOUT = 30_000; // ms
 const CONNECT_TIMEOUT = 10_000; // ms
 const SLICE_MS = 0.5; // JSON encoding or compression between two turns of the event loop (checked after each span or piece)
@@ -95,6 +101,39 @@ function rejectedSpans(contentType: string | undefined, body: Buffer): { rejecte
   }
 }
 
+/**
+ * Where a 307/308 answer points, when it stays on the destination's origin.
+ * Header values (API keys) were configured for that origin only: a redirect
+ * elsewhere is not followed, and fails as the 3xx it is.
+ */
+function sameOriginLocation(from: URL, location: string | string[] | undefined): URL | undefined {
+  const text = Array.isArray(location) ? location[0] : location;
+  if (text === undefined) return undefined;
+  try {
+    const next = new URL(text, from);
+    return next.origin === from.origin ? next : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** At most MAX_RESPONSE_BYTES of an answer: a destination cannot make a delivery hold its whole body in memory. */
+async function boundedBody(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body) {
+    const room = MAX_RESPONSE_BYTES - total;
+    chunks.push(chunk.length > room ? chunk.subarray(0, room) : chunk);
+    total += Math.min(chunk.length, room);
+    if (total >= MAX_RESPONSE_BYTES) {
+      // The rest is not read: the connection is closed rather than drained.
+      body.destroy();
+      break;
+    }
+  }
+  return Buffer.concat(chunks, total);
+}
+
 export function createHttpTransport(options: HttpTransportOptions): Transport {
   const url = new URL(options.url);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.insecure)) {
@@ -116,20 +155,25 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
       const { body, headers } = await serializeBody(records, options);
       const deadline = new Deadline(signal, options.timeoutMs);
       try {
-        const response = await request(url, {
-          method: 'POST',
-          headers: { ...baseHeaders, ...headers },
-          body,
-          dispatcher,
-          signal: deadline.signal,
-        });
-        const responseBody = Buffer.from(await response.body.arrayBuffer());
+        let target = url;
+        let response = await request(target, { method: 'POST', headers: { ...baseHeaders, ...headers }, body, dispatcher, signal: deadline.signal });
+        for (let redirects = 0; REDIRECT_STATUS.has(response.statusCode) && redirects < MAX_REDIRECTS; redirects++) {
+          const next = sameOriginLocation(target, response.headers['location']);
+          if (next === undefined) break;
+          await response.body.dump();
+          target = next;
+          response = await request(target, { method: 'POST', headers: { ...baseHeaders, ...headers }, body, dispatcher, signal: deadline.signal });
+        }
+        const responseBody = await boundedBody(response.body);
         const status = response.statusCode;
         if (status >= 200 && status < 300) {
           const { rejected, message } = rejectedSpans(response.headers['content-type']?.toString(), responseBody);
           return message === undefined ? { status: 'success', httpStatus: status, rejectedSpans: rejected } : { status: 'success', httpStatus: status, rejectedSpans: rejected, message };
         }
-        const error = `HTTP ${status}: ${responseBody.toString('utf8', 0, ERROR_BODY_PREVIEW)}`;
+        const location = response.headers['location'];
+        const error = REDIRECT_STATUS.has(status)
+          ? `HTTP ${status}: redirected to ${redactUrl(String(location ?? '(no location)'))}, not followed (another origin, or more than ${MAX_REDIRECTS} redirects): configure the new URL`
+          : `HTTP ${status}: ${responseBody.toString('utf8', 0, ERROR_BODY_PREVIEW)}`;
         if (RETRYABLE_STATUS.has(status)) {
           const retryInMs = parseRetryAfter(response.headers['retry-after']);
           return retryInMs === undefined ? { status: 'retryable', httpStatus: status, error } : { status: 'retryable', httpStatus: status, retryInMs, error };

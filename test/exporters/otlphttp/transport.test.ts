@@ -83,4 +83,58 @@ describe('the OTLP/HTTP transport', () => {
     expect(line()).toBe(false);
     await proto.close();
   });
+
+  it('reads at most 64 KiB of an answer, so one that never ends does not hold the delivery', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+        res.write(Buffer.alloc(100 * 1024));
+        stalled.push(res);
+      });
+    });
+    const url = await listen(server);
+    const t = transport(url, 5_000);
+    expect(await t.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success', httpStatus: 200 });
+    await t.close();
+  });
+
+  it('follows a 307 or 308 on the destination\'s origin with the same body, and not one to another origin', async () => {
+    const seen: string[] = [];
+    const other = createServer((req, res) => {
+      seen.push(`other ${req.url ?? ''}`);
+      req.resume();
+      req.on('end', () => res.writeHead(200).end());
+    });
+    const otherUrl = await listen(other);
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        seen.push(`${req.method ?? ''} ${req.url ?? ''} ${Buffer.concat(chunks).length}`);
+        if (req.url === '/v1/traces') res.writeHead(307, { location: '/v2/traces' }).end();
+        else if (req.url === '/v2/traces') res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        else res.writeHead(308, { location: otherUrl }).end();
+      });
+    });
+    const url = await listen(server);
+    const body = [encodeRequest({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 's', kind: 1, startTimeUnixNano: '1', endTimeUnixNano: '2' }] }] }] })];
+    const size = body[0]?.length ?? 0;
+    const t = transport(url, 5_000);
+    expect(await t.send(body, 1, new AbortController().signal)).toMatchObject({ status: 'success', httpStatus: 200 });
+    expect(seen).toEqual([`POST /v1/traces ${size}`, `POST /v2/traces ${size}`]);
+    const away = transport(url.replace('/v1/traces', '/elsewhere'), 5_000);
+    const refused = await away.send(body, 1, new AbortController().signal);
+    expect(refused).toMatchObject({ status: 'failure', httpStatus: 308 });
+    expect('error' in refused ? refused.error : '').toContain(`redirected to ${otherUrl}, not followed (another origin`);
+    expect(seen.some((line) => line.startsWith('other'))).toBe(false);
+    await t.close();
+    await away.close();
+  });
 });
+
+async function listen(server: Server): Promise<string> {
+  servers.push(server);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+}
