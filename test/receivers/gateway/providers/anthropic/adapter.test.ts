@@ -199,6 +199,15 @@ describe('anthropic adapter', () => {
     });
   });
 
+  it('streams a tool call without arguments as "{}", as the non-streamed answer gives it', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendEvents(res, [messageStart(), ...toolBlock(0, 'toolu_a', 'get_time', []), ...toolBlock(1, 'toolu_b', 'get_weather', ['{"city": "Rome"}']), ...messageEnd('tool_use')]),
+    );
+    const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(error).toBeUndefined();
+    expect(assemble(chunks).toolCalls.map((call) => call.arguments)).toEqual(['{}', '{"city": "Rome"}']);
+  });
+
   it('maps each streamed stop reason', async () => {
     for (const [stopReason, finish] of [['max_tokens', 'length'], ['stop_sequence', 'stop'], ['end_turn', 'stop']] as const) {
       const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['x']), ...messageEnd(stopReason)]));

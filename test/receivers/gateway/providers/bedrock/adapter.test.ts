@@ -250,6 +250,21 @@ describe('bedrock adapter', () => {
     });
   });
 
+  it('streams a tool call without arguments as "{}", as the non-streamed answer gives it', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendFrames(res, [
+        frame('messageStart', { role: 'assistant' }),
+        ...toolFrames(0, 'tooluse_a', 'get_time', []),
+        ...toolFrames(1, 'tooluse_b', 'get_date', ['']),
+        ...toolFrames(2, 'tooluse_c', 'get_weather', ['{"city":"Rome"}']),
+        ...endFrames('tool_use'),
+      ]),
+    );
+    const { chunks, error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(error).toBeUndefined();
+    expect(assemble(chunks).toolCalls.map((call) => call.arguments)).toEqual(['{}', '{}', '{"city":"Rome"}']);
+  });
+
   it('maps a streamed max_tokens stop to length', async () => {
     const ctx = await setup((_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Long']), ...endFrames('max_tokens')]));
     const { chunks } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
