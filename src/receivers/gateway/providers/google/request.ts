@@ -7,7 +7,8 @@ import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, 
 import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { toGeminiSchema } from './schema.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { requiresThoughtSignatures, SKIP_SIGNATURE, thoughtSignatureOf } from './tool-call-id.js';
+import { requiresThoughtSignatures, SKIP_SIGNATURE } from './tool-call-id.js';
+import { thoughtSignatureOf } from '../shared/tool-call-id.js';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';
 
 /** OpenAI field -> generationConfig field, copied as they are (ranges are the same as OpenAI's). */

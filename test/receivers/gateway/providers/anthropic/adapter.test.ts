@@ -25,6 +25,8 @@ function sent(index = 0): MessagesRequest {
 }
 
 const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+// A Gemini thought signature (base64), as the google adapter appends it to the tool call ids it mints.
+const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
 
 describe('anthropic adapter', () => {
   it('maps a plain text exchange and its usage', async () => {
@@ -135,6 +137,20 @@ describe('anthropic adapter', () => {
         ],
       },
     ]);
+  });
+
+  it('sends Gemini-minted tool call ids without their thought signature, the same in the call and its result', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Mild.' }]));
+    const out = await complete(anthropicAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: `gemini_0123456789abcdef.${SIGNATURE}`, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: `gemini_0123456789abcdef.${SIGNATURE}`, content: '18C' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent().messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : b.type === 'tool_result' ? [b.tool_use_id] : []))))).toEqual(['gemini_0123456789abcdef', 'gemini_0123456789abcdef']);
   });
 
   it('sends a data URL image as a base64 source and an http URL as a url source', async () => {

@@ -33,6 +33,8 @@ function sent(index = 0): ConverseRequest {
 }
 
 const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+// A Gemini thought signature (base64), as the google adapter appends it to the tool call ids it mints.
+const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
 
 describe('bedrock adapter', () => {
   it('signs and maps a plain text Converse exchange', async () => {
@@ -183,6 +185,20 @@ describe('bedrock adapter', () => {
       { role: 'user', content: [{ toolResult: { toolUseId: 'tooluse_a', content: [{ text: '18C' }] } }, { toolResult: { toolUseId: 'tooluse_b', content: [{ text: '21C' }] } }] },
     ]);
     expect(sent().toolConfig?.tools).toHaveLength(1);
+  });
+
+  it('sends Gemini-minted tool call ids without their thought signature, the same in the call and its result', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'Mild.' }]));
+    const out = await complete(bedrockAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: `gemini_0123456789abcdef.${SIGNATURE}`, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: `gemini_0123456789abcdef.${SIGNATURE}`, content: '18C' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent().messages.flatMap((m) => m.content.flatMap((b) => [b.toolUse?.toolUseId, b.toolResult?.toolUseId].filter((id) => id !== undefined)))).toEqual(['gemini_0123456789abcdef', 'gemini_0123456789abcdef']);
   });
 
   it('sends a data URL image as bytes and fetches an http URL image', async () => {
