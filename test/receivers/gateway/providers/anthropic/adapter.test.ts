@@ -178,6 +178,19 @@ describe('anthropic adapter', () => {
     expect(fake?.requests).toHaveLength(0);
   });
 
+  it('refuses penalties, token biases and a seed, which the Messages API has no setting for, and lets their neutral values through', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]));
+    const tryBuild = (body: Record<string, unknown>) => anthropicAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);
+    expect(() => tryBuild({ frequency_penalty: 0.5 })).toThrow(/^frequency_penalty: /);
+    expect(() => tryBuild({ presence_penalty: -1 })).toThrow(/^presence_penalty: /);
+    expect(() => tryBuild({ logit_bias: { '50256': -100 } })).toThrow(/^logit_bias: /);
+    expect(() => tryBuild({ seed: 0 })).toThrow(/^seed: /);
+    expect(() => tryBuild({ seed: 42 })).toThrow(ProviderRequestError);
+    const out = await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], frequency_penalty: 0, presence_penalty: 0, logit_bias: {} });
+    expect(out.ok).toBe(true);
+    expect(sent()).toEqual({ model: 'claude-test', max_tokens: 4096, messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }] }] });
+  });
+
   it('streams text as OpenAI chunks with usage last', async () => {
     const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(25), ...textBlock(0, ['Hel', 'lo']), ...messageEnd('end_turn', 15)]));
     const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'Hi' }] });

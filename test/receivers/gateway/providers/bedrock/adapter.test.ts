@@ -222,6 +222,18 @@ describe('bedrock adapter', () => {
     await expect(build({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] })).rejects.toThrow(/image\/tiff/);
   });
 
+  it('refuses penalties, token biases and a seed, which Converse has no setting for, and lets their neutral values through', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    const build = (body: Record<string, unknown>) => bedrockAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);
+    await expect(build({ frequency_penalty: 0.5 })).rejects.toThrow(/^frequency_penalty: /);
+    await expect(build({ presence_penalty: 1 })).rejects.toThrow(/^presence_penalty: /);
+    await expect(build({ logit_bias: { '50256': -100 } })).rejects.toThrow(/^logit_bias: /);
+    await expect(build({ seed: 7 })).rejects.toThrow(ProviderRequestError);
+    const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], frequency_penalty: 0, presence_penalty: 0, logit_bias: { '50256': 0 } });
+    expect(out.ok).toBe(true);
+    expect(sent()).toEqual({ messages: [{ role: 'user', content: [{ text: 'a' }] }] });
+  });
+
   it('sends a Bedrock API key as a bearer token instead of signing', async () => {
     fake = await startFake(
       (seen) => [...requestProblems(seen), ...(seen.headers['authorization'] === 'Bearer bedrock-api-key' && seen.headers['x-amz-date'] === undefined ? [] : ['expected a bearer token and no SigV4'])],
