@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import { NO_TOKENS } from '../../../shared/tokens.js';
 import { recordCost } from './usage-cost.js';
-import type { EmbeddingRequest, EmbeddingResult } from '../providers/shared/types.js';
+import type { EmbeddingReply, EmbeddingRequest, EmbeddingResult } from '../providers/shared/types.js';
 import { attemptContext, failedAttempt, httpFailure, isSuccess, startAttemptSpan, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
 import type { Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
@@ -46,16 +46,16 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
       return { answered: false, fallback: true, error };
     }
     const upstreams = await adapter.buildRequests(state.request, ctx);
-    const bodies: Uint8Array[] = [];
+    const replies: EmbeddingReply[] = [];
     for (const upstream of upstreams) {
       const url = parseUpstreamUrl(upstream.url);
       span.str('server.address', url.hostname).int('server.port', url.port);
       const response = await env.agents.exchange(provider.slug, upstream, url, clock);
       span.int('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
-      bodies.push(response.body);
+      replies.push({ body: response.body, headers: response.headers });
     }
-    const result = adapter.parseResponses(bodies, state.request, ctx);
+    const result = adapter.parseResponses(replies, state.request, ctx);
     if (result.vectors.length !== state.request.input.length) throw new SyntaxError('upstream answered with a different number of embeddings than inputs');
     if (result.model !== undefined) span.str('gen_ai.response.model', result.model);
     span.int('gen_ai.usage.input_tokens', result.inputTokens);

@@ -179,6 +179,22 @@ describe('gateway with the official openai SDK', () => {
     expect(upstream?.requests[0]?.body['tools']).toEqual(tools);
   });
 
+  it('sends Gemini-minted tool call ids without their thought signature, within the 40 characters OpenAI takes', async () => {
+    const client = await setup((_b, res) => sendJson(res, 200, completion('It is sunny')));
+    const geminiId = 'gemini_0123456789abcdef.c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
+    await client.chat.completions.create({
+      model: 'openai/gpt-test',
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: geminiId, type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: geminiId, content: 'sunny' },
+      ],
+    });
+    const messages = upstream?.requests[0]?.body['messages'] as Array<Record<string, unknown>>;
+    expect(messages[1]?.['tool_calls']).toEqual([{ id: 'gemini_0123456789abcdef', type: 'function', function: { name: 'weather', arguments: '{"city":"Paris"}' } }]);
+    expect(messages[2]).toEqual({ role: 'tool', tool_call_id: 'gemini_0123456789abcdef', content: 'sunny' });
+  });
+
   it('streams tool calls as delta.tool_calls', async () => {
     const client = await setup((_body, res) =>
       sendStream(res, [

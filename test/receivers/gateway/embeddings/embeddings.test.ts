@@ -106,6 +106,22 @@ describe('POST /v1/embeddings', () => {
     expect(fake.requests[2]?.body).toEqual({ texts: ['p', 'q', 'r'], input_type: 'search_document' });
   });
 
+  it('reports the input tokens Bedrock counts in the X-Amzn-Bedrock-Input-Token-Count header for Cohere Embed', async () => {
+    const fake = await startFake(noProblems, (seen: Seen, res) => {
+      const texts = (seen.body as { texts: string[] }).texts;
+      json(res, 200, { id: 'c1', response_type: 'embeddings_floats', texts, embeddings: texts.map((_t, i) => vectorFor(i)) }, { 'X-Amzn-Bedrock-Input-Token-Count': '7' });
+    });
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [{ id: 'cohere/embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'cohere.embed-english-v3' }] }],
+    });
+    const out = await client().embeddings.create({ model: 'cohere/embed', input: ['p', 'q'], encoding_format: 'float' });
+    expect(out.usage).toEqual({ prompt_tokens: 7, total_tokens: 7 });
+    const spans = await (gateway as Gateway).spans(2);
+    expect(attr(spans.find((s) => s.name === 'embeddings cohere.embed-english-v3'), 'gen_ai.usage.input_tokens')).toBe(7);
+  });
+
   it('falls back to the next endpoint and records embeddings spans', async () => {
     const down = await startUpstream((_b, res) => sendJson(res, 503, { error: { message: 'overloaded', type: 'api_error' } }));
     const up = await openaiEmbeddingsUpstream();

@@ -1,8 +1,9 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
+import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
+import { portableToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicTextBlock, AnthropicToolChoice } from './wire.js';
@@ -76,6 +77,8 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
 function rejectUnsupported(request: ChatCompletionRequest): void {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type anthropic returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type anthropic');
+  // The Messages API has no penalties, token biases or seed.
+  rejectWithoutSetting(request, ['frequency_penalty', 'presence_penalty', 'logit_bias', 'seed'], 'anthropic');
 }
 
 function mapToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): AnthropicToolChoice | undefined {
@@ -106,7 +109,7 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
         // Signed thinking comes first in the turn, as Anthropic returned it.
         const content: AnthropicRequestBlock[] = [...thinkingBlocks(message), ...textParts(message.content ?? '')];
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
-          content.push({ type: 'tool_use', id: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) });
+          content.push({ type: 'tool_use', id: portableToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) });
         }
         turn = { role: 'assistant', content };
         break;
@@ -115,7 +118,7 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
         // An empty result is sent without content (Anthropic rejects empty text).
         const text = textOf(message.content);
         const cache = typeof message.content === 'string' ? undefined : message.content.findLast((part) => part.cache_control !== undefined)?.cache_control;
-        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: message.tool_call_id, ...(text !== '' ? { content: text } : {}), ...(cache !== undefined ? { cache_control: cache } : {}) }] };
+        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: portableToolCallId(message.tool_call_id), ...(text !== '' ? { content: text } : {}), ...(cache !== undefined ? { cache_control: cache } : {}) }] };
         break;
       }
     }

@@ -23,6 +23,10 @@ class AnthropicEvents implements SseEventMapper {
   // Content block index -> tool call index: text and thinking blocks take
   // block indexes too, but OpenAI numbers tool calls 0, 1, 2 on their own.
   readonly #toolIndexes = new Map<number, number>();
+  // Tool blocks (block index -> tool call index) with no argument bytes sent
+  // yet: a tool called without arguments streams none, and clients
+  // JSON.parse the assembled string, so such a call is closed with "{}".
+  readonly #noArguments = new Map<number, number>();
   // The block carrying a structured-output answer: its JSON streams as content.
   #structuredBlock: number | undefined;
   // Block index -> reasoning_details index (thinking and redacted blocks count 0, 1, 2).
@@ -47,7 +51,11 @@ class AnthropicEvents implements SseEventMapper {
       case 'content_block_delta':
         this.#blockDelta(event.index, event.delta, chunks);
         break;
+      case 'content_block_stop':
+        this.#closeEmptyCall(event.index, chunks);
+        break;
       case 'message_delta':
+        for (const blockIndex of [...this.#noArguments.keys()]) this.#closeEmptyCall(blockIndex, chunks);
         Object.assign(this.#usage, definedOnly(event.usage ?? {}));
         chunks.push(out.delta({}, this.#structuredBlock !== undefined && event.delta.stop_reason === 'tool_use' ? 'stop' : (mapStopReason(event.delta.stop_reason) ?? 'stop')));
         break;
@@ -57,7 +65,7 @@ class AnthropicEvents implements SseEventMapper {
       case 'error':
         throw new UpstreamStreamError(event.error.message, event.error.type === 'overloaded_error' ? 'api_error' : event.error.type);
       default:
-        // ping, content_block_stop and event types added later carry nothing to forward.
+        // ping and event types added later carry nothing to forward.
         break;
     }
     return false;
@@ -84,6 +92,7 @@ class AnthropicEvents implements SseEventMapper {
     } else if (block.type === 'tool_use') {
       const index = this.#toolIndexes.size;
       this.#toolIndexes.set(blockIndex, index);
+      this.#noArguments.set(blockIndex, index);
       chunks.push(out.toolCalls([{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }]));
     }
   }
@@ -101,8 +110,16 @@ class AnthropicEvents implements SseEventMapper {
     } else if (delta.type === 'input_json_delta' && delta.partial_json !== '') {
       const index = this.#toolIndexes.get(blockIndex);
       if (index === undefined) throw new UpstreamStreamError(`anthropic sent input_json_delta for block ${blockIndex}, which is not a tool_use block`);
+      this.#noArguments.delete(blockIndex);
       chunks.push(out.toolCalls([{ index, function: { arguments: delta.partial_json } }]));
     }
+  }
+
+  #closeEmptyCall(blockIndex: number, chunks: ChatCompletionChunk[]): void {
+    const index = this.#noArguments.get(blockIndex);
+    if (index === undefined) return;
+    this.#noArguments.delete(blockIndex);
+    chunks.push(this.#out.toolCalls([{ index, function: { arguments: '{}' } }]));
   }
 }
 

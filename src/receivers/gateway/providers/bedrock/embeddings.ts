@@ -3,7 +3,7 @@
 // Embed a batch ({texts, input_type}). The model id says which.
 import { asObject, invalidRequest } from '../shared/inputs.js';
 import { jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
-import type { AttemptContext, EmbeddingAdapter, EmbeddingResult, UpstreamRequest } from '../shared/types.js';
+import type { AttemptContext, EmbeddingAdapter, EmbeddingReply, EmbeddingResult, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
 
@@ -23,6 +23,13 @@ async function invoke(ctx: AttemptContext<BedrockProviderConfig>, body: Record<s
   return { url: url.href, method: 'POST', headers: sent, body: json };
 }
 
+/** InvokeModel's `X-Amzn-Bedrock-Input-Token-Count` header, 0 when absent or not a count. */
+function headerTokens(headers: EmbeddingReply['headers'] | undefined): number {
+  const value = headers?.['x-amzn-bedrock-input-token-count'];
+  const tokens = Number(Array.isArray(value) ? value[0] : value);
+  return Number.isSafeInteger(tokens) && tokens >= 0 ? tokens : 0;
+}
+
 export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
   buildRequests: async function buildBedrockEmbeddings(request, ctx) {
     const texts = textInputs(request, 'bedrock');
@@ -39,20 +46,22 @@ export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
       }),
     );
   },
-  parseResponses: function parseBedrockEmbeddings(bodies, _request, ctx): EmbeddingResult {
+  parseResponses: function parseBedrockEmbeddings(replies, _request, ctx): EmbeddingResult {
     if (isCohere(ctx.model)) {
-      const parsed = asObject(jsonOf(bodies[0] ?? new Uint8Array()));
+      const reply = replies[0];
+      const parsed = asObject(jsonOf(reply?.body ?? new Uint8Array()));
       const raw = parsed?.['embeddings'];
       // embeddings is a list of vectors, or {float: [...]} when embedding_types was given.
       const list = Array.isArray(raw) ? raw : asObject(raw)?.['float'];
       if (!Array.isArray(list)) throw new SyntaxError('upstream answered with a body that has no embeddings');
-      return { vectors: list.map((v, i) => vectorOf(v, `embeddings[${i}]`)), inputTokens: 0, model: undefined };
+      // Cohere's body has no token count; InvokeModel reports it in a header.
+      return { vectors: list.map((v, i) => vectorOf(v, `embeddings[${i}]`)), inputTokens: headerTokens(reply?.headers), model: undefined };
     }
     let inputTokens = 0;
-    const vectors = bodies.map(function titanVector(body, i) {
-      const parsed = asObject(jsonOf(body));
+    const vectors = replies.map(function titanVector(reply, i) {
+      const parsed = asObject(jsonOf(reply.body));
       const tokens = parsed?.['inputTextTokenCount'];
-      if (typeof tokens === 'number') inputTokens += tokens;
+      inputTokens += typeof tokens === 'number' ? tokens : headerTokens(reply.headers);
       return vectorOf(parsed?.['embedding'], `response ${i} embedding`);
     });
     return { vectors, inputTokens, model: undefined };

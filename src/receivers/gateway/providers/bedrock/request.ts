@@ -1,11 +1,12 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { fetchImage } from '../shared/image-fetch.js';
-import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
+import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
+import { portableToolCallId } from '../shared/tool-call-id.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import type { ConverseCachePoint, ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice } from './wire.js';
 
@@ -80,6 +81,8 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type bedrock returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type bedrock');
   if (request.top_k !== undefined) invalidRequest('top_k', 'not supported by provider type bedrock (Converse has no top-k setting)');
+  // Converse's inferenceConfig has no penalties, token biases or seed.
+  rejectWithoutSetting(request, ['frequency_penalty', 'presence_penalty', 'logit_bias', 'seed'], 'bedrock');
 }
 
 /**
@@ -138,14 +141,14 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
         // Signed reasoning comes first in the turn, as the model returned it.
         const content = [...reasoningBlocks(message), ...textBlocksOf(message.content ?? '')];
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
-          content.push({ toolUse: { toolUseId: call.id, name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } });
+          content.push({ toolUse: { toolUseId: portableToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } });
         }
         turn = { role: 'assistant', content };
         break;
       }
       case 'tool': {
         const cached = typeof message.content !== 'string' && message.content.some((part) => part.cache_control !== undefined);
-        turn = { role: 'user', content: [{ toolResult: { toolUseId: message.tool_call_id, content: [{ text: textOf(message.content) }] } }, ...(cached ? [CACHE_POINT] : [])] };
+        turn = { role: 'user', content: [{ toolResult: { toolUseId: portableToolCallId(message.tool_call_id), content: [{ text: textOf(message.content) }] } }, ...(cached ? [CACHE_POINT] : [])] };
         break;
       }
     }

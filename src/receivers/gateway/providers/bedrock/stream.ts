@@ -26,6 +26,10 @@ class BedrockStreamMapper implements StreamMapper {
   readonly #out: ChunkBuilder;
   // Content block index -> tool call index (text blocks take block indexes too).
   readonly #toolIndexes = new Map<number, number>();
+  // Tool blocks (block index -> tool call index) with no input bytes sent
+  // yet: a tool called without arguments streams none, and clients
+  // JSON.parse the assembled string, so such a call is closed with "{}".
+  readonly #noArguments = new Map<number, number>();
   #stopped = false;
   // The block carrying a structured-output answer: its JSON streams as content.
   #structuredBlock: number | undefined;
@@ -75,6 +79,7 @@ class BedrockStreamMapper implements StreamMapper {
         else if (start.toolUse !== undefined) {
           const index = this.#toolIndexes.size;
           this.#toolIndexes.set(contentBlockIndex, index);
+          this.#noArguments.set(contentBlockIndex, index);
           chunks.push(out.toolCalls([{ index, id: start.toolUse.toolUseId, type: 'function', function: { name: start.toolUse.name, arguments: '' } }]));
         }
         break;
@@ -84,7 +89,13 @@ class BedrockStreamMapper implements StreamMapper {
         this.#delta(contentBlockIndex, delta, chunks);
         break;
       }
+      case 'contentBlockStop': {
+        const { contentBlockIndex } = event as ConverseStreamEvents['contentBlockStop'];
+        this.#closeEmptyCall(contentBlockIndex, chunks);
+        break;
+      }
       case 'messageStop': {
+        for (const blockIndex of [...this.#noArguments.keys()]) this.#closeEmptyCall(blockIndex, chunks);
         this.#stopped = true;
         const { stopReason } = event as ConverseStreamEvents['messageStop'];
         chunks.push(out.delta({}, this.#structuredBlock !== undefined && stopReason === 'tool_use' ? 'stop' : mapStopReason(stopReason)));
@@ -96,7 +107,7 @@ class BedrockStreamMapper implements StreamMapper {
         break;
       }
       default:
-        // messageStart, contentBlockStop and event types added later carry nothing to forward.
+        // messageStart and event types added later carry nothing to forward.
         break;
     }
   }
@@ -120,8 +131,16 @@ class BedrockStreamMapper implements StreamMapper {
     } else if (delta.toolUse !== undefined && delta.toolUse.input !== '') {
       const index = this.#toolIndexes.get(blockIndex);
       if (index === undefined) throw new UpstreamStreamError(`bedrock sent a toolUse delta for block ${blockIndex}, which started no tool call`);
+      this.#noArguments.delete(blockIndex);
       chunks.push(out.toolCalls([{ index, function: { arguments: delta.toolUse.input } }]));
     }
+  }
+
+  #closeEmptyCall(blockIndex: number, chunks: ChatCompletionChunk[]): void {
+    const index = this.#noArguments.get(blockIndex);
+    if (index === undefined) return;
+    this.#noArguments.delete(blockIndex);
+    chunks.push(this.#out.toolCalls([{ index, function: { arguments: '{}' } }]));
   }
 }
 

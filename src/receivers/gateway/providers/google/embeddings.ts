@@ -22,8 +22,8 @@ export const googleEmbeddings: EmbeddingAdapter<GoogleProviderConfig> = {
       },
     ];
   },
-  parseResponses: function parseGoogleEmbeddings(bodies): EmbeddingResult {
-    const embeddings = asObject(jsonOf(bodies[0] ?? new Uint8Array()))?.['embeddings'];
+  parseResponses: function parseGoogleEmbeddings(replies): EmbeddingResult {
+    const embeddings = asObject(jsonOf(replies[0]?.body ?? new Uint8Array()))?.['embeddings'];
     if (!Array.isArray(embeddings)) throw new SyntaxError('upstream answered with a body that has no embeddings');
     return { vectors: embeddings.map((e, i) => vectorOf(asObject(e)?.['values'], `embeddings[${i}].values`)), inputTokens: 0, model: undefined };
   },

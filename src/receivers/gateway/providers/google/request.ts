@@ -3,11 +3,12 @@ import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { fetchImage } from '../shared/image-fetch.js';
-import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, stopList, textOf } from '../shared/inputs.js';
+import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { toGeminiSchema } from './schema.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { requiresThoughtSignatures, SKIP_SIGNATURE, thoughtSignatureOf } from './tool-call-id.js';
+import { requiresThoughtSignatures, SKIP_SIGNATURE } from './tool-call-id.js';
+import { thoughtSignatureOf } from '../shared/tool-call-id.js';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';
 
 /** OpenAI field -> generationConfig field, copied as they are (ranges are the same as OpenAI's). */
@@ -27,6 +28,8 @@ const THINKING_BUDGETS: Readonly<Record<Effort, number>> = { minimal: 512, low: 
 export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: AttemptContext<GoogleProviderConfig>): Promise<UpstreamRequest> {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type google returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type google');
+  // generationConfig takes seed and both penalties (GENERATION_FIELDS), but no token biases.
+  rejectWithoutSetting(request, ['logit_bias'], 'google');
 
   const body: GeminiRequest = { contents: await mapMessages(request.messages, ctx) };
   const system = request.messages.flatMap((message) => (message.role === 'system' || message.role === 'developer' ? [textOf(message.content)] : [])).filter((text) => text !== '');

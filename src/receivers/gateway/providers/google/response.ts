@@ -3,7 +3,7 @@ import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../shared/op
 import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { asObject, completionId } from '../shared/inputs.js';
-import { mintToolCallId } from './tool-call-id.js';
+import { mintToolCallId } from '../shared/tool-call-id.js';
 import type { GeminiFinishReason, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
 
 const decoder = new TextDecoder();

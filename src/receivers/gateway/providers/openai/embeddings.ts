@@ -17,8 +17,8 @@ export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
     if (provider.api_key !== undefined) headers['authorization'] = `Bearer ${provider.api_key}`;
     return [{ url: `${provider.base_url.replace(/\/+$/, '')}/embeddings`, method: 'POST', headers, body: JSON.stringify(body) }];
   },
-  parseResponses: function parseOpenAIEmbeddings(bodies): EmbeddingResult {
-    const parsed = asObject(jsonOf(bodies[0] ?? new Uint8Array()));
+  parseResponses: function parseOpenAIEmbeddings(replies): EmbeddingResult {
+    const parsed = asObject(jsonOf(replies[0]?.body ?? new Uint8Array()));
     const data = parsed?.['data'];
     if (!Array.isArray(data)) throw new SyntaxError('upstream answered with a body that is not an embedding list');
     const vectors: number[][] = [];

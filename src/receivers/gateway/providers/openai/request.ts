@@ -3,6 +3,7 @@
 import { RAW_REQUEST, type ChatCompletionRequest, type ChatMessage, type ContentPart } from '../shared/openai-types.js';
 import { withModel } from '../shared/raw-request.js';
 import { invalidRequest } from '../shared/inputs.js';
+import { portableToolCallId } from '../shared/tool-call-id.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { OpenAIProviderConfig } from './config.js';
@@ -20,7 +21,7 @@ export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptC
   const source = request as unknown as Record<string, unknown>;
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(source)) {
-    if (!GATEWAY_FIELDS.has(key)) body[key] = key === 'model' ? ctx.model : key === 'messages' ? withoutExtensions(request.messages) : source[key];
+    if (!GATEWAY_FIELDS.has(key)) body[key] = key === 'model' ? ctx.model : key === 'messages' ? withPortableIds(withoutExtensions(request.messages)) : source[key];
   }
   if (request.reasoning !== undefined) mapReasoning(request, body);
   const options = request.providerOptions === undefined ? undefined : providerOptionsFor(request, ctx.slug, 'openai');
@@ -59,6 +60,25 @@ function withoutExtensions(messages: ChatMessage[]): ChatMessage[] {
     if (message.role === 'user') return { ...message, content: message.content.map(({ cache_control: _c, ...part }): ContentPart => part) };
     return { ...message, content: message.content.map(({ cache_control: _c, ...part }) => part) };
   });
+}
+
+/**
+ * Gemini-minted tool call ids carry Gemini's thought signature, longer than
+ * the 40 characters OpenAI takes: they go without it. The array is returned
+ * as it is when no message carries one.
+ */
+function withPortableIds(messages: ChatMessage[]): ChatMessage[] {
+  if (!messages.some(hasGeminiId)) return messages;
+  return messages.map(function portable(message): ChatMessage {
+    if (message.role === 'tool') return { ...message, tool_call_id: portableToolCallId(message.tool_call_id) };
+    if (message.role !== 'assistant' || message.tool_calls === undefined) return message;
+    return { ...message, tool_calls: message.tool_calls.map((call) => ({ ...call, id: portableToolCallId(call.id) })) };
+  });
+}
+
+function hasGeminiId(message: ChatMessage): boolean {
+  if (message.role === 'tool') return portableToolCallId(message.tool_call_id) !== message.tool_call_id;
+  return message.role === 'assistant' && message.tool_calls !== undefined && message.tool_calls.some((call) => portableToolCallId(call.id) !== call.id);
 }
 
 function hasExtension(message: ChatMessage): boolean {

@@ -3,6 +3,7 @@
 // import them from here (one copy, no shared folder of their own).
 import { randomUUID } from 'node:crypto';
 import { MalformedDataError } from '../../../../shared/errors.js';
+import type { ChatCompletionRequest } from './openai-types.js';
 
 export interface InlineImage {
   /** image/png, image/jpeg, ... (lower-cased, parameters dropped) */
@@ -44,6 +45,33 @@ export class ProviderRequestError extends MalformedDataError {
 
 export function invalidRequest(param: string, message: string): never {
   throw new ProviderRequestError(param, message);
+}
+
+/** OpenAI sampling parameters that some provider types have no setting for. */
+export type SamplingParam = 'frequency_penalty' | 'presence_penalty' | 'logit_bias' | 'seed';
+
+/**
+ * Refuses each of `params` (ones the provider type has no setting for) when
+ * its value would change the answer. OpenAI's neutral values (a penalty of 0,
+ * a bias of 0 or none) go through, since leaving them out changes nothing; a
+ * seed asks for repeatable answers, which the provider cannot promise.
+ */
+export function rejectWithoutSetting(request: ChatCompletionRequest, params: readonly SamplingParam[], providerType: string): void {
+  for (const param of params) {
+    if (changesAnswer(request, param)) invalidRequest(param, `not supported by provider type ${providerType}`);
+  }
+}
+
+function changesAnswer(request: ChatCompletionRequest, param: SamplingParam): boolean {
+  switch (param) {
+    case 'frequency_penalty':
+    case 'presence_penalty':
+      return request[param] !== undefined && request[param] !== 0;
+    case 'logit_bias':
+      return request.logit_bias !== undefined && Object.values(request.logit_bias).some((bias) => bias !== 0);
+    case 'seed':
+      return request.seed !== undefined;
+  }
 }
 
 /** String content or text parts, joined: for system prompts and tool results. */

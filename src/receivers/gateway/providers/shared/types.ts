@@ -133,14 +133,21 @@ export interface EmbeddingResult {
   readonly model: string | undefined;
 }
 
+/** One 2xx upstream answer to an embeddings request. */
+export interface EmbeddingReply {
+  readonly body: Uint8Array;
+  /** Some providers count tokens only in a header (Bedrock's InvokeModel). */
+  readonly headers: Record<string, string | string[] | undefined>;
+}
+
 export interface EmbeddingAdapter<C extends BaseProviderConfig = BaseProviderConfig> {
   /**
    * The upstream requests for one attempt, sent one after another (Titan
    * embeds one text per call; the others batch into one).
    */
   buildRequests(request: EmbeddingRequest, ctx: AttemptContext<C>): Promise<UpstreamRequest[]> | UpstreamRequest[];
-  /** Maps the 2xx bodies, in the order of buildRequests. */
-  parseResponses(bodies: readonly Uint8Array[], request: EmbeddingRequest, ctx: AttemptContext<C>): EmbeddingResult;
+  /** Maps the 2xx answers, in the order of buildRequests. */
+  parseResponses(replies: readonly EmbeddingReply[], request: EmbeddingRequest, ctx: AttemptContext<C>): EmbeddingResult;
 }
 
 /**

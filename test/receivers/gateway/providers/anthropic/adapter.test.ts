@@ -25,6 +25,8 @@ function sent(index = 0): MessagesRequest {
 }
 
 const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+// A Gemini thought signature (base64), as the google adapter appends it to the tool call ids it mints.
+const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
 
 describe('anthropic adapter', () => {
   it('maps a plain text exchange and its usage', async () => {
@@ -137,6 +139,20 @@ describe('anthropic adapter', () => {
     ]);
   });
 
+  it('sends Gemini-minted tool call ids without their thought signature, the same in the call and its result', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Mild.' }]));
+    const out = await complete(anthropicAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: `gemini_0123456789abcdef.${SIGNATURE}`, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: `gemini_0123456789abcdef.${SIGNATURE}`, content: '18C' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent().messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : b.type === 'tool_result' ? [b.tool_use_id] : []))))).toEqual(['gemini_0123456789abcdef', 'gemini_0123456789abcdef']);
+  });
+
   it('sends a data URL image as a base64 source and an http URL as a url source', async () => {
     const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Two images.' }]));
     await complete(anthropicAdapter, ctx, {
@@ -160,6 +176,19 @@ describe('anthropic adapter', () => {
     expect(() => tryBuild({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/bmp;base64,Qk0=' } }] }] })).toThrow(/image\/bmp/);
     expect(() => tryBuild({ messages: [{ role: 'assistant', content: null, tool_calls: [{ id: 't', type: 'function', function: { name: 'f', arguments: '{oops' } }] }] })).toThrow(/messages\[0\]\.tool_calls\[0\]\.function\.arguments/);
     expect(fake?.requests).toHaveLength(0);
+  });
+
+  it('refuses penalties, token biases and a seed, which the Messages API has no setting for, and lets their neutral values through', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]));
+    const tryBuild = (body: Record<string, unknown>) => anthropicAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);
+    expect(() => tryBuild({ frequency_penalty: 0.5 })).toThrow(/^frequency_penalty: /);
+    expect(() => tryBuild({ presence_penalty: -1 })).toThrow(/^presence_penalty: /);
+    expect(() => tryBuild({ logit_bias: { '50256': -100 } })).toThrow(/^logit_bias: /);
+    expect(() => tryBuild({ seed: 0 })).toThrow(/^seed: /);
+    expect(() => tryBuild({ seed: 42 })).toThrow(ProviderRequestError);
+    const out = await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], frequency_penalty: 0, presence_penalty: 0, logit_bias: {} });
+    expect(out.ok).toBe(true);
+    expect(sent()).toEqual({ model: 'claude-test', max_tokens: 4096, messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }] }] });
   });
 
   it('streams text as OpenAI chunks with usage last', async () => {
@@ -197,6 +226,15 @@ describe('anthropic adapter', () => {
         { id: 'toolu_c', name: 'get_time', arguments: '{}' },
       ],
     });
+  });
+
+  it('streams a tool call without arguments as "{}", as the non-streamed answer gives it', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendEvents(res, [messageStart(), ...toolBlock(0, 'toolu_a', 'get_time', []), ...toolBlock(1, 'toolu_b', 'get_weather', ['{"city": "Rome"}']), ...messageEnd('tool_use')]),
+    );
+    const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(error).toBeUndefined();
+    expect(assemble(chunks).toolCalls.map((call) => call.arguments)).toEqual(['{}', '{"city": "Rome"}']);
   });
 
   it('maps each streamed stop reason', async () => {

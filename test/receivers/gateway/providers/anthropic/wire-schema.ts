@@ -15,10 +15,12 @@ const imageBlock = z.strictObject({
     z.strictObject({ type: z.literal('url'), url: z.url() }),
   ]),
 });
-const toolUseBlock = z.strictObject({ type: z.literal('tool_use'), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()) });
+// Tool use ids: pattern ^[a-zA-Z0-9_-]+$ (https://docs.anthropic.com/en/api/messages).
+const toolUseId = z.string().regex(/^[a-zA-Z0-9_-]+$/);
+const toolUseBlock = z.strictObject({ type: z.literal('tool_use'), id: toolUseId, name: z.string().min(1), input: z.record(z.string(), z.unknown()) });
 const toolResultBlock = z.strictObject({
   type: z.literal('tool_result'),
-  tool_use_id: z.string().min(1),
+  tool_use_id: toolUseId,
   content: z.union([z.string(), z.array(z.union([textBlock, imageBlock]))]).optional(),
   is_error: z.boolean().optional(),
   cache_control: cacheControl,

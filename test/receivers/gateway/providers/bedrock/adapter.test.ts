@@ -33,6 +33,8 @@ function sent(index = 0): ConverseRequest {
 }
 
 const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
+// A Gemini thought signature (base64), as the google adapter appends it to the tool call ids it mints.
+const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
 
 describe('bedrock adapter', () => {
   it('signs and maps a plain text Converse exchange', async () => {
@@ -185,6 +187,20 @@ describe('bedrock adapter', () => {
     expect(sent().toolConfig?.tools).toHaveLength(1);
   });
 
+  it('sends Gemini-minted tool call ids without their thought signature, the same in the call and its result', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'Mild.' }]));
+    const out = await complete(bedrockAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: `gemini_0123456789abcdef.${SIGNATURE}`, type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: `gemini_0123456789abcdef.${SIGNATURE}`, content: '18C' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent().messages.flatMap((m) => m.content.flatMap((b) => [b.toolUse?.toolUseId, b.toolResult?.toolUseId].filter((id) => id !== undefined)))).toEqual(['gemini_0123456789abcdef', 'gemini_0123456789abcdef']);
+  });
+
   it('sends a data URL image as bytes and fetches an http URL image', async () => {
     const ctx = await setup((seen, res) => (seen.path.startsWith('/images/') ? servePng(res) : sendConverse(res, [{ text: 'Two pixels.' }])), { image_fetch: { allow_private_addresses: true } });
     await complete(bedrockAdapter, ctx, {
@@ -204,6 +220,18 @@ describe('bedrock adapter', () => {
     await expect(build({ temperature: 1.2 })).rejects.toThrow(/temperature/);
     await expect(build({ n: 3 })).rejects.toThrow(/n: /);
     await expect(build({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] })).rejects.toThrow(/image\/tiff/);
+  });
+
+  it('refuses penalties, token biases and a seed, which Converse has no setting for, and lets their neutral values through', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    const build = (body: Record<string, unknown>) => bedrockAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);
+    await expect(build({ frequency_penalty: 0.5 })).rejects.toThrow(/^frequency_penalty: /);
+    await expect(build({ presence_penalty: 1 })).rejects.toThrow(/^presence_penalty: /);
+    await expect(build({ logit_bias: { '50256': -100 } })).rejects.toThrow(/^logit_bias: /);
+    await expect(build({ seed: 7 })).rejects.toThrow(ProviderRequestError);
+    const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], frequency_penalty: 0, presence_penalty: 0, logit_bias: { '50256': 0 } });
+    expect(out.ok).toBe(true);
+    expect(sent()).toEqual({ messages: [{ role: 'user', content: [{ text: 'a' }] }] });
   });
 
   it('sends a Bedrock API key as a bearer token instead of signing', async () => {
@@ -248,6 +276,21 @@ describe('bedrock adapter', () => {
         { id: 'tooluse_b', name: 'get_weather', arguments: '{"city":"Rome"}' },
       ],
     });
+  });
+
+  it('streams a tool call without arguments as "{}", as the non-streamed answer gives it', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendFrames(res, [
+        frame('messageStart', { role: 'assistant' }),
+        ...toolFrames(0, 'tooluse_a', 'get_time', []),
+        ...toolFrames(1, 'tooluse_b', 'get_date', ['']),
+        ...toolFrames(2, 'tooluse_c', 'get_weather', ['{"city":"Rome"}']),
+        ...endFrames('tool_use'),
+      ]),
+    );
+    const { chunks, error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(error).toBeUndefined();
+    expect(assemble(chunks).toolCalls.map((call) => call.arguments)).toEqual(['{}', '{}', '{"city":"Rome"}']);
   });
 
   it('maps a streamed max_tokens stop to length', async () => {

@@ -10,12 +10,14 @@ const oneOf = (keys: readonly string[]) => (block: Record<string, unknown>) => k
 // https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html
 const cachePoint = z.strictObject({ type: z.literal('default') });
 const toolResultContent = z.union([z.strictObject({ text: z.string() }), z.strictObject({ json: z.record(z.string(), z.unknown()) })]);
+// ToolUseBlock.toolUseId: length 1-64, pattern ^[a-zA-Z0-9_-]+$ (Converse API reference).
+const toolUseId = z.string().max(64).regex(/^[a-zA-Z0-9_-]+$/);
 const contentBlock = z
   .strictObject({
     text: z.string().min(1).optional(),
     image: z.strictObject({ format: z.enum(['png', 'jpeg', 'gif', 'webp']), source: z.strictObject({ bytes: z.base64() }) }).optional(),
-    toolUse: z.strictObject({ toolUseId: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()) }).optional(),
-    toolResult: z.strictObject({ toolUseId: z.string().min(1), content: z.array(toolResultContent).min(1), status: z.enum(['success', 'error']).optional() }).optional(),
+    toolUse: z.strictObject({ toolUseId, name: z.string().min(1), input: z.record(z.string(), z.unknown()) }).optional(),
+    toolResult: z.strictObject({ toolUseId, content: z.array(toolResultContent).min(1), status: z.enum(['success', 'error']).optional() }).optional(),
     reasoningContent: z
       .union([z.strictObject({ reasoningText: z.strictObject({ text: z.string(), signature: z.string().min(1).optional() }) }), z.strictObject({ redactedContent: z.base64() })])
       .optional(),

@@ -51,6 +51,14 @@ describe('google adapter', () => {
     });
   });
 
+  it('maps both penalties to generationConfig and refuses token biases, which Gemini has no setting for', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'ok' }]));
+    await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], presence_penalty: 0.5, frequency_penalty: -0.5, seed: 3, logit_bias: {} });
+    expect(sent().generationConfig).toEqual({ presencePenalty: 0.5, frequencyPenalty: -0.5, seed: 3 });
+    await expect(googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], logit_bias: { '50256': 5 } }, ctx)).rejects.toThrow(/^logit_bias: /);
+    expect(fake?.requests).toHaveLength(1);
+  });
+
   it('maps usageMetadata with cached and thinking tokens', async () => {
     const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'ok' }], 'STOP', { usageMetadata: { promptTokenCount: 100, cachedContentTokenCount: 60, candidatesTokenCount: 10, thoughtsTokenCount: 30, totalTokenCount: 140 } }));
     const out = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });

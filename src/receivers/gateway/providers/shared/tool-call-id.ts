@@ -1,0 +1,42 @@
+// Gemini's function calls carry no id the client can echo, but may carry a
+// `thoughtSignature` that must come back on the same functionCall part in the
+// next request (Gemini 2.5+ with thinking; required by Gemini 3). OpenAI
+// clients echo exactly one opaque field per tool call: its `id`. So the
+// google adapter mints ids as `gemini_<hex>` and appends `.<signature>` when
+// there is one (signatures are base64, ids are hex: the first dot separates
+// them). Ids that do not start with `gemini_` (minted by another provider
+// before a fallback) are passed through and carry no signature.
+//
+// The signature is for Gemini only, and other providers refuse such ids
+// (Anthropic and Converse take ^[a-zA-Z0-9_-]+$, OpenAI at most 40
+// characters): requests to them carry `portableToolCallId(id)` instead.
+import { createHash, randomBytes } from 'node:crypto';
+
+const PREFIX = 'gemini_';
+/** What Anthropic's tool_use ids, Converse's toolUseId and OpenAI's tool call ids all accept. */
+const PORTABLE = /^[a-zA-Z0-9_-]{1,40}$/;
+
+export function mintToolCallId(thoughtSignature: string | undefined): string {
+  const id = `${PREFIX}${randomBytes(8).toString('hex')}`;
+  return thoughtSignature === undefined || thoughtSignature === '' ? id : `${id}.${thoughtSignature}`;
+}
+
+export function thoughtSignatureOf(toolCallId: string): string | undefined {
+  if (!toolCallId.startsWith(PREFIX)) return undefined;
+  const dot = toolCallId.indexOf('.');
+  return dot === -1 ? undefined : toolCallId.slice(dot + 1);
+}
+
+/**
+ * A Gemini-minted id without its signature, for requests to other provider
+ * types; the same for the same id, so a tool call and its result still match.
+ * An id that is not Gemini's is returned as it is.
+ */
+export function portableToolCallId(toolCallId: string): string {
+  if (!toolCallId.startsWith(PREFIX)) return toolCallId;
+  const dot = toolCallId.indexOf('.');
+  const bare = dot === -1 ? toolCallId : toolCallId.slice(0, dot);
+  if (PORTABLE.test(bare)) return bare;
+  // Not an id the google adapter minted (a client wrote it): a digest keeps it unique.
+  return `${PREFIX}${createHash('sha256').update(toolCallId).digest('hex').slice(0, 32)}`;
+}
