@@ -155,6 +155,24 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect(anthropic?.requests[0]?.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
   });
 
+  it('sends tool ids a Gemini answer minted without their thought signature, and every other id as it came', async () => {
+    const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'Sunny.' }], 'end_turn')) });
+    const geminiId = 'gemini_a1956a0f9ee40666.CiQB0e2Kb+/abc=';
+    await client.messages.create({
+      model: 'anthropic/claude-test',
+      max_tokens: 100,
+      tools: [weatherTool],
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Oslo?' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: geminiId, name: 'get_weather', input: { city: 'Paris' } }, { type: 'tool_use', id: 'toolu_2', name: 'get_weather', input: { city: 'Oslo' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: geminiId, content: 'sunny' }, { type: 'tool_result', tool_use_id: 'toolu_2', content: 'snow' }] },
+      ],
+    });
+    const sent = sentNative()['messages'] as Array<{ content: Array<Record<string, unknown>> }>;
+    expect(sent[1]?.content.map((b) => b['id'])).toEqual(['gemini_a1956a0f9ee40666', 'toolu_2']);
+    expect(sent[2]?.content.map((b) => b['tool_use_id'])).toEqual(['gemini_a1956a0f9ee40666', 'toolu_2']);
+  });
+
   it('holds the upstream of a native stream back while the client does not read, and loses no event', async () => {
     const pad = 'x'.repeat(16 * 1024);
     const wire = (e: { event: string; data: unknown }): string => `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
