@@ -48,7 +48,7 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
       try {
         if (handle === undefined) throw new Error(`exporters.${settings.id}: not started`);
         if (ready.length > 0) {
-          await writeAll(handle, ready);
+          await appendLines(handle, ready);
           if (config.fsync) await handle.sync();
           else flushBehind(handle);
         }
@@ -97,8 +97,28 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
   };
 }
 
+/** What appendLines needs of a file handle. */
+export type AppendTarget = Pick<FileHandle, 'stat' | 'writev' | 'truncate'>;
+
+/**
+ * Appends whole lines: a write that fails part way (a full disk) is cut back
+ * to where the file ended before it, so the half line it left does not join
+ * the next line written (an acknowledged request inside an unreadable line).
+ * The file's end is read before each write, as another writer (a rotation
+ * that truncates) may have moved it.
+ */
+export async function appendLines(handle: AppendTarget, buffers: Uint8Array[]): Promise<void> {
+  const { size } = await handle.stat();
+  try {
+    await writeAll(handle, buffers);
+  } catch (err) {
+    await handle.truncate(size).catch(() => undefined);
+    throw err;
+  }
+}
+
 /** Appends every buffer, in order, however many calls the kernel takes. */
-async function writeAll(handle: FileHandle, buffers: Uint8Array[]): Promise<void> {
+async function writeAll(handle: Pick<FileHandle, 'writev'>, buffers: Uint8Array[]): Promise<void> {
   let rest = buffers;
   for (;;) {
     const total = rest.reduce((sum, b) => sum + b.byteLength, 0);

@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Host } from '../../../src/core/component.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
 import { fileConfigSchema } from '../../../src/exporters/file/config.js';
-import { createFileExporter } from '../../../src/exporters/file/exporter.js';
+import { appendLines, createFileExporter, type AppendTarget } from '../../../src/exporters/file/exporter.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { parseJsonRequest } from '../../../src/otlp/json-codec.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
@@ -56,5 +56,30 @@ describe('file exporter', () => {
     const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
     expect(lines).toHaveLength(40);
     lines.forEach((line, i) => expect(parseJsonRequest(line)).toEqual(batches[i]?.toModel()));
+  });
+
+  it('cuts a write that fails part way back to the last whole line, so the next line stays readable', async () => {
+    const path = join(dir, 'cut.jsonl');
+    const file = await open(path, 'a');
+    try {
+      await appendLines(file, [Buffer.from('{"first":1}\n')]);
+      // A full disk: the kernel takes part of the write, then refuses the rest.
+      let full = true;
+      const failing: AppendTarget = {
+        stat: () => file.stat(),
+        truncate: (len) => file.truncate(len),
+        writev: async (buffers: NodeJS.ArrayBufferView[]) => {
+          if (!full) return file.writev(buffers);
+          await file.write(Buffer.from('{"seco'));
+          throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+        },
+      } as AppendTarget;
+      await expect(appendLines(failing, [Buffer.from('{"second":2}\n')])).rejects.toThrow('ENOSPC');
+      full = false;
+      await appendLines(failing, [Buffer.from('{"third":3}\n')]);
+    } finally {
+      await file.close();
+    }
+    expect((await readFile(path, 'utf8')).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown)).toEqual([{ first: 1 }, { third: 3 }]);
   });
 });
