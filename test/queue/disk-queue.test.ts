@@ -357,10 +357,70 @@ describe('DiskQueue', () => {
     const reopened = await openQueue();
     expect(texts(await reopened.read(READ_ALL))).toEqual([1, 4]);
   });
+
+  it('appends again once the disk has room after a write into a new, empty segment failed', async () => {
+    const faults = noFaults();
+    const queue = await openQueue({ openSegmentFile: faultySegmentFiles(faults) });
+    await queue.append(payload(1), 1);
+    faults.full = true;
+    // The first failure breaks the old segment; the second one a new, still-empty segment.
+    await expect(queue.append(payload(2), 1)).rejects.toBeInstanceOf(QueueWriteError);
+    await expect(queue.append(payload(3), 1)).rejects.toBeInstanceOf(QueueWriteError);
+    faults.full = false;
+    await queue.append(payload(4), 1);
+    await queue.append(payload(5), 1);
+    expect(texts(await queue.read(READ_ALL))).toEqual([1, 4, 5]);
+    await queue.close();
+
+    const reopened = await openQueue();
+    expect(texts(await reopened.read(READ_ALL))).toEqual([1, 4, 5]);
+  });
+
+  it('appends again once the disk has room after the first write of a new queue failed', async () => {
+    const faults = noFaults();
+    faults.full = true;
+    const queue = await openQueue({ openSegmentFile: faultySegmentFiles(faults) });
+    await expect(queue.append(payload(1), 1)).rejects.toBeInstanceOf(QueueWriteError);
+    faults.full = false;
+    await queue.append(payload(2), 1);
+    expect(texts(await queue.read(READ_ALL))).toEqual([2]);
+    await queue.close();
+
+    const reopened = await openQueue();
+    expect(texts(await reopened.read(READ_ALL))).toEqual([2]);
+  });
 });
 
 async function waitFor(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+interface DiskFaults {
+  /** Every write fails as on a full disk. */
+  full: boolean;
+}
+
+function noFaults(): DiskFaults {
+  return { full: false };
+}
+
+/** Opens segment files whose writes fail while `faults` says so. */
+function faultySegmentFiles(faults: DiskFaults): (path: string, flags: number) => Promise<FileHandle> {
+  return async function openSegmentFile(path, flags) {
+    const handle = await open(path, flags);
+    return new Proxy(handle, {
+      get(target, prop) {
+        if (prop === 'writev') {
+          return async function writev(buffers: Uint8Array[], position: number) {
+            if (faults.full) throw Object.assign(new Error('injected ENOSPC: no space left on device'), { code: 'ENOSPC' });
+            return target.writev(buffers, position);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  };
 }
 
 /** A promise and its resolve, for stepping through concurrent writes (Node 20 has no Promise.withResolvers). */
