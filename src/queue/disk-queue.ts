@@ -358,16 +358,33 @@ export class DiskQueue implements Queue {
     return { segment, handle };
   }
 
-  #sealWriteSegment(): Promise<void> {
+  /** Callers settle the writes in flight first: a failed one's bytes are cut off here. */
+  async #sealWriteSegment(): Promise<void> {
     const segment = this.#writeSegment;
     const handle = this.#writeHandle;
     this.#writeSegment = undefined;
     this.#writeHandle = undefined;
-    if (segment !== undefined) {
-      segment.sealed = true;
-      if (segment.count === 0) this.#discardEmptySegment(segment);
+    if (segment === undefined || handle === undefined) return;
+    segment.sealed = true;
+    if (segment.count === 0) this.#discardEmptySegment(segment);
+    else if (segment.broken) await this.#cutFailedWrites(segment, handle);
+    await handle.close();
+  }
+
+  /**
+   * A failed write can leave whole records of its group (a short write on a
+   * full disk) past the last committed one. Their appends were refused, and
+   * the next segment takes their sequence numbers, so they must not be
+   * recovered: cut the file back to the committed bytes.
+   */
+  async #cutFailedWrites(segment: Segment, handle: FileHandle): Promise<void> {
+    try {
+      await handle.truncate(segment.bytes);
+      await handle.datasync();
+    } catch (err) {
+      // Recovery drops records past the next segment's start, so this costs no acknowledged record.
+      this.#logger.warn({ queue: this.name, segment: segment.path, err }, 'cutting a failed write off a segment failed');
     }
-    return handle?.close() ?? Promise.resolve();
   }
 
   /** Forgets a write segment that never stored a record (its first write failed); its file goes before the next is created. */

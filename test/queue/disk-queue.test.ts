@@ -390,6 +390,20 @@ describe('DiskQueue', () => {
     expect(texts(await reopened.read(READ_ALL))).toEqual([2]);
   });
 
+  it('cuts the whole records of a partly written group off the segment, so they are not delivered after a reopen', async () => {
+    const faults = noFaults();
+    const queue = await openQueue({ openSegmentFile: faultySegmentFiles(faults) });
+    await queue.append(payload(1, 100), 1);
+    faults.shortWriteNext = true;
+    const group = await Promise.allSettled([10, 11, 12, 13].map((n) => queue.append(payload(n, 100), 1)));
+    const stored = [1, ...[10, 11, 12, 13].filter((_, i) => group[i]?.status === 'fulfilled')];
+    expect(stored.length).toBeLessThan(5);
+    await queue.close();
+
+    const reopened = await openQueue();
+    expect(texts(await reopened.read(READ_ALL))).toEqual(stored);
+  });
+
   it('loses no acknowledged record when a partly written group could not be cut off its segment', async () => {
     const faults = noFaults();
     faults.truncateFails = true;
