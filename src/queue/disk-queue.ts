@@ -115,6 +115,11 @@ export class DiskQueue implements Queue {
   #writeSegment: Segment | undefined;
   #writeHandle: FileHandle | undefined;
   #rollBeforeNextWrite = false;
+  /**
+   * A segment file that failed before it stored a record, still to delete.
+   * The next segment starts at the same sequence number, so has the same name.
+   */
+  #discardedSegmentPath: string | undefined;
   #nextSeq = 0;
   #pending: PendingAppend[] = [];
   #pendingBytes = 0;
@@ -324,6 +329,11 @@ export class DiskQueue implements Queue {
       return { segment: this.#writeSegment, handle: this.#writeHandle };
     }
     this.#rollBeforeNextWrite = false;
+    if (this.#discardedSegmentPath !== undefined) {
+      // Throws while the file cannot go (failing this append); the next append tries again.
+      await removeFile(this.#discardedSegmentPath);
+      this.#discardedSegmentPath = undefined;
+    }
     const segment: Segment = {
       base: this.#nextSeq,
       path: join(this.#directory, segmentFileName(this.#nextSeq)),
@@ -338,7 +348,7 @@ export class DiskQueue implements Queue {
       await fsyncDirectory(this.#directory);
     } catch (err) {
       await handle.close();
-      await removeFile(segment.path);
+      this.#discardedSegmentPath = segment.path;
       throw err;
     }
     this.#segments.push(segment);
@@ -348,13 +358,42 @@ export class DiskQueue implements Queue {
     return { segment, handle };
   }
 
-  #sealWriteSegment(): Promise<void> {
+  /** Callers settle the writes in flight first: a failed one's bytes are cut off here. */
+  async #sealWriteSegment(): Promise<void> {
     const segment = this.#writeSegment;
     const handle = this.#writeHandle;
     this.#writeSegment = undefined;
     this.#writeHandle = undefined;
-    if (segment !== undefined) segment.sealed = true;
-    return handle?.close() ?? Promise.resolve();
+    if (segment === undefined || handle === undefined) return;
+    segment.sealed = true;
+    if (segment.count === 0) this.#discardEmptySegment(segment);
+    else if (segment.broken) await this.#cutFailedWrites(segment, handle);
+    await handle.close();
+  }
+
+  /**
+   * A failed write can leave whole records of its group (a short write on a
+   * full disk) past the last committed one. Their appends were refused, and
+   * the next segment takes their sequence numbers, so they must not be
+   * recovered: cut the file back to the committed bytes.
+   */
+  async #cutFailedWrites(segment: Segment, handle: FileHandle): Promise<void> {
+    try {
+      await handle.truncate(segment.bytes);
+      await handle.datasync();
+    } catch (err) {
+      // Recovery drops records past the next segment's start, so this costs no acknowledged record.
+      this.#logger.warn({ queue: this.name, segment: segment.path, err }, 'cutting a failed write off a segment failed');
+    }
+  }
+
+  /** Forgets a write segment that never stored a record (its first write failed); its file goes before the next is created. */
+  #discardEmptySegment(segment: Segment): void {
+    const index = this.#segments.indexOf(segment);
+    if (index !== -1) this.#segments.splice(index, 1);
+    // It held nothing to read: the reader waits for the next segment, which starts at the same sequence number.
+    if (this.#cursor.segment === segment) this.#cursor = { segment: undefined, offset: 0, seq: segment.base };
+    this.#discardedSegmentPath = segment.path;
   }
 
   // --- read -----------------------------------------------------------------
@@ -579,6 +618,10 @@ export class DiskQueue implements Queue {
     this.#recent.clear();
     await this.#sealWriteSegment();
     await this.#closeReadHandle();
+    if (this.#discardedSegmentPath !== undefined) {
+      // Recovery deletes an empty segment anyway, so a failure here is only logged.
+      await removeFile(this.#discardedSegmentPath).catch((err: unknown) => this.#logger.warn({ queue: this.name, err }, 'deleting an empty segment failed'));
+    }
     await this.#lock?.release();
   }
 }

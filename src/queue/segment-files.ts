@@ -60,6 +60,13 @@ export interface RecoveredSegment {
  * Scans every segment in order, keeps every whole record, truncates a torn or
  * corrupt tail (a crash mid-write, or a damaged sector), and deletes segments
  * that are empty or entirely acknowledged.
+ *
+ * A segment's records end where the next segment starts: the queue starts a
+ * segment at the sequence number after the last record it stored. Whole
+ * records past that point are what a failed write left behind (their appends
+ * were refused), so they are cut off too; counting them would give two files
+ * the same sequence numbers, and an ack position past the earlier one's end
+ * would skip stored records at the head of the next.
  */
 export async function recoverSegments(
   directory: string,
@@ -68,17 +75,24 @@ export async function recoverSegments(
   queue: string,
 ): Promise<RecoveredSegment[]> {
   const names = (await readdir(directory)).filter((name) => SEGMENT_NAME.test(name)).sort();
+  const bases = names.map((name) => Number(SEGMENT_NAME.exec(name)?.[1]));
   const kept: RecoveredSegment[] = [];
-  for (const name of names) {
+  for (const [index, name] of names.entries()) {
     const path = join(directory, name);
-    const base = Number(SEGMENT_NAME.exec(name)?.[1]);
+    const base = bases[index] ?? 0;
+    const maxCount = (bases[index + 1] ?? Number.POSITIVE_INFINITY) - base;
     const buf = await readFile(path);
     const firstUnacked = Math.max(base, ackPosition);
     let pos = 0;
     let count = 0;
     let readOffset = 0;
     let problem: string | undefined;
+    let overlaps = false;
     while (pos < buf.length) {
+      if (count === maxCount) {
+        overlaps = true;
+        break;
+      }
       const result = decodeFrame(buf, pos);
       if (result.kind !== 'frame') {
         problem = result.kind === 'corrupt' ? result.reason : 'torn record';
@@ -93,6 +107,13 @@ export async function recoverSegments(
       logger.warn(
         { queue, segment: name, keptRecords: count, discardedBytes: buf.length - pos, reason: problem },
         'queue segment ends in a torn or corrupt record; truncated it and kept every whole record before it',
+      );
+    }
+    if (overlaps) {
+      await truncate(path, pos);
+      logger.warn(
+        { queue, segment: name, keptRecords: count, discardedBytes: buf.length - pos },
+        'queue segment holds records a failed write left past the start of the next segment; truncated them',
       );
     }
     if (count === 0 || base + count <= ackPosition) {

@@ -357,10 +357,123 @@ describe('DiskQueue', () => {
     const reopened = await openQueue();
     expect(texts(await reopened.read(READ_ALL))).toEqual([1, 4]);
   });
+
+  it('appends again once the disk has room after a write into a new, empty segment failed', async () => {
+    const faults = noFaults();
+    const queue = await openQueue({ openSegmentFile: faultySegmentFiles(faults) });
+    await queue.append(payload(1), 1);
+    faults.full = true;
+    // The first failure breaks the old segment; the second one a new, still-empty segment.
+    await expect(queue.append(payload(2), 1)).rejects.toBeInstanceOf(QueueWriteError);
+    await expect(queue.append(payload(3), 1)).rejects.toBeInstanceOf(QueueWriteError);
+    faults.full = false;
+    await queue.append(payload(4), 1);
+    await queue.append(payload(5), 1);
+    expect(texts(await queue.read(READ_ALL))).toEqual([1, 4, 5]);
+    await queue.close();
+
+    const reopened = await openQueue();
+    expect(texts(await reopened.read(READ_ALL))).toEqual([1, 4, 5]);
+  });
+
+  it('appends again once the disk has room after the first write of a new queue failed', async () => {
+    const faults = noFaults();
+    faults.full = true;
+    const queue = await openQueue({ openSegmentFile: faultySegmentFiles(faults) });
+    await expect(queue.append(payload(1), 1)).rejects.toBeInstanceOf(QueueWriteError);
+    faults.full = false;
+    await queue.append(payload(2), 1);
+    expect(texts(await queue.read(READ_ALL))).toEqual([2]);
+    await queue.close();
+
+    const reopened = await openQueue();
+    expect(texts(await reopened.read(READ_ALL))).toEqual([2]);
+  });
+
+  it('cuts the whole records of a partly written group off the segment, so they are not delivered after a reopen', async () => {
+    const faults = noFaults();
+    const queue = await openQueue({ openSegmentFile: faultySegmentFiles(faults) });
+    await queue.append(payload(1, 100), 1);
+    faults.shortWriteNext = true;
+    const group = await Promise.allSettled([10, 11, 12, 13].map((n) => queue.append(payload(n, 100), 1)));
+    const stored = [1, ...[10, 11, 12, 13].filter((_, i) => group[i]?.status === 'fulfilled')];
+    expect(stored.length).toBeLessThan(5);
+    await queue.close();
+
+    const reopened = await openQueue();
+    expect(texts(await reopened.read(READ_ALL))).toEqual(stored);
+  });
+
+  it('loses no acknowledged record when a partly written group could not be cut off its segment', async () => {
+    const faults = noFaults();
+    faults.truncateFails = true;
+    const first = await openQueue({ openSegmentFile: faultySegmentFiles(faults) });
+    for (const n of [1, 2, 3]) await first.append(payload(n, 100), 1);
+    faults.shortWriteNext = true;
+    const group = await Promise.allSettled([10, 11, 12, 13].map((n) => first.append(payload(n, 100), 1)));
+    const storedBefore = [1, 2, 3, ...[10, 11, 12, 13].filter((_, i) => group[i]?.status === 'fulfilled')];
+    // These go to the next segment, numbered right after the records stored before them.
+    for (const n of [20, 21, 22, 23, 24, 25]) await first.append(payload(n, 100), 1);
+    expect((await segmentFiles()).length).toBe(2);
+    await first.close();
+
+    // Deliver exactly what the first segment holds, then restart before delivering the rest.
+    const second = await openQueue();
+    const delivered = await second.read({ maxSpans: storedBefore.length, maxBytes: Number.MAX_SAFE_INTEGER });
+    expect(texts(delivered)).toEqual(storedBefore);
+    await second.ack(delivered.map((r) => r.id));
+    await second.close();
+
+    const third = await openQueue();
+    expect(texts(await third.read(READ_ALL))).toEqual([20, 21, 22, 23, 24, 25]);
+  });
 });
 
 async function waitFor(check: () => Promise<boolean>): Promise<void> {
   for (let i = 0; i < 200 && !(await check()); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+interface DiskFaults {
+  /** Every write fails as on a full disk. */
+  full: boolean;
+  /** The next write of more than one record lands all but its last bytes and reports a short count, as at ENOSPC. */
+  shortWriteNext: boolean;
+  /** Truncating a segment file fails. */
+  truncateFails: boolean;
+}
+
+function noFaults(): DiskFaults {
+  return { full: false, shortWriteNext: false, truncateFails: false };
+}
+
+/** Opens segment files whose writes and truncations fail while `faults` says so. */
+function faultySegmentFiles(faults: DiskFaults): (path: string, flags: number) => Promise<FileHandle> {
+  return async function openSegmentFile(path, flags) {
+    const handle = await open(path, flags);
+    return new Proxy(handle, {
+      get(target, prop) {
+        if (prop === 'writev') {
+          return async function writev(buffers: Uint8Array[], position: number) {
+            if (faults.full) throw Object.assign(new Error('injected ENOSPC: no space left on device'), { code: 'ENOSPC' });
+            // Two buffers (header and data) per record.
+            if (!faults.shortWriteNext || buffers.length <= 2) return target.writev(buffers, position);
+            faults.shortWriteNext = false;
+            const all = Buffer.concat(buffers);
+            const { bytesWritten } = await target.write(all, 0, all.length - 50, position);
+            return { bytesWritten, buffers };
+          };
+        }
+        if (prop === 'truncate') {
+          return async function truncate(length?: number) {
+            if (faults.truncateFails) throw Object.assign(new Error('injected EIO: i/o error'), { code: 'EIO' });
+            return target.truncate(length);
+          };
+        }
+        const value: unknown = Reflect.get(target, prop);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  };
 }
 
 /** A promise and its resolve, for stepping through concurrent writes (Node 20 has no Promise.withResolvers). */
