@@ -20,7 +20,7 @@ export class UsageMeter {
   readonly key: AccountKey;
   readonly #accountant: Accountant;
   readonly #startedAt: number;
-  /** The model the client asked for, once the request is parsed. */
+  /** The catalog id of the model the last attempt went to (a fallback model's, when one answered). */
   model = '';
   streamed = false;
   provider = '';
@@ -47,7 +47,7 @@ export class UsageMeter {
     this.#attempted = true;
     this.streamed = streamed;
     this.provider = served.provider;
-    if (this.model === '') this.model = served.modelId;
+    this.model = served.modelId;
   }
 
   /** An attempt reported usage: its cost at that endpoint's prices, added to the request's. */

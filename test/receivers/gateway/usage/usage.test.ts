@@ -161,6 +161,24 @@ describe('usage of streams and direct routes', () => {
     expect((data.usage as { cost?: unknown } | undefined)?.cost).toBe(COST);
   });
 
+  it('records a generation a fallback model answered under that model and its provider', async () => {
+    upstream = await startUpstream(function answer(body, res) {
+      if (body['model'] === 'up-broken') sendJson(res, 500, { error: { message: 'down', type: 'server_error' } });
+      else sendJson(res, 200, completion('hi', { usage }));
+    });
+    const fallbackModels = [
+      { id: 'openai/broken', pricing: { input: '0.000001', output: '0.000001' }, endpoints: [{ provider: 'openai', model: 'up-broken' }] },
+      ...models,
+    ];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { openai: openaiProvider(upstream) }, models: fallbackModels });
+    const body = { model: 'openai/broken', messages: [{ role: 'user', content: 'hi' }], models: ['openai/gpt-cache'] };
+    const response = await fetch(`${gateway.baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(response.status).toBe(200);
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    await waitForGeneration(id);
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ model: 'openai/gpt-cache', provider_name: 'openai', total_cost: COST });
+  });
+
   it('charges the last of usage reports repeated on every chunk, once, and shows it in the last one', async () => {
     const cumulative = (completion: number) => ({ prompt_tokens: 1234, completion_tokens: completion, total_tokens: 1234 + completion, prompt_tokens_details: { cached_tokens: 800, cache_creation_tokens: 100 } });
     upstream = await startUpstream(function answer(_body, res) {
