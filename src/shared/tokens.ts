@@ -17,6 +17,8 @@ export const NO_TOKENS: TokenCounts = { input: 0, output: 0, cacheRead: 0, cache
 export interface UsageLike {
   prompt_tokens?: number;
   completion_tokens?: number;
+  /** DeepSeek's count of cached prompt tokens, where OpenAI's prompt_tokens_details is absent. */
+  prompt_cache_hit_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number } | null;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
 }
@@ -25,7 +27,7 @@ export function tokensOf(usage: UsageLike): TokenCounts {
   return {
     input: count(usage.prompt_tokens),
     output: count(usage.completion_tokens),
-    cacheRead: count(usage.prompt_tokens_details?.cached_tokens),
+    cacheRead: count(usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens),
     cacheWrite: count(usage.prompt_tokens_details?.cache_creation_tokens),
     reasoning: count(usage.completion_tokens_details?.reasoning_tokens),
   };

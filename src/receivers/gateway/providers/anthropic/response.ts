@@ -15,6 +15,8 @@ const FINISH_REASONS: Readonly<Record<AnthropicStopReason, FinishReason>> = {
   pause_turn: 'stop',
   tool_use: 'tool_calls',
   max_tokens: 'length',
+  // The answer stopped at the model's context window: cut short, as at max_tokens.
+  model_context_window_exceeded: 'length',
   refusal: 'content_filter',
 };
 

@@ -82,7 +82,7 @@ export interface AnthropicRequest {
   thinking?: { type: 'enabled'; budget_tokens: number };
 }
 
-export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
+export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';
 
 export interface AnthropicUsage {
   input_tokens: number;
