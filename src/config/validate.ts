@@ -1,7 +1,7 @@
 // From the parsed YAML tree to a validated config: every problem at once,
 // each naming its YAML path, or a ConfigError listing them all.
 import type { z } from 'zod';
-import type { ComponentConfig, ComponentKind, ExporterFactory, ProcessorFactory, ReceiverFactory } from '../core/component.js';
+import type { AnyFactory, ComponentConfig, ComponentKind, ExporterFactory, ProcessorFactory, ReceiverFactory } from '../core/component.js';
 import { parseComponentId } from '../core/component.js';
 import { ConfigError } from '../shared/errors.js';
 import type { ComponentRegistry, TopLevelSection } from '../core/registry.js';
@@ -71,6 +71,8 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
     if (consumers.length === 0) problems.push(`${section.key}: no ${target.kind} of type ${target.type} is configured to use this section`);
   }
 
+  for (const kind of ['receiver', 'processor', 'exporter'] as const) problems.push(...checkTogether(kind, components[kind].valid));
+
   const service = parseAt(serviceSchema, raw['service'], ['service'], problems);
   // A shape problem elsewhere in `service` must not hide the references of pipelines that are well formed.
   const pipelines = service.ok ? { pipelines: service.value.pipelines, complete: true } : wellFormedPipelines(raw['service']);
@@ -90,6 +92,20 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
     sections,
     service: service.value,
   };
+}
+
+/** Each factory's checks across the components of its type that validated. */
+function checkTogether(kind: ComponentKind, valid: ReadonlyMap<string, ComponentConfig<AnyFactory>>): string[] {
+  const byFactory = new Map<AnyFactory, Array<{ id: string; config: unknown }>>();
+  for (const component of valid.values()) {
+    if (component.factory.checkTogether === undefined) continue;
+    const group = byFactory.get(component.factory) ?? [];
+    group.push({ id: component.id, config: component.config });
+    byFactory.set(component.factory, group);
+  }
+  const problems: string[] = [];
+  for (const [factory, group] of byFactory) problems.push(...(factory.checkTogether?.(group) ?? []).map((problem: string) => `${KIND_SECTIONS[kind]}.${problem}`));
+  return problems;
 }
 
 /** The pipelines of an invalid `service` section whose own shape is valid; `complete` when none was left out. */

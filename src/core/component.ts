@@ -76,6 +76,12 @@ interface FactoryBase<K extends ComponentKind, C> {
   readonly type: string;
   readonly configSchema: z.ZodType<C>;
   createDefaultConfig(): unknown;
+  /**
+   * Problems across every configured component of this type, each config
+   * already valid on its own (two gateways giving one key name to different
+   * keys): `<section>.<id>.<path>: <message>` lines.
+   */
+  checkTogether?(configs: ReadonlyArray<{ readonly id: string; readonly config: C }>): string[];
 }
 
 export interface ReceiverFactory<C = unknown> extends FactoryBase<'receiver', C> {

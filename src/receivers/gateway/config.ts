@@ -1,7 +1,7 @@
 // receivers.gateway: keys as DESIGN section 4 names them. Durations parse to
 // ms and sizes to bytes here; each provider entry is validated by its type's
 // adapter schema, so a bad provider key is reported under its YAML path.
-import { createHash } from 'node:crypto';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { configErrorMap } from '../../config/format-issues.js';
 import { keysParsed } from '../../config/when-parsed.js';
@@ -117,6 +117,31 @@ export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 export type ApiKeyEntry = GatewayConfig['api_keys'][number];
 
 /** A key's name: its own, or for a bare key `key-` and the first 8 hex digits of its SHA-256 (never the secret). */
+/**
+ * Usage (spend, budgets, generation records, reports) is kept by key name,
+ * so a name is one key wherever it appears: two gateways may share a key
+ * under one name, but may not give one name to two different keys.
+ */
+export function checkKeyNamesTogether(gateways: ReadonlyArray<{ readonly id: string; readonly config: GatewayConfig }>): string[] {
+  const owners = new Map<string, { readonly key: string; readonly id: string }>();
+  const problems: string[] = [];
+  for (const { id, config } of gateways) {
+    config.api_keys.forEach(function checkName(entry, i) {
+      const key = typeof entry === 'string' ? entry : entry.key;
+      const name = apiKeyName(entry);
+      const owner = owners.get(name);
+      if (owner === undefined) owners.set(name, { key, id });
+      else if (!timingSafeEqualText(owner.key, key)) problems.push(`${id}.api_keys[${i}].name: key name ${name} is given to another key in ${owner.id}; usage is kept by name, so each name must stand for one key`);
+    });
+  }
+  return problems;
+}
+
+function timingSafeEqualText(a: string, b: string): boolean {
+  const [x, y] = [createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest()];
+  return timingSafeEqual(x, y);
+}
+
 export function apiKeyName(entry: ApiKeyEntry): string {
   if (typeof entry !== 'string' && entry.name !== undefined) return entry.name;
   const key = typeof entry === 'string' ? entry : entry.key;

@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import type { CreateSettings, Host, Receiver, ReceiverFactory, TracesConsumer } from '../../core/component.js';
-import { createDefaultConfig, gatewayConfigSchema, type GatewayConfig } from './config.js';
+import { checkKeyNamesTogether, createDefaultConfig, gatewayConfigSchema, type GatewayConfig } from './config.js';
 import type { GatewayReceiver } from './receiver.js';
 
 /**
@@ -38,6 +38,7 @@ export const gatewayReceiverFactory: ReceiverFactory<GatewayConfig> = {
   type: 'gateway',
   configSchema: gatewayConfigSchema,
   createDefaultConfig,
+  checkTogether: checkKeyNamesTogether,
   create: function createGatewayReceiver(settings, config, next) {
     return new LazyGatewayReceiver(settings, config, next);
   },

@@ -150,4 +150,27 @@ describe('gateway config keys', () => {
     expect(yamlProblems({ max_connections: 10, idle_timeout: '5s', cors: { allowed_origins: ['https://*.example.com'] } })).toEqual([]);
     expect(yamlProblems({ read_header_timeout: '2m', read_timeout: '1m' })).toEqual(['receivers.gateway.read_header_timeout: must not be longer than read_timeout']);
   });
+
+  it('refuses one key name given to different keys by two gateways, and takes one key shared under its name', () => {
+    function twoGateways(second: unknown[]): readonly string[] {
+      const raw = {
+        receivers: {
+          gateway: { api_keys: [{ key: 'sk-alpha', name: 'alpha' }, 'sk-bare'] },
+          'gateway/two': { endpoint: '127.0.0.1:8788', api_keys: second },
+        },
+        exporters: { debug: {} },
+        service: { pipelines: { traces: { receivers: ['gateway', 'gateway/two'], exporters: ['debug'] } } },
+      };
+      try {
+        validateConfig(raw, builtinRegistry());
+        return [];
+      } catch (err) {
+        if (err instanceof ConfigError) return err.problems;
+        throw err;
+      }
+    }
+    expect(twoGateways([{ key: 'other-tenant', name: 'alpha' }])).toEqual(['receivers.gateway/two.api_keys[0].name: key name alpha is given to another key in gateway; usage is kept by name, so each name must stand for one key']);
+    expect(twoGateways([{ key: 'sk-alpha', name: 'alpha' }, 'sk-bare'])).toEqual([]);
+    expect(twoGateways([{ key: 'other-tenant', name: 'beta' }])).toEqual([]);
+  });
 });
