@@ -3,7 +3,7 @@
 // time-series database. Nothing is written to disk: a restart starts afresh.
 import type { Registry } from 'prom-client';
 import { Ring } from './ring.js';
-import { type Snapshot, takeSnapshot } from './snapshot.js';
+import { type Snapshot, takeSnapshot, WINDOWED_METRICS } from './snapshot.js';
 
 export const STATS_WINDOW_MS = 15 * 60_000;
 export const SAMPLE_INTERVAL_MS = 2_000;
@@ -58,7 +58,7 @@ export class StatsSampler {
     const ring = this.#ring;
     const now = this.#now;
     const taken = this.#sampling.then(async function takeOne() {
-      ring.push(await takeSnapshot(registry, now()));
+      ring.push(await takeSnapshot(registry, now(), WINDOWED_METRICS));
     });
     this.#sampling = taken.catch(() => undefined);
     return taken;

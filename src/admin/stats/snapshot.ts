@@ -41,9 +41,22 @@ function labelsOf(raw: Partial<Record<string, string | number>>): Labels {
   return labels;
 }
 
-export async function takeSnapshot(registry: Registry, at: number): Promise<Snapshot> {
+/**
+ * The metrics read over a window (rates, window percentiles, the chart): the
+ * only ones the samples kept for the window hold. Everything else is read
+ * from a sample taken when asked, so the window's memory does not grow with
+ * the number of keys, models and queues.
+ */
+export const WINDOWED_METRICS = [
+  'sluice_receiver_accepted_spans_total',
+  'sluice_exporter_sent_spans_total',
+  'sluice_gateway_attempts_total',
+  'sluice_gateway_attempt_duration_seconds',
+] as const;
+
+export async function takeSnapshot(registry: Registry, at: number, names: readonly string[] = SAMPLED_METRICS): Promise<Snapshot> {
   const metrics = new Map<string, Series[]>();
-  for (const name of SAMPLED_METRICS) {
+  for (const name of names) {
     const metric = registry.getSingleMetric(name);
     if (metric === undefined) continue;
     const read = await metric.get();

@@ -136,7 +136,8 @@ function providersOf(current: Snapshot, windowStart: Snapshot | undefined): Prov
   return [...new Set([...attempts.keys(), ...buckets.keys()])].sort().map(function providerView(key) {
     const [receiver = '', provider = ''] = key.split('\u0000');
     const outcomes = sumBy(attempts.get(key) ?? [], 'outcome');
-    const failures = new Map([...outcomes].filter(([outcome]) => outcome !== 'success'));
+    // A client that left (cancelled) is not the provider failing.
+    const failures = new Map([...outcomes].filter(([outcome]) => outcome !== 'success' && outcome !== 'cancelled'));
     const latency = buckets.get(key) ?? [];
     const ms = (q: number) => {
       const seconds = histogramQuantile(q, latency);
@@ -158,7 +159,9 @@ function keysOf(current: Snapshot): KeyView[] {
   const cost = sumBy(current.metrics.get('sluice_gateway_cost_usd_total') ?? [], 'key');
   return [...new Set([...tokens.keys(), ...cost.keys()])].sort().map(function keyView(key) {
     const series = tokens.get(key) ?? [];
-    return { key, tokens: total(series), tokensByType: record(sumBy(series, 'type')), costUsd: cost.get(key) ?? 0 };
+    // `input` counts cache reads and writes, `output` reasoning: the other types are parts of these two.
+    const billed = series.filter((s) => s.labels['type'] === 'input' || s.labels['type'] === 'output');
+    return { key, tokens: total(billed), tokensByType: record(sumBy(series, 'type')), costUsd: cost.get(key) ?? 0 };
   });
 }
 

@@ -130,11 +130,13 @@ describe('GET /v1/stats', () => {
     gateway.attempts.inc({ receiver: 'gateway', provider: 'openai', outcome: 'success' }, 97);
     gateway.attempts.inc({ receiver: 'gateway', provider: 'openai', outcome: 'http_error' }, 2);
     gateway.attempts.inc({ receiver: 'gateway', provider: 'openai', outcome: 'timeout' }, 1);
+    // Clients that left are not the provider failing.
+    gateway.attempts.inc({ receiver: 'gateway', provider: 'openai', outcome: 'cancelled' }, 4);
     now += 1_000;
     const body = await stats();
     expect(body.windowMs).toBe(10_000);
     const [openai] = body.gateway.providers;
-    expect(openai).toMatchObject({ provider: 'openai', attempts: 100, failures: 3, failuresByType: { http_error: 2, timeout: 1 } });
+    expect(openai).toMatchObject({ provider: 'openai', attempts: 104, failures: 3, failuresByType: { http_error: 2, timeout: 1 } });
     // 98 of 100 in the 25-50 ms bucket: p50 interpolates inside it, p99 lands in the 0.5-1 s bucket.
     expect(openai?.latencyMs.p50).toBeGreaterThan(25);
     expect(openai?.latencyMs.p50).toBeLessThanOrEqual(50);
@@ -145,9 +147,12 @@ describe('GET /v1/stats', () => {
   it('reports tokens and spend per key name when the gateway counts them', async () => {
     telemetry.counter('sluice_gateway_tokens_total', 'tokens', ['model', 'provider', 'key', 'type']).inc({ model: 'm', provider: 'p', key: 'team-a', type: 'input' }, 10);
     telemetry.counter('sluice_gateway_tokens_total', 'tokens', ['model', 'provider', 'key', 'type']).inc({ model: 'm', provider: 'p', key: 'team-a', type: 'output' }, 5);
+    // Parts of input and output, not tokens of their own.
+    telemetry.counter('sluice_gateway_tokens_total', 'tokens', ['model', 'provider', 'key', 'type']).inc({ model: 'm', provider: 'p', key: 'team-a', type: 'cache_read' }, 6);
+    telemetry.counter('sluice_gateway_tokens_total', 'tokens', ['model', 'provider', 'key', 'type']).inc({ model: 'm', provider: 'p', key: 'team-a', type: 'reasoning' }, 2);
     telemetry.counter('sluice_gateway_cost_usd_total', 'cost', ['model', 'provider', 'key']).inc({ model: 'm', provider: 'p', key: 'team-a' }, 0.25);
     const body = await stats();
-    expect(body.gateway.keys).toEqual([{ key: 'team-a', tokens: 15, tokensByType: { input: 10, output: 5 }, costUsd: 0.25 }]);
+    expect(body.gateway.keys).toEqual([{ key: 'team-a', tokens: 15, tokensByType: { input: 10, output: 5, cache_read: 6, reasoning: 2 }, costUsd: 0.25 }]);
   });
 
   it('keeps only the window in memory', async () => {
@@ -158,5 +163,17 @@ describe('GET /v1/stats', () => {
     // 10 s of 2 s samples, plus the one a full window back.
     expect(sampler.snapshots()).toHaveLength(6);
     expect(sampler.snapshots()[0]?.at).toBe(1_000_000 + 14 * 2_000);
+  });
+
+  it('keeps in the window only the metrics read over it, however many keys and models the rest have', async () => {
+    const tokens = telemetry.counter('sluice_gateway_tokens_total', 'tokens', ['model', 'provider', 'key', 'type']);
+    for (let i = 0; i < 200; i += 1) tokens.inc({ model: `m${i}`, provider: 'p', key: 'team-a', type: 'input' }, 1);
+    gatewayMetrics(telemetry).attempts.inc({ receiver: 'gateway', provider: 'openai', outcome: 'success' }, 1);
+    await sampler.sample();
+    const kept = [...(sampler.snapshots()[0]?.metrics.keys() ?? [])];
+    expect(kept).toContain('sluice_gateway_attempts_total');
+    expect(kept).not.toContain('sluice_gateway_tokens_total');
+    // The answer still has them, read when asked.
+    expect((await stats()).gateway.keys).toMatchObject([{ key: 'team-a', tokens: 200 }]);
   });
 });
