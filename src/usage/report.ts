@@ -51,12 +51,14 @@ export function parseReportQuery(params: URLSearchParams, ownKey: string | undef
   const credential = params.get('credential_type');
   if (credential !== null && credential !== 'system' && credential !== 'byok') throw new ReportQueryError('credential_type', 'credential_type must be byok or system');
   const userId = params.get('user_id') ?? undefined;
+  // A gateway key reads only its own records: a user_id naming another key matches nothing, not the caller's own.
+  const key = credential === 'byok' || (ownKey !== undefined && userId !== undefined && userId !== ownKey) ? '\u0000none' : (ownKey ?? userId);
   return {
     startDay,
     endDay,
     groupBy: groupBy as GroupBy,
     // Every key is the gateway's own credential: a byok filter matches nothing.
-    key: credential === 'byok' ? '\u0000none' : (ownKey ?? userId),
+    key,
     model: params.get('model') ?? undefined,
     provider: params.get('provider') ?? undefined,
   };

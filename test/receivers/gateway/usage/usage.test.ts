@@ -117,6 +117,11 @@ describe('gateway usage and cost', () => {
       ['team-a', (2 * COST_NANO) / 1e9, 2],
       ['team-b', COST, 1],
     ]);
+    // A key asking for another key's spend gets nothing, not its own under the other's name.
+    const other = await getJson(`/v1/report?start_date=${today()}&end_date=${today()}&group_by=user&user_id=team-b`, KEY_A);
+    expect(other).toEqual({ status: 200, body: { results: [] } });
+    const mine = await getJson(`/v1/report?start_date=${today()}&end_date=${today()}&group_by=user&user_id=team-a`, KEY_A);
+    expect((mine.body['results'] as unknown[]).length).toBe(1);
     const byDay = await getJson(`/v1/report?start_date=${today()}&end_date=${today()}&group_by=day`, ADMIN_KEY);
     expect(byDay.body).toMatchObject({ results: [{ day: today(), total_cost: (3 * COST_NANO) / 1e9, request_count: 3 }] });
 
