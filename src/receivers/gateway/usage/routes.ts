@@ -2,7 +2,7 @@
 // getGenerationInfo() and getSpendReport() parse: GET /v1/generation?id= and
 // GET /v1/report?start_date&end_date&group_by=. A gateway key sees its own
 // records; the admin key (service.admin.api_key) sees every key's.
-import { chatErrors } from '../chat/answer.js';
+import { aiSdkErrors } from '../aisdk/errors.js';
 import { GatewayHttpError, sendJson } from '../core/http-error.js';
 import type { ProtocolRoute } from '../core/protocol.js';
 import { buildReport, generationInfo, parseReportQuery, ReportQueryError } from '../../../usage/report.js';
@@ -12,7 +12,8 @@ export const usageRoutes: readonly ProtocolRoute[] = [
     route: '/v1/generation',
     method: 'GET',
     path: '/v1/generation',
-    errors: chatErrors,
+    // The AI SDK's error types: its gateway client picks the error class by type.
+    errors: aiSdkErrors,
     adminKey: true,
     handle: async function getGeneration(services, request) {
       const id = new URLSearchParams(request.query).get('id');
@@ -29,7 +30,7 @@ export const usageRoutes: readonly ProtocolRoute[] = [
     route: '/v1/report',
     method: 'GET',
     path: '/v1/report',
-    errors: chatErrors,
+    errors: aiSdkErrors,
     adminKey: true,
     handle: async function getReport(services, request) {
       let query;

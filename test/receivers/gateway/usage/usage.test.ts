@@ -1,7 +1,7 @@
 // Usage, cost and budgets through real clients: the openai SDK against a fake
 // upstream reporting known token counts (cache reads and writes included),
 // and @ai-sdk/gateway's getGenerationInfo() / getSpendReport().
-import { createGateway } from '@ai-sdk/gateway';
+import { createGateway, GatewayInvalidRequestError, GatewayRateLimitError } from '@ai-sdk/gateway';
 import Anthropic from '@anthropic-ai/sdk';
 import { generateText } from 'ai';
 import OpenAI from 'openai';
@@ -277,6 +277,16 @@ describe('usage on the Anthropic Messages API', () => {
     const id = response.headers.get('x-sluice-generation-id') ?? '';
     await waitForGeneration(id);
     expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: COST, native_tokens_prompt: 1234, native_tokens_completion: 567, streamed: true, finish_reason: 'end_turn' });
+  });
+});
+
+describe('usage lookups through the AI SDK', () => {
+  it('answers errors the AI SDK reads as its own classes: an unknown generation, a bad query, a key out of requests', async () => {
+    const gw = await setup([{ key: KEY_A, name: 'team-a', requests_per_minute: 2 }]);
+    const sdk = createGateway({ baseURL: `${gw.baseURL}/ai`, apiKey: KEY_A });
+    await expect(sdk.getGenerationInfo({ id: 'gen_01ARZ3NDEKTSV4RRFFQ69G5FAV' })).rejects.toBeInstanceOf(GatewayInvalidRequestError);
+    await expect(sdk.getSpendReport({ startDate: 'yesterday', endDate: today() })).rejects.toBeInstanceOf(GatewayInvalidRequestError);
+    await expect(sdk.getSpendReport({ startDate: today(), endDate: today() })).rejects.toBeInstanceOf(GatewayRateLimitError);
   });
 });
 
