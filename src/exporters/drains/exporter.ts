@@ -21,7 +21,7 @@ import { definitionFromConfig, newDrainId, sameDefinition, type DrainDefinition,
 import type { DeliveryStats } from './delivery-stats.js';
 import { DRAIN_MEMORY, DrainMemory } from './drain-memory.js';
 import { createTransport } from './drain-sender.js';
-import { drainDirectory, DrainUnit } from './drain-unit.js';
+import { drainDirectory, drainLabel, DrainUnit } from './drain-unit.js';
 import { sampleTrace } from './sample-trace.js';
 
 /** In-flight deliveries of a drain being removed or replaced get this long (ms); at shutdown, what is left of service.shutdown_grace. */
@@ -154,8 +154,10 @@ export class DrainsExporter implements Exporter, DrainsController {
     this.#memory.forget(id);
     this.#startErrors.delete(id);
     await this.#stopUnit(id);
-    // A deleted drain's queued data has nowhere to go.
+    // A deleted drain's queued data has nowhere to go, and its series nothing more to count.
     await rm(drainDirectory(this.#storageDirectory, id), { recursive: true, force: true });
+    const label = drainLabel(id);
+    await this.#settings.telemetry.forgetSeries((value) => value === label || value.startsWith(`${label}/`));
   }
 
   #scheduleResync(): void {

@@ -192,12 +192,20 @@ describe('drains API', () => {
     expect(errorMessage(errored.json)).toBe('status: must be one of enabled, disabled');
   });
 
-  it('deletes a drain: 204, then 404', async () => {
+  it('deletes a drain: 204, then 404, and its series leave /metrics', async () => {
     const created = (await call('POST', '/v1/drains', drainBody())).json;
+    await harness.exporter.consume(TraceBatch.fromProto(requestOf(trace({ traceId: traceIdWithR(0n) }))));
+    const before = await harness.telemetry.registry.metrics();
+    expect(before).toContain(`queue="drain/${created.id}"`);
     const deleted = await call('DELETE', `/v1/drains/${created.id}`);
     expect(deleted.status).toBe(204);
     expect(deleted.text).toBe('');
     expect((await call('GET', `/v1/drains/${created.id}`)).status).toBe(404);
+    const after = await harness.telemetry.registry.metrics();
+    expect(after).not.toContain(created.id);
+    // The config drain's series stay.
+    const fromConfig = (await call('GET', '/v1/drains')).json.drains[0]?.id ?? '';
+    expect(after).toContain(`queue="drain/${fromConfig}"`);
   });
 
   it('answers 409 to PATCH and DELETE of a config drain', async () => {

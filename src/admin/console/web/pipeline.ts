@@ -22,7 +22,8 @@ export function PipelineScreen({ onUnauthorized }: { onUnauthorized: () => void 
     api<{ drains: DrainView[] }>('GET', '/v1/drains')
       .then((body) => setNames(new Map(body.drains.map((drain) => [drain.id, drain.name]))))
       .catch(() => undefined);
-  }, [data?.drains.length]);
+    // Each poll: a drain renamed or deleted through the API shows as it is now.
+  }, [data?.sampledAt]);
   if (data === null) return html`<section><h1>Pipeline</h1>${error === null ? html`<p>Loading…</p>` : html`<p class="error" role="alert">${error}</p>`}</section>`;
   return html`
     <section aria-labelledby="pipeline-title">
