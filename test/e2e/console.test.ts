@@ -351,7 +351,7 @@ describe('web console', () => {
     await page.getByRole('link', { name: 'Gateway' }).click();
     const model = page.getByRole('row').filter({ hasText: 'openai/gpt-4o-mini' });
     await model.waitFor();
-    expect(await model.getByRole('cell').allTextContents()).toEqual(['GPT-4o mini', 'down (gpt-4o-mini) → up (gpt-4o-mini)', '$100', '$1000', '', '']);
+    expect(await model.getByRole('cell').allTextContents()).toEqual(['GPT-4o mini', 'down (gpt-4o-mini) → up (gpt-4o-mini)', '$100', '$1000', '$100', '$100']);
     const provider = (slug: string) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: slug, exact: true }) });
     await expect.poll(() => provider('down').getByRole('cell').allTextContents(), { timeout: 10_000 }).toEqual(['1', '1', 'network_error 1', expect.stringMatching(/ ms$/), expect.stringMatching(/ ms$/)]);
     expect(await provider('up').getByRole('cell').allTextContents()).toEqual(['1', '0', '', expect.stringMatching(/ ms$/), expect.stringMatching(/ ms$/)]);

@@ -6,6 +6,7 @@
 import type { ValidatedConfig } from '../../config/validate.js';
 import { apiKeyName, type ApiKeyEntry, type GatewayConfig } from '../../receivers/gateway/config.js';
 import type { BudgetPeriod } from '../../shared/periods.js';
+import { mergePricing, type PricingConfig } from '../../usage/pricing.js';
 
 export interface CatalogKey {
   name: string;
@@ -18,7 +19,8 @@ export interface GatewayCatalog {
   receiver: string;
   endpoint: string;
   providers: Array<{ slug: string; type: string }>;
-  models: Array<{ id: string; name: string | null; endpoints: Array<{ provider: string; model: string }>; pricing: Record<string, string> }>;
+  /** Prices as charged: an endpoint's own over the model's, a cache price left out at the input price. */
+  models: Array<{ id: string; name: string | null; endpoints: Array<{ provider: string; model: string; pricing: Record<string, string> }>; pricing: Record<string, string> }>;
   keys: CatalogKey[];
 }
 
@@ -30,6 +32,18 @@ function keyOf(entry: ApiKeyEntry): CatalogKey {
     tokensPerMinute: record?.tokens_per_minute ?? null,
     budget: record?.budget === undefined ? null : { usd: record.budget.usd, period: record.budget.period },
   };
+}
+
+/** The prices a request is charged at: a cache price left out is the input price (pricing.ts). */
+function charged(pricing: PricingConfig | undefined): Record<string, string> {
+  if (pricing === undefined) return {};
+  const prices: Record<string, string> = {};
+  for (const [kind, price] of Object.entries(pricing)) if (price !== undefined) prices[kind] = price;
+  if (pricing.input !== undefined) {
+    prices['input_cache_read'] ??= pricing.input;
+    prices['input_cache_write'] ??= pricing.input;
+  }
+  return prices;
 }
 
 export function gatewayCatalogs(config: ValidatedConfig | undefined): GatewayCatalog[] {
@@ -44,8 +58,8 @@ export function gatewayCatalogs(config: ValidatedConfig | undefined): GatewayCat
       models: gateway.models.map((model) => ({
         id: model.id,
         name: model.name ?? null,
-        endpoints: model.endpoints.map((endpoint) => ({ provider: endpoint.provider, model: endpoint.model })),
-        pricing: Object.fromEntries(Object.entries(model.pricing ?? {}).filter((entry): entry is [string, string] => entry[1] !== undefined)),
+        endpoints: model.endpoints.map((endpoint) => ({ provider: endpoint.provider, model: endpoint.model, pricing: charged(mergePricing(model.pricing, endpoint.pricing)) })),
+        pricing: charged(model.pricing),
       })),
       keys: gateway.api_keys.map(keyOf),
     });

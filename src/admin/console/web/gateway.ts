@@ -24,6 +24,14 @@ function Budget({ budget }: { budget: { usd: number; period: string; spentUsd: n
     <meter min="0" max=${budget.usd} value=${Math.min(budget.spentUsd, budget.usd)} high=${budget.usd * 0.8} optimum="0" aria-label=${`Spend against the budget of ${budget.usd} USD`}></meter>`;
 }
 
+/** An endpoint charging other prices than its model's shows them: `at $in / $out` (and its cache prices when they differ). */
+function ownPrices(endpoint: Record<string, string>, model: Record<string, string>): string {
+  const kinds = ['input', 'output', 'input_cache_read', 'input_cache_write'];
+  if (kinds.every((kind) => endpoint[kind] === model[kind])) return '';
+  const cache = endpoint['input_cache_read'] === model['input_cache_read'] && endpoint['input_cache_write'] === model['input_cache_write'] ? '' : `, cache ${perMillion(endpoint['input_cache_read'])} / ${perMillion(endpoint['input_cache_write'])}`;
+  return ` at ${perMillion(endpoint['input'])} / ${perMillion(endpoint['output'])}${cache}`;
+}
+
 export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }) {
   const { data, error } = usePolled<Stats>('/v1/stats', REFRESH_MS, onUnauthorized);
   if (data === null) return html`<section><h1>Gateway</h1>${error === null ? html`<p>Loading…</p>` : html`<p class="error" role="alert">${error}</p>`}</section>`;
@@ -47,7 +55,7 @@ export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }
                 (model) => html`<tr>
                   <th scope="row">${model.id}</th>
                   <td>${model.name ?? ''}</td>
-                  <td>${model.endpoints.map((endpoint) => `${endpoint.provider} (${endpoint.model})`).join(' → ')}</td>
+                  <td>${model.endpoints.map((endpoint) => `${endpoint.provider} (${endpoint.model})${ownPrices(endpoint.pricing, model.pricing)}`).join(' → ')}</td>
                   <td class="num">${perMillion(model.pricing['input'])}</td>
                   <td class="num">${perMillion(model.pricing['output'])}</td>
                   <td class="num">${perMillion(model.pricing['input_cache_read'])}</td>

@@ -78,7 +78,7 @@ export interface Stats {
       receiver: string;
       endpoint: string;
       providers: Array<{ slug: string; type: string }>;
-      models: Array<{ id: string; name: string | null; endpoints: Array<{ provider: string; model: string }>; pricing: Record<string, string> }>;
+      models: Array<{ id: string; name: string | null; endpoints: Array<{ provider: string; model: string; pricing: Record<string, string> }>; pricing: Record<string, string> }>;
       keys: Array<{ name: string; requestsPerMinute: number | null; tokensPerMinute: number | null; budget: { usd: number; period: string } | null }>;
     }>;
     providers: Array<{ receiver: string; provider: string; attempts: number; failures: number; failuresByType: Record<string, number>; latencyMs: { p50: number | null; p99: number | null } }>;
