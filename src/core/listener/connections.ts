@@ -67,6 +67,9 @@ export function listenOn(server: Server, endpoint: Endpoint): Promise<Endpoint> 
   });
 }
 
+/** How long a connection this side has ended may wait for the peer to close its own (ms). */
+export const HALF_CLOSED_GRACE_MS = 5_000;
+
 export class ConnectionTracker {
   /** Open sockets and when each was accepted (ms). */
   readonly #sockets = new Map<Socket, number>();
@@ -81,6 +84,13 @@ export class ConnectionTracker {
       socket.once('close', function untrack() {
         sockets.delete(socket);
         metrics.closed();
+      });
+      socket.once('finish', function closeBehindOurEnd() {
+        // This side has ended the connection (an idle keep-alive closed, a gRPC GOAWAY):
+        // a peer that never closes its own side does not keep the slot.
+        const timer = setTimeout(() => socket.destroy(), HALF_CLOSED_GRACE_MS);
+        timer.unref();
+        socket.once('close', () => clearTimeout(timer));
       });
     });
     server.on('drop', function refuse() {
@@ -125,13 +135,14 @@ export class ConnectionTracker {
   }
 
   /**
-   * Destroys plaintext connections that sent nothing at all for `ms`: for
-   * listeners without an HTTP parser (gRPC), whose engine has no such limit.
+   * Destroys plaintext connections that sent fewer than `minBytes` for `ms`
+   * (gRPC: HTTP/2's 24-byte client preface): for listeners without an HTTP
+   * parser, whose engine has no such limit.
    */
-  destroySilent(ms: number): void {
+  destroySilent(ms: number, minBytes = 1): void {
     const before = Date.now() - ms;
     for (const [socket, openedAt] of this.#sockets) {
-      if (openedAt < before && socket.bytesRead === 0) socket.destroy();
+      if (openedAt < before && socket.bytesRead < minBytes) socket.destroy();
     }
   }
 }

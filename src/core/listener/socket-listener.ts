@@ -19,6 +19,8 @@ export interface SocketListenerOptions {
   readonly maxConnections: number;
   /** A connection that completed no TLS handshake, or in plaintext sent no byte, by then is closed (ms). */
   readonly silentTimeoutMs: number;
+  /** Plaintext: bytes a connection must have sent by silentTimeoutMs (HTTP/2's preface for gRPC). */
+  readonly minFirstBytes?: number;
   /** ALPN protocols offered with TLS (`h2` for gRPC). */
   readonly alpn: readonly string[];
   readonly telemetry: ListenerTelemetry;
@@ -50,9 +52,10 @@ export class SocketListener implements ManagedListener {
     // A plaintext client that connects and never sends a byte (TLS: the handshake timeout).
     if (options.tls === undefined) {
       const silentMs = options.silentTimeoutMs;
+      const minBytes = options.minFirstBytes ?? 1;
       server.once('listening', () => {
         this.#silentSweep = setInterval(function sweepSilent() {
-          tracker.destroySilent(silentMs);
+          tracker.destroySilent(silentMs, minBytes);
         }, SWEEP_INTERVAL_MS);
         this.#silentSweep.unref();
       });

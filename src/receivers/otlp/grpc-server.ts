@@ -63,6 +63,8 @@ export interface GrpcReceiverOptions {
 const UNAUTHENTICATED = 16;
 /** A connection that sends nothing (plaintext) or completes no TLS handshake within this is closed (ms). */
 const SILENT_CONNECTION_TIMEOUT_MS = 10_000;
+/** `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`: a plaintext client that has not sent it by the silent timeout is closed. */
+const HTTP2_PREFACE_BYTES = 24;
 
 export class OtlpGrpcServer {
   readonly #options: GrpcReceiverOptions;
@@ -89,6 +91,7 @@ export class OtlpGrpcServer {
       tls: config.tls,
       maxConnections: config.max_connections,
       silentTimeoutMs: SILENT_CONNECTION_TIMEOUT_MS,
+      minFirstBytes: HTTP2_PREFACE_BYTES,
       alpn: ['h2'],
       telemetry: options.telemetry,
       onConnection: function inject(socket) {

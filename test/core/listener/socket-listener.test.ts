@@ -1,5 +1,6 @@
 // The shared socket listener under the gRPC receiver: connection cap and
 // counting, silent connections closed, forced close with its hook.
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SocketListener } from '../../../src/core/listener/socket-listener.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
@@ -14,7 +15,7 @@ afterEach(async () => {
   }
 });
 
-async function start(maxConnections: number, silentTimeoutMs: number) {
+async function start(maxConnections: number, silentTimeoutMs: number, options: { minFirstBytes?: number; onConnection?: (socket: Socket) => void } = {}) {
   const telemetry = new Telemetry({ defaultMetrics: false });
   const listener = new SocketListener({
     name: 'test/grpc',
@@ -22,9 +23,10 @@ async function start(maxConnections: number, silentTimeoutMs: number) {
     tls: undefined,
     maxConnections,
     silentTimeoutMs,
+    ...(options.minFirstBytes === undefined ? {} : { minFirstBytes: options.minFirstBytes }),
     alpn: ['h2'],
     telemetry,
-    onConnection: (socket) => socket.on('data', () => socket.write('seen')),
+    onConnection: options.onConnection ?? ((socket) => socket.on('data', () => socket.write('seen'))),
   });
   listeners.push(listener);
   const { port } = await listener.listen();
@@ -52,6 +54,31 @@ describe('socket listener', () => {
     await waitUntil(() => talking.received() === 'seen', 5_000, 'the answer');
     expect(talking.socket.destroyed).toBe(false);
     talking.socket.destroy();
+  });
+
+  it('closes a plaintext connection that has not sent HTTP/2\'s whole preface by the silent timeout', async () => {
+    const { port } = await start(10, 300, { minFirstBytes: 24 });
+    const stalled = await rawClient(port, 'P');
+    const talking = await rawClient(port, 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+    await stalled.closed;
+    await waitUntil(() => talking.received() === 'seen', 5_000, 'the answer');
+    expect(talking.socket.destroyed).toBe(false);
+    talking.socket.destroy();
+  });
+
+  it('destroys a connection it ended once the peer has not closed its side within the grace', async () => {
+    const { port, listener } = await start(10, 60_000, { onConnection: (socket) => socket.once('data', () => socket.end('bye')) });
+    // A peer that keeps its side open after the server's FIN (allowHalfOpen), as a stalled gRPC client does after a GOAWAY.
+    const peer = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+    peer.on('error', () => {});
+    peer.on('data', () => {});
+    await new Promise<void>((resolve) => peer.once('connect', () => resolve()));
+    peer.write('x');
+    await new Promise<void>((resolve) => peer.once('end', () => resolve()));
+    expect(listener.connections).toBe(1);
+    // The grace is 5 s: the slot is free once it is over, though the peer never closed.
+    await waitUntil(() => listener.connections === 0, 8_000, 'the slot to be free');
+    peer.destroy();
   });
 
   it('runs its force-close hook and destroys every connection on destroy()', async () => {
