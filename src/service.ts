@@ -48,6 +48,8 @@ export class Service {
   #config: ValidatedConfig | undefined;
   #graph: Graph | undefined;
   #host: Host | undefined;
+  /** The config being started: its shutdown_grace bounds a stop that comes before it runs. */
+  #starting: ValidatedConfig | undefined;
   /** Drain counters and config drains' times, kept across reloads. */
   readonly #drainMemory = new DrainMemory();
   #cluster: Cluster | undefined;
@@ -92,6 +94,7 @@ export class Service {
   }
 
   start(config: ValidatedConfig): Promise<void> {
+    this.#starting = config;
     return this.#serially(async () => {
       if (this.#stopping) throw new Error('the service is shutting down');
       try {
@@ -136,29 +139,36 @@ export class Service {
     });
   }
 
-  /** Stops receivers first, drains, stops the admin endpoint. Idempotent, safe before start. */
+  /**
+   * Stops receivers first, drains, stops the admin endpoint. Idempotent, safe
+   * before start. Settles within shutdown_grace + 1 s of the call, counted
+   * from now: a start or reload still running (the stop waits its turn
+   * behind it) does not hold the process past that.
+   */
   shutdown(): Promise<void> {
     this.#stopping = true;
-    this.#shutdown ??= this.#serially(async () => {
-      this.stats.stop();
-      const graceMs = this.#config?.service.shutdown_grace ?? 0;
-      let backstop: NodeJS.Timeout | undefined;
-      const outOfTime = new Promise<boolean>(function wait(resolve) {
-        backstop = setTimeout(() => resolve(false), graceMs + AFTER_GRACE_MS);
-      });
-      const stopped = (async () => {
-        await this.#stopGraph();
-        await this.#state?.state.close();
-        await this.#cluster?.close();
-        await this.admin.close();
-        return true;
-      })();
-      const inTime = await Promise.race([stopped, outOfTime]);
-      clearTimeout(backstop);
-      if (inTime) this.logger.info('sluice stopped');
-      else this.logger.warn({ graceMs }, 'sluice stopped with exporters still flushing: what was not acknowledged as delivered is delivered again after the next start');
-    });
+    this.#shutdown ??= this.#stopInTime();
     return this.#shutdown;
+  }
+
+  async #stopInTime(): Promise<void> {
+    const graceMs = (this.#config ?? this.#starting)?.service.shutdown_grace ?? 0;
+    let backstop: NodeJS.Timeout | undefined;
+    const outOfTime = new Promise<boolean>(function wait(resolve) {
+      backstop = setTimeout(() => resolve(false), graceMs + AFTER_GRACE_MS);
+    });
+    const stopped = this.#serially(async () => {
+      this.stats.stop();
+      await this.#stopGraph();
+      await this.#state?.state.close();
+      await this.#cluster?.close();
+      await this.admin.close();
+      return true;
+    });
+    const inTime = await Promise.race([stopped, outOfTime]);
+    clearTimeout(backstop);
+    if (inTime) this.logger.info('sluice stopped');
+    else this.logger.warn({ graceMs }, 'sluice stopped with work still running (exporters flushing, or a start not finished): what was not acknowledged as delivered is delivered again after the next start');
   }
 
   /** Stops the running graph: accept nothing new, give in-flight requests the grace, then destroy every connection left. */

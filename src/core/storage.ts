@@ -2,7 +2,7 @@
 // message when unusable, rather than failing later inside a queue.
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { errorMessage, SluiceError } from '../shared/errors.js';
 
 export class StorageError extends SluiceError {
@@ -11,11 +11,31 @@ export class StorageError extends SluiceError {
   }
 }
 
+/**
+ * `mkdir -p`, one level at a time. Node 20's `mkdir(..., { recursive: true })`
+ * never settles for a path under /proc (it retries the ENOENT there for
+ * ever, at full CPU), which left the daemon starting for good.
+ */
+async function makeDirectories(path: string): Promise<void> {
+  try {
+    await mkdir(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    const parent = dirname(path);
+    if (code !== 'ENOENT' || parent === path) throw err;
+    await makeDirectories(parent);
+    await mkdir(path).catch(function existsNow(again: unknown) {
+      if ((again as NodeJS.ErrnoException).code !== 'EEXIST') throw again;
+    });
+  }
+}
+
 /** Creates the directory if needed and checks it is writable; returns its absolute path. */
 export async function ensureStorageDirectory(directory: string): Promise<string> {
   const absolute = resolve(directory);
   try {
-    await mkdir(absolute, { recursive: true });
+    await makeDirectories(absolute);
     await access(absolute, constants.R_OK | constants.W_OK | constants.X_OK);
   } catch (err) {
     throw new StorageError(`service.storage.directory: ${absolute} is not a usable directory: ${errorMessage(err)}`, { cause: err });

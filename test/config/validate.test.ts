@@ -33,7 +33,7 @@ describe('config validation', () => {
   it('accepts a good config and merges each section over its defaults', () => {
     const config = parseConfigText(GOOD, { registry: fakeRegistry(), env: {} });
     expect(config.exporters.get('fakeout/acme')?.config).toEqual({ encoding: 'json', reject: 'none', delay_ms: 0 });
-    expect(config.receivers.get('fakein')?.config).toEqual({ fail_start: false });
+    expect(config.receivers.get('fakein')?.config).toEqual({ fail_start: false, hang_start: false });
   });
 
   it('fills the service defaults', () => {

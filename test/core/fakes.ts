@@ -24,7 +24,7 @@ export function createRecorder(): Recorder {
   return { events: [], receivers: new Map(), exported: new Map() };
 }
 
-const receiverSchema = z.strictObject({ fail_start: z.boolean().default(false) });
+const receiverSchema = z.strictObject({ fail_start: z.boolean().default(false), hang_start: z.boolean().default(false) });
 const processorSchema = z.strictObject({ tag: z.string().default(''), drop: z.boolean().default(false) });
 const exporterSchema = z.strictObject({
   encoding: z.enum(['json', 'protobuf']).default('protobuf'),
@@ -44,6 +44,8 @@ export function fakeReceiverFactory(recorder: Recorder, type = 'fakein'): Receiv
         async start() {
           recorder.events.push(`start receiver ${settings.id}`);
           if (config.fail_start) throw new Error('port in use');
+          // A start that never finishes (a filesystem that never answers).
+          if (config.hang_start) await new Promise<never>(() => undefined);
         },
         async shutdown() {
           recorder.events.push(`shutdown receiver ${settings.id}`);

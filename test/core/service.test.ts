@@ -140,6 +140,23 @@ describe('service', () => {
     expect(service.config).toBe(first);
   });
 
+  it('stops when asked, though a start is still running (the backstop counts from the call)', async () => {
+    PIPELINES = '    traces: { receivers: [fakein], exporters: [fakeout] }\n';
+    const hanging = config('receivers: { fakein: { hang_start: true } }\nexporters: { fakeout: {} }');
+    const grace = { ...hanging, service: { ...hanging.service, shutdown_grace: 200 } };
+    void service.start(grace).catch(() => undefined);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Before, the stop waited behind the start for ever.
+    await expect(service.shutdown()).resolves.toBeUndefined();
+  });
+
+  it('refuses a storage directory under /proc, which Node\'s recursive mkdir never finishes, with a clear error', async () => {
+    PIPELINES = '    traces: { receivers: [fakein], exporters: [fakeout] }\n';
+    const good = config('receivers: { fakein: {} }\nexporters: { fakeout: {} }');
+    const bad = { ...good, service: { ...good.service, storage: { directory: '/proc/sluice-nowhere/data' } } };
+    await expect(service.start(bad)).rejects.toThrow(/service\.storage\.directory: \/proc\/sluice-nowhere\/data is not a usable directory: ENOENT/);
+  });
+
   it('refuses an unusable storage directory with a clear error', async () => {
     PIPELINES = '    traces: { receivers: [fakein], exporters: [fakeout] }\n';
     const good = config('receivers: { fakein: {} }\nexporters: { fakeout: {} }');
