@@ -5,6 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type SecureVersion, type TlsOptions } from 'node:tls';
 import { z } from 'zod';
+import { isPemBundle } from '../../config/pem.js';
 
 const MIN_VERSIONS: Readonly<Record<string, SecureVersion>> = { '1.0': 'TLSv1', '1.1': 'TLSv1.1', '1.2': 'TLSv1.2', '1.3': 'TLSv1.3' };
 
@@ -46,6 +47,11 @@ export const tlsSchema = z
       return z.NEVER;
     }
     if (clientCa !== undefined) {
+      // OpenSSL skips what is not a certificate, so a file of garbage would pass and refuse every client.
+      if (!isPemBundle(clientCa.toString('utf8'))) {
+        ctx.addIssue({ code: 'custom', path: ['client_ca_file'], message: `${raw.client_ca_file ?? ''} holds no PEM CA certificate (or a block that does not parse)` });
+        return z.NEVER;
+      }
       try {
         createSecureContext({ ca: clientCa });
       } catch (err) {
@@ -59,10 +65,13 @@ export const tlsSchema = z
 /** Options for tls.createServer / https.createServer. */
 export function tlsServerOptions(material: TlsMaterial): TlsOptions {
   const mutual = material.clientCa !== undefined;
+  // OpenSSL 3's default security level refuses TLS 1.0 and 1.1 whatever minVersion says: asked for, they get level 0.
+  const legacy = material.minVersion === 'TLSv1' || material.minVersion === 'TLSv1.1';
   return {
     cert: material.cert,
     key: material.key,
     minVersion: material.minVersion,
+    ...(legacy ? { ciphers: 'DEFAULT:@SECLEVEL=0' } : {}),
     ...(mutual ? { ca: material.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
   };
 }

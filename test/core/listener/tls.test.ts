@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../../src/components.js';
 import { validateConfig } from '../../../src/config/validate.js';
 import { ConfigError } from '../../../src/shared/errors.js';
+import { tlsServerOptions } from '../../../src/core/listener/tls.js';
 import { issueCert, testTls } from '../../helpers/tls.js';
 
 function problemsOf(raw: Record<string, unknown>): readonly string[] {
@@ -51,5 +52,22 @@ describe('listener tls keys', () => {
       expect.stringMatching(/^receivers\.otlp\.protocols\.http\.tls\.key_file: .* are not a usable PEM certificate and matching key/),
       expect.stringMatching(/^service\.admin\.tls\.min_version: must be one of 1\.0, 1\.1, 1\.2, 1\.3/),
     ]);
+  });
+
+  it('refuses a client_ca_file that holds no certificate, which OpenSSL would skip and so refuse every client', () => {
+    const server = issueCert('validate', 'server');
+    const garbage = join(server.certFile, '..', 'not-a-ca.pem');
+    writeFileSync(garbage, 'not a cert\n');
+    expect(problemsOf(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, client_ca_file: garbage } }))).toEqual([
+      `receivers.otlp.protocols.http.tls.client_ca_file: ${garbage} holds no PEM CA certificate (or a block that does not parse)`,
+    ]);
+  });
+
+  it('lowers OpenSSL\'s security level only for a listener that asks for TLS 1.0 or 1.1', () => {
+    const server = issueCert('validate', 'server');
+    const material = { cert: Buffer.from(''), key: Buffer.from(''), clientCa: undefined };
+    expect(tlsServerOptions({ ...material, minVersion: 'TLSv1' }).ciphers).toBe('DEFAULT:@SECLEVEL=0');
+    expect(tlsServerOptions({ ...material, minVersion: 'TLSv1.2' }).ciphers).toBeUndefined();
+    expect(problemsOf(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, min_version: '1.0' } }))).toEqual([]);
   });
 });
