@@ -32,6 +32,22 @@ describe('${env:...} substitution', () => {
     ]);
   });
 
+  it('refuses a reference it cannot read instead of keeping it as text (a key that would be \${env:GATEWAY-KEY} itself)', () => {
+    const { problems } = substitute({ api_keys: ['${env:GATEWAY-KEY}', 'a ${env:OTHER:default} b', '${env:}', '$${env:LITERAL-TEXT}'] }, { OTHER: 'x' });
+    expect(problems).toEqual([
+      'api_keys[0]: ${env:GATEWAY-KEY} is not a reference Sluice can read: write ${env:NAME} or ${env:NAME:-default}, NAME of letters, digits and _ not starting with a digit ($${ for a literal ${)',
+      'api_keys[1]: ${env:OTHER:default} is not a reference Sluice can read: write ${env:NAME} or ${env:NAME:-default}, NAME of letters, digits and _ not starting with a digit ($${ for a literal ${)',
+      'api_keys[2]: ${env:} is not a reference Sluice can read: write ${env:NAME} or ${env:NAME:-default}, NAME of letters, digits and _ not starting with a digit ($${ for a literal ${)',
+    ]);
+  });
+
+  it('keeps a __proto__ key a key, which the schema then refuses, instead of making it the prototype', () => {
+    const { value } = substitute(JSON.parse('{"service": {"__proto__": {"shutdown_grace": "1m"}}}'), {});
+    const service = (value as { service: Record<string, unknown> }).service;
+    expect(Object.keys(service)).toEqual(['__proto__']);
+    expect(service['shutdown_grace']).toBeUndefined();
+  });
+
   it('keeps $${ as a literal ${', () => {
     expect(substitute('$${env:HOME}', { HOME: '/root' }).value).toBe('${env:HOME}');
   });
