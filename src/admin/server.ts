@@ -21,7 +21,8 @@ export interface AdminServerOptions {
 export function splitEndpoint(endpoint: string): { host: string; port: number } {
   const colon = endpoint.lastIndexOf(':');
   const host = endpoint.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
-  return { host: host === '' ? '0.0.0.0' : host, port: Number(endpoint.slice(colon + 1)) };
+  // An empty host (`:13133`) listens on every interface: Node's unspecified address, IPv6 and IPv4.
+  return { host, port: Number(endpoint.slice(colon + 1)) };
 }
 
 export class AdminServer implements AdminRoutes {

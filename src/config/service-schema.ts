@@ -22,7 +22,7 @@ export const serviceSchema = z.strictObject({
   storage: z.strictObject({ directory: z.string().min(1).default('./data') }).prefault({}),
   admin: z
     .strictObject({
-      endpoint: endpointText('127.0.0.1:13133', { emptyHost: true }).default('127.0.0.1:13133'),
+      endpoint: endpointText('127.0.0.1:13133').default('127.0.0.1:13133'),
       api_key: z.string().optional(),
       ...httpListenerShape,
     })

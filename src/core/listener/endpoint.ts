@@ -7,7 +7,8 @@ export interface Endpoint {
   readonly port: number;
 }
 
-const ENDPOINT = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]]+)):(\d{1,5})$/;
+// An empty host (`:4318`) is the collector's way of saying every interface: the listener binds the unspecified address.
+const ENDPOINT = /^(?:\[([0-9a-fA-F:.]+)\]|([^\s:[\]]*)):(\d{1,5})$/;
 
 export function parseEndpoint(text: string): Endpoint | undefined {
   const match = ENDPOINT.exec(text.trim());
@@ -35,12 +36,11 @@ export function endpointSchema() {
 
 /**
  * A config endpoint kept as its text, checked as endpointSchema checks it
- * but untrimmed (the listener reads it as written). `emptyHost` lets
- * `:13133` through, the collector's way of saying every interface.
+ * but untrimmed (the listener reads it as written).
  */
-export function endpointText(example: string, options: { readonly emptyHost?: boolean } = {}) {
+export function endpointText(example: string) {
   return z.string({ error: 'must be a host:port string' }).refine(
-    (value) => value === value.trim() && parseEndpoint(options.emptyHost === true && value.startsWith(':') ? `0.0.0.0${value}` : value) !== undefined,
+    (value) => value === value.trim() && parseEndpoint(value) !== undefined,
     { error: `must be host:port with a port from 0 to 65535 (e.g. ${example})` },
   );
 }

@@ -45,6 +45,12 @@ describe('otlp receiver config', () => {
     expect(problemsOf(null)).toEqual(['receivers.otlp.protocols: must enable at least one of http, grpc']);
   });
 
+  it('reads an endpoint without a host (every interface), as the collector does', () => {
+    const config = parseConfig({ protocols: { http: { endpoint: ':4318' }, grpc: { endpoint: ':4317' } } });
+    expect(config.protocols.http?.endpoint).toEqual({ host: '', port: 4318 });
+    expect(config.protocols.grpc?.endpoint).toEqual({ host: '', port: 4317 });
+  });
+
   it('reports a bad endpoint, a bad size and an unknown key with their paths', () => {
     const problems = problemsOf({ protocols: { http: { endpoint: 'localhost', max_request_body_size: 'lots' }, grpc: { max_recv_msg_size: 0, colour: 'red' } } });
     expect(problems).toEqual(expect.arrayContaining([
