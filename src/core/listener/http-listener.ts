@@ -41,10 +41,12 @@ export class HttpListener implements ManagedListener {
   constructor(options: HttpListenerOptions) {
     const { config } = options;
     this.#endpoint = options.endpoint;
+    // As Go's http.Server (the collector's confighttp): no idle timeout falls back to the read timeout.
+    const idleMs = config.idle_timeout === 0 ? config.read_timeout : config.idle_timeout;
     const serverOptions: ServerOptions = {
       headersTimeout: config.read_header_timeout,
       requestTimeout: config.read_timeout,
-      keepAliveTimeout: config.idle_timeout,
+      keepAliveTimeout: idleMs,
       connectionsCheckingInterval: TIMEOUT_CHECK_INTERVAL_MS,
     };
     const handler = options.handler;
@@ -65,7 +67,7 @@ export class HttpListener implements ManagedListener {
       config.tls === undefined
         ? createHttpServer(serverOptions, handle)
         : createHttpsServer({ ...serverOptions, ...tlsServerOptions(config.tls), handshakeTimeout: config.read_header_timeout }, handle);
-    this.#server.keepAliveTimeout = config.idle_timeout;
+    this.#server.keepAliveTimeout = idleMs;
     // A client that connects and sends nothing is closed by Node's header
     // timeout too (408), and over TLS by the handshake timeout.
     this.#tracker = new ConnectionTracker(this.#server, config.max_connections, listenerMetrics(options.telemetry, options.name, config.tls !== undefined));

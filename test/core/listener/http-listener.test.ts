@@ -66,6 +66,13 @@ describe('http listener', () => {
     await client.closed;
   });
 
+  it('closes a kept-alive connection after read_timeout when idle_timeout is 0, as Go\'s server does', async () => {
+    const { port } = await start({ idle_timeout: 0, read_timeout: 400, read_header_timeout: 300 });
+    const client = await idleKeepAlive(port, '/');
+    expect(client.received()).toContain('ok');
+    await client.closed;
+  });
+
   it('closes connections beyond max_connections at once, counting open and refused ones', async () => {
     const { port, telemetry } = await start({ max_connections: 2 });
     const kept = [await rawClient(port), await rawClient(port)];
