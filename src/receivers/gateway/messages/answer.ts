@@ -84,7 +84,7 @@ class MessagesStreamEncoder implements StreamEncoder {
     const usage = messageUsage(this.#usage);
     return (
       this.#close() +
-      sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish) ?? 'end_turn', stop_sequence: null }, usage }) +
+      sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish, this.#toolBlocks.size > 0) ?? 'end_turn', stop_sequence: null }, usage }) +
       sseEvent('message_stop', { type: 'message_stop' })
     );
   }

@@ -37,8 +37,15 @@ const STOP_REASONS: Readonly<Record<FinishReason, StopReason>> = {
   content_filter: 'refusal',
 };
 
-export function stopReasonOf(reason: FinishReason | null | undefined): StopReason | null {
-  return reason === null || reason === undefined ? null : (STOP_REASONS[reason] ?? 'end_turn');
+/**
+ * `toolUse`: the answer holds tool calls. OpenAI answers `stop` with them
+ * when `tool_choice` names a function; Anthropic's clients run tools only on
+ * `tool_use`, so an answer with tool calls that stopped normally says so.
+ */
+export function stopReasonOf(reason: FinishReason | null | undefined, toolUse = false): StopReason | null {
+  if (reason === null || reason === undefined) return null;
+  if (toolUse && reason === 'stop') return 'tool_use';
+  return STOP_REASONS[reason] ?? 'end_turn';
 }
 
 /** Anthropic's input_tokens leaves cache reads and writes out; Chat's prompt_tokens counts them. */
@@ -105,7 +112,7 @@ export function toMessage(completion: ChatCompletion, model: string): Message {
     role: 'assistant',
     model: typeof completion.model === 'string' && completion.model !== '' ? completion.model : model,
     content,
-    stop_reason: stopReasonOf(choice?.finish_reason),
+    stop_reason: stopReasonOf(choice?.finish_reason, (choice?.message.tool_calls?.length ?? 0) > 0),
     stop_sequence: null,
     usage: messageUsage(completion.usage),
   };

@@ -328,6 +328,22 @@ describe('capture_content on the native path', () => {
 });
 
 describe('POST /v1/messages translated to an OpenAI-compatible provider', () => {
+  it('answers tool_use for tool calls an upstream finished with stop (a named tool_choice), whole and streamed', async () => {
+    const call = { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } };
+    const client = await setup({
+      openai: (body, res) => {
+        if (body['stream'] === true) sendStream(res, [chunk({ role: 'assistant', tool_calls: [{ index: 0, ...call }] }), chunk({}, 'stop'), { ...chunk({}), choices: [], usage: { prompt_tokens: 5, completion_tokens: 3, total_tokens: 8 } }]);
+        else sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'stop', logprobs: null }] });
+      },
+    });
+    const params = { model: 'openai/gpt-test', max_tokens: 100, tools: [weatherTool], tool_choice: { type: 'tool' as const, name: 'get_weather' }, messages: [{ role: 'user' as const, content: 'Weather in Oslo?' }] };
+    const whole = await client.messages.create(params);
+    expect(whole.stop_reason).toBe('tool_use');
+    expect(whole.content).toEqual([{ type: 'tool_use', id: 'call_a', name: 'get_weather', input: { city: 'Oslo' } }]);
+    const streamed = await client.messages.stream(params).finalMessage();
+    expect(streamed.stop_reason).toBe('tool_use');
+  });
+
   it('creates a message with a system prompt and an image: Chat Completions upstream, a Message back', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Une image.', { usage: { prompt_tokens: 120, completion_tokens: 5, total_tokens: 125, prompt_tokens_details: { cached_tokens: 100 } } })) });
     const { data, response } = await client.messages
