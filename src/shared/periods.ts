@@ -27,6 +27,23 @@ export function periodId(period: BudgetPeriod, ms: number): string {
   }
 }
 
+/** Ms since epoch when the period holding `ms` ends (the next one starts); undefined for `total`, which never does. */
+export function periodEnd(period: BudgetPeriod, ms: number): number | undefined {
+  const day = dayStart(dayOf(ms)) ?? ms;
+  switch (period) {
+    case 'day':
+      return day + MS_PER_DAY;
+    case 'week':
+      return day + (7 - ((new Date(ms).getUTCDay() + 6) % 7)) * MS_PER_DAY;
+    case 'month': {
+      const date = new Date(ms);
+      return Date.UTC(date.getUTCFullYear(), date.getUTCMonth() + 1, 1);
+    }
+    case 'total':
+      return undefined;
+  }
+}
+
 /** Ms since epoch at the start of a `YYYY-MM-DD` UTC day, or undefined when it is not a real date. */
 export function dayStart(day: string): number | undefined {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) return undefined;

@@ -116,7 +116,7 @@ service:
     }
     const simple = await curl('--cacert', tls.caFile, '-i', `https://127.0.0.1:${gateway}/v1/models`, '-H', 'origin: https://app.example.com', '-H', `authorization: Bearer ${GATEWAY_KEY}`);
     expect(simple.out).toMatch(/access-control-allow-origin: https:\/\/app\.example\.com/i);
-    expect(simple.out).toMatch(/access-control-expose-headers: x-sluice-provider/i);
+    expect(simple.out).toMatch(/access-control-expose-headers: x-sluice-provider, x-sluice-attempts, x-sluice-generation-id, retry-after, x-should-retry/i);
     expect(await daemon.stop()).toBe(0);
   });
 

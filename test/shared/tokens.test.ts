@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { tokensOf } from '../../src/shared/tokens.js';
+import { periodEnd } from '../../src/shared/periods.js';
 import { mapStopReason } from '../../src/receivers/gateway/providers/anthropic/response.js';
 
 describe('billed token counts', () => {
@@ -13,5 +14,14 @@ describe('billed token counts', () => {
   it('reads Anthropic\'s model_context_window_exceeded as an answer cut short', () => {
     expect(mapStopReason('model_context_window_exceeded')).toBe('length');
     expect(mapStopReason('max_tokens')).toBe('length');
+  });
+
+  it('ends a budget period where the next begins: the next UTC day, Monday, first of the month; total never', () => {
+    const wednesday = Date.parse('2026-11-25T15:30:00Z');
+    expect(periodEnd('day', wednesday)).toBe(Date.parse('2026-11-26T00:00:00Z'));
+    expect(periodEnd('week', wednesday)).toBe(Date.parse('2026-11-30T00:00:00Z'));
+    expect(periodEnd('week', Date.parse('2026-11-30T00:00:00Z'))).toBe(Date.parse('2026-12-07T00:00:00Z'));
+    expect(periodEnd('month', Date.parse('2026-12-31T23:59:59Z'))).toBe(Date.parse('2027-01-01T00:00:00Z'));
+    expect(periodEnd('total', wednesday)).toBeUndefined();
   });
 });

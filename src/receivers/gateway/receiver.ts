@@ -37,7 +37,8 @@ import { providerAdapters } from './providers/index.js';
 import { gatewayRoutes } from './routes.js';
 
 /** Response headers a browser script may read (CORS). */
-const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'retry-after'];
+/** What browser scripts may read: the generation id is how a page looks up its usage (GET /v1/generation). */
+const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'x-sluice-generation-id', 'retry-after', 'x-should-retry'];
 
 /** What an open stream is told, in its protocol's error event, when the shutdown grace is over. */
 const SHUTTING_DOWN = new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: 'shutting_down' });

@@ -149,7 +149,21 @@ export function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: S
   const info = provider.adapter.classifyError(status, body, headers);
   span.fail(String(status), info.message);
   env.countAttempt(provider.slug, 'http_error');
-  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param }) };
+  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param, headers: retryHints(headers) }) };
+}
+
+/** Headers by which an upstream tells clients when (and whether) to retry: passed on when its answer is the one the client gets. */
+const RETRY_HINTS = ['retry-after', 'retry-after-ms', 'x-should-retry'];
+
+function retryHints(headers: Record<string, string | string[] | undefined>): Record<string, string> {
+  const hints: Record<string, string> = {};
+  for (const name of RETRY_HINTS) {
+    const value = headers[name];
+    const text = Array.isArray(value) ? value[0] : value;
+    // Only well-formed values travel on: seconds or an HTTP date, milliseconds, true or false.
+    if (text !== undefined && /^[\w ,:.+-]{1,64}$/.test(text)) hints[name] = text;
+  }
+  return hints;
 }
 
 /** Spans and metering for a whole completion, before it is written (its answer carries the cost). */

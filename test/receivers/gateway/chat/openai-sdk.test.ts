@@ -288,6 +288,21 @@ describe('gateway with the official openai SDK', () => {
     expect((error as Error).message).toContain('upstream exploded');
   });
 
+  it('passes on the retry hints of the upstream answer the client gets, so the SDK does not retry against them', async () => {
+    const client = await setup((_body, res) => {
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '17', 'x-should-retry': 'false' });
+      res.end(JSON.stringify({ error: { message: 'slow down', type: 'rate_limit_error', param: null, code: null } }));
+    });
+    const retrying = new OpenAI({ baseURL: (gateway as Gateway).baseURL, apiKey: API_KEY, maxRetries: 2 });
+    const { response } = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] }).withResponse().catch((e: unknown) => ({ response: (e as { headers?: Headers }).headers === undefined ? undefined : { headers: (e as { headers: Headers }).headers } }));
+    expect(response?.headers.get('retry-after')).toBe('17');
+    expect(response?.headers.get('x-should-retry')).toBe('false');
+    const error = await retrying.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    // One request from the first client, one from the second: no SDK retry.
+    expect(upstream?.requests).toHaveLength(2);
+  });
+
   it('raises an in-band stream error as an APIError during iteration', async () => {
     const client = await setup((_body, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -139,6 +139,13 @@ describe('gateway usage and cost', () => {
     expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
     expect((refused as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('budget_exceeded');
     expect(upstream?.requests).toHaveLength(1);
+    // Nothing helps before the day ends: clients are told not to retry, and when it does.
+    const raw = await fetch(`${(gateway as Gateway).baseURL}/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'again' }] }) });
+    expect(raw.status).toBe(429);
+    expect(raw.headers.get('x-should-retry')).toBe('false');
+    const nextDay = Date.parse(`${today()}T00:00:00Z`) + 86_400_000;
+    expect(Number(raw.headers.get('retry-after'))).toBeLessThanOrEqual(Math.ceil((nextDay - Date.now()) / 1000) + 1);
+    expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
   it('never lets concurrent requests on one key pass requests_per_minute', async () => {
