@@ -3,6 +3,7 @@
 import type { z } from 'zod';
 import type { AnyFactory, ComponentConfig, ComponentKind, ExporterFactory, ProcessorFactory, ReceiverFactory } from '../core/component.js';
 import { parseComponentId } from '../core/component.js';
+import { formatEndpoint, parseEndpoint } from '../core/listener/endpoint.js';
 import { ConfigError } from '../shared/errors.js';
 import type { ComponentRegistry, TopLevelSection } from '../core/registry.js';
 import { COMPONENT_ID_HINT, isValidComponentId } from './component-id.js';
@@ -84,6 +85,8 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
     }, pipelines.complete));
   }
 
+  if (service.ok) problems.push(...sharedAddresses(components.receiver.valid, service.value.admin.endpoint));
+
   if (problems.length > 0 || !service.ok) throw new ConfigError(problems);
   return {
     receivers: components.receiver.valid as Map<string, ComponentConfig<ReceiverFactory>>,
@@ -92,6 +95,29 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
     sections,
     service: service.value,
   };
+}
+
+const EVERY_INTERFACE = new Set(['', '0.0.0.0', '::']);
+
+/**
+ * Two listeners on one address: the second would fail to bind at `run`
+ * (EADDRINUSE). Port 0 (any free port) never clashes; an address on every
+ * interface clashes with any other on its port.
+ */
+function sharedAddresses(receivers: ReadonlyMap<string, ComponentConfig<AnyFactory>>, adminEndpoint: string): string[] {
+  const listeners: Array<{ path: string; host: string; port: number }> = [];
+  for (const component of receivers.values()) {
+    for (const address of component.factory.listens?.(component.config) ?? []) listeners.push({ ...address, path: `receivers.${component.id}.${address.path}` });
+  }
+  const admin = parseEndpoint(adminEndpoint);
+  if (admin !== undefined) listeners.push({ path: 'service.admin.endpoint', ...admin });
+  const problems: string[] = [];
+  listeners.forEach(function check(listener, i) {
+    if (listener.port === 0) return;
+    const earlier = listeners.slice(0, i).find((other) => other.port === listener.port && (other.host === listener.host || EVERY_INTERFACE.has(other.host) || EVERY_INTERFACE.has(listener.host)));
+    if (earlier !== undefined) problems.push(`${listener.path}: ${formatEndpoint(listener.host, listener.port)} takes the port of ${earlier.path} (${formatEndpoint(earlier.host, earlier.port)}); two listeners cannot share an address`);
+  });
+  return problems;
 }
 
 /** Each factory's checks across the components of its type that validated. */

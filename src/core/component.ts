@@ -82,6 +82,8 @@ interface FactoryBase<K extends ComponentKind, C> {
    * keys): `<section>.<id>.<path>: <message>` lines.
    */
   checkTogether?(configs: ReadonlyArray<{ readonly id: string; readonly config: C }>): string[];
+  /** The addresses the component listens on, each with its key's path within the component (`protocols.http.endpoint`). */
+  listens?(config: C): ReadonlyArray<{ readonly path: string; readonly host: string; readonly port: number }>;
 }
 
 export interface ReceiverFactory<C = unknown> extends FactoryBase<'receiver', C> {

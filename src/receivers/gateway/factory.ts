@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { CreateSettings, Host, Receiver, ReceiverFactory, TracesConsumer } from '../../core/component.js';
 import { checkKeyNamesTogether, createDefaultConfig, gatewayConfigSchema, type GatewayConfig } from './config.js';
+import { parseEndpoint } from '../../core/listener/endpoint.js';
 import type { GatewayReceiver } from './receiver.js';
 
 /**
@@ -39,6 +40,10 @@ export const gatewayReceiverFactory: ReceiverFactory<GatewayConfig> = {
   configSchema: gatewayConfigSchema,
   createDefaultConfig,
   checkTogether: checkKeyNamesTogether,
+  listens(config) {
+    const endpoint = parseEndpoint(config.endpoint);
+    return endpoint === undefined ? [] : [{ path: 'endpoint', ...endpoint }];
+  },
   create: function createGatewayReceiver(settings, config, next) {
     return new LazyGatewayReceiver(settings, config, next);
   },

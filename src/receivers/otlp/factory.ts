@@ -12,6 +12,12 @@ export const otlpReceiverFactory: OtlpReceiverFactory = {
   type: 'otlp',
   configSchema,
   createDefaultConfig,
+  listens(config) {
+    const addresses = [];
+    if (config.protocols.http !== undefined) addresses.push({ path: 'protocols.http.endpoint', ...config.protocols.http.endpoint });
+    if (config.protocols.grpc !== undefined) addresses.push({ path: 'protocols.grpc.endpoint', ...config.protocols.grpc.endpoint });
+    return addresses;
+  },
   create(settings, config, next) {
     return new OtlpReceiver(settings, config, next);
   },

@@ -173,4 +173,30 @@ describe('gateway config keys', () => {
     expect(twoGateways([{ key: 'sk-alpha', name: 'alpha' }, 'sk-bare'])).toEqual([]);
     expect(twoGateways([{ key: 'other-tenant', name: 'beta' }])).toEqual([]);
   });
+
+  it('refuses two listeners on one address, which would fail to bind at run, and lets port 0 and other ports be', () => {
+    function listeners(gatewayEndpoint: string, admin: string): readonly string[] {
+      const raw = {
+        receivers: {
+          otlp: { protocols: { http: { endpoint: '127.0.0.1:24400' }, grpc: { endpoint: '127.0.0.1:24401' } } },
+          gateway: { endpoint: gatewayEndpoint, api_keys: ['k'] },
+        },
+        exporters: { debug: {} },
+        service: { admin: { endpoint: admin }, pipelines: { traces: { receivers: ['otlp', 'gateway'], exporters: ['debug'] } } },
+      };
+      try {
+        validateConfig(raw, builtinRegistry());
+        return [];
+      } catch (err) {
+        if (err instanceof ConfigError) return err.problems;
+        throw err;
+      }
+    }
+    expect(listeners('127.0.0.1:24400', ':24401')).toEqual([
+      'receivers.gateway.endpoint: 127.0.0.1:24400 takes the port of receivers.otlp.protocols.http.endpoint (127.0.0.1:24400); two listeners cannot share an address',
+      'service.admin.endpoint: :24401 takes the port of receivers.otlp.protocols.grpc.endpoint (127.0.0.1:24401); two listeners cannot share an address',
+    ]);
+    expect(listeners('127.0.0.2:24400', '127.0.0.1:0')).toEqual([]);
+    expect(listeners('127.0.0.1:0', '127.0.0.1:0')).toEqual([]);
+  });
 });
