@@ -70,6 +70,19 @@ export function listenOn(server: Server, endpoint: Endpoint): Promise<Endpoint> 
 /** How long a connection this side has ended may wait for the peer to close its own (ms). */
 export const HALF_CLOSED_GRACE_MS = 5_000;
 
+/**
+ * Once this side has ended a connection (an idle keep-alive closed, a gRPC
+ * GOAWAY), a peer that never closes its own side does not keep the slot:
+ * the socket is destroyed HALF_CLOSED_GRACE_MS later.
+ */
+function closeBehindOurEnd(socket: Socket): void {
+  socket.once('finish', function ended() {
+    const timer = setTimeout(() => socket.destroy(), HALF_CLOSED_GRACE_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  });
+}
+
 export class ConnectionTracker {
   /** Open sockets and when each was accepted (ms). */
   readonly #sockets = new Map<Socket, number>();
@@ -85,14 +98,10 @@ export class ConnectionTracker {
         sockets.delete(socket);
         metrics.closed();
       });
-      socket.once('finish', function closeBehindOurEnd() {
-        // This side has ended the connection (an idle keep-alive closed, a gRPC GOAWAY):
-        // a peer that never closes its own side does not keep the slot.
-        const timer = setTimeout(() => socket.destroy(), HALF_CLOSED_GRACE_MS);
-        timer.unref();
-        socket.once('close', () => clearTimeout(timer));
-      });
+      closeBehindOurEnd(socket);
     });
+    // Over TLS the application ends the TLS socket: the TCP socket under it never emits 'finish'.
+    server.on('secureConnection', closeBehindOurEnd);
     server.on('drop', function refuse() {
       metrics.refused();
     });

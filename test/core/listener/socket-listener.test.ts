@@ -2,7 +2,10 @@
 // counting, silent connections closed, forced close with its hook.
 import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { connect as connectTls, type ConnectionOptions } from 'node:tls';
 import { SocketListener } from '../../../src/core/listener/socket-listener.js';
+import type { TlsMaterial } from '../../../src/core/listener/tls.js';
+import { testTls } from '../../helpers/tls.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { rawClient } from '../../helpers/raw-clients.js';
@@ -15,12 +18,12 @@ afterEach(async () => {
   }
 });
 
-async function start(maxConnections: number, silentTimeoutMs: number, options: { minFirstBytes?: number; onConnection?: (socket: Socket) => void } = {}) {
+async function start(maxConnections: number, silentTimeoutMs: number, options: { minFirstBytes?: number; onConnection?: (socket: Socket) => void; tls?: TlsMaterial } = {}) {
   const telemetry = new Telemetry({ defaultMetrics: false });
   const listener = new SocketListener({
     name: 'test/grpc',
     endpoint: { host: '127.0.0.1', port: 0 },
-    tls: undefined,
+    tls: options.tls,
     maxConnections,
     silentTimeoutMs,
     ...(options.minFirstBytes === undefined ? {} : { minFirstBytes: options.minFirstBytes }),
@@ -77,6 +80,23 @@ describe('socket listener', () => {
     await new Promise<void>((resolve) => peer.once('end', () => resolve()));
     expect(listener.connections).toBe(1);
     // The grace is 5 s: the slot is free once it is over, though the peer never closed.
+    await waitUntil(() => listener.connections === 0, 8_000, 'the slot to be free');
+    peer.destroy();
+  });
+
+  it('destroys a TLS connection it ended once the peer has not closed its side within the grace', async () => {
+    const pki = testTls();
+    const tls: TlsMaterial = { cert: Buffer.from(pki.cert), key: Buffer.from(pki.key), clientCa: undefined, minVersion: 'TLSv1.2' };
+    const { port, listener } = await start(10, 60_000, { tls, onConnection: (socket) => socket.once('data', () => socket.end('bye')) });
+    // allowHalfOpen works on a TLS client as on a TCP one; Node's types leave it out.
+    const options = { port, host: '127.0.0.1', ca: pki.ca, rejectUnauthorized: false, allowHalfOpen: true } as ConnectionOptions;
+    const peer = connectTls(options);
+    peer.on('error', () => {});
+    peer.on('data', () => {});
+    await new Promise<void>((resolve) => peer.once('secureConnect', () => resolve()));
+    peer.write('x');
+    await new Promise<void>((resolve) => peer.once('end', () => resolve()));
+    expect(listener.connections).toBe(1);
     await waitUntil(() => listener.connections === 0, 8_000, 'the slot to be free');
     peer.destroy();
   });
