@@ -12,8 +12,9 @@
 // each addition carries this ledger's sequence number, and the script adds
 // only a number above the last one it added for the ledger
 // (`<prefix>spend-seq:<ledger>`, one small key per process, kept
-// SEQUENCE_TTL_MS): sent twice, an addition counts once, and order makes
-// "above the last" exact.
+// SEQUENCE_TTL_MS), and only when Redis already has the addition sent before
+// it: sent twice, an addition counts once, and one Redis refused is never
+// skipped by a later one that ran (that one answers "gap" and waits).
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Cost } from '../../shared/money.js';
@@ -36,17 +37,26 @@ const RETRY_MS = 1_000;
 
 const ADD_COMMAND = 'sluiceAddSpend';
 // KEYS: the ledger's sequence key, then one counter per period;
-// ARGV: sequence number, sequence TTL (ms), hi, lo, then each counter's expiry (ms, 0: none).
+// ARGV: sequence number, the number of the addition sent before it (-1: none),
+// sequence TTL (ms), hi, lo, then each counter's expiry (ms, 0: none).
+// Returns 1 added, 0 added before, -1 an earlier addition is missing (a gap:
+// send again from the first not added). No sequence key (a new ledger, or
+// Redis lost its data) takes any number.
 const ADD_SCRIPT = `
-local last = tonumber(redis.call('GET', KEYS[1]) or '-1')
-if tonumber(ARGV[1]) <= last then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local stored = redis.call('GET', KEYS[1])
+local seq = tonumber(ARGV[1])
+if stored then
+  local last = tonumber(stored)
+  if seq <= last then return 0 end
+  if last < tonumber(ARGV[2]) then return -1 end
+end
 for i = 2, #KEYS do
-  redis.call('HINCRBY', KEYS[i], 'hi', ARGV[3])
-  redis.call('HINCRBY', KEYS[i], 'lo', ARGV[4])
-  local expiry = tonumber(ARGV[i + 3])
+  redis.call('HINCRBY', KEYS[i], 'hi', ARGV[4])
+  redis.call('HINCRBY', KEYS[i], 'lo', ARGV[5])
+  local expiry = tonumber(ARGV[i + 4])
   if expiry > 0 then redis.call('PEXPIRE', KEYS[i], expiry) end
 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
 return 1`;
 
 interface AddCommand {
@@ -73,6 +83,8 @@ export class RedisSpendLedger implements SpendLedger {
   #behind = false;
   readonly #sequenceKey: string;
   #nextSeq = 0;
+  /** The last addition Redis has (added now or before): the one the next sent follows. */
+  #confirmed = -1;
   readonly #stopReplay: () => void;
 
   constructor(redis: RedisConnection, local: SpendLedger, logger: Logger) {
@@ -148,16 +160,22 @@ export class RedisSpendLedger implements SpendLedger {
     let sent = 0;
     for (;;) {
       const batch = this.#queue.slice(0, SEND_BATCH);
-      if (!(await this.#sendBatch(batch))) {
+      const done = await this.#sendBatch(batch);
+      const lastDone = batch[done - 1];
+      if (lastDone !== undefined) {
+        this.#confirmed = lastDone.seq;
+        // The queue is in sequence order (the cap may have let its oldest go meanwhile): drop what Redis has.
+        let taken = 0;
+        while (taken < this.#queue.length && (this.#queue[taken]?.seq ?? Infinity) <= lastDone.seq) taken += 1;
+        this.#queue.splice(0, taken);
+        sent += done;
+      }
+      if (done < batch.length) {
         this.#sending = undefined;
         this.#behind = true;
         this.#scheduleRetry();
         return;
       }
-      // The cap may have let the oldest go meanwhile: drop what was sent by identity.
-      if (this.#queue[0] === batch[0]) this.#queue.splice(0, batch.length);
-      else this.#queue = this.#queue.filter((addition) => !batch.includes(addition));
-      sent += batch.length;
       // Checked and cleared in one step, so an addition queued after this starts a loop of its own.
       if (this.#queue.length === 0) break;
     }
@@ -175,24 +193,33 @@ export class RedisSpendLedger implements SpendLedger {
     this.#retry.unref();
   }
 
-  /** One script call per addition, in one pipeline; true when Redis ran every one. */
-  async #sendBatch(additions: readonly Addition[]): Promise<boolean> {
-    if (!this.#redis.up) return false;
+  /**
+   * One script call per addition, in one pipeline; returns how many of the
+   * first ones Redis has (added now or before). One refused, or a gap behind
+   * it, ends the count: it and those after it are sent again.
+   */
+  async #sendBatch(additions: readonly Addition[]): Promise<number> {
+    if (!this.#redis.up) return 0;
     const pipeline = this.#redis.client.pipeline();
     const add = pipeline as unknown as AddCommand;
+    let previous = this.#confirmed;
     for (const { seq, key, cost, atMs } of additions) {
       const counters = BUDGET_PERIODS.map((period) => this.#counter(key, period, atMs));
       const expiries = BUDGET_PERIODS.map((period) => {
         const length = PERIOD_LENGTH_MS[period];
         return length === undefined ? 0 : length + PERIOD_GRACE_MS;
       });
-      add[ADD_COMMAND](1 + counters.length, this.#sequenceKey, ...counters, seq, SEQUENCE_TTL_MS, (cost / SPLIT).toString(), (cost % SPLIT).toString(), ...expiries);
+      add[ADD_COMMAND](1 + counters.length, this.#sequenceKey, ...counters, seq, previous, SEQUENCE_TTL_MS, (cost / SPLIT).toString(), (cost % SPLIT).toString(), ...expiries);
+      previous = seq;
     }
+    let results: Array<[Error | null, unknown]>;
     try {
-      const results = (await pipeline.exec()) ?? [];
-      return results.length === additions.length && results.every(([err]) => err === null);
+      results = (await pipeline.exec()) ?? [];
     } catch {
-      return false;
+      return 0;
     }
+    let done = 0;
+    while (done < additions.length && results[done]?.[0] === null && (results[done]?.[1] === 1 || results[done]?.[1] === 0)) done += 1;
+    return done;
   }
 }

@@ -139,6 +139,26 @@ describe('spend shared through Redis', () => {
     expect(BigInt((await client.hget(key, 'hi')) ?? '0')).toBe(parseUsd('7') / 1_000_000_000n);
   });
 
+  it('never skips an addition Redis refused for a later one it ran: the later one waits, and both count once', async () => {
+    const one = await instance('spend8:');
+    const ledger = await one.state.spendLedger();
+    const client = operator();
+    const now = Date.now();
+    const counter = (key: string) => `spend8:spend:${key}:${periodId('total', now)}`;
+    await ledger.add('ok', parseUsd('1'), now);
+    // A counter of the wrong type: Redis refuses this key's addition (WRONGTYPE) until it is gone.
+    await client.set(counter('broken'), 'not a hash');
+    await Promise.all([ledger.add('broken', parseUsd('10'), now), ledger.add('ok', parseUsd('100'), now)]);
+    expect(await client.hget(counter('ok'), 'hi')).toBe(String(parseUsd('1') / 1_000_000_000n));
+    await client.del(counter('broken'));
+    const usd = async (key: string) => BigInt((await client.hget(counter(key), 'hi')) ?? '0') * 1_000_000_000n;
+    await waitUntil(async () => (await usd('broken')) === parseUsd('10'), 5_000, 'the refused addition to be sent again');
+    expect(await usd('ok')).toBe(parseUsd('101'));
+    // Sent again later, nothing counts twice.
+    await ledger.add('ok', parseUsd('1000'), now);
+    expect([await usd('ok'), await usd('broken')]).toEqual([parseUsd('1101'), parseUsd('10')]);
+  });
+
   it('counts once an addition whose write timed out but ran, when it is sent again', async () => {
     const one = await instance('spend3:');
     const ledger = await one.state.spendLedger();
