@@ -237,6 +237,30 @@ describe('usage of streams and direct routes', () => {
   });
 });
 
+describe('usage of a stream the client leaves', () => {
+  it('charges what the upstream had reported when the client left', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const event = (type: string, data: unknown) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
+      event('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [], stop_reason: null, usage: { input_tokens: 1000, output_tokens: 1 } } });
+      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
+      event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial' } });
+      // ...and nothing more: the client leaves.
+    });
+    const anthropicModels = [{ id: 'anthropic/claude', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'anthropic', model: 'claude-up' }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: anthropicModels });
+    const abort = new AbortController();
+    const { data, response } = await client(KEY_A).chat.completions.create({ model: 'anthropic/claude', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal }).withResponse();
+    for await (const _part of data) {
+      abort.abort();
+      break;
+    }
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    await waitForGeneration(id);
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.001002, native_tokens_prompt: 1000 });
+  });
+});
+
 /** A generation is recorded once its response closed and its attempts settled: wait for it. */
 async function waitForGeneration(id: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
