@@ -165,8 +165,12 @@ export class Service {
       await this.admin.close();
       return true;
     });
-    const inTime = await Promise.race([stopped, outOfTime]);
-    clearTimeout(backstop);
+    let inTime: boolean;
+    try {
+      inTime = await Promise.race([stopped, outOfTime]);
+    } finally {
+      clearTimeout(backstop);
+    }
     if (inTime) this.logger.info('sluice stopped');
     else this.logger.warn({ graceMs }, 'sluice stopped with work still running (exporters flushing, or a start not finished): what was not acknowledged as delivered is delivered again after the next start');
   }
