@@ -70,6 +70,11 @@ export class RuleSet {
     return UNMATCHED;
   }
 
+  /** Whether some rule names this environment. */
+  hasRulesFor(environment: string | undefined): boolean {
+    return environment !== undefined && this.#byEnvironment.has(environment);
+  }
+
   /**
    * The decision when it does not depend on the path: every rule that could
    * match in this environment (and "no match" when a path could miss them

@@ -277,7 +277,11 @@ export class Sampler {
       return;
     }
     const root = group.root;
-    let decision = this.#rules.decideWithoutPath(group.traceId, group.environment);
+    // Without the root, the environment is a child's resource's: it decides at once only when it
+    // names an environment with rules (a child without one, or of another service, must not drop a
+    // trace its root would keep); otherwise the spans wait for the root.
+    const early = root !== undefined || this.#rules.hasRulesFor(group.environment);
+    let decision = early ? this.#rules.decideWithoutPath(group.traceId, group.environment) : undefined;
     // Only a decision that needed the root's path is worth keeping across restarts and instances.
     let fromRoot = false;
     if (decision === undefined && root !== undefined) {

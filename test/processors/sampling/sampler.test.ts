@@ -94,6 +94,20 @@ describe('sampler', () => {
     expect(dropped.pending).toBeUndefined();
   });
 
+  it('holds children whose resource names no environment with rules for the root, which keeps the trace', async () => {
+    const sampler = makeSampler([{ environment: 'production', percentage: 100, path_prefix: '/api' }, { environment: 'production', percentage: 100 }]);
+    const traceId = traceIdWithR(HIGH);
+    const [root] = trace({ traceId, path: '/api/x' });
+    // A child from a service whose resource says nothing of the environment arrives first.
+    const [, child] = trace({ traceId, resource: { 'service.name': 'db-proxy' } });
+    const first = sample(sampler, [child as TestSpan]);
+    expect(first.kept).toBeUndefined();
+    expect(first.pending?.spanCount).toBe(1);
+    const held = sampler.hold(first.pending?.buf ?? new Uint8Array());
+    expect(sample(sampler, [root as TestSpan]).kept?.spanCount).toBe(1);
+    expect((await held).kept?.spanCount).toBe(1);
+  });
+
   it('decides a trace whose root never comes as one with no known path after decision_wait', async () => {
     const sampler = makeSampler(
       [
