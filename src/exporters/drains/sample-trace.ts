@@ -1,4 +1,7 @@
-// The trace `POST /v1/drains/test` delivers: one SERVER span, freshly identified.
+// The trace `POST /v1/drains/test` delivers: one SERVER span, freshly
+// identified. Every span a drain delivers carries platform.projectId and
+// platform.deploymentId (DESIGN section 5); the test trace carries test
+// values in their shapes, so a destination that routes on them takes it.
 import { newSpanId, newTraceId } from '../../otlp/ids.js';
 import type { ExportTraceServiceRequest } from '../../otlp/model.js';
 import { SpanKind } from '../../otlp/model.js';
@@ -12,6 +15,8 @@ export function sampleTrace(now: number = Date.now()): ExportTraceServiceRequest
         resource: {
           attributes: [
             { key: 'service.name', value: { stringValue: 'sluice-drain-test' } },
+            { key: 'platform.projectId', value: { stringValue: 'prj_sluicedraintest' } },
+            { key: 'platform.deploymentId', value: { stringValue: 'dpl_sluicedraintest' } },
             { key: 'sluice.test', value: { boolValue: true } },
           ],
         },

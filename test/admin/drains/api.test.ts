@@ -328,6 +328,8 @@ describe('drains API', () => {
     const [request] = sink.requests;
     expect(request === undefined ? false : sink.signatureValid(request, 'signing-secret-value')).toBe(true);
     expect(request?.headers['x-honeycomb-team']).toBe('team-secret-value');
+    // As every delivered span, the test trace carries both platform attributes.
+    expect(request?.request.resourceSpans[0]?.resource?.attributes.map((a) => a.key)).toEqual(expect.arrayContaining(['platform.projectId', 'platform.deploymentId']));
     // Header values go only to the origin they were set for: a test elsewhere gives them again.
     const elsewhere = await call('POST', '/v1/drains/test', { drain: created.id, delivery: { endpoint: { traces: 'https://127.0.0.1:1/v1/traces' } } });
     expect(elsewhere.status).toBe(400);
