@@ -19,18 +19,23 @@ function toAnyValue(value: AttributeScalar): AnyValue {
   return Number.isSafeInteger(value) ? { intValue: String(value) } : { doubleValue: value };
 }
 
+/**
+ * Applies the actions in order. A key a sender repeated counts as one: delete
+ * removes every copy, and upsert or update leaves the stamped value alone,
+ * so no stale copy of platform.projectId survives beside the new one.
+ */
 export function applyActions(resource: Resource, actions: readonly AttributeAction[]): Resource {
-  const attributes = [...resource.attributes];
+  let attributes = [...resource.attributes];
   for (const { key, value, action } of actions) {
     const at = attributes.findIndex((kv) => kv.key === key);
     if (action === 'delete') {
-      if (at !== -1) attributes.splice(at, 1);
+      if (at !== -1) attributes = attributes.filter((kv) => kv.key !== key);
       continue;
     }
     if (value === undefined) continue;
     const entry = { key, value: toAnyValue(value) };
     if (at === -1 && action !== 'update') attributes.push(entry);
-    else if (at !== -1 && action !== 'insert') attributes[at] = entry;
+    else if (at !== -1 && action !== 'insert') attributes = attributes.filter((kv, i) => kv.key !== key || i === at).map((kv, i) => (i === at ? entry : kv));
   }
   return { ...resource, attributes };
 }

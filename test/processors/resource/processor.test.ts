@@ -1,7 +1,7 @@
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { describe, expect, it } from 'vitest';
 import { resourceConfigSchema } from '../../../src/processors/resource/config.js';
-import { createResourceProcessor } from '../../../src/processors/resource/processor.js';
+import { applyActions, createResourceProcessor } from '../../../src/processors/resource/processor.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
 
@@ -16,6 +16,17 @@ const attrs = (m: Awaited<ReturnType<typeof run>>['output']) =>
   Object.fromEntries((m.resourceSpans[0]?.resource?.attributes ?? []).map((kv) => [kv.key, kv.value]));
 
 describe('resource processor', () => {
+  it('leaves one stamped value where a sender repeated the key, and deletes every copy', () => {
+    const repeated = { attributes: [{ key: 'platform.projectId', value: { stringValue: 'stale' } }, { key: 'service.name', value: { stringValue: 'svc' } }, { key: 'platform.projectId', value: { stringValue: 'older' } }] };
+    expect(applyActions(repeated, [{ key: 'platform.projectId', value: 'prj_1', action: 'upsert' }]).attributes).toEqual([
+      { key: 'platform.projectId', value: { stringValue: 'prj_1' } },
+      { key: 'service.name', value: { stringValue: 'svc' } },
+    ]);
+    expect(applyActions(repeated, [{ key: 'platform.projectId', action: 'delete' }]).attributes).toEqual([{ key: 'service.name', value: { stringValue: 'svc' } }]);
+    // insert leaves what is there as it is.
+    expect(applyActions(repeated, [{ key: 'platform.projectId', value: 'prj_1', action: 'insert' }]).attributes).toEqual(repeated.attributes);
+  });
+
   it('upserts every attribute of the map form on every resource', async () => {
     const { output } = await run({ 'platform.projectId': 'prj_1', 'platform.deploymentId': 'dpl_9', 'service.name': 'renamed' }, { 'service.name': 'checkout' });
     expect(attrs(output)).toMatchObject({
