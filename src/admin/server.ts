@@ -6,6 +6,7 @@ import { errorMessage } from '../shared/errors.js';
 import { RequestAbortedError } from '../core/http-body.js';
 import { DEFAULT_HTTP_LISTENER, listenerFingerprint, type HttpListenerConfig } from '../core/listener/config.js';
 import { HttpListener } from '../core/listener/http-listener.js';
+import { listenEndpoint } from '../core/listener/endpoint.js';
 import type { Telemetry } from '../shared/telemetry.js';
 import { type AdminGuard, requireAdminKey } from './auth.js';
 import { sendError, sendJson } from './respond.js';
@@ -16,13 +17,6 @@ export interface AdminServerOptions {
   readonly logger: Logger;
   readonly isReady: () => boolean;
   readonly apiKey: () => string | undefined;
-}
-
-export function splitEndpoint(endpoint: string): { host: string; port: number } {
-  const colon = endpoint.lastIndexOf(':');
-  const host = endpoint.slice(0, colon).replace(/^\[(.*)\]$/, '$1');
-  // An empty host (`:13133`) listens on every interface: Node's unspecified address, IPv6 and IPv4.
-  return { host, port: Number(endpoint.slice(colon + 1)) };
 }
 
 export class AdminServer implements AdminRoutes {
@@ -68,7 +62,7 @@ export class AdminServer implements AdminRoutes {
     if (this.#listener !== undefined) throw new Error('admin server is already listening');
     const listener = new HttpListener({
       name: 'admin',
-      endpoint: splitEndpoint(endpoint),
+      endpoint: listenEndpoint(endpoint),
       config: limits,
       telemetry: this.#options.telemetry,
       handler: (req, res) => {

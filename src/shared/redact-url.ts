@@ -52,7 +52,8 @@ export function redactUrl(url: string): string {
   return parsed.href;
 }
 
-function originOf(url: string): string | undefined {
+/** The URL's origin, or undefined for text that is not a URL. */
+export function originOf(url: string): string | undefined {
   try {
     return new URL(url).origin;
   } catch {

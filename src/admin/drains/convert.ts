@@ -4,7 +4,7 @@ import type { DrainChanges, DrainState } from '../../exporters/drains/controller
 import type { DrainDefinition, DrainDelivery } from '../../exporters/drains/definition.js';
 import { DROP_REASONS } from '../../exporters/drains/delivery-stats.js';
 import type { SamplingRule } from '../../processors/sampling/rules.js';
-import { redactUrl, unredactUrl } from '../../shared/redact-url.js';
+import { originOf, redactUrl, unredactUrl } from '../../shared/redact-url.js';
 import type { DeliveryBody, DrainBody, RuleBody } from './schema.js';
 
 // rate x 100 in doubles gives 10.000000000000002 for 0.1; 15 significant digits is the decimal the user meant.
@@ -85,14 +85,6 @@ export function mergePatch(current: Record<string, unknown>, patch: Record<strin
 }
 
 export type Patched = { readonly ok: true; readonly body: Record<string, unknown> } | { readonly ok: false; readonly problems: string[] };
-
-function originOf(url: string): string | undefined {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * `patch` merged over the stored drain. A URL echoed back as it was shown

@@ -30,7 +30,7 @@ function methodNotAllowed(res: ServerResponse, method: string | undefined, allow
 
 /**
  * How the API finds the running drains exporter, per request: its controller;
- * STARTING while the graph is being built, reloaded or stopped (the old
+ * SWAPPING while the graph is being built, reloaded or stopped (the old
  * exporter has let go and the next has not taken over: 503, try again); or
  * undefined when the running config has no drains exporter (404).
  */

@@ -3,7 +3,7 @@
 // configErrorMap words a missing field `required` and one of the wrong type by its type.
 import { z } from 'zod';
 import { configErrorMap, formatIssues } from '../../config/format-issues.js';
-import { isPemBundle } from '../../config/pem.js';
+import { isPemBundle } from '../../shared/pem.js';
 import { urlProblem } from '../../exporters/drains/config.js';
 import { checkHeaders } from '../../exporters/otlphttp/headers.js';
 import { MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from '../../exporters/drains/limits.js';

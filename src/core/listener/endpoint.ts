@@ -18,6 +18,13 @@ export function parseEndpoint(text: string): Endpoint | undefined {
   return { host: match[1] ?? match[2] ?? '', port };
 }
 
+/** An endpoint the config already checked (endpointText) as host and port, to listen on. */
+export function listenEndpoint(text: string): Endpoint {
+  const parsed = parseEndpoint(text);
+  if (parsed === undefined) throw new Error(`not a host:port endpoint: ${text}`);
+  return parsed;
+}
+
 export function formatEndpoint(host: string, port: number): string {
   return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { createSecureContext, type SecureVersion, type TlsOptions } from 'node:tls';
 import { z } from 'zod';
-import { isPemBundle } from '../../config/pem.js';
+import { isPemBundle } from '../../shared/pem.js';
 
 const MIN_VERSIONS: Readonly<Record<string, SecureVersion>> = { '1.0': 'TLSv1', '1.1': 'TLSv1.1', '1.2': 'TLSv1.2', '1.3': 'TLSv1.3' };
 

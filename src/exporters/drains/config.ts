@@ -2,7 +2,7 @@
 // exporter's own settings. The list is validated at `drains[i].<key>` by the
 // config loader and injected into the exporter as its `drains` key.
 import { z } from 'zod';
-import { caFileProblem } from '../../config/pem.js';
+import { caFileProblem } from '../../shared/pem.js';
 import { byteSize, timerDuration } from '../../shared/units.js';
 import { samplingRuleSchema } from '../../processors/sampling/config.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { caFileProblem } from '../../config/pem.js';
+import { caFileProblem } from '../../shared/pem.js';
 import { timerDuration } from '../../shared/units.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 import { checkHeaders } from './headers.js';

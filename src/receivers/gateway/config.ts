@@ -1,7 +1,7 @@
 // receivers.gateway: keys as DESIGN section 4 names them. Durations parse to
 // ms and sizes to bytes here; each provider entry is validated by its type's
 // adapter schema, so a bad provider key is reported under its YAML path.
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { configErrorMap } from '../../config/format-issues.js';
 import { keysParsed } from '../../config/when-parsed.js';
@@ -131,15 +131,10 @@ export function checkKeyNamesTogether(gateways: ReadonlyArray<{ readonly id: str
       const name = apiKeyName(entry);
       const owner = owners.get(name);
       if (owner === undefined) owners.set(name, { key, id });
-      else if (!timingSafeEqualText(owner.key, key)) problems.push(`${id}.api_keys[${i}].name: key name ${name} is given to another key in ${owner.id}; usage is kept by name, so each name must stand for one key`);
+      else if (owner.key !== key) problems.push(`${id}.api_keys[${i}].name: key name ${name} is given to another key in ${owner.id}; usage is kept by name, so each name must stand for one key`);
     });
   }
   return problems;
-}
-
-function timingSafeEqualText(a: string, b: string): boolean {
-  const [x, y] = [createHash('sha256').update(a).digest(), createHash('sha256').update(b).digest()];
-  return timingSafeEqual(x, y);
 }
 
 export function apiKeyName(entry: ApiKeyEntry): string {

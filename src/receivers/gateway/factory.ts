@@ -1,7 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import type { CreateSettings, Host, Receiver, ReceiverFactory, TracesConsumer } from '../../core/component.js';
 import { checkKeyNamesTogether, createDefaultConfig, gatewayConfigSchema, type GatewayConfig } from './config.js';
-import { parseEndpoint } from '../../core/listener/endpoint.js';
+import { listenEndpoint } from '../../core/listener/endpoint.js';
 import type { GatewayReceiver } from './receiver.js';
 
 /**
@@ -41,8 +41,7 @@ export const gatewayReceiverFactory: ReceiverFactory<GatewayConfig> = {
   createDefaultConfig,
   checkTogether: checkKeyNamesTogether,
   listens(config) {
-    const endpoint = parseEndpoint(config.endpoint);
-    return endpoint === undefined ? [] : [{ path: 'endpoint', ...endpoint }];
+    return [{ path: 'endpoint', ...listenEndpoint(config.endpoint) }];
   },
   create: function createGatewayReceiver(settings, config, next) {
     return new LazyGatewayReceiver(settings, config, next);

@@ -9,6 +9,7 @@ import { hostService, LISTENER_GROUP } from '../../core/host-services.js';
 import type { HttpListenerConfig } from '../../core/listener/config.js';
 import { CorsPolicy } from '../../core/listener/cors.js';
 import { HttpListener } from '../../core/listener/http-listener.js';
+import { listenEndpoint } from '../../core/listener/endpoint.js';
 import type { Telemetry } from '../../shared/telemetry.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import type { ResolvedProvider } from './core/attempt.js';
@@ -51,12 +52,6 @@ interface OpenRequest {
 
 function ignore(): void {}
 
-export function parseEndpoint(endpoint: string): { host: string; port: number } {
-  const colon = endpoint.lastIndexOf(':');
-  const host = endpoint.slice(0, colon);
-  return { host: host.startsWith('[') ? host.slice(1, -1) : host, port: Number(endpoint.slice(colon + 1)) };
-}
-
 export class GatewayReceiver implements Receiver {
   readonly #id: string;
   readonly #logger: Logger;
@@ -85,7 +80,7 @@ export class GatewayReceiver implements Receiver {
     this.#id = settings.id;
     this.#logger = settings.logger;
     this.#next = next;
-    this.#listen = parseEndpoint(config.endpoint);
+    this.#listen = listenEndpoint(config.endpoint);
     const { tls, max_connections, read_header_timeout, read_timeout, idle_timeout } = config;
     this.#limits = { ...(tls === undefined ? {} : { tls }), max_connections, read_header_timeout, read_timeout, idle_timeout };
     this.#telemetry = settings.telemetry;

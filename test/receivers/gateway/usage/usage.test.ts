@@ -6,6 +6,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { generateText } from 'ai';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { messageStart, textBlock } from '../providers/anthropic/fixtures.js';
 import { ADMIN_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 
 const KEY_A = 'sk-team-a';
@@ -212,17 +213,7 @@ describe('usage of streams and direct routes', () => {
   });
 
   it('charges a stream the upstream breaks off with the usage it had told so far', async () => {
-    upstream = await startUpstream(function answer(_body, res) {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const event = (type: string, data: unknown) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
-      event('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [], stop_reason: null, usage: { input_tokens: 1000, output_tokens: 1 } } });
-      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-      event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial' } });
-      event('error', { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
-      res.end();
-    });
-    const anthropicModels = [{ id: 'anthropic/claude', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'anthropic', model: 'claude-up' }] }];
-    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: anthropicModels });
+    await startPartialAnthropicStream('error');
     const { data, response } = await client(KEY_A).chat.completions.create({ model: 'anthropic/claude', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
     const failure = await (async () => {
       for await (const _part of data) {
@@ -239,16 +230,8 @@ describe('usage of streams and direct routes', () => {
 
 describe('usage of a stream the client leaves', () => {
   it('charges what the upstream had reported when the client left', async () => {
-    upstream = await startUpstream(function answer(_body, res) {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      const event = (type: string, data: unknown) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
-      event('message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [], stop_reason: null, usage: { input_tokens: 1000, output_tokens: 1 } } });
-      event('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } });
-      event('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'partial' } });
-      // ...and nothing more: the client leaves.
-    });
-    const anthropicModels = [{ id: 'anthropic/claude', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'anthropic', model: 'claude-up' }] }];
-    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: anthropicModels });
+    // ...and nothing more: the client leaves.
+    await startPartialAnthropicStream('stall');
     const abort = new AbortController();
     const { data, response } = await client(KEY_A).chat.completions.create({ model: 'anthropic/claude', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal }).withResponse();
     for await (const _part of data) {
@@ -260,6 +243,23 @@ describe('usage of a stream the client leaves', () => {
     expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.001002, native_tokens_prompt: 1000 });
   });
 });
+
+/**
+ * An Anthropic upstream whose stream reports 1,000 input tokens and some text,
+ * then an in-band error (`error`) or nothing more (`stall`), behind a gateway
+ * pricing it at $0.000001 per input and $0.000002 per output token.
+ */
+async function startPartialAnthropicStream(then: 'error' | 'stall'): Promise<void> {
+  const events = [messageStart(1000), ...textBlock(0, ['partial'])];
+  upstream = await startUpstream(function answer(_body, res) {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const e of events) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+    if (then === 'stall') return;
+    res.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } })}\n\n`);
+  });
+  const anthropicModels = [{ id: 'anthropic/claude', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'anthropic', model: 'claude-up' }] }];
+  gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: anthropicModels });
+}
 
 /** A generation is recorded once its response closed and its attempts settled: wait for it. */
 async function waitForGeneration(id: string): Promise<void> {
