@@ -3,7 +3,7 @@
 // with its defaults. At least one protocol is required.
 import { z } from 'zod';
 import { byteSize } from '../../shared/units.js';
-import { checkHttpTimeouts, corsSchema, grpcListenerShape, httpListenerShape } from '../../core/listener/config.js';
+import { checkHttpTimeouts, corsSchema, grpcListenerShape, httpListenerShape, resolveGrpcLimits } from '../../core/listener/config.js';
 import { endpointSchema } from '../../core/listener/endpoint.js';
 
 export const HTTP_DEFAULTS = { endpoint: '127.0.0.1:4318', max_request_body_size: '64MiB' } as const;
@@ -26,11 +26,13 @@ const httpSchema = z
   })
   .superRefine(checkHttpTimeouts);
 
-const grpcSchema = z.strictObject({
-  endpoint: endpointSchema(),
-  max_recv_msg_size: byteSize().refine((n) => n > 0 && n <= 2 ** 31 - 1, 'must be greater than 0 and below 2GiB'),
-  ...grpcListenerShape,
-});
+const grpcSchema = z
+  .strictObject({
+    endpoint: endpointSchema(),
+    max_recv_msg_size: byteSize().refine((n) => n > 0 && n <= 2 ** 31 - 1, 'must be greater than 0 and below 2GiB'),
+    ...grpcListenerShape,
+  })
+  .transform(resolveGrpcLimits);
 
 /** Every OTLP request must carry `Authorization: Bearer <one of these>` (HTTP header or gRPC metadata). */
 const authSchema = z.strictObject({

@@ -24,6 +24,7 @@ import { TraceBatch } from '../../otlp/batch.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
 import type { GrpcProtocolConfig } from './config.js';
 import { formatEndpoint, type Endpoint } from '../../core/listener/endpoint.js';
+import { readTimeoutInterceptor } from './grpc-read-timeout.js';
 import { listenError } from './listen-error.js';
 import type { TransportMetrics } from './metrics.js';
 import { classify } from './outcome.js';
@@ -61,9 +62,7 @@ export interface GrpcReceiverOptions {
 }
 
 const UNAUTHENTICATED = 16;
-/** A connection that sends nothing (plaintext) or completes no TLS handshake within this is closed (ms). */
-const SILENT_CONNECTION_TIMEOUT_MS = 10_000;
-/** `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`: a plaintext client that has not sent it by the silent timeout is closed. */
+/** `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`: a plaintext client that has not sent it by read_header_timeout is closed. */
 const HTTP2_PREFACE_BYTES = 24;
 
 export class OtlpGrpcServer {
@@ -80,6 +79,7 @@ export class OtlpGrpcServer {
       'grpc.max_receive_message_length': config.max_recv_msg_size,
       'grpc.max_concurrent_streams': config.max_concurrent_streams,
       ...connectionLimits(config),
+      ...(config.read_timeout > 0 ? { interceptors: [readTimeoutInterceptor(config.read_timeout)] } : {}),
     });
     this.#server.addService(TRACE_SERVICE, { Export: this.#export.bind(this) });
     // TLS is terminated by the listener: grpc-js sees plaintext HTTP/2.
@@ -90,7 +90,8 @@ export class OtlpGrpcServer {
       endpoint: config.endpoint,
       tls: config.tls,
       maxConnections: config.max_connections,
-      silentTimeoutMs: SILENT_CONNECTION_TIMEOUT_MS,
+      // A TLS handshake or HTTP/2's preface is the connection's header.
+      silentTimeoutMs: config.read_header_timeout,
       minFirstBytes: HTTP2_PREFACE_BYTES,
       alpn: ['h2'],
       telemetry: options.telemetry,

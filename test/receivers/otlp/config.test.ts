@@ -5,7 +5,7 @@ import { ConfigError } from '../../../src/shared/errors.js';
 import { parseConfig } from './harness.js';
 
 const HTTP_LIMITS = { max_connections: 10_000, read_header_timeout: 10_000, read_timeout: 60_000, idle_timeout: 60_000 };
-const GRPC_LIMITS = { max_connections: 10_000, max_concurrent_streams: 100, max_connection_idle: 60_000, max_connection_age_grace: 5_000 };
+const GRPC_LIMITS = { max_connections: 10_000, read_header_timeout: 10_000, read_timeout: 60_000, max_concurrent_streams: 100, max_connection_idle: 60_000, max_connection_age_grace: 5_000 };
 
 function problemsOf(receiver: unknown): readonly string[] {
   const raw = {
@@ -69,5 +69,20 @@ describe('otlp receiver config', () => {
       'receivers.otlp.protocols.grpc.max_connection_idle: must be at most 21d',
     ]));
     expect(problemsOf({ protocols: { grpc: { max_connection_age: '21d', max_connection_idle: 0, max_connection_age_grace: 0 } } })).toEqual([]);
+  });
+
+  it('takes every listener\'s timeouts on gRPC too; idle_timeout is max_connection_idle by its HTTP name', () => {
+    const grpc = parseConfig({ protocols: { grpc: { read_header_timeout: '2s', read_timeout: '30s', idle_timeout: '45s' } } }).protocols.grpc;
+    expect(grpc).toMatchObject({ read_header_timeout: 2_000, read_timeout: 30_000, max_connection_idle: 45_000 });
+    expect(grpc).not.toHaveProperty('idle_timeout');
+    expect(parseConfig({ protocols: { grpc: { idle_timeout: '45s', max_connection_idle: '45s' } } }).protocols.grpc?.max_connection_idle).toBe(45_000);
+    expect(parseConfig({ protocols: { grpc: { idle_timeout: 0 } } }).protocols.grpc?.max_connection_idle).toBe(0);
+  });
+
+  it('refuses two different idle limits and a zero read_header_timeout on gRPC, naming the key', () => {
+    expect(problemsOf({ protocols: { grpc: { idle_timeout: '30s', max_connection_idle: '60s', read_header_timeout: 0 } } })).toEqual([
+      'receivers.otlp.protocols.grpc.idle_timeout: is the same limit as max_connection_idle on a gRPC listener: give one of them, or the same value',
+      'receivers.otlp.protocols.grpc.read_header_timeout: must be greater than 0',
+    ]);
   });
 });
