@@ -19,6 +19,7 @@ const TWO_POW_32 = 4294967296;
 const MAX_EXACT_HIGH = 0x1fffff; // hi words up to this keep hi * 2^32 + lo below 2^53
 const BILLION = 1_000_000_000;
 const INITIAL_OUTPUT_FACTOR = 3; // JSON output bytes per input byte, a first guess
+const COPY_PIECE_BYTES = 256 * 1024; // remembered JSON copied between two chances to yield
 const NONE = -1;
 
 const tag = (field: number, wireType: number): number => (field << 3) | wireType;
@@ -729,7 +730,11 @@ function* requestsJson(requests: readonly Uint8Array[], options: JsonOptions): G
       if (known.byteLength === 0) continue;
       out.comma(first);
       first = false;
-      out.bytes(known);
+      // A batch of 8 MiB copies tens of MiB into fresh pages: a chance to yield after every piece.
+      for (let at = 0; at < known.byteLength; at += COPY_PIECE_BYTES) {
+        out.bytes(known.subarray(at, at + COPY_PIECE_BYTES));
+        yield;
+      }
       continue;
     }
     transcoded = true;

@@ -52,6 +52,30 @@ describe('OTLP/JSON reuse between outputs', () => {
     expect(Buffer.from(known ?? []).toString('utf8')).toBe(line.slice('{"resourceSpans":['.length, -']}\n'.length));
   });
 
+  it('gives the event loop a turn while copying remembered JSON, record by record and piece by piece', async () => {
+    want();
+    const records = ['a', 'b', 'c', 'd'].map(sdkRequest);
+    // Three remembered records, one of them larger than a copy piece (256 KiB), and one to transcode.
+    const large = Buffer.from(`{"marker":"${'x'.repeat(600 * 1024)}"}`);
+    rememberJson(records[0] as Uint8Array, jsonOf(Buffer.from('{"marker":0}')), 0);
+    rememberJson(records[1] as Uint8Array, jsonOf(large), 0);
+    rememberJson(records[2] as Uint8Array, jsonOf(Buffer.from('{"marker":2}')), 0);
+    let turns = 0;
+    let counting = true;
+    const tick = () => {
+      turns++;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    // A zero-length slice yields at every chance: after each remembered piece, and after each transcoded span.
+    const json = (await transcodeToJsonSliced(records, 0)).toString('utf8');
+    counting = false;
+    const transcoded = viaModel(records[3] as Uint8Array).slice('{"resourceSpans":['.length, -']}'.length);
+    expect(json).toBe(`{"resourceSpans":[{"marker":0},${large.toString('utf8')},{"marker":2},${transcoded}]}`);
+    // 1 + 3 + 1 copies, then the fourth record's spans.
+    expect(turns).toBeGreaterThanOrEqual(5 + 2);
+  });
+
   it('copies the remembered JSON instead of transcoding the same bytes again', () => {
     want();
     const bytes = sdkRequest('copied');
