@@ -18,6 +18,7 @@ interface CallFrame {
 interface ProfileNode {
   id: number;
   callFrame: CallFrame;
+  children?: number[];
 }
 interface CpuProfile {
   startTime: number; // µs
@@ -64,12 +65,61 @@ export interface ProfileSummary {
    * most self time in it. A run includes time the thread was descheduled.
    */
   readonly stretches: Stretch[];
+  /** Runs of consecutive samples that were all batch work (issue 10's list), longest first. */
+  readonly batchStretches: BatchStretches;
 }
 
 export interface Stretch {
   readonly ms: number;
   readonly top: string;
 }
+
+export interface BatchStretches {
+  readonly count: number;
+  /** Of them, how many lasted more than 2 ms. */
+  readonly over2ms: number;
+  readonly longest: Stretch[];
+  /** The profile's median time between two samples. */
+  readonly intervalUs: number;
+}
+
+/**
+ * Issue 10's batch work, by where its code lives: a sample whose stack holds
+ * one of these frames was doing batch work. Queue appends (the durable write
+ * a receiver answers after) are not batch work; reads are.
+ */
+function batchKind(frame: CallFrame): string | undefined {
+  const { url, functionName } = frame;
+  if (/\/dist\/src\/otlp\/json-(transcoder|reuse|codec|memo)\.js$/.test(url)) return 'JSON encoding';
+  if (url.endsWith('/dist/src/exporters/otlphttp/gzip-sliced.js') || url === 'node:zlib') return 'compression';
+  if (url.endsWith('/dist/src/exporters/otlphttp/transport.js') && functionName !== '') return 'delivery body';
+  if (url.includes('/dist/src/exporters/file/')) return 'file write';
+  if (url.includes('/dist/src/exporters/debug/')) return 'debug output';
+  if (url.endsWith('/dist/src/exporters/exporterhelper/batch-reader.js')) return 'queue read';
+  if (url.includes('/dist/src/queue/') && /read/i.test(functionName)) return 'queue read';
+  return undefined;
+}
+
+/** For every node, the batch work its stack is doing (the frame nearest the leaf), if any. */
+function batchKinds(nodes: readonly ProfileNode[]): Map<number, string> {
+  const parent = new Map<number, number>();
+  for (const node of nodes) for (const child of node.children ?? []) parent.set(child, node.id);
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const kinds = new Map<number, string>();
+  for (const node of nodes) {
+    for (let id: number | undefined = node.id; id !== undefined; id = parent.get(id)) {
+      const frame = byId.get(id)?.callFrame;
+      const kind = frame === undefined ? undefined : batchKind(frame);
+      if (kind !== undefined) {
+        kinds.set(node.id, kind);
+        break;
+      }
+    }
+  }
+  return kinds;
+}
+
+const BATCH_STRETCH_LIMIT_US = 2_000;
 
 const STRETCHES_KEPT = 8;
 
@@ -136,7 +186,45 @@ export function summarizeProfile(dir: string, count: number, window: ProfileWind
     byArea.set(where, (byArea.get(where) ?? 0) + us);
   });
   closeStretch(stretches, stretchUs, stretchSelf);
-  return { frames: rank(self, busy, count), areas: rank(byArea, busy, byArea.size), busyMs: busy / 1000, stretches };
+  return { frames: rank(self, busy, count), areas: rank(byArea, busy, byArea.size), busyMs: busy / 1000, stretches, batchStretches: batchStretches(profile, from, to) };
+}
+
+/**
+ * Consecutive samples that were all batch work, named by the kinds in them.
+ * Two slices with a turn of the loop between them in which nothing else ran
+ * (or less than a sampling interval's worth) count as one run, so each run
+ * is at most the longest the loop was held by batch work.
+ */
+function batchStretches(profile: CpuProfile, from: number, to: number): BatchStretches {
+  const kinds = batchKinds(profile.nodes);
+  const longest: Stretch[] = [];
+  let count = 0;
+  let over2ms = 0;
+  let runUs = 0;
+  let runKinds = new Map<string, number>();
+  function close(): void {
+    if (runUs === 0) return;
+    count += 1;
+    if (runUs > BATCH_STRETCH_LIMIT_US) over2ms += 1;
+    closeStretch(longest, runUs, runKinds);
+    runUs = 0;
+    runKinds = new Map();
+  }
+  let at = profile.startTime;
+  profile.samples.forEach(function addSample(id, i) {
+    const us = profile.timeDeltas[i] ?? 0;
+    at += us;
+    const kind = kinds.get(id);
+    if (kind === undefined || at < from || at > to) {
+      close();
+      return;
+    }
+    runUs += us;
+    runKinds.set(kind, (runKinds.get(kind) ?? 0) + us);
+  });
+  close();
+  const deltas = [...profile.timeDeltas].sort((a, b) => a - b);
+  return { count, over2ms, longest, intervalUs: deltas[deltas.length >> 1] ?? 0 };
 }
 
 /** A measured window of a profiled process: its monotonic bounds and the CPU its threads used in it. */
@@ -170,7 +258,16 @@ ${table(['self time by package / source folder', '% of busy'], rows(summary.area
 
 ${table(['top functions by self time', '% of busy'], rows(summary.frames))}
 
-${table(['longest runs without an idle sample, ms', 'most self time in the run'], summary.stretches.map((s) => [s.ms.toFixed(1), `\`${s.top}\``]))}`;
+${table(['longest runs without an idle sample, ms', 'most self time in the run'], summary.stretches.map((s) => [s.ms.toFixed(1), `\`${s.top}\``]))}
+
+${batchStretchesMarkdown(summary.batchStretches)}`;
+}
+
+function batchStretchesMarkdown(runs: BatchStretches): string {
+  if (runs.count === 0) return 'No sample in the window was batch work.';
+  return `**Batch work's hold on the loop.** Runs of consecutive samples that were all batch work (JSON encoding, compression, delivery bodies, file writes, debug output, queue reads; the durable append a receiver answers after is not counted): ${runs.count.toLocaleString('en-US')} runs, ${runs.over2ms} of them longer than 2 ms. Two slices with a turn of the loop between them in which nothing else was sampled count as one run, so a run is at most how long batch work held the loop, known to about the profile's sampling interval (${(runs.intervalUs / 1000).toFixed(2)} ms here; \`SLUICE_BENCH_NODE_FLAGS=--cpu-prof-interval=100\` samples every 0.1 ms).
+
+${table(['longest runs of batch work, ms', 'mostly'], runs.longest.map((s) => [s.ms.toFixed(2), s.top]))}`;
 }
 
 /** What a profiled run reports: its measured window and the sentence that introduces its section. */
