@@ -76,11 +76,19 @@ export interface Stretch {
 
 export interface BatchStretches {
   readonly count: number;
-  /** Of them, how many lasted more than 2 ms. */
+  /** Of them, how many lasted more than 2 ms, and how many worked more than 2 ms. */
   readonly over2ms: number;
-  readonly longest: Stretch[];
+  readonly workOver2ms: number;
+  /** The longest by time worked, with their whole length. */
+  readonly longest: BatchRun[];
   /** The profile's median time between two samples. */
   readonly intervalUs: number;
+}
+
+export interface BatchRun {
+  readonly wallMs: number;
+  readonly workMs: number;
+  readonly top: string;
 }
 
 /**
@@ -193,21 +201,25 @@ export function summarizeProfile(dir: string, count: number, window: ProfileWind
  * Consecutive samples that were all batch work, named by the kinds in them.
  * Two slices with a turn of the loop between them in which nothing else ran
  * (or less than a sampling interval's worth) count as one run, so each run
- * is at most the longest the loop was held by batch work.
+ * is at most the longest the loop was held by batch work. A gap between two
+ * samples longer than twice the profile's interval is the thread waiting
+ * for the core (another thread had it): a run's work counts such a gap as
+ * twice the interval.
  */
 function batchStretches(profile: CpuProfile, from: number, to: number): BatchStretches {
   const kinds = batchKinds(profile.nodes);
-  const longest: Stretch[] = [];
-  let count = 0;
-  let over2ms = 0;
-  let runUs = 0;
+  const sorted = [...profile.timeDeltas].sort((a, b) => a - b);
+  const intervalUs = sorted[sorted.length >> 1] ?? 0;
+  const runs: BatchRun[] = [];
+  let wallUs = 0;
+  let workUs = 0;
   let runKinds = new Map<string, number>();
   function close(): void {
-    if (runUs === 0) return;
-    count += 1;
-    if (runUs > BATCH_STRETCH_LIMIT_US) over2ms += 1;
-    closeStretch(longest, runUs, runKinds);
-    runUs = 0;
+    if (wallUs === 0) return;
+    const top = [...runKinds.entries()].sort((a, b) => b[1] - a[1])[0]?.[0] ?? '(unknown)';
+    runs.push({ wallMs: wallUs / 1000, workMs: workUs / 1000, top });
+    wallUs = 0;
+    workUs = 0;
     runKinds = new Map();
   }
   let at = profile.startTime;
@@ -219,12 +231,19 @@ function batchStretches(profile: CpuProfile, from: number, to: number): BatchStr
       close();
       return;
     }
-    runUs += us;
+    wallUs += us;
+    workUs += Math.min(us, 2 * intervalUs);
     runKinds.set(kind, (runKinds.get(kind) ?? 0) + us);
   });
   close();
-  const deltas = [...profile.timeDeltas].sort((a, b) => a - b);
-  return { count, over2ms, longest, intervalUs: deltas[deltas.length >> 1] ?? 0 };
+  const limitMs = BATCH_STRETCH_LIMIT_US / 1000;
+  return {
+    count: runs.length,
+    over2ms: runs.filter((r) => r.wallMs > limitMs).length,
+    workOver2ms: runs.filter((r) => r.workMs > limitMs).length,
+    longest: runs.sort((a, b) => b.workMs - a.workMs).slice(0, STRETCHES_KEPT),
+    intervalUs,
+  };
 }
 
 /** A measured window of a profiled process: its monotonic bounds and the CPU its threads used in it. */
@@ -265,9 +284,10 @@ ${batchStretchesMarkdown(summary.batchStretches)}`;
 
 function batchStretchesMarkdown(runs: BatchStretches): string {
   if (runs.count === 0) return 'No sample in the window was batch work.';
-  return `**Batch work's hold on the loop.** Runs of consecutive samples that were all batch work (JSON encoding, compression, delivery bodies, file writes, debug output, queue reads; the durable append a receiver answers after is not counted): ${runs.count.toLocaleString('en-US')} runs, ${runs.over2ms} of them longer than 2 ms. Two slices with a turn of the loop between them in which nothing else was sampled count as one run, so a run is at most how long batch work held the loop, known to about the profile's sampling interval (${(runs.intervalUs / 1000).toFixed(2)} ms here; \`SLUICE_BENCH_NODE_FLAGS=--cpu-prof-interval=100\` samples every 0.1 ms).
+  const interval = (runs.intervalUs / 1000).toFixed(2);
+  return `**Batch work's hold on the loop.** Runs of consecutive samples that were all batch work (JSON encoding, compression, delivery bodies, file writes, debug output, queue reads; the durable append a receiver answers after is not counted): ${runs.count.toLocaleString('en-US')} runs; ${runs.over2ms} lasted longer than 2 ms, and ${runs.workOver2ms} of them worked longer than 2 ms. *Worked* counts a gap between two samples of more than twice the sampling interval (${interval} ms here) as twice the interval: the rest of such a gap the thread was waiting for the core while another thread had it. Two slices with a turn of the loop between them in which nothing else was sampled count as one run, so a run is at most how long batch work held the loop, known to about the interval (\`SLUICE_BENCH_NODE_FLAGS=--cpu-prof-interval=100\` samples every 0.1 ms).
 
-${table(['longest runs of batch work, ms', 'mostly'], runs.longest.map((s) => [s.ms.toFixed(2), s.top]))}`;
+${table(['longest runs of batch work: worked ms', 'lasted ms', 'mostly'], runs.longest.map((r) => [r.workMs.toFixed(2), r.wallMs.toFixed(2), r.top]))}`;
 }
 
 /** What a profiled run reports: its measured window and the sentence that introduces its section. */
