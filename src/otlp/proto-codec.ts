@@ -229,6 +229,12 @@ export function decodeSpan(bytes: Uint8Array): Span {
   return spanFromPb(decodeWith<PbSpan>(ProtoTypes.Span, bytes, 'Span'));
 }
 
+/** A ScopeSpans message's scope and schema URL, from its fields other than spans. */
+export function decodeScopeSpansHead(bytes: Uint8Array): Omit<ScopeSpans, 'spans'> {
+  const { spans: _spans, ...head } = scopeSpansFromPb(decodeWith<PbScopeSpans>(ProtoTypes.ScopeSpans, bytes, 'ScopeSpans'));
+  return head;
+}
+
 export function decodeResponse(bytes: Uint8Array): ExportTraceServiceResponse {
   const message = decodeWith<{ partialSuccess?: { rejectedSpans?: Int64; errorMessage?: string } | null }>(
     ProtoTypes.ExportTraceServiceResponse,

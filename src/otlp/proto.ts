@@ -36,5 +36,6 @@ export const ProtoTypes = {
   ExportTraceServiceResponse: root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse'),
   Resource: root.lookupType('opentelemetry.proto.resource.v1.Resource'),
   Span: root.lookupType('opentelemetry.proto.trace.v1.Span'),
+  ScopeSpans: root.lookupType('opentelemetry.proto.trace.v1.ScopeSpans'),
   KeyValue: root.lookupType('opentelemetry.proto.common.v1.KeyValue'),
 };
