@@ -39,7 +39,8 @@ function readVersion(): string {
 
 async function validate(file: string): Promise<number> {
   try {
-    await loadConfigFile(file, { registry: builtinRegistry() });
+    const config = await loadConfigFile(file, { registry: builtinRegistry() });
+    for (const component of config.unused) process.stderr.write(`warning: ${component}: configured but used in no pipeline (it will not be started)\n`);
     process.stdout.write('config OK\n');
     return 0;
   } catch (err) {

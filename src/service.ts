@@ -198,6 +198,7 @@ export class Service {
   async #apply(config: ValidatedConfig): Promise<void> {
     const storageDirectory = await ensureStorageDirectory(config.service.storage.directory);
     this.logger.level = config.service.telemetry.logs.level;
+    for (const component of config.unused) this.logger.warn({ component }, 'configured but used in no pipeline: not started');
     this.#config = config;
     const { endpoint, api_key: _apiKey, ...limits } = config.service.admin;
     if (!this.admin.listensAs(endpoint, limits)) {

@@ -1,5 +1,7 @@
-// Graph checks, as the collector does them: every reference resolves, every
-// configured component is used, every pipeline has a source and a sink.
+// Graph checks, as the collector does them: every reference resolves and
+// every pipeline has a source and a sink. A component configured but used in
+// no pipeline is not an error (the collector allows it since v0.54): it is
+// reported as unused, and not built.
 import type { ComponentKind } from '../core/component.js';
 import type { PipelineConfig } from './service-schema.js';
 
@@ -9,8 +11,14 @@ const LIST_OF: Readonly<Record<ComponentKind, 'receivers' | 'processors' | 'expo
   exporter: 'exporters',
 };
 
+export interface GraphCheck {
+  readonly problems: string[];
+  /** `<kind section>.<id>` of each component configured but used in no pipeline. */
+  readonly unused: string[];
+}
+
 /** `complete` is false when some pipelines were left out (their shape is invalid): then nothing is reported as unused. */
-export function checkGraph(pipelines: Readonly<Record<string, PipelineConfig>>, configured: Readonly<Record<ComponentKind, ReadonlySet<string>>>, complete = true): string[] {
+export function checkGraph(pipelines: Readonly<Record<string, PipelineConfig>>, configured: Readonly<Record<ComponentKind, ReadonlySet<string>>>, complete = true): GraphCheck {
   const problems: string[] = [];
   const used: Record<ComponentKind, Set<string>> = { receiver: new Set(), processor: new Set(), exporter: new Set() };
   const pipelineIds = Object.keys(pipelines);
@@ -32,12 +40,11 @@ export function checkGraph(pipelines: Readonly<Record<string, PipelineConfig>>, 
     }
   }
 
+  const unused: string[] = [];
   if (pipelineIds.length > 0 && complete) {
     for (const kind of ['receiver', 'processor', 'exporter'] as const) {
-      for (const id of configured[kind]) {
-        if (!used[kind].has(id)) problems.push(`${LIST_OF[kind]}.${id}: configured but used in no pipeline`);
-      }
+      for (const id of configured[kind]) if (!used[kind].has(id)) unused.push(`${LIST_OF[kind]}.${id}`);
     }
   }
-  return problems;
+  return { problems, unused };
 }

@@ -22,6 +22,8 @@ export interface ValidatedConfig {
   /** Validated top-level sections registered by components (`drains`). */
   readonly sections: ReadonlyMap<string, unknown>;
   readonly service: ServiceConfig;
+  /** `<kind section>.<id>` of components configured but used in no pipeline: validated, left out of the maps above, never built. */
+  readonly unused: readonly string[];
 }
 
 export const KIND_SECTIONS = { receiver: 'receivers', processor: 'processors', exporter: 'exporters' } as const;
@@ -77,23 +79,30 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
   const service = parseAt(serviceSchema, raw['service'], ['service'], problems);
   // A shape problem elsewhere in `service` must not hide the references of pipelines that are well formed.
   const pipelines = service.ok ? { pipelines: service.value.pipelines, complete: true } : wellFormedPipelines(raw['service']);
+  const unused = new Set<string>();
   if (pipelines !== undefined) {
-    problems.push(...checkGraph(pipelines.pipelines, {
+    const graph = checkGraph(pipelines.pipelines, {
       receiver: components.receiver.configured,
       processor: components.processor.configured,
       exporter: components.exporter.configured,
-    }, pipelines.complete));
+    }, pipelines.complete);
+    problems.push(...graph.problems);
+    for (const path of graph.unused) unused.add(path);
   }
+  const used = <F extends AnyFactory>(kind: keyof typeof KIND_SECTIONS, valid: ReadonlyMap<string, ComponentConfig<F>>) =>
+    new Map([...valid].filter(([id]) => !unused.has(`${KIND_SECTIONS[kind]}.${id}`)));
+  const receivers = used('receiver', components.receiver.valid as Map<string, ComponentConfig<ReceiverFactory>>);
 
-  if (service.ok) problems.push(...sharedAddresses(components.receiver.valid, service.value.admin.endpoint));
+  if (service.ok) problems.push(...sharedAddresses(receivers, service.value.admin.endpoint));
 
   if (problems.length > 0 || !service.ok) throw new ConfigError(problems);
   return {
-    receivers: components.receiver.valid as Map<string, ComponentConfig<ReceiverFactory>>,
-    processors: components.processor.valid as Map<string, ComponentConfig<ProcessorFactory>>,
-    exporters: components.exporter.valid as Map<string, ComponentConfig<ExporterFactory>>,
+    receivers,
+    processors: used('processor', components.processor.valid as Map<string, ComponentConfig<ProcessorFactory>>),
+    exporters: used('exporter', components.exporter.valid as Map<string, ComponentConfig<ExporterFactory>>),
     sections,
     service: service.value,
+    unused: [...unused],
   };
 }
 

@@ -111,10 +111,11 @@ describe('sluice validate', () => {
     expect(result.stderr).toContain('exporters.file.path: environment variable SLUICE_TEST_UNSET is not set');
   });
 
-  it('reports a component configured but used in no pipeline', async () => {
+  it('accepts a component configured but used in no pipeline, with a warning', async () => {
     const result = await validate(GOOD.replace('debug: {}', 'debug: {}\n  debug/spare: {}'));
-    expect(result.code).toBe(1);
-    expect(result.stderr.trim()).toBe('exporters.debug/spare: configured but used in no pipeline');
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('config OK');
+    expect(result.stderr.trim()).toBe('warning: exporters.debug/spare: configured but used in no pipeline (it will not be started)');
   });
 
   it('reports a file that cannot be read', async () => {

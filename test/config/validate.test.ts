@@ -74,9 +74,17 @@ describe('config validation', () => {
     ]);
   });
 
-  it('reports a component configured but used in no pipeline', () => {
-    expect(problemsOf(GOOD.replace('exporters:\n  fakeout/acme', 'exporters:\n  fakeout/spare: {}\n  fakeout/acme'))).toEqual([
-      'exporters.fakeout/spare: configured but used in no pipeline',
+  it('accepts a component configured but used in no pipeline, as the collector does, and leaves it out of what is built', () => {
+    const text = GOOD.replace('exporters:\n  fakeout/acme', 'exporters:\n  fakeout/spare: {}\n  fakeout/acme');
+    expect(problemsOf(text)).toEqual([]);
+    const config = parseConfigText(text, { registry: fakeRegistry(), env: {} });
+    expect(config.unused).toEqual(['exporters.fakeout/spare']);
+    expect([...config.exporters.keys()]).toEqual(['fakeout/acme']);
+  });
+
+  it('still checks the shape of a component used in no pipeline', () => {
+    expect(problemsOf(GOOD.replace('exporters:\n  fakeout/acme', 'exporters:\n  fakeout/spare: { encoding: xml }\n  fakeout/acme'))).toEqual([
+      expect.stringMatching(/^exporters\.fakeout\/spare\.encoding: /),
     ]);
   });
 
@@ -85,8 +93,6 @@ describe('config validation', () => {
     expect(problemsOf(text)).toEqual([
       'service.pipelines.traces.receivers: must list at least one receiver',
       'service.pipelines.traces.exporters: must list at least one exporter',
-      'receivers.fakein: configured but used in no pipeline',
-      'exporters.fakeout/acme: configured but used in no pipeline',
     ]);
   });
 
