@@ -1,6 +1,6 @@
 // The fallback loop every protocol shares: try the planned endpoints in order
 // until one answers or a failure must not fall back, then answer with the
-// last failure (and how many attempts were made).
+// last failure (its provider, and how many attempts were made).
 import type { Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import { GatewayHttpError } from './http-error.js';
@@ -25,6 +25,7 @@ export type TryEndpoint<S extends PlanState> = (env: AttemptEnv, provider: Resol
 /** Resolves when an attempt answered (or the client left); throws the failure to answer otherwise. */
 export async function runPlan<S extends PlanState>(env: PlanEnv, plan: readonly Endpoint[], state: S, attempt: TryEndpoint<S>): Promise<void> {
   let last: GatewayHttpError | undefined;
+  let lastProvider: string | undefined;
   for (const endpoint of plan) {
     if (state.client.closed) return;
     const provider = env.providers.get(endpoint.provider);
@@ -35,9 +36,12 @@ export async function runPlan<S extends PlanState>(env: PlanEnv, plan: readonly 
       return;
     }
     last = result.error;
+    lastProvider = provider.slug;
     if (!result.fallback) break;
   }
   if (state.client.closed) return;
   const failure = last ?? new GatewayHttpError(502, 'No upstream attempt was made.', { type: 'api_error', code: 'upstream_error' });
-  throw failure.withHeaders({ 'x-sluice-attempts': String(state.attempts) });
+  // The failure answered is the last attempt's: its provider is named as a success's is.
+  const headers: Record<string, string> = lastProvider === undefined ? {} : { 'x-sluice-provider': lastProvider };
+  throw failure.withHeaders({ ...headers, 'x-sluice-attempts': String(state.attempts) });
 }

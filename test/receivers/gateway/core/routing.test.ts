@@ -243,6 +243,8 @@ describe('gateway routing and fallback', () => {
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
     expect((error as Error).message).toContain('second busy');
     expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('x-sluice-attempts')).toBe('2');
+    // The failure answered is beta's.
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('x-sluice-provider')).toBe('beta');
   });
 
   it('falls back on an upstream 401', async () => {
