@@ -12,7 +12,7 @@ import type { AdminRoutes } from '../routes.js';
 import { readJsonBody } from './body.js';
 import { changesFromBody, deliveryFromBody, headersMoveProblem, patchedBody, viewOf } from './convert.js';
 import type { DrainDefinition } from '../../exporters/drains/definition.js';
-import { drainBodySchema, drainPatchSchema, parseBody, testBodySchema, testOverDrainSchema } from './schema.js';
+import { drainBodySchema, drainPatchSchema, liftInsecure, parseBody, testBodySchema, testOverDrainSchema } from './schema.js';
 
 export const DRAINS_PREFIX = '/v1/drains';
 
@@ -104,7 +104,7 @@ async function collection(req: IncomingMessage, res: ServerResponse, current: Cu
     return drains === undefined ? undefined : sendJson(res, 200, { drains: drains.list().map(viewOf) });
   }
   if (req.method !== 'POST') return methodNotAllowed(res, req.method, 'GET, HEAD, POST');
-  const body = await readJsonBody(req);
+  const body = await readDrainBody(req);
   if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
   const parsed = parseBody(drainBodySchema, body.value);
   if (!parsed.ok) return invalid(res, parsed.problems);
@@ -120,7 +120,7 @@ async function collection(req: IncomingMessage, res: ServerResponse, current: Cu
 async function item(req: IncomingMessage, res: ServerResponse, current: Current, id: string): Promise<void> {
   if (!isRead(req.method) && req.method !== 'PATCH' && req.method !== 'DELETE') return methodNotAllowed(res, req.method, 'GET, HEAD, PATCH, DELETE');
   // A PATCH body is read before anything is looked up, so the drain is the one the running exporter has then.
-  const body = req.method === 'PATCH' ? await readJsonBody(req) : undefined;
+  const body = req.method === 'PATCH' ? await readDrainBody(req) : undefined;
   const drains = current();
   if (drains === undefined) return;
   const state = drains.get(id);
@@ -151,7 +151,7 @@ async function item(req: IncomingMessage, res: ServerResponse, current: Current,
 
 async function testDelivery(req: IncomingMessage, res: ServerResponse, current: Current): Promise<void> {
   if (req.method !== 'POST') return methodNotAllowed(res, req.method, 'POST');
-  const body = await readJsonBody(req);
+  const body = await readDrainBody(req);
   if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
   const drains = current();
   if (drains === undefined) return;
@@ -188,4 +188,10 @@ function decodedPathPart(encoded: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A drains API body, with a top-level `insecure` moved into `delivery` (liftInsecure). */
+async function readDrainBody(req: IncomingMessage): ReturnType<typeof readJsonBody> {
+  const body = await readJsonBody(req);
+  return body.ok ? { ...body, value: liftInsecure(body.value) } : body;
 }

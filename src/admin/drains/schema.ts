@@ -59,6 +59,25 @@ export const testOverDrainSchema = z.strictObject({
   delivery: z.record(z.string(), z.unknown(), { error: 'must be an object' }).default({}),
 });
 
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/**
+ * `insecure` is a delivery key, but a drain in YAML sets it at its top
+ * level, where DESIGN's "unless the drain sets insecure" reads it too: a
+ * top-level `insecure` moves into `delivery`. Given in both places with
+ * different values it stays where it is, and the schema names it.
+ */
+export function liftInsecure(body: unknown): unknown {
+  if (!isPlainObject(body) || !Object.hasOwn(body, 'insecure')) return body;
+  const { insecure, ...rest } = body;
+  const delivery = rest['delivery'] ?? {};
+  if (!isPlainObject(delivery)) return body;
+  if (Object.hasOwn(delivery, 'insecure') && delivery['insecure'] !== insecure) return body;
+  return { ...rest, delivery: { ...delivery, insecure } };
+}
+
 export type DrainBody = z.output<typeof drainBodySchema>;
 export type DeliveryBody = z.output<typeof deliverySchema>;
 export type RuleBody = z.output<typeof ruleSchema>;

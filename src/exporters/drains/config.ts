@@ -57,7 +57,8 @@ export function urlProblem(url: string, insecure: boolean): string | undefined {
     return 'must be an https URL';
   }
   if (parsed.protocol === 'https:') return undefined;
-  if (parsed.protocol === 'http:') return insecure ? undefined : 'must be an https URL (http is allowed only with insecure: true)';
+  // DESIGN's words exactly; the README says how insecure: true lets http through.
+  if (parsed.protocol === 'http:' && insecure) return undefined;
   return 'must be an https URL';
 }
 

@@ -246,6 +246,11 @@ describe('drains API', () => {
     });
   }
 
+  it('words an http URL without insecure exactly as DESIGN does', async () => {
+    const { json } = await call('POST', '/v1/drains', drainBody({}, { endpoint: { traces: 'http://example.com/v1/traces' } }));
+    expect(errorMessage(json)).toBe('delivery.endpoint.traces: must be an https URL');
+  });
+
   it('answers 400 for a body that is not JSON, and for a bad PATCH', async () => {
     expect(errorMessage((await call('POST', '/v1/drains', '{not json')).json)).toBe('body: must be valid JSON');
     const created = (await call('POST', '/v1/drains', drainBody())).json;
@@ -256,6 +261,16 @@ describe('drains API', () => {
 
   it('allows http with delivery.insecure', async () => {
     expect((await call('POST', '/v1/drains', drainBody({}, { endpoint: { traces: 'http://127.0.0.1:9/v1/traces' }, insecure: true }))).status).toBe(201);
+  });
+
+  it('allows http with insecure at the top of the body, as a YAML drain sets it, on create and PATCH', async () => {
+    const created = await call('POST', '/v1/drains', { ...drainBody({}, { endpoint: { traces: 'http://127.0.0.1:9/v1/traces' } }), insecure: true });
+    expect(created.status).toBe(201);
+    expect(created.json.delivery).toMatchObject({ insecure: true });
+    const secure = (await call('POST', '/v1/drains', drainBody({ name: 'secure' }))).json;
+    const patched = await call('PATCH', `/v1/drains/${secure.id}`, { insecure: true, delivery: { endpoint: { traces: 'http://127.0.0.1:9/v1/traces' }, headers: {} } });
+    expect(patched.status).toBe(200);
+    expect(patched.json.delivery).toMatchObject({ insecure: true, endpoint: { traces: 'http://127.0.0.1:9/v1/traces' } });
   });
 
   it('refuses a drain beyond 1000 drains', async () => {
