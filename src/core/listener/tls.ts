@@ -27,12 +27,18 @@ function readPem(file: string, key: string, ctx: z.RefinementCtx): Buffer | unde
   }
 }
 
+function versionText(value: unknown): unknown {
+  if (typeof value !== 'number') return value;
+  return Number.isInteger(value) ? value.toFixed(1) : String(value);
+}
+
 export const tlsSchema = z
   .strictObject({
     cert_file: z.string().min(1),
     key_file: z.string().min(1),
     client_ca_file: z.string().min(1).optional(),
-    min_version: z.enum(['1.0', '1.1', '1.2', '1.3']).default('1.2'),
+    // Unquoted in YAML, 1.2 is a number and 1.0 is 1: read as the version written.
+    min_version: z.preprocess(versionText, z.enum(['1.0', '1.1', '1.2', '1.3'])).default('1.2'),
   })
   .transform(function loadTls(raw, ctx): TlsMaterial {
     const cert = readPem(raw.cert_file, 'cert_file', ctx);

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { builtinRegistry } from '../../../src/components.js';
 import { validateConfig } from '../../../src/config/validate.js';
 import { ConfigError } from '../../../src/shared/errors.js';
-import { tlsServerOptions } from '../../../src/core/listener/tls.js';
+import { tlsSchema, tlsServerOptions } from '../../../src/core/listener/tls.js';
 import { issueCert, testTls } from '../../helpers/tls.js';
 
 function problemsOf(raw: Record<string, unknown>): readonly string[] {
@@ -32,6 +32,14 @@ describe('listener tls keys', () => {
     const tls = testTls();
     const server = issueCert('validate', 'server');
     expect(problemsOf(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, client_ca_file: tls.caFile, min_version: '1.3' } }))).toEqual([]);
+  });
+
+  it('reads an unquoted YAML version (a number: 1.3, and 1 for 1.0) as the version written', () => {
+    const server = issueCert('validate', 'server');
+    const files = { cert_file: server.certFile, key_file: server.keyFile };
+    expect(tlsSchema.parse({ ...files, min_version: 1.3 }).minVersion).toBe('TLSv1.3');
+    expect(tlsSchema.parse({ ...files, min_version: 1.0 }).minVersion).toBe('TLSv1');
+    expect(problemsOf(withTls({ tls: { ...files, min_version: 1.4 } }))).toEqual([expect.stringMatching(/min_version: must be one of 1\.0, 1\.1, 1\.2, 1\.3/)]);
   });
 
   it('names the YAML path of a missing file, on a receiver and on the admin endpoint', () => {
