@@ -784,7 +784,7 @@ export function transcodeToJson(requests: readonly Uint8Array[], options: JsonOp
  */
 export async function transcodeToJsonSliced(requests: readonly Uint8Array[], sliceMs: number, options: JsonOptions = {}): Promise<Buffer> {
   const walk = requestsJson(requests, options);
-  const slices = new LoopSlices(sliceMs);
+  const slices = await LoopSlices.start(sliceMs);
   for (;;) {
     const step = walk.next();
     if (step.done === true) return step.value;

@@ -32,7 +32,7 @@ export function createDebugExporter(settings: CreateSettings, config: DebugConfi
 }
 
 async function logSpans(logger: Logger, wire: WireIndex, detailed: boolean): Promise<void> {
-  const slices = new LoopSlices(SLICE_MS);
+  const slices = await LoopSlices.start(SLICE_MS);
   for (const rs of wire.resourceSpans) {
     const resource: Resource | undefined = detailed && rs.resource !== undefined ? decodeResource(wire.buf.subarray(rs.resource[0], rs.resource[1])) : undefined;
     for (const ss of rs.scopeSpans) {

@@ -51,7 +51,7 @@ function trailer(crc: number, length: number): Buffer {
 export async function gzipSliced(body: Uint8Array, level: number, sliceMs: number): Promise<Buffer> {
   const parts: Buffer[] = [header(level)];
   let crc = 0;
-  const slices = new LoopSlices(sliceMs);
+  const slices = await LoopSlices.start(sliceMs);
   for (let start = 0; ; start += PIECE_BYTES) {
     const end = Math.min(body.length, start + PIECE_BYTES);
     const piece = body.subarray(start, end);
