@@ -1,10 +1,7 @@
 // A component's YAML section deep-merged over its createDefaultConfig():
 // objects merge key by key; arrays and scalars replace; null keeps the default
 // (`debug:` with nothing after it means "all defaults").
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
+import { isPlainObject } from '../shared/plain-object.js';
 
 export function deepMerge(base: unknown, override: unknown): unknown {
   if (override === null || override === undefined) return base;

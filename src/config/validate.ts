@@ -12,6 +12,7 @@ import { checkGraph } from './graph-checks.js';
 import { deepMerge } from './merge.js';
 import { type ConfigPath, formatPath } from './path.js';
 import { PIPELINE_ID, pipelineSchema, serviceSchema, type PipelineConfig, type ServiceConfig } from './service-schema.js';
+import { isPlainObject } from '../shared/plain-object.js';
 
 export type { ComponentConfig } from '../core/component.js';
 
@@ -27,10 +28,6 @@ export interface ValidatedConfig {
 }
 
 export const KIND_SECTIONS = { receiver: 'receivers', processor: 'processors', exporter: 'exporters' } as const;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 /** Parses with the config error map; problems are pushed with `prefix` as their path. */
 export function parseAt<S extends z.ZodType>(schema: S, input: unknown, prefix: ConfigPath, problems: string[]): { ok: true; value: z.output<S> } | { ok: false } {

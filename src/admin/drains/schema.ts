@@ -7,6 +7,7 @@ import { isPemBundle } from '../../shared/pem.js';
 import { urlProblem } from '../../exporters/drains/config.js';
 import { checkHeaders } from '../../exporters/otlphttp/headers.js';
 import { MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from '../../exporters/drains/limits.js';
+import { isPlainObject } from '../../shared/plain-object.js';
 
 const headersSchema = z
   .record(z.string().min(1), z.string({ error: 'must be a string' }))
@@ -58,10 +59,6 @@ export const testOverDrainSchema = z.strictObject({
   drain: z.string({ error: 'must be a drain id' }).min(1, { error: 'must be a drain id' }),
   delivery: z.record(z.string(), z.unknown(), { error: 'must be an object' }).default({}),
 });
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 /**
  * `insecure` is a delivery key, but a drain in YAML sets it at its top

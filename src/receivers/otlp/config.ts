@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { byteSize } from '../../shared/units.js';
 import { checkHttpTimeouts, corsSchema, grpcListenerShape, httpListenerShape, resolveGrpcLimits } from '../../core/listener/config.js';
 import { endpointSchema } from '../../core/listener/endpoint.js';
+import { isPlainObject } from '../../shared/plain-object.js';
 
 export const HTTP_DEFAULTS = { endpoint: '127.0.0.1:4318', max_request_body_size: '64MiB' } as const;
 // The same bound as HTTP (grpc's own default is 4MiB): a batch accepted on
@@ -38,10 +39,6 @@ const grpcSchema = z
 const authSchema = z.strictObject({
   api_keys: z.array(z.string().min(1, 'must not be empty')).min(1, 'must list at least one key'),
 });
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 function withProtocolDefaults(value: unknown): unknown {
   if (!isPlainObject(value)) return value;
