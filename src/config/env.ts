@@ -1,5 +1,11 @@
 // `${env:NAME}` and `${env:NAME:-default}` in every string of the config, as
 // the OpenTelemetry Collector does. `$${` escapes a literal `${`.
+//
+// A value that is one whole reference and reads as a YAML number or boolean
+// (`max_connections: ${env:MAX_CONNECTIONS}`) is also noted as typed: the
+// loader gives a key that wants a number or a boolean the typed value, and
+// every other key the string, as the collector does.
+import { parse as parseYamlScalar } from 'yaml';
 import { formatPath, type ConfigPath } from './path.js';
 
 const REFERENCE = /\$(\$)?\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
@@ -9,21 +15,60 @@ const WHOLE_REFERENCE = new RegExp(REFERENCE.source, 'y');
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
-/** Returns a copy of `value` with every string substituted; problems name the variable and YAML path. */
-export function substituteEnv(value: unknown, env: Environment, problems: string[], path: ConfigPath = []): unknown {
-  if (typeof value === 'string') return substituteString(value, env, problems, path);
+/** A whole-value reference whose text reads as a number or a boolean: its YAML path and that value. */
+export interface TypedReference {
+  readonly path: ConfigPath;
+  readonly value: number | boolean;
+}
+
+/**
+ * Returns a copy of `value` with every string substituted; problems name the
+ * variable and YAML path. Whole-value references that read as a number or a
+ * boolean are added to `typed`, keyed by their formatted path.
+ */
+export function substituteEnv(value: unknown, env: Environment, problems: string[], path: ConfigPath = [], typed?: Map<string, TypedReference>): unknown {
+  if (typeof value === 'string') {
+    const text = substituteString(value, env, problems, path);
+    const scalar = typed === undefined || !isWholeReference(value) ? undefined : typedScalar(text);
+    if (scalar !== undefined) typed?.set(formatPath(path), { path, value: scalar });
+    return text;
+  }
   if (Array.isArray(value)) return value.map(function item(element, index) {
-    return substituteEnv(element, env, problems, [...path, index]);
+    return substituteEnv(element, env, problems, [...path, index], typed);
   });
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     // Defined, not assigned: a `__proto__` key stays a key (refused as unknown) instead of becoming the prototype.
     for (const [key, inner] of Object.entries(value)) {
-      Object.defineProperty(out, key, { value: substituteEnv(inner, env, problems, [...path, key]), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, key, { value: substituteEnv(inner, env, problems, [...path, key], typed), enumerable: true, writable: true, configurable: true });
     }
     return out;
   }
   return value;
+}
+
+function isWholeReference(text: string): boolean {
+  WHOLE_REFERENCE.lastIndex = 0;
+  return text.startsWith('${') && WHOLE_REFERENCE.test(text) && WHOLE_REFERENCE.lastIndex === text.length;
+}
+
+/** The number or boolean a YAML scalar of this text would be, if it is one. */
+function typedScalar(text: string): number | boolean | undefined {
+  let value: unknown;
+  try {
+    value = parseYamlScalar(text);
+  } catch {
+    return undefined;
+  }
+  return typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
+}
+
+/** Sets `value` at `path` in a tree substituteEnv made (plain objects and arrays all the way down). */
+export function setAtPath(tree: unknown, path: ConfigPath, value: unknown): void {
+  let node = tree;
+  for (const segment of path.slice(0, -1)) node = (node as Record<PropertyKey, unknown>)[segment];
+  const last = path.at(-1);
+  if (last !== undefined) Object.defineProperty(node, last, { value, enumerable: true, writable: true, configurable: true });
 }
 
 function substituteString(text: string, env: Environment, problems: string[], path: ConfigPath): string {

@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { LineCounter, parseDocument } from 'yaml';
 import { ConfigError, errorMessage } from '../shared/errors.js';
 import type { ComponentRegistry } from '../core/registry.js';
-import { type Environment, substituteEnv } from './env.js';
+import { type Environment, setAtPath, substituteEnv, type TypedReference } from './env.js';
 import { type ValidatedConfig, validateConfig } from './validate.js';
 
 export interface LoadOptions {
@@ -22,16 +22,40 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
     }));
   }
   const envProblems: string[] = [];
-  const tree = substituteEnv(doc.toJS({ maxAliasCount: 1000 }), options.env ?? process.env, envProblems);
+  const typed = new Map<string, TypedReference>();
+  const tree = substituteEnv(doc.toJS({ maxAliasCount: 1000 }), options.env ?? process.env, envProblems, [], typed);
   let config: ValidatedConfig;
   try {
-    config = validateConfig(tree, options.registry);
+    config = validateTyped(tree, options.registry, typed);
   } catch (err) {
     if (err instanceof ConfigError) throw new ConfigError([...envProblems, ...err.problems]);
     throw err;
   }
   if (envProblems.length > 0) throw new ConfigError(envProblems);
   return config;
+}
+
+/**
+ * Validates the substituted tree. Where a key refused the string a whole
+ * `${env:...}` reference gave it and that string reads as a number or a
+ * boolean, the typed value is put there instead and the tree is validated
+ * again: a key that wants a string keeps the string.
+ */
+function validateTyped(tree: unknown, registry: ComponentRegistry, typed: ReadonlyMap<string, TypedReference>): ValidatedConfig {
+  try {
+    return validateConfig(tree, registry);
+  } catch (err) {
+    if (!(err instanceof ConfigError) || typed.size === 0) throw err;
+    let retyped = false;
+    for (const problem of err.problems) {
+      const reference = typed.get(problem.slice(0, problem.indexOf(': ')));
+      if (reference === undefined) continue;
+      setAtPath(tree, reference.path, reference.value);
+      retyped = true;
+    }
+    if (!retyped) throw err;
+    return validateConfig(tree, registry);
+  }
 }
 
 export async function loadConfigFile(file: string, options: LoadOptions): Promise<ValidatedConfig> {

@@ -70,3 +70,36 @@ service: { pipelines: { traces: { receivers: [fakein], exporters: [fakeout] } } 
     ]);
   });
 });
+
+describe('${env:...} as a whole value', () => {
+  const text = `
+receivers:
+  otlp:
+    protocols:
+      http: { endpoint: "127.0.0.1:0", max_connections: "\${env:MAX_CONNECTIONS}" }
+    auth: { api_keys: ["\${env:OTLP_KEY}"] }
+exporters:
+  file: { path: /tmp/sluice-env-typed.jsonl, fsync: "\${env:FSYNC:-true}" }
+service:
+  pipelines:
+    traces: { receivers: [otlp], exporters: [file] }
+`;
+
+  it('gives a key that wants a number or a boolean the typed value, and a key that wants a string the string, as the collector does', async () => {
+    const { builtinRegistry } = await import('../../src/components.js');
+    const config = parseConfigText(text, { registry: builtinRegistry(), env: { MAX_CONNECTIONS: '250', OTLP_KEY: '12345', FSYNC: 'false' } });
+    const otlp = config.receivers.get('otlp')?.config as { protocols: { http: { max_connections: number } }; auth: { api_keys: string[] } };
+    expect(otlp.protocols.http.max_connections).toBe(250);
+    expect(otlp.auth.api_keys).toEqual(['12345']);
+    expect((config.exporters.get('file')?.config as { fsync: boolean }).fsync).toBe(false);
+  });
+
+  it('still names the key when the variable holds no number where one is wanted', async () => {
+    const { builtinRegistry } = await import('../../src/components.js');
+    expect(() => parseConfigText(text, { registry: builtinRegistry(), env: { MAX_CONNECTIONS: 'many', OTLP_KEY: 'k' } })).toThrow(/receivers\.otlp\.protocols\.http\.max_connections: /);
+  });
+
+  it('keeps text around a reference, and an escaped reference, as strings', () => {
+    expect(substitute({ a: 'x${env:N}', b: '$${env:N}' }, { N: '5' }).value).toEqual({ a: 'x5', b: '${env:N}' });
+  });
+});
