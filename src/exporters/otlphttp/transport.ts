@@ -3,17 +3,16 @@
 // is returned, never thrown, classified as the OTLP spec says: 429, 502, 503,
 // 504 and network errors are retryable (honouring Retry-After), any other
 // non-2xx is permanent.
-import { createHmac } from 'node:crypto';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
 import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
 import { wantJsonReuse } from '../../otlp/json-reuse.js';
-import { concatRequests } from '../../otlp/wire.js';
 import { parseRetryAfter } from './retry-after.js';
 import { redactUrl } from '../../shared/redact-url.js';
 import { Deadline } from '../../shared/abort-callbacks.js';
+import { concatSliced, signSliced } from './body-sliced.js';
 import { gzipSliced } from './gzip-sliced.js';
 
 /**
@@ -65,16 +64,12 @@ export class InsecureUrlError extends Error {
   readonly code = 'SLUICE_ERR_INSECURE_URL';
 }
 
-export function signBody(secret: string, body: Uint8Array): string {
-  return createHmac('sha256', secret).update(body).digest('hex');
-}
-
 /** Serializes records for one delivery: the exact bytes sent and their headers. */
 export async function serializeBody(
   records: readonly Uint8Array[],
   options: Pick<HttpTransportOptions, 'encoding' | 'compression' | 'secret'>,
 ): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
-  let body: Uint8Array = options.encoding === 'json' ? await transcodeToJsonSliced(records, SLICE_MS) : concatRequests(records);
+  let body: Uint8Array = options.encoding === 'json' ? await transcodeToJsonSliced(records, SLICE_MS) : await concatSliced(records, SLICE_MS);
   const headers: Record<string, string> = {
     'content-type': options.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
   };
@@ -84,7 +79,7 @@ export async function serializeBody(
     body = await gzipSliced(body, GZIP_LEVEL, SLICE_MS);
     headers['content-encoding'] = 'gzip';
   }
-  if (options.secret !== undefined && options.secret !== '') headers['x-sluice-signature'] = signBody(options.secret, body);
+  if (options.secret !== undefined && options.secret !== '') headers['x-sluice-signature'] = await signSliced(options.secret, body, SLICE_MS);
   return { body, headers };
 }
 
