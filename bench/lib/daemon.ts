@@ -39,7 +39,9 @@ export async function startDaemon(yaml: (dir: string) => string, adminPort: numb
   const dir = await mkdtemp(join(tmpdir(), 'sluice-bench-'));
   const configPath = join(dir, 'config.yaml');
   await writeFile(configPath, yaml(dir));
-  const [command, args] = withCore(core, process.execPath, [...nodeArgs, CLI, 'run', '--config', configPath]);
+  // SLUICE_BENCH_NODE_FLAGS: extra node flags for every Sluice a benchmark starts (--cpu-prof-interval=100, say).
+  const extra = (process.env.SLUICE_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const [command, args] = withCore(core, process.execPath, [...nodeArgs, ...extra, CLI, 'run', '--config', configPath]);
   const child = spawn(command, args, { stdio: ['ignore', 'ignore', 'inherit'] });
   await waitForReady(adminPort, child);
   const pid = await childPid(child, core !== undefined);

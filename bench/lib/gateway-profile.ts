@@ -99,8 +99,10 @@ export interface BatchRun {
 function batchKind(frame: CallFrame): string | undefined {
   const { url, functionName } = frame;
   if (/\/dist\/src\/otlp\/json-(transcoder|reuse|codec|memo)\.js$/.test(url)) return 'JSON encoding';
-  if (url.endsWith('/dist/src/exporters/otlphttp/gzip-sliced.js') || url === 'node:zlib') return 'compression';
-  if (url.endsWith('/dist/src/exporters/otlphttp/transport.js') && functionName !== '') return 'delivery body';
+  // zlib's own frames count through the code that called them: gzipSliced compresses; the queue's CRC is its append's or its read's.
+  if (url.endsWith('/dist/src/exporters/otlphttp/gzip-sliced.js')) return 'compression';
+  // A delivery's body is batch work; sending it is the socket's.
+  if ((url.endsWith('/dist/src/exporters/otlphttp/transport.js') && functionName === 'serializeBody') || url.endsWith('/dist/src/exporters/otlphttp/body-sliced.js')) return 'delivery body';
   if (url.includes('/dist/src/exporters/file/')) return 'file write';
   if (url.includes('/dist/src/exporters/debug/')) return 'debug output';
   if (url.endsWith('/dist/src/exporters/exporterhelper/batch-reader.js')) return 'queue read';
