@@ -1,6 +1,6 @@
 // Graph checks, as the collector does them: every reference resolves and
 // every pipeline has a source and a sink. A component configured but used in
-// no pipeline is not an error (the collector allows it since v0.54): it is
+// no pipeline is not an error (the collector allows it too): it is
 // reported as unused, and not built.
 import type { ComponentKind } from '../core/component.js';
 import type { PipelineConfig } from './service-schema.js';
