@@ -7,6 +7,7 @@ import { transcodeToJson, transcodeToJsonSliced } from '../../src/otlp/json-tran
 import { decodeRequest, encodeRequest } from '../../src/otlp/proto-codec.js';
 import { concatRequests } from '../../src/otlp/wire.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
+import { turnsDuring } from '../helpers/turns.js';
 
 const releases: (() => void)[] = [];
 function want(): void {
@@ -60,16 +61,9 @@ describe('OTLP/JSON reuse between outputs', () => {
     rememberJson(records[0] as Uint8Array, jsonOf(Buffer.from('{"marker":0}')), 0);
     rememberJson(records[1] as Uint8Array, jsonOf(large), 0);
     rememberJson(records[2] as Uint8Array, jsonOf(Buffer.from('{"marker":2}')), 0);
-    let turns = 0;
-    let counting = true;
-    const tick = () => {
-      turns++;
-      if (counting) setImmediate(tick);
-    };
-    setImmediate(tick);
     // A zero-length slice yields at every chance: after each remembered piece, and after each transcoded span.
-    const json = (await transcodeToJsonSliced(records, 0)).toString('utf8');
-    counting = false;
+    const { value, turns } = await turnsDuring(() => transcodeToJsonSliced(records, 0));
+    const json = value.toString('utf8');
     const transcoded = viaModel(records[3] as Uint8Array).slice('{"resourceSpans":['.length, -']}'.length);
     expect(json).toBe(`{"resourceSpans":[{"marker":0},${large.toString('utf8')},{"marker":2},${transcoded}]}`);
     // 1 + 3 + 1 copies, then the fourth record's spans.

@@ -9,6 +9,7 @@ import type { AnyValue, ExportTraceServiceRequest, KeyValue, Span } from '../../
 import { decodeRequest, encodeRequest } from '../../src/otlp/proto-codec.js';
 import { concatRequests } from '../../src/otlp/wire.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
+import { turnsDuring } from '../helpers/turns.js';
 
 function transcodeToJson(requests: readonly Uint8Array[]): string {
   return transcodeToBytes(requests).toString('utf8');
@@ -256,16 +257,9 @@ describe('protobuf -> OTLP/JSON transcoder', () => {
 
   it('gives the event loop a turn between slices and writes the same text', async () => {
     const bytes = ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!;
-    let turns = 0;
-    let counting = true;
-    const tick = () => {
-      turns++;
-      if (counting) setImmediate(tick);
-    };
-    setImmediate(tick);
     // A zero-length slice yields after every span (six here): the ticker runs in between.
-    const json = (await transcodeToJsonSliced([bytes, bytes, bytes], 0)).toString('utf8');
-    counting = false;
+    const { value, turns } = await turnsDuring(() => transcodeToJsonSliced([bytes, bytes, bytes], 0));
+    const json = value.toString('utf8');
     expect(json).toBe(viaModel(concatRequests([bytes, bytes, bytes])));
     expect(turns).toBeGreaterThanOrEqual(5);
   });

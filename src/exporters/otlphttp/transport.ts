@@ -3,7 +3,6 @@
 // is returned, never thrown, classified as the OTLP spec says: 429, 502, 503,
 // 504 and network errors are retryable (honouring Retry-After), any other
 // non-2xx is permanent.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Agent, request } from 'undici';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
@@ -74,8 +73,7 @@ export async function serializeBody(
     'content-type': options.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
   };
   if (options.compression === 'gzip') {
-    // The transcoder's last slice ends without a turn of the loop: one here, so that it and gzip's first piece are not one stretch.
-    if (options.encoding === 'json') await nextTurn();
+    // The transcoder's last slice may end without a turn: gzip starts with one if this turn's budget is spent (LoopSlices.start).
     body = await gzipSliced(body, GZIP_LEVEL, SLICE_MS);
     headers['content-encoding'] = 'gzip';
   }

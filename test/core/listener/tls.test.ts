@@ -3,21 +3,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { builtinRegistry } from '../../../src/components.js';
-import { validateConfig } from '../../../src/config/validate.js';
-import { ConfigError } from '../../../src/shared/errors.js';
 import { tlsSchema, tlsServerOptions } from '../../../src/core/listener/tls.js';
 import { issueCert, testTls } from '../../helpers/tls.js';
+import { validationProblems } from '../../helpers/validate.js';
 
-function problemsOf(raw: Record<string, unknown>): readonly string[] {
-  try {
-    validateConfig(raw, builtinRegistry());
-    return [];
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-}
 
 function withTls(http: Record<string, unknown>, admin: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -31,7 +20,7 @@ describe('listener tls keys', () => {
   it('accepts a certificate, its key, a client CA and a minimum version', () => {
     const tls = testTls();
     const server = issueCert('validate', 'server');
-    expect(problemsOf(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, client_ca_file: tls.caFile, min_version: '1.3' } }))).toEqual([]);
+    expect(validationProblems(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, client_ca_file: tls.caFile, min_version: '1.3' } }))).toEqual([]);
   });
 
   it('reads an unquoted YAML version (a number: 1.3, and 1 for 1.0) as the version written', () => {
@@ -39,12 +28,12 @@ describe('listener tls keys', () => {
     const files = { cert_file: server.certFile, key_file: server.keyFile };
     expect(tlsSchema.parse({ ...files, min_version: 1.3 }).minVersion).toBe('TLSv1.3');
     expect(tlsSchema.parse({ ...files, min_version: 1.0 }).minVersion).toBe('TLSv1');
-    expect(problemsOf(withTls({ tls: { ...files, min_version: 1.4 } }))).toEqual([expect.stringMatching(/min_version: must be one of 1\.0, 1\.1, 1\.2, 1\.3/)]);
+    expect(validationProblems(withTls({ tls: { ...files, min_version: 1.4 } }))).toEqual([expect.stringMatching(/min_version: must be one of 1\.0, 1\.1, 1\.2, 1\.3/)]);
   });
 
   it('names the YAML path of a missing file, on a receiver and on the admin endpoint', () => {
     const server = issueCert('validate', 'server');
-    expect(problemsOf(withTls({ tls: { cert_file: '/nonexistent/tls.crt', key_file: server.keyFile } }, { tls: { cert_file: server.certFile, key_file: '/nonexistent/tls.key' } }))).toEqual([
+    expect(validationProblems(withTls({ tls: { cert_file: '/nonexistent/tls.crt', key_file: server.keyFile } }, { tls: { cert_file: server.certFile, key_file: '/nonexistent/tls.key' } }))).toEqual([
       'receivers.otlp.protocols.http.tls.cert_file: cannot read /nonexistent/tls.crt: ENOENT',
       'service.admin.tls.key_file: cannot read /nonexistent/tls.key: ENOENT',
     ]);
@@ -55,7 +44,7 @@ describe('listener tls keys', () => {
     const other = issueCert('other', 'server');
     const garbage = join(one.certFile, '..', 'garbage.pem');
     writeFileSync(garbage, 'not a certificate\n');
-    const problems = problemsOf(withTls({ tls: { cert_file: one.certFile, key_file: other.keyFile } }, { tls: { cert_file: garbage, key_file: one.keyFile, min_version: '1.4' } }));
+    const problems = validationProblems(withTls({ tls: { cert_file: one.certFile, key_file: other.keyFile } }, { tls: { cert_file: garbage, key_file: one.keyFile, min_version: '1.4' } }));
     expect(problems).toEqual([
       expect.stringMatching(/^receivers\.otlp\.protocols\.http\.tls\.key_file: .* are not a usable PEM certificate and matching key/),
       expect.stringMatching(/^service\.admin\.tls\.min_version: must be one of 1\.0, 1\.1, 1\.2, 1\.3/),
@@ -66,7 +55,7 @@ describe('listener tls keys', () => {
     const server = issueCert('validate', 'server');
     const garbage = join(server.certFile, '..', 'not-a-ca.pem');
     writeFileSync(garbage, 'not a cert\n');
-    expect(problemsOf(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, client_ca_file: garbage } }))).toEqual([
+    expect(validationProblems(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, client_ca_file: garbage } }))).toEqual([
       `receivers.otlp.protocols.http.tls.client_ca_file: ${garbage} holds no PEM CA certificate (or a block that does not parse)`,
     ]);
   });
@@ -76,6 +65,6 @@ describe('listener tls keys', () => {
     const material = { cert: Buffer.from(''), key: Buffer.from(''), clientCa: undefined };
     expect(tlsServerOptions({ ...material, minVersion: 'TLSv1' }).ciphers).toBe('DEFAULT:@SECLEVEL=0');
     expect(tlsServerOptions({ ...material, minVersion: 'TLSv1.2' }).ciphers).toBeUndefined();
-    expect(problemsOf(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, min_version: '1.0' } }))).toEqual([]);
+    expect(validationProblems(withTls({ tls: { cert_file: server.certFile, key_file: server.keyFile, min_version: '1.0' } }))).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ import { decodeRequest } from '../../../src/otlp/proto-codec.js';
 import { concatRequests } from '../../../src/otlp/wire.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
+import { turnsDuring } from '../../helpers/turns.js';
 
 interface Line {
   readonly msg: string;
@@ -19,7 +20,7 @@ interface Line {
 }
 
 /** Runs one batch through a debug exporter; resolves with the lines it logged. */
-async function logged(verbosity: DebugConfig['verbosity'], bytes: Uint8Array, during?: () => void): Promise<Line[]> {
+async function logged(verbosity: DebugConfig['verbosity'], bytes: Uint8Array): Promise<Line[]> {
   const lines: Line[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -30,9 +31,7 @@ async function logged(verbosity: DebugConfig['verbosity'], bytes: Uint8Array, du
   const logger = createLogger({ destination });
   const telemetry = new Telemetry({ defaultMetrics: false });
   const exporter = createDebugExporter({ id: 'debug', logger, telemetry, storageDirectory: '/nonexistent', version: '0.0.0-test' }, { verbosity });
-  const consumed = exporter.consume(TraceBatch.fromProto(bytes));
-  during?.();
-  await consumed;
+  await exporter.consume(TraceBatch.fromProto(bytes));
   return lines;
 }
 
@@ -66,14 +65,7 @@ describe('debug exporter', () => {
 
   it('gives the event loop turns while it logs a large batch span by span', async () => {
     const bytes = concatRequests(Array.from({ length: 2_000 }, () => BYTES));
-    let turns = 0;
-    let counting = true;
-    const tick = (): void => {
-      turns++;
-      if (counting) setImmediate(tick);
-    };
-    const lines = await logged('detailed', bytes, () => setImmediate(tick));
-    counting = false;
+    const { value: lines, turns } = await turnsDuring(() => logged('detailed', bytes));
     expect(lines).toHaveLength(4_000);
     // 4,000 detailed lines take well over one 0.5 ms slice on any machine.
     expect(turns).toBeGreaterThan(1);

@@ -3,20 +3,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { concatSliced, signSliced } from '../../../src/exporters/otlphttp/body-sliced.js';
-
-/** Counts turns of the event loop while `work` runs. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ value: T; turns: number }> {
-  let turns = 0;
-  let counting = true;
-  const tick = (): void => {
-    turns++;
-    if (counting) setImmediate(tick);
-  };
-  setImmediate(tick);
-  const value = await work();
-  counting = false;
-  return { value, turns };
-}
+import { turnsDuring } from '../../helpers/turns.js';
 
 describe('delivery bodies in slices', () => {
   const records = [randomBytes(150_000), randomBytes(10), randomBytes(70_000)];

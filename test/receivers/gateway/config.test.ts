@@ -1,23 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { builtinRegistry } from '../../../src/components.js';
-import { validateConfig } from '../../../src/config/validate.js';
-import { ConfigError } from '../../../src/shared/errors.js';
+import { validationProblems } from '../../helpers/validate.js';
 import { apiKeyName, createDefaultConfig, gatewayConfigSchema } from '../../../src/receivers/gateway/config.js';
 
 function parse(overrides: Record<string, unknown>) {
   return gatewayConfigSchema.safeParse({ ...createDefaultConfig(), api_keys: ['k'], ...overrides });
 }
 
-/** What validate says of a whole config: [] when it is valid. */
-function validateProblems(raw: Record<string, unknown>): readonly string[] {
-  try {
-    validateConfig(raw, builtinRegistry());
-    return [];
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems;
-    throw err;
-  }
-}
 
 function problems(overrides: Record<string, unknown>): string[] {
   const result = parse(overrides);
@@ -112,7 +100,7 @@ describe('gateway config', () => {
 
 describe('gateway config keys', () => {
   function yamlProblems(gateway: Record<string, unknown>): readonly string[] {
-    return validateProblems({
+    return validationProblems({
       receivers: { gateway: { api_keys: ['k'], ...gateway } },
       exporters: { debug: {} },
       service: { pipelines: { traces: { receivers: ['gateway'], exporters: ['debug'] } } },
@@ -165,7 +153,7 @@ describe('gateway config keys', () => {
         exporters: { debug: {} },
         service: { pipelines: { traces: { receivers: ['gateway', 'gateway/two'], exporters: ['debug'] } } },
       };
-      return validateProblems(raw);
+      return validationProblems(raw);
     }
     expect(twoGateways([{ key: 'other-tenant', name: 'alpha' }])).toEqual(['receivers.gateway/two.api_keys[0].name: key name alpha is given to another key in gateway; usage is kept by name, so each name must stand for one key']);
     expect(twoGateways([{ key: 'sk-alpha', name: 'alpha' }, 'sk-bare'])).toEqual([]);
@@ -182,7 +170,7 @@ describe('gateway config keys', () => {
         exporters: { debug: {} },
         service: { admin: { endpoint: admin }, pipelines: { traces: { receivers: ['otlp', 'gateway'], exporters: ['debug'] } } },
       };
-      return validateProblems(raw);
+      return validationProblems(raw);
     }
     expect(listeners('127.0.0.1:24400', ':24401')).toEqual([
       'receivers.gateway.endpoint: 127.0.0.1:24400 takes the port of receivers.otlp.protocols.http.endpoint (127.0.0.1:24400); two listeners cannot share an address',

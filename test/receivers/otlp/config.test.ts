@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateConfig } from '../../../src/config/validate.js';
-import { builtinRegistry } from '../../../src/components.js';
-import { ConfigError } from '../../../src/shared/errors.js';
+import { validationProblems } from '../../helpers/validate.js';
 import { parseConfig } from './harness.js';
 
 const HTTP_LIMITS = { max_connections: 10_000, read_header_timeout: 10_000, read_timeout: 60_000, idle_timeout: 60_000 };
@@ -13,13 +11,7 @@ function problemsOf(receiver: unknown): readonly string[] {
     exporters: {},
     service: { pipelines: { traces: { receivers: ['otlp'], exporters: [] } } },
   };
-  try {
-    validateConfig(raw, builtinRegistry());
-  } catch (err) {
-    if (err instanceof ConfigError) return err.problems.filter((p) => p.startsWith('receivers.otlp'));
-    throw err;
-  }
-  return [];
+  return validationProblems(raw).filter((p) => p.startsWith('receivers.otlp'));
 }
 
 describe('otlp receiver config', () => {
