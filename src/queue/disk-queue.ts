@@ -15,7 +15,7 @@ import { readAckFile } from './ack-file.js';
 import { AckWriter } from './ack-writer.js';
 import { lockDirectory, type DirectoryLock } from './directory-lock.js';
 import { QueueClosedError, QueueFullError, QueueWriteError, RecordTooLargeError } from './errors.js';
-import { FRAME_OVERHEAD_BYTES, decodeFrame, encodeFrameHeader } from './framing.js';
+import { FRAME_OVERHEAD_BYTES, decodeFrameSliced, encodeFrameHeader } from './framing.js';
 import { fsyncDirectory, prepareDirectory, recoverSegments, removeFile, segmentFileName } from './segment-files.js';
 import { RecentRecords } from './recent-records.js';
 import type { Queue, QueueRecord, QueueStats, ReadLimits } from './types.js';
@@ -26,6 +26,7 @@ const MIN_SEGMENT_BYTES = 4 * 1024;
 // A queue this small in total still rolls segments, so acked space is freed.
 const SEGMENTS_PER_QUEUE = 8;
 const READ_CHUNK_BYTES = 256 * 1024;
+const CHECK_SLICE_MS = 0.5; // a large record's CRC check between two turns of the event loop
 // O_DSYNC: a write returns once its data is durable, so a group commit is one
 // trip to the thread pool instead of a write and then an fdatasync. Where the
 // platform has no O_DSYNC (Windows), each write is followed by a datasync.
@@ -444,7 +445,8 @@ export class DiskQueue implements Queue {
       let pos = 0;
       let full = false;
       while (pos < buf.length) {
-        const result = decodeFrame(buf, pos);
+        const decoded = decodeFrameSliced(buf, pos, CHECK_SLICE_MS);
+        const result = decoded instanceof Promise ? await decoded : decoded;
         if (result.kind === 'incomplete') {
           if (start + pos + result.needBytes > segment.bytes) this.#skipCorruptRest(segment, 'record runs past the segment end');
           else want = result.needBytes;

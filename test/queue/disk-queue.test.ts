@@ -315,6 +315,17 @@ describe('DiskQueue', () => {
     expect(texts(await queue.read(READ_ALL))).toEqual([5]);
   });
 
+  it('checks large records read back from their segment files, and still finds a damaged one', async () => {
+    const size = 600 * 1024; // checked in pieces, not in one call
+    const queue = await openQueue({ maxSizeBytes: 16 * 1024 * 1024, segmentBytes: size + 1024, recentBytes: 1 });
+    for (let i = 0; i < 3; i++) await queue.append(payload(i, size), 1);
+    const [first] = await segmentFiles();
+    await flipLastByte(join(dir, 'q', first ?? ''));
+    const records = await queue.read(READ_ALL);
+    expect(texts(records)).toEqual([1, 2]);
+    expect(records.map((r) => r.data.byteLength)).toEqual([size, size]);
+  });
+
   it('fails a write still in flight behind a failed one, then appends to a new segment, and recovers only what was acknowledged', async () => {
     const failSecond = signal();
     const writeStarted = [signal(), signal(), signal()];
