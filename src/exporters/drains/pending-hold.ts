@@ -8,7 +8,8 @@ import { errorMessage, MalformedDataError } from '../../shared/errors.js';
 import { SamplerStoppedError, type HoldResult, type Sampler } from '../../processors/sampling/sampler.js';
 import type { Queue, QueueRecord } from '../../queue/types.js';
 
-const PENDING_READ_BYTES = 64 * 1024 * 1024;
+/** Bytes of pending records the loop holds at once by default (read, not yet settled). */
+const MAX_HELD_BYTES = 64 * 1024 * 1024;
 
 export interface PendingHoldOptions {
   readonly queue: Queue;
@@ -17,6 +18,13 @@ export interface PendingHoldOptions {
   /** Queues the kept spans; a throw leaves the record pending until restart. */
   readonly decided: (held: HoldResult) => Promise<void>;
   readonly maxSpansPerRead: number;
+  /**
+   * Bytes of records read and not yet settled past which the loop waits for
+   * one to settle before reading more: a backlog on disk (after a restart, or
+   * while the main queue is slow to take decided spans) is not read into
+   * memory whole. Defaults to 64 MiB; a single larger record is still read.
+   */
+  readonly maxHeldBytes?: number;
   /** A record that can never be held (bytes no reader can parse): its spans are dropped and counted, the record acknowledged. */
   readonly unreadable: (spans: number) => void;
   readonly logger: Logger;
@@ -26,6 +34,7 @@ export class PendingHold {
   readonly #options: PendingHoldOptions;
   readonly #abort = new AbortController();
   readonly #settling = new Set<Promise<void>>();
+  #heldBytes = 0;
   #loop: Promise<void> | undefined;
 
   constructor(options: PendingHoldOptions) {
@@ -50,11 +59,20 @@ export class PendingHold {
   async #run(): Promise<void> {
     const { queue } = this.#options;
     const signal = this.#abort.signal;
-    const limits = { maxSpans: this.#options.maxSpansPerRead, maxBytes: PENDING_READ_BYTES };
+    const maxHeldBytes = this.#options.maxHeldBytes ?? MAX_HELD_BYTES;
     while (!signal.aborted) {
+      if (this.#heldBytes >= maxHeldBytes) {
+        await Promise.race(this.#settling);
+        continue;
+      }
       if (queue.stats().unreadRecords === 0 && !(await queue.waitForUnread(signal))) return;
-      for (const record of await queue.read(limits)) {
-        const settling = this.#settle(record).finally(() => this.#settling.delete(settling));
+      for (const record of await queue.read({ maxSpans: this.#options.maxSpansPerRead, maxBytes: maxHeldBytes - this.#heldBytes })) {
+        const bytes = record.data.byteLength;
+        this.#heldBytes += bytes;
+        const settling = this.#settle(record).finally(() => {
+          this.#settling.delete(settling);
+          this.#heldBytes -= bytes;
+        });
         this.#settling.add(settling);
       }
     }

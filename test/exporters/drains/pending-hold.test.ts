@@ -36,4 +36,48 @@ describe('drain pending loop', () => {
       rmSync(directory, { recursive: true, force: true });
     }
   });
+
+  it('reads no further while the records it holds reach its byte bound, and goes on as they settle', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'sluice-pending-'));
+    const logger = pino({ level: 'silent' });
+    const queue = new DiskQueue({ name: 'pending-bound', directory, maxSizeBytes: 1024 * 1024, logger });
+    const waiting: (() => void)[] = [];
+    let mostHeld = 0;
+    const sampler = {
+      hold: (data: Uint8Array): Promise<HoldResult> =>
+        new Promise((resolve) => {
+          waiting.push(() => resolve({ kept: { buf: data, spanCount: 1 }, sampledOutSpans: 0 } as HoldResult));
+          mostHeld = Math.max(mostHeld, waiting.length);
+        }),
+    } as unknown as Sampler;
+    let decided = 0;
+    // 1,000-byte records under a 2,500-byte bound: two fit, a third is read while under it, then the loop waits.
+    const hold = new PendingHold({ queue, sampler: () => sampler, decided: async () => void decided++, maxSpansPerRead: 1_000, maxHeldBytes: 2_500, unreadable: () => undefined, logger });
+    await queue.open();
+    for (let i = 0; i < 8; i++) await queue.append(Buffer.alloc(1_000, i), 1);
+    await hold.start();
+    const until = async (done: () => boolean): Promise<void> => {
+      for (let i = 0; i < 300 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    };
+    try {
+      await until(() => waiting.length >= 3);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(waiting.length).toBe(3);
+      expect(queue.stats().unreadRecords).toBe(5);
+      for (let step = 0; step < 100 && decided < 8; step++) {
+        const next = waiting.shift();
+        if (next === undefined) await until(() => waiting.length > 0);
+        else next();
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      expect(decided).toBe(8);
+      expect(mostHeld).toBe(3);
+      await until(() => queue.stats().records === 0);
+      expect(queue.stats().records).toBe(0);
+    } finally {
+      for (const release of waiting.splice(0)) release();
+      await hold.stop();
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
 });
