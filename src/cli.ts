@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { builtinRegistry } from './components.js';
 import { loadConfigFile } from './config/load.js';
+import { UNSTAMPED_WARNING } from './config/platform-check.js';
 import { ConfigError, errorMessage } from './shared/errors.js';
 import { batchHelperThreadsLogged } from './core/helper-threads.js';
 import { createLogger } from './core/logger.js';
@@ -41,6 +42,7 @@ async function validate(file: string): Promise<number> {
   try {
     const config = await loadConfigFile(file, { registry: builtinRegistry() });
     for (const component of config.unused) process.stderr.write(`warning: ${component}: configured but used in no pipeline (it will not be started)\n`);
+    for (const pipeline of config.unstamped) process.stderr.write(`warning: service.pipelines.${pipeline}: ${UNSTAMPED_WARNING}\n`);
     process.stdout.write('config OK\n');
     return 0;
   } catch (err) {

@@ -5,6 +5,7 @@
 // and whatever connection is still open when the grace is over is destroyed.
 import type { Logger } from 'pino';
 import type { ValidatedConfig } from './config/validate.js';
+import { UNSTAMPED_WARNING } from './config/platform-check.js';
 import { hostname } from 'node:os';
 import { mountClusterApi } from './admin/cluster.js';
 import { drainsControllerOn, mountDrainsApi } from './admin/drains/routes.js';
@@ -199,6 +200,7 @@ export class Service {
     const storageDirectory = await ensureStorageDirectory(config.service.storage.directory);
     this.logger.level = config.service.telemetry.logs.level;
     for (const component of config.unused) this.logger.warn({ component }, 'configured but used in no pipeline: not started');
+    for (const pipeline of config.unstamped) this.logger.warn({ pipeline }, UNSTAMPED_WARNING);
     this.#config = config;
     const { endpoint, api_key: _apiKey, ...limits } = config.service.admin;
     if (!this.admin.listensAs(endpoint, limits)) {

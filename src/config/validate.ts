@@ -9,6 +9,7 @@ import type { ComponentRegistry, TopLevelSection } from '../core/registry.js';
 import { COMPONENT_ID_HINT, isValidComponentId } from './component-id.js';
 import { configErrorMap, formatIssues } from './format-issues.js';
 import { checkGraph } from './graph-checks.js';
+import { unstampedPipelines } from './platform-check.js';
 import { deepMerge } from './merge.js';
 import { type ConfigPath, formatPath } from './path.js';
 import { PIPELINE_ID, pipelineSchema, serviceSchema, type PipelineConfig, type ServiceConfig } from './service-schema.js';
@@ -25,6 +26,8 @@ export interface ValidatedConfig {
   readonly service: ServiceConfig;
   /** `<kind section>.<id>` of components configured but used in no pipeline: validated, left out of the maps above, never built. */
   readonly unused: readonly string[];
+  /** Ids of pipelines no resource processor stamps with platform.projectId and platform.deploymentId (they run, with a warning). */
+  readonly unstamped: readonly string[];
 }
 
 export const KIND_SECTIONS = { receiver: 'receivers', processor: 'processors', exporter: 'exporters' } as const;
@@ -93,13 +96,15 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
   if (service.ok) problems.push(...sharedAddresses(receivers, service.value.admin.endpoint));
 
   if (problems.length > 0 || !service.ok) throw new ConfigError(problems);
+  const processors = used('processor', components.processor.valid as Map<string, ComponentConfig<ProcessorFactory>>);
   return {
     receivers,
-    processors: used('processor', components.processor.valid as Map<string, ComponentConfig<ProcessorFactory>>),
+    processors,
     exporters: used('exporter', components.exporter.valid as Map<string, ComponentConfig<ExporterFactory>>),
     sections,
     service: service.value,
     unused: [...unused],
+    unstamped: unstampedPipelines(service.value.pipelines, processors),
   };
 }
 

@@ -25,12 +25,16 @@ receivers:
   otlp:
     protocols:
       http: { endpoint: "127.0.0.1:\${env:SLUICE_TEST_PORT:-4318}" }
+processors:
+  resource:
+    attributes: { platform.projectId: prj_cli, platform.deploymentId: dpl_cli }
 exporters:
   debug: {}
 service:
   pipelines:
     traces:
       receivers: [otlp]
+      processors: [resource]
       exporters: [debug]
 `;
 
@@ -116,6 +120,16 @@ describe('sluice validate', () => {
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe('config OK');
     expect(result.stderr.trim()).toBe('warning: exporters.debug/spare: configured but used in no pipeline (it will not be started)');
+  });
+
+  it('warns about a pipeline no resource processor stamps with both platform attributes', async () => {
+    const result = await validate(GOOD.replace('platform.projectId: prj_cli, ', ''));
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('config OK');
+    expect(result.stderr.trim()).toBe('warning: service.pipelines.traces: no resource processor sets platform.projectId and platform.deploymentId: its spans leave without them');
+    const without = await validate(GOOD.replace('      processors: [resource]\n', ''));
+    expect(without.stderr).toContain('warning: processors.resource: configured but used in no pipeline');
+    expect(without.stderr).toContain('warning: service.pipelines.traces: no resource processor sets');
   });
 
   it('reports a file that cannot be read', async () => {
