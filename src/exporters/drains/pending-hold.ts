@@ -32,6 +32,7 @@ export interface PendingHoldOptions {
 
 export class PendingHold {
   readonly #options: PendingHoldOptions;
+  readonly #maxHeldBytes: number;
   readonly #abort = new AbortController();
   readonly #settling = new Set<Promise<void>>();
   #heldBytes = 0;
@@ -39,6 +40,7 @@ export class PendingHold {
 
   constructor(options: PendingHoldOptions) {
     this.#options = options;
+    this.#maxHeldBytes = options.maxHeldBytes ?? MAX_HELD_BYTES;
   }
 
   async start(): Promise<void> {
@@ -59,7 +61,7 @@ export class PendingHold {
   async #run(): Promise<void> {
     const { queue } = this.#options;
     const signal = this.#abort.signal;
-    const maxHeldBytes = this.#options.maxHeldBytes ?? MAX_HELD_BYTES;
+    const maxHeldBytes = this.#maxHeldBytes;
     while (!signal.aborted) {
       if (this.#heldBytes >= maxHeldBytes) {
         await Promise.race(this.#settling);
