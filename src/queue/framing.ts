@@ -82,10 +82,9 @@ export function decodeFrameSliced(buf: Buffer, offset: number, sliceMs: number):
 async function crc32Sliced(body: Buffer, sliceMs: number): Promise<number> {
   const slices = await LoopSlices.start(sliceMs);
   let crc = 0;
-  for (let from = 0; from < body.byteLength; from += CHECK_PIECE_BYTES) {
-    crc = crc32(body.subarray(from, from + CHECK_PIECE_BYTES), crc);
-    if (slices.due) await slices.turn();
-  }
+  await slices.eachPiece(body, CHECK_PIECE_BYTES, (piece) => {
+    crc = crc32(piece, crc);
+  });
   return crc;
 }
 

@@ -54,6 +54,14 @@ export class LoopSlices {
     return now >= this.#deadline || turnBudgetSpent(now);
   }
 
+  /** Runs `work` on `bytes` in pieces of `pieceBytes`, taking a turn of the loop after any piece that leaves a turn due. */
+  async eachPiece(bytes: Uint8Array, pieceBytes: number, work: (piece: Uint8Array) => void): Promise<void> {
+    for (let from = 0; from < bytes.byteLength; from += pieceBytes) {
+      work(bytes.subarray(from, from + pieceBytes));
+      if (this.due) await this.turn();
+    }
+  }
+
   /** A turn of the event loop, then a new slice. */
   async turn(): Promise<void> {
     await nextTurn();

@@ -61,14 +61,13 @@ export class PendingHold {
   async #run(): Promise<void> {
     const { queue } = this.#options;
     const signal = this.#abort.signal;
-    const maxHeldBytes = this.#maxHeldBytes;
     while (!signal.aborted) {
-      if (this.#heldBytes >= maxHeldBytes) {
+      if (this.#heldBytes >= this.#maxHeldBytes) {
         await Promise.race(this.#settling);
         continue;
       }
       if (queue.stats().unreadRecords === 0 && !(await queue.waitForUnread(signal))) return;
-      for (const record of await queue.read({ maxSpans: this.#options.maxSpansPerRead, maxBytes: maxHeldBytes - this.#heldBytes })) {
+      for (const record of await queue.read({ maxSpans: this.#options.maxSpansPerRead, maxBytes: this.#maxHeldBytes - this.#heldBytes })) {
         const bytes = record.data.byteLength;
         this.#heldBytes += bytes;
         const settling = this.#settle(record).finally(() => {

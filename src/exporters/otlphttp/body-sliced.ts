@@ -18,12 +18,10 @@ export async function concatSliced(records: readonly Uint8Array[], sliceMs: numb
   const slices = await LoopSlices.start(sliceMs);
   let at = 0;
   for (const record of records) {
-    for (let from = 0; from < record.byteLength; from += PIECE_BYTES) {
-      const piece = record.subarray(from, from + PIECE_BYTES);
+    await slices.eachPiece(record, PIECE_BYTES, (piece) => {
       out.set(piece, at);
       at += piece.byteLength;
-      if (slices.due) await slices.turn();
-    }
+    });
   }
   return out;
 }
@@ -32,9 +30,6 @@ export async function concatSliced(records: readonly Uint8Array[], sliceMs: numb
 export async function signSliced(secret: string, body: Uint8Array, sliceMs: number): Promise<string> {
   const hmac = createHmac('sha256', secret);
   const slices = await LoopSlices.start(sliceMs);
-  for (let from = 0; from < body.byteLength; from += PIECE_BYTES) {
-    hmac.update(body.subarray(from, from + PIECE_BYTES));
-    if (slices.due) await slices.turn();
-  }
+  await slices.eachPiece(body, PIECE_BYTES, (piece) => hmac.update(piece));
   return hmac.digest('hex');
 }
