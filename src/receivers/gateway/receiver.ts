@@ -238,7 +238,8 @@ export class GatewayReceiver implements Receiver {
       .catch((err: unknown) => {
         const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
         server.fail(error.spanErrorType, error.message);
-        sendError(res, error, errors);
+        const generation = meter.meter;
+        sendError(res, generation === undefined ? error : error.withHeaders({ 'x-sluice-generation-id': generation.generationId }), errors);
       })
       .finally(() => {
         settled = true;
@@ -283,9 +284,8 @@ export class GatewayReceiver implements Receiver {
     if (route.generates === true) {
       if (refused !== undefined) throw refusalError(refused);
       meter = new UsageMeter(services.accountant, key, now);
+      // Answers name it in their head (answer-head.ts), errors as they are sent.
       slot.meter = meter;
-      // Merged into whatever writeHead the answer (or its error) uses.
-      res.setHeader('x-sluice-generation-id', meter.generationId);
     }
     await route.handle(services, { req, res, path, query, server, spans, client, key, admin: false, meter });
   }

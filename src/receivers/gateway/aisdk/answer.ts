@@ -9,6 +9,7 @@ import type { ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
 import { AiSdkStream } from './stream.js';
+import { writeJsonAnswer } from '../core/answer-head.js';
 
 type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: string; providerMetadata?: object } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
 
@@ -41,8 +42,7 @@ export class AiSdkAnswer implements CompletionAnswer {
       warnings: this.#warnings,
       response: { id: completion.id, modelId: this.#modelId, timestamp: responseTimestamp(completion.created) },
     });
-    res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
-    res.end(payload);
+    writeJsonAnswer(res, state, slug, payload);
   }
 
   openStream(_state: RequestState, slug: string): StreamEncoder {

@@ -13,6 +13,7 @@ import type { EmbeddingResult } from '../providers/shared/types.js';
 import { checkSpecVersion, planFor, requireType, requiredHeader, withModelId } from './language-model.js';
 import { gatewayMetadata } from './result.js';
 import { aiGatewayOptionsSchema } from './schema.js';
+import { writeJsonAnswer } from '../core/answer-head.js';
 
 /** The client's maxEmbeddingsPerCall: embedMany splits larger batches. */
 const MAX_VALUES = 2048;
@@ -68,7 +69,6 @@ function answerEmbeddings(modelId: string) {
       warnings: [],
       providerMetadata: { gateway: gatewayMetadata(state, modelId, slug) },
     });
-    res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
-    res.end(payload);
+    writeJsonAnswer(res, state, slug, payload);
   };
 }

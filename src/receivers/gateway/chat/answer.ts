@@ -8,6 +8,7 @@ import { openaiErrors, type GatewayHttpError } from '../core/http-error.js';
 import { RAW_EVENT, type ChatCompletion, type ChatCompletionChunk } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, ErrorFormat, StreamEncoder } from '../core/protocol.js';
 import { insertUsageCost } from '../core/usage-cost.js';
+import { writeJsonAnswer } from '../core/answer-head.js';
 
 export const chatErrors: ErrorFormat = openaiErrors;
 
@@ -46,8 +47,7 @@ export const chatAnswer: CompletionAnswer = {
       completion.usage.cost = meter.costUsd;
       payload = JSON.stringify(completion);
     }
-    res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
-    res.end(payload);
+    writeJsonAnswer(res, state, slug, payload);
   },
   openStream: function openChatStream(): StreamEncoder {
     return chatStream;

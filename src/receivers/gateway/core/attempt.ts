@@ -69,9 +69,8 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.request.stream === true) {
-      const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
       const mapper = provider.adapter.streamMapper(ctx);
-      const pipe = new ChatStreamPipe({ mapper, slug: provider.slug, headers, state, span, capture: env.captureContent, clock, served });
+      const pipe = new ChatStreamPipe({ mapper, slug: provider.slug, state, span, capture: env.captureContent, clock, served });
       const exchange = new StreamExchange(state.res, clock, span, pipe);
       env.agents.stream(provider.slug, upstream, url, clock, exchange);
       const outcome = await exchange.outcome;

@@ -2,6 +2,7 @@
 // client's protocol (the request's StreamEncoder writes each event). Nothing
 // is sent until the first chunk exists, so a failure before it can still fall
 // back; after it, a failure ends the stream with an in-band error event.
+import { writeStreamHead } from './answer-head.js';
 import type { RequestState } from './attempt.js';
 import { attemptFailure, type AttemptOutcome } from './attempt-failure.js';
 import { captureOutput, type CapturedChoice } from './capture.js';
@@ -20,7 +21,6 @@ import type { AttemptClock } from './upstream.js';
 
 export type StreamResult = { answered: true; outcome: AttemptOutcome } | { answered: false; outcome: AttemptOutcome; error: GatewayHttpError };
 
-const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
 
 class StreamObserver {
   model: string | undefined;
@@ -78,7 +78,6 @@ function collectDelta(seen: CapturedChoice, delta: ChatCompletionChunk['choices'
 export interface ChatStreamOptions {
   readonly mapper: StreamMapper;
   readonly slug: string;
-  readonly headers: Record<string, string>;
   readonly state: RequestState;
   readonly span: SpanRecord;
   readonly capture: boolean;
@@ -149,9 +148,9 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
 
   /** The answer's headers, on the first chunk: nothing reaches the client before one exists. */
   #start(): StreamEncoder {
-    const { state, slug, headers } = this.#options;
+    const { state, slug } = this.#options;
     const encoder = state.answer.openStream(state, slug);
-    state.res.writeHead(200, { ...headers, ...SSE_HEADERS });
+    writeStreamHead(state.res, state, slug);
     this.#encoder = encoder;
     state.meter?.firstByte();
     return encoder;

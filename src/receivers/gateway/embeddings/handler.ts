@@ -11,6 +11,7 @@ import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import { parseJsonBody, validated } from '../core/json-body.js';
 import type { EmbeddingRequest, EmbeddingResult } from '../providers/shared/types.js';
 import { embeddingsRequestSchema, type EmbeddingsRequestBody } from './schema.js';
+import { writeJsonAnswer } from '../core/answer-head.js';
 
 export async function handleEmbeddings(services: GatewayServices, request: RouteRequest): Promise<void> {
   const body = parseBody(await readBody(request.req, services.bodyLimit), request);
@@ -63,8 +64,7 @@ function answerWith(model: string, encode: (vector: number[]) => number[] | stri
       model,
       usage: { prompt_tokens: result.inputTokens, total_tokens: result.inputTokens },
     });
-    res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
-    res.end(payload);
+    writeJsonAnswer(res, state, slug, payload);
   };
 }
 

@@ -11,6 +11,7 @@ import type { ChatCompletion, ChatCompletionChunk, FinishReason, Usage } from '.
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
 import { messageId, messageUsage, stopReasonOf, toMessage } from './from-chat.js';
+import { writeJsonAnswer } from '../core/answer-head.js';
 
 export function sseEvent(type: string, data: unknown): string {
   return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -123,8 +124,7 @@ class MessagesStreamEncoder implements StreamEncoder {
 export const messagesAnswer: CompletionAnswer = {
   complete: function answerMessage(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string): void {
     const payload = JSON.stringify(toMessage(completion, state.request.model));
-    res.writeHead(200, ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts), 'content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload))]);
-    res.end(payload);
+    writeJsonAnswer(res, state, slug, payload);
   },
   openStream: function openMessagesStream(): StreamEncoder {
     return new MessagesStreamEncoder();

@@ -5,6 +5,7 @@
 // on the way only for the CLIENT span (usage, stop reason) and so that an
 // error before the first event can still fall back.
 import type { ServerResponse } from 'node:http';
+import { writeJsonAnswer, writeStreamHead } from '../core/answer-head.js';
 import { failedAttempt, httpFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
 import { attemptFailure } from '../core/attempt-failure.js';
 import type { PlanState } from '../core/attempt-loop.js';
@@ -44,8 +45,6 @@ export interface NativeState extends PlanState {
   readonly inputMessages: string | undefined;
 }
 
-const SSE_HEADERS = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' };
-
 /** What the span learns from an answer, streamed or not. */
 interface Observed {
   id?: string;
@@ -66,7 +65,6 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
   span.str('gen_ai.operation.name', state.operation).str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
-  const headers = { 'x-sluice-provider': provider.slug, 'x-sluice-attempts': String(state.attempts) };
   const observed: Observed = state.inputMessages === undefined ? { usage: {} } : { usage: {}, output: { content: '', toolCalls: [], finishReason: null } };
   const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
   state.meter?.attempt(served, state.stream);
@@ -75,7 +73,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.stream) {
-      const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ headers, state, span, clock, slug: provider.slug, observed, served }));
+      const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ state, span, clock, slug: provider.slug, observed, served }));
       env.agents.stream(provider.slug, upstream, url, clock, exchange);
       const outcome = await exchange.outcome;
       if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
@@ -93,8 +91,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     charge(span, observed, state.meter, served);
     const answer = state.meter?.priced === true && observed.cost !== undefined ? insertUsageCost(text, state.meter.costUsd) : text;
     state.meter?.firstByte();
-    state.res.writeHead(200, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(answer)) });
-    state.res.end(answer);
+    writeJsonAnswer(state.res, state, provider.slug, answer);
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
@@ -169,7 +166,6 @@ export function buildNativeRequest(provider: ResolvedProvider, model: string, st
  * first event that is not an error, so an overloaded stream can still fall back.
  */
 interface NativeStreamOptions {
-  readonly headers: Record<string, string>;
   readonly state: NativeState;
   readonly span: SpanRecord;
   readonly clock: AttemptClock;
@@ -230,7 +226,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     }
     observeEvent(type, data, this.#options.observed);
     if (!this.#committed) {
-      state.res.writeHead(200, { ...this.#options.headers, ...SSE_HEADERS });
+      writeStreamHead(state.res, state, this.#options.slug);
       this.#committed = true;
       state.meter?.firstByte();
     }

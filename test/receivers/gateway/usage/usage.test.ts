@@ -192,6 +192,20 @@ describe('usage of streams and direct routes', () => {
     expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ model: 'openai/gpt-cache', provider_name: 'openai', total_cost: COST });
   });
 
+  it('names the generation in the error of a request whose every attempt failed', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      sendJson(res, 500, { error: { message: 'down', type: 'server_error' } });
+    });
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { openai: openaiProvider(upstream) }, models });
+    const failure = await client(KEY_A).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }] }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    const headers = (failure as InstanceType<typeof OpenAI.APIError>).headers as Record<string, string> | Headers | undefined;
+    const id = (headers instanceof Headers ? headers.get('x-sluice-generation-id') : headers?.['x-sluice-generation-id']) ?? '';
+    expect(id).toMatch(/^gen_/);
+    await waitForGeneration(id);
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ model: 'openai/gpt-cache', provider_name: 'openai', total_cost: 0 });
+  });
+
   it('charges the last of usage reports repeated on every chunk, once, and shows it in the last one', async () => {
     const cumulative = (completion: number) => ({ prompt_tokens: 1234, completion_tokens: completion, total_tokens: 1234 + completion, prompt_tokens_details: { cached_tokens: 800, cache_creation_tokens: 100 } });
     upstream = await startUpstream(function answer(_body, res) {
