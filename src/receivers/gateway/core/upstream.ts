@@ -49,13 +49,15 @@ export class UpstreamAgents {
 }
 
 /**
- * One attempt's timers: the first-byte timer runs from the request until the
- * first body byte, then the idle timer ends the attempt once no chunk has
- * come for the idle time. A chunk only notes when it came; the idle timer,
- * when it falls due, sets itself again for what is left of the idle time
- * since the last chunk, instead of being re-inserted into Node's timer list
- * on every chunk of every open stream. The AbortSignal adapters may ask for
- * (image fetches) is made on first use.
+ * One attempt's timer: until the first body byte it is the first-byte
+ * timeout, then it ends the attempt once no chunk has come for the idle
+ * time. A chunk only notes when it came; the timer, when it falls due, sets
+ * itself again for what is left of the idle time since the last chunk,
+ * instead of being re-inserted into Node's timer list on every chunk of
+ * every open stream. The first byte leaves the first-byte timer running as
+ * the idle timer unless it would fall due later than the idle time allows,
+ * so most attempts (whole answers) set one timer and clear it. The
+ * AbortSignal adapters may ask for (image fetches) is made on first use.
  */
 export class AttemptClock {
   /** The one listener of the attempt's exchange (upstream-exchange.ts, stream-exchange.ts), which aborts it. */
@@ -73,18 +75,25 @@ export class AttemptClock {
   /** Set while the client, not the upstream, holds the stream up; #heldAt is when that began. */
   #held = false;
   #heldAt = 0;
-  readonly #idleTimerDue = (): void => {
+  /** performance.now() when the timer set at the start falls due. */
+  readonly #firstByteDueAt: number;
+  readonly #timerDue = (): void => {
+    if (!this.#sawByte) {
+      this.#abort('first_byte_timeout');
+      return;
+    }
     // Held, the quiet that counts is the client's: one that reads nothing for
     // the idle time is taken for gone, as an upstream would be.
     const quiet = performance.now() - (this.#held ? this.#heldAt : this.#lastByteAt);
     if (quiet >= this.#idleMs) this.#abort(this.#held ? 'client_stalled' : 'stream_idle_timeout');
-    else this.#timer = setTimeout(this.#idleTimerDue, this.#idleMs - quiet);
+    else this.#timer = setTimeout(this.#timerDue, this.#idleMs - quiet);
   };
 
   constructor(firstByteMs: number, idleMs: number, client: ClientLink) {
     this.#idleMs = idleMs;
     this.#client = client;
-    this.#timer = setTimeout(() => this.#abort('first_byte_timeout'), firstByteMs);
+    this.#firstByteDueAt = performance.now() + firstByteMs;
+    this.#timer = setTimeout(this.#timerDue, firstByteMs);
     if (client.closed) this.#abort('client_closed');
     else client.onClose(this.#onClientClose);
   }
@@ -120,11 +129,13 @@ export class AttemptClock {
   }
 
   onByte(): void {
-    this.#lastByteAt = performance.now();
+    const now = performance.now();
+    this.#lastByteAt = now;
     if (this.#sawByte) return;
     this.#sawByte = true;
+    if (this.#firstByteDueAt - now <= this.#idleMs) return;
     clearTimeout(this.#timer);
-    this.#timer = setTimeout(this.#idleTimerDue, this.#idleMs);
+    this.#timer = setTimeout(this.#timerDue, this.#idleMs);
   }
 
   clear(): void {
