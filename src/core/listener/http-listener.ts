@@ -57,7 +57,8 @@ export class HttpListener implements ManagedListener {
       if (this.#stopping) res.shouldKeepAlive = false;
       else {
         const link = inFlight.add(res);
-        res.once('close', function answered() {
+        // 'close' is emitted once: on() spares the once() wrapper and its removal.
+        res.on('close', function answered() {
           inFlight.delete(link);
         });
       }

@@ -233,7 +233,8 @@ export class GatewayReceiver implements Receiver {
       this.#durationSeries.get(label).observe(Number(process.hrtime.bigint() - started) / 1e9);
       this.#batcher.add(spans);
     };
-    res.once('close', finish);
+    // 'close' is emitted once: on() spares the once() wrapper and its removal.
+    res.on('close', finish);
     const settle = (): void => {
       settled = true;
       recordGeneration();
