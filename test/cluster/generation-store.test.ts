@@ -64,6 +64,35 @@ describe('LocalGenerationStore', () => {
     await reopened.close();
   });
 
+  it('counts records in rollups and flushes them at once, before the turn of the loop that writes them', async () => {
+    const now = Date.UTC(2026, 10, 23, 10);
+    vi.setSystemTime(now);
+    const store = await LocalGenerationStore.open({ directory: dir, retentionMs: RETENTION, logger });
+    const a = record(now, 'team-a', 'openai/gpt-4o', '0.25');
+    store.add(a);
+    expect((await store.rollups('2026-11-23', '2026-11-23')).map((r) => [r.key, r.totals.requests, r.totals.cost])).toEqual([['team-a', 1, parseUsd('0.25')]]);
+    const b = record(now, 'team-b', 'openai/gpt-4o', '0.5');
+    store.add(b);
+    await store.flush();
+    await store.close();
+    const reopened = await LocalGenerationStore.open({ directory: dir, retentionMs: RETENTION, logger });
+    expect(await reopened.get(b.id)).toEqual(b);
+    await reopened.close();
+  });
+
+  it('logs a record added after its log was closed as not written, and throws nothing', async () => {
+    const now = Date.UTC(2026, 10, 23, 10);
+    vi.setSystemTime(now);
+    const lines: string[] = [];
+    const capture = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
+    const store = await LocalGenerationStore.open({ directory: dir, retentionMs: RETENTION, logger: capture });
+    store.add(record(now, 'team-a', 'openai/gpt-4o', '0.25'));
+    await store.close();
+    store.add(record(now, 'team-a', 'openai/gpt-4o', '0.25'));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines.map((line) => (JSON.parse(line) as { msg: string; records: number })).map((l) => [l.msg, l.records])).toEqual([['generation records not written', 1]]);
+  });
+
   it('saves a finished day as rollups and still finds its records by id', async () => {
     const day1 = Date.UTC(2026, 10, 22, 23, 59);
     vi.setSystemTime(day1);
