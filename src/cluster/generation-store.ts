@@ -65,12 +65,11 @@ export class LocalGenerationStore implements GenerationStore {
    * Records added since the last turn of the loop, written together on the
    * next (and before any read): one request's record at a time, the code
    * that writes it was cold in the CPU's caches, and the gateway's CPU per
-   * request was about 6% higher (bench/RESULTS.md, gateway maximum).
+   * request was 2-4% higher (bench/RESULTS.md, gateway maximum notes).
    */
   #pending: GenerationRecord[] = [];
   /** Date.now() when each pending record was added. */
   #pendingAt: number[] = [];
-  readonly #writePending = (): void => this.#writeAdded();
   /** The previous day's log closing and its rollups being saved. */
   #rotating: Promise<void> = Promise.resolve();
   #closing: Promise<void> | undefined;
@@ -93,11 +92,11 @@ export class LocalGenerationStore implements GenerationStore {
 
   add(record: GenerationRecord): void {
     this.#pendingAt.push(Date.now());
-    if (this.#pending.push(record) === 1) setImmediate(this.#writePending);
+    if (this.#pending.push(record) === 1) setImmediate(this.#writeAdded);
   }
 
   /** Writes the records added since the last turn of the loop, each in the log of the day it was added. */
-  #writeAdded(): void {
+  readonly #writeAdded = (): void => {
     const pending = this.#pending;
     if (pending.length === 0) return;
     const addedAt = this.#pendingAt;
@@ -117,7 +116,7 @@ export class LocalGenerationStore implements GenerationStore {
       // Only a closed log refuses a record: the store was closed under a gateway still answering.
       this.#logger.error({ err: String(err), records: pending.length }, 'generation records not written');
     }
-  }
+  };
 
   async get(id: string): Promise<GenerationRecord | undefined> {
     this.#writeAdded();

@@ -2,8 +2,8 @@
 // how many attempts and, on routes that generate, under which generation id.
 // Nothing is set on the response before its writeHead: Node writes a head it
 // is handed whole at once, but once setHeader has been called it sends every
-// header writeHead is given through setHeader's checks again (about 1% of
-// the gateway's CPU per request, bench/RESULTS.md, gateway maximum).
+// header writeHead is given through setHeader's checks again (bench/RESULTS.md,
+// gateway maximum notes).
 import type { ServerResponse } from 'node:http';
 
 const SSE_HEAD = ['content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache', 'connection', 'keep-alive', 'x-accel-buffering', 'no'];
@@ -15,7 +15,7 @@ export interface AnsweredRequest {
 }
 
 /** The head as writeHead's flat list: names and values in turn. */
-export function answerHead(state: AnsweredRequest, slug: string): string[] {
+function answerHead(state: AnsweredRequest, slug: string): string[] {
   const head = ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts)];
   if (state.meter !== undefined) head.push('x-sluice-generation-id', state.meter.generationId);
   return head;

@@ -21,7 +21,6 @@ import type { AttemptClock } from './upstream.js';
 
 export type StreamResult = { answered: true; outcome: AttemptOutcome } | { answered: false; outcome: AttemptOutcome; error: GatewayHttpError };
 
-
 class StreamObserver {
   model: string | undefined;
   id: string | undefined;
