@@ -10,6 +10,7 @@ import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { RoutingOptions } from '../core/routing.js';
 import { chatAnswer } from './answer.js';
 import { firstProblem } from '../core/schema-problem.js';
+import { parseJsonBody } from '../core/json-body.js';
 import { chatRequestSchema, type ValidatedRequest } from './schema.js';
 import { fastParse } from './schema-fast.js';
 import { rawRequestText } from '../providers/shared/raw-request.js';
@@ -41,12 +42,7 @@ export async function handleChat(services: GatewayServices, request: RouteReques
 
 function parseRequest(body: Buffer, server: SpanRecord): ChatCompletionRequest {
   const text = body.toString('utf8');
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new GatewayHttpError(400, 'We could not parse the JSON body of your request.', { code: 'invalid_json' });
-  }
+  const json = parseJsonBody(text);
   if (typeof json === 'object' && json !== null && typeof (json as { model?: unknown }).model === 'string') {
     server.str('sluice.model', (json as { model: string }).model);
   }

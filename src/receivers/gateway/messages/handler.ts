@@ -10,6 +10,7 @@ import { readBody } from '../core/body.js';
 import { captureInput } from '../core/capture.js';
 import type { Endpoint } from '../core/catalog.js';
 import { GatewayHttpError } from '../core/http-error.js';
+import { parseJsonBody } from '../core/json-body.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { RoutingOptions } from '../core/routing.js';
 import type { SpanRecord } from '../core/spans.js';
@@ -113,12 +114,7 @@ function capturedInput(request: MessagesRequest): string | undefined {
 }
 
 export function parseJson(body: Buffer, server: SpanRecord): Record<string, unknown> {
-  let json: unknown;
-  try {
-    json = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw new GatewayHttpError(400, 'The request body is not valid JSON.', { code: 'invalid_json' });
-  }
+  const json = parseJsonBody(body, 'The request body is not valid JSON.');
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new GatewayHttpError(400, 'The request body must be a JSON object.', { code: 'invalid_json' });
   const model = (json as { model?: unknown }).model;
   if (typeof model === 'string') server.str('sluice.model', model);

@@ -25,7 +25,7 @@ function post(body: unknown, headers: Record<string, string> = {}): Promise<Resp
   return fetch(`${(gateway as Gateway).baseURL}/ai/language-model`, {
     method: 'POST',
     headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'ai-language-model-id': 'acme/chat', 'ai-language-model-streaming': 'false', 'ai-language-model-specification-version': '4', ...headers },
-    body: JSON.stringify(body),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 }
 
@@ -121,6 +121,16 @@ describe('the /v1/ai/language-model wire protocol', () => {
     const version = await post({ prompt: [{ role: 'system', content: 'x' }] }, { 'ai-language-model-specification-version': '2' });
     expect(version.status).toBe(400);
     expect(await version.json()).toMatchObject({ error: { type: 'invalid_request_error', param: 'ai-language-model-specification-version' } });
+    expect(upstream?.requests).toHaveLength(0);
+  });
+
+  it('answers 400 json_too_deep for a call nested deeper than 128 levels', async () => {
+    await setup((_b, res) => sendJson(res, 200, completion('unused')));
+    // Written as text: JSON.stringify itself gives up thousands of levels deep.
+    const schema = `${'{"a":'.repeat(5000)}{"type":"string"}${'}'.repeat(5000)}`;
+    const deep = await post(`{"prompt":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"tools":[{"type":"function","name":"f","inputSchema":{"type":"object","properties":${schema}}}]}`);
+    expect(deep.status).toBe(400);
+    expect(await deep.json()).toMatchObject({ error: { type: 'invalid_request_error', code: 'json_too_deep' } });
     expect(upstream?.requests).toHaveLength(0);
   });
 

@@ -102,6 +102,27 @@ describe('gateway request validation', () => {
     expect(error.code).toBe('invalid_json');
   });
 
+  it('rejects a body nested deeper than 128 levels with code json_too_deep, forwards one at 128, and keeps serving', async () => {
+    // The body, tools, the tool, function and parameters are five levels; the chain (properties) adds the rest.
+    const withChain = (levels: number): Record<string, unknown> => {
+      let chain: Record<string, unknown> = { type: 'string' };
+      for (let i = 1; i < levels; i++) chain = { a: chain };
+      return { model: 'openai/gpt-test', messages: user, tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object', properties: chain } } }] };
+    };
+    const tooDeep = await post(withChain(124));
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.error).toEqual({ message: 'The JSON body nests arrays and objects more than 128 levels deep.', type: 'invalid_request_error', param: null, code: 'json_too_deep' });
+    // Thousands deep (as text: JSON.stringify itself gives up there): before the bound, the raw-text check overflowed the stack into a 500.
+    const chain = `${'{"a":'.repeat(5000)}{"type":"string"}${'}'.repeat(5000)}`;
+    const thousands = await post(`{"model":"openai/gpt-test","messages":[{"role":"user","content":"hi"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","properties":${chain}}}}]}`);
+    expect(thousands.status).toBe(400);
+    expect(thousands.error.code).toBe('json_too_deep');
+    expect(upstream.requests).toHaveLength(0);
+    const atBound = await post(withChain(123));
+    expect(atBound.status).toBe(200);
+    expect(upstream.requests).toHaveLength(1);
+  });
+
   it('accepts a request using every supported field', async () => {
     const { status } = await post({
       model: 'openai/gpt-test',

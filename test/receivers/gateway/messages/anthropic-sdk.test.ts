@@ -561,6 +561,17 @@ describe('Messages API errors through the SDK', () => {
     expect(anthropic?.requests).toHaveLength(0);
   });
 
+  it('answers a body nested deeper than 128 levels with a 400 in Anthropic error shape', async () => {
+    await setup({ anthropic: (_seen, res) => json(res, 500, {}) });
+    // Written as text: JSON.stringify itself gives up thousands of levels deep.
+    const schema = `${'{"a":'.repeat(5000)}{"type":"string"}${'}'.repeat(5000)}`;
+    const body = `{"model":"anthropic/claude-test","max_tokens":10,"messages":[{"role":"user","content":"Hi"}],"tools":[{"name":"f","input_schema":{"type":"object","properties":${schema}}}]}`;
+    const response = await fetch(`http://127.0.0.1:${gateway?.port}/v1/messages`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'The JSON body nests arrays and objects more than 128 levels deep.' } });
+    expect(anthropic?.requests).toHaveLength(0);
+  });
+
   it('tells a client without a key to send x-api-key', async () => {
     await setup({ anthropic: (_seen, res) => json(res, 500, {}) });
     const response = await fetch(`http://127.0.0.1:${gateway?.port}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
