@@ -19,17 +19,27 @@ export function firstProblem(error: z.ZodError): ValidationProblem {
   return { message: `${param}: ${issue.message}`, param };
 }
 
+/**
+ * The branch of a union that came closest: the one with the fewest issues
+ * among those whose type matched the value, and of those the one whose first
+ * issue lies deepest. 3,000 strings for embeddings' `input` (at most 2,048)
+ * are one issue to the array-of-strings branch and 3,000 to the array-of-
+ * token-arrays one: the first says what is wrong.
+ */
 function deepest(issue: Issue | undefined, prefix: PropertyKey[]): { path: PropertyKey[]; message: string } {
   if (issue === undefined) return { path: prefix, message: 'invalid request' };
   const path = [...prefix, ...issue.path];
   if (issue.code !== 'invalid_union' || issue.errors.length === 0) return { path, message: describe(issue) };
-  let best: { path: PropertyKey[]; message: string } | undefined;
+  let best: { path: PropertyKey[]; message: string; issues: number } | undefined;
   for (const branch of issue.errors) {
-    const candidate = deepest(branch[0], path);
-    if (best === undefined || candidate.path.length > best.path.length) best = candidate;
+    const first = branch[0];
+    // A branch of another type than the value's says nothing about it.
+    if (first === undefined || (first.code === 'invalid_type' && first.path.length === 0)) continue;
+    const candidate = { ...deepest(first, path), issues: branch.length };
+    if (best === undefined || candidate.issues < best.issues || (candidate.issues === best.issues && candidate.path.length > best.path.length)) best = candidate;
   }
-  // No branch got past the union itself: say so instead of picking one arbitrarily.
-  return best !== undefined && best.path.length > path.length ? best : { path, message: 'has an invalid type or shape' };
+  // No branch took the value's type: say so instead of picking one arbitrarily.
+  return best === undefined ? { path, message: 'has an invalid type or shape' } : { path: best.path, message: best.message };
 }
 
 function describe(issue: Issue): string {
@@ -37,7 +47,7 @@ function describe(issue: Issue): string {
     case 'invalid_type':
       return isMissing(issue) ? 'is required' : `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
     case 'too_small':
-      return issue.origin === 'array' ? `must have at least ${issue.minimum} items` : issue.origin === 'string' ? `must not be shorter than ${issue.minimum} characters` : `must be ${issue.inclusive === false ? '>' : '>='} ${issue.minimum}`;
+      return issue.origin === 'array' ? `must have at least ${issue.minimum} ${issue.minimum === 1 ? 'item' : 'items'}` : issue.origin === 'string' ? `must not be shorter than ${issue.minimum} characters` : `must be ${issue.inclusive === false ? '>' : '>='} ${issue.minimum}`;
     case 'too_big':
       return issue.origin === 'array' ? `must have at most ${issue.maximum} items` : `must be ${issue.inclusive === false ? '<' : '<='} ${issue.maximum}`;
     case 'invalid_value':

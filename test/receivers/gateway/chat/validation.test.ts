@@ -85,6 +85,8 @@ describe('gateway request validation', () => {
     ['messages that are a string', { model: 'openai/gpt-test', messages: 'hi' }, 'messages', 'messages: must be of type array'],
     ['a temperature that is a string', { model: 'openai/gpt-test', messages: user, temperature: 'hot' }, 'temperature', 'temperature: must be of type number'],
     ['a stream flag that is a string', { model: 'openai/gpt-test', messages: user, stream: 'yes' }, 'stream', 'stream: must be of type boolean'],
+    // A union names what its branch of the value's type wants, not "an invalid type or shape".
+    ['a tool_choice string that is not a mode', { model: 'openai/gpt-test', messages: user, tools: [TOOL], tool_choice: 'sometimes' }, 'tool_choice', 'tool_choice: must be one of "auto", "none", "required"'],
     // No single parameter is at fault: OpenAI's error shape says null.
     ['a body that is an array', [], null, 'The request body must be of type object'],
     ['a body that is a JSON string', '"hi"', null, 'The request body must be of type object'],

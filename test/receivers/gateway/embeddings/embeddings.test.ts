@@ -164,6 +164,16 @@ describe('POST /v1/embeddings', () => {
     const whole = await fetch(`${(gateway as Gateway).baseURL}/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: '[]' });
     expect(whole.status).toBe(400);
     expect(((await whole.json()) as { error: { message: string; param: string | null } }).error).toMatchObject({ message: 'The request body must be of type object', param: null });
+    // `input` is a union: the error is the one of the branch of the value's type, not of another branch's elements.
+    for (const [input, param, message] of [
+      [Array.from({ length: 3000 }, () => 'x'), 'input', 'input: must have at most 2048 items'],
+      [[], 'input', 'input: must have at least 1 item'],
+      [['x', 5], 'input[1]', 'input[1]: must be of type string'],
+      [true, 'input', 'input: has an invalid type or shape'],
+    ] as const) {
+      const error = await client().embeddings.create({ model: 'google/embed', input: input as string[] }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ status: 400, param, error: { message } });
+    }
     expect(fake.requests).toHaveLength(0);
   });
 });
