@@ -36,14 +36,36 @@ function canListen(port: number): Promise<boolean> {
   });
 }
 
-/** A port that was free a moment ago (the daemon's config needs fixed ports). */
-export async function freePort(): Promise<number> {
+/** Parallel test workers draw from this many disjoint shares of the range. */
+const WORKER_SHARES = 4;
+/**
+ * Ports this process has handed out, never handed out again: two calls for
+ * one daemon (its admin and OTLP endpoints) both find a port free until the
+ * daemon binds it, and once drew the same one (the daemon then refused its
+ * config).
+ */
+const handedOut = new Set<number>();
+
+/** [low, high) this worker draws from: its own share, so parallel workers (VITEST_POOL_ID) never draw the same port. */
+function portRange(): [number, number] {
   const high = ephemeralLow();
+  const worker = Number(process.env['VITEST_POOL_ID']);
+  if (!Number.isInteger(worker) || worker < 1) return [LOWEST_PORT, high];
+  const width = Math.floor((high - LOWEST_PORT) / WORKER_SHARES);
+  const low = LOWEST_PORT + ((worker - 1) % WORKER_SHARES) * width;
+  return [low, low + width];
+}
+
+/** A port that was free a moment ago and not handed out before (the daemon's config needs fixed ports). */
+export async function freePort(): Promise<number> {
+  const [low, high] = portRange();
   for (let attempt = 0; attempt < 100; attempt++) {
-    const port = LOWEST_PORT + Math.floor(Math.random() * (high - LOWEST_PORT));
-    if (await canListen(port)) return port;
+    const port = low + Math.floor(Math.random() * (high - low));
+    if (handedOut.has(port) || !(await canListen(port))) continue;
+    handedOut.add(port);
+    return port;
   }
-  throw new Error(`no free port between ${LOWEST_PORT} and ${high}`);
+  throw new Error(`no free port between ${low} and ${high}`);
 }
 
 export interface RunningDaemon {
