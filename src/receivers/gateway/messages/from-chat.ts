@@ -2,6 +2,7 @@
 // `anthropic`: reasoning as thinking blocks (signature kept), text, tool_use.
 import { randomUUID } from 'node:crypto';
 import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../providers/shared/openai-types.js';
+import { tokensOf } from '../../../shared/tokens.js';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
 
@@ -48,15 +49,18 @@ export function stopReasonOf(reason: FinishReason | null | undefined, toolUse = 
   return STOP_REASONS[reason] ?? 'end_turn';
 }
 
-/** Anthropic's input_tokens leaves cache reads and writes out; Chat's prompt_tokens counts them. */
+/**
+ * Anthropic's input_tokens leaves cache reads and writes out; Chat's
+ * prompt_tokens counts them. The counts are the ones the request is billed
+ * on: an upstream's negative or non-numeric count is 0 here too.
+ */
 export function messageUsage(usage: Usage | null | undefined): MessageUsage {
-  const cacheRead = usage?.prompt_tokens_details?.cached_tokens ?? 0;
-  const cacheWrite = usage?.prompt_tokens_details?.cache_creation_tokens ?? 0;
+  const tokens = tokensOf(usage ?? {});
   return {
-    input_tokens: Math.max(0, (usage?.prompt_tokens ?? 0) - cacheRead - cacheWrite),
-    output_tokens: usage?.completion_tokens ?? 0,
-    cache_creation_input_tokens: cacheWrite,
-    cache_read_input_tokens: cacheRead,
+    input_tokens: Math.max(0, tokens.input - tokens.cacheRead - tokens.cacheWrite),
+    output_tokens: tokens.output,
+    cache_creation_input_tokens: tokens.cacheWrite,
+    cache_read_input_tokens: tokens.cacheRead,
   };
 }
 

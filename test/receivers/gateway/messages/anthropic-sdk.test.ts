@@ -344,6 +344,14 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect(streamed.stop_reason).toBe('tool_use');
   });
 
+  it('gives counts an upstream got wrong (negative, not a number) as 0 in the Message and on the CLIENT span, as they are billed', async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Hi.', { usage: { prompt_tokens: -5, completion_tokens: 'many', total_tokens: 1e308, prompt_tokens_details: { cached_tokens: 2.5 } } })) });
+    const answer = await client.messages.create({ model: 'openai/gpt-test', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(answer.usage).toEqual({ input_tokens: 0, output_tokens: 0, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 });
+    const attempt = ((await gateway?.spans(2)) ?? []).find((s) => s.name === 'chat gpt-upstream');
+    expect([attr(attempt, 'gen_ai.usage.input_tokens'), attr(attempt, 'gen_ai.usage.output_tokens'), attr(attempt, 'gen_ai.usage.cache_read.input_tokens')]).toEqual([0, 0, 0]);
+  });
+
   it('creates a message with a system prompt and an image: Chat Completions upstream, a Message back', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Une image.', { usage: { prompt_tokens: 120, completion_tokens: 5, total_tokens: 125, prompt_tokens_details: { cached_tokens: 100 } } })) });
     const { data, response } = await client.messages
