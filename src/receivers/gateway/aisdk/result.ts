@@ -2,6 +2,7 @@
 // finish reason in the nested shapes V3 and V4 clients read (flat usage or a
 // string finish reason would break `ai`), and providerMetadata.gateway.
 import { costToNumber } from '../../../shared/money.js';
+import { tokensOf } from '../../../shared/tokens.js';
 import type { UsageMeter } from '../../../usage/meter.js';
 import type { FinishReason, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
 
@@ -30,14 +31,13 @@ export function finishReason(reason: FinishReason | null | undefined): AiSdkFini
   return { unified: UNIFIED[reason] ?? 'other', raw: reason };
 }
 
+/** The counts the request is billed on (tokens.ts): an upstream's negative or non-numeric count is 0, which `ai`'s schema takes. */
 export function aiSdkUsage(usage: Usage | null | undefined): AiSdkUsage {
   if (usage === null || usage === undefined) return { inputTokens: {}, outputTokens: {} };
-  const cacheRead = usage.prompt_tokens_details?.cached_tokens ?? 0;
-  const cacheWrite = usage.prompt_tokens_details?.cache_creation_tokens ?? 0;
-  const reasoning = usage.completion_tokens_details?.reasoning_tokens ?? 0;
+  const { input, output, cacheRead, cacheWrite, reasoning } = tokensOf(usage);
   return {
-    inputTokens: { total: usage.prompt_tokens, noCache: Math.max(0, usage.prompt_tokens - cacheRead - cacheWrite), cacheRead, cacheWrite },
-    outputTokens: { total: usage.completion_tokens, text: Math.max(0, usage.completion_tokens - reasoning), reasoning },
+    inputTokens: { total: input, noCache: Math.max(0, input - cacheRead - cacheWrite), cacheRead, cacheWrite },
+    outputTokens: { total: output, text: Math.max(0, output - reasoning), reasoning },
   };
 }
 

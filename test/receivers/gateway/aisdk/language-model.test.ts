@@ -66,6 +66,13 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     });
   });
 
+  it('gives the usage counts an upstream got wrong (negative, not a number) as 0, as they are billed', async () => {
+    const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('Hi.', { usage: { prompt_tokens: -5, completion_tokens: 'many', total_tokens: 1e308 } })));
+    const out = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 });
+    expect(out.text).toBe('Hi.');
+    expect(out.usage).toMatchObject({ inputTokens: 0, outputTokens: 0 });
+  });
+
   it('streams text parts in order, with usage and the gateway metadata on finish', async () => {
     const { gw } = await setup(client, (_b, res) => textStream(res, ['Hel', 'lo', '!']));
     const result = ai.streamText({ model: gw('acme/chat'), system: 'Be terse.', prompt: 'Hi', maxRetries: 0 });
