@@ -10,8 +10,8 @@ import { firstProblem } from './schema-problem.js';
  * does with a request walks it recursively (the raw-text check, a tool
  * schema translated for another provider, the body serialized for an
  * upstream), and a body nested thousands deep overflowed the stack into a
- * 500. OpenAI's structured outputs allow a schema 10 levels of nesting: this
- * is far above what any request needs.
+ * 500. OpenAI's structured outputs cap a schema's nesting at a handful of
+ * levels: this is far above what any request needs.
  */
 export const MAX_JSON_DEPTH = 128;
 
