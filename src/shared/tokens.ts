@@ -41,3 +41,31 @@ export function addTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
 function count(value: number | undefined): number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }
+
+type Counts = Record<string, unknown> | null | undefined;
+
+/**
+ * Sets each count of an OpenAI-shaped usage object that is present but not a
+ * non-negative integer to 0, as it is billed; says whether any was. An
+ * answer passed on as the upstream wrote it then tells its client what the
+ * gateway counted.
+ */
+export function zeroWrongCounts(usage: UsageLike & { total_tokens?: number }): boolean {
+  const prompt = usage.prompt_tokens_details as Counts;
+  const completion = usage.completion_tokens_details as Counts;
+  let wrong = zeroIfWrong(usage as Counts, 'prompt_tokens');
+  wrong = zeroIfWrong(usage as Counts, 'completion_tokens') || wrong;
+  wrong = zeroIfWrong(usage as Counts, 'total_tokens') || wrong;
+  wrong = zeroIfWrong(usage as Counts, 'prompt_cache_hit_tokens') || wrong;
+  wrong = zeroIfWrong(prompt, 'cached_tokens') || wrong;
+  wrong = zeroIfWrong(prompt, 'cache_creation_tokens') || wrong;
+  return zeroIfWrong(completion, 'reasoning_tokens') || wrong;
+}
+
+function zeroIfWrong(counts: Counts, key: string): boolean {
+  if (counts === null || counts === undefined || typeof counts !== 'object') return false;
+  const value = counts[key];
+  if (value === undefined || value === null || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)) return false;
+  counts[key] = 0;
+  return true;
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { tokensOf } from '../../src/shared/tokens.js';
+import { tokensOf, zeroWrongCounts } from '../../src/shared/tokens.js';
 import { periodEnd } from '../../src/shared/periods.js';
 import { mapStopReason } from '../../src/receivers/gateway/providers/anthropic/response.js';
 
@@ -9,6 +9,15 @@ describe('billed token counts', () => {
     expect(tokensOf({ prompt_tokens: 100, completion_tokens: 7, prompt_cache_hit_tokens: 60 })).toMatchObject({ input: 100, output: 7, cacheRead: 60 });
     expect(tokensOf({ prompt_tokens: 100, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 10 }, prompt_cache_hit_tokens: 60 })).toMatchObject({ cacheRead: 10 });
     expect(tokensOf({ prompt_tokens: 100, completion_tokens: 7, prompt_cache_hit_tokens: -3 })).toMatchObject({ cacheRead: 0 });
+  });
+
+  it('zeroes the counts of a usage object that are present but not non-negative integers, and says whether it did', () => {
+    const right = { prompt_tokens: 100, completion_tokens: 0, total_tokens: 100, prompt_tokens_details: null, completion_tokens_details: { reasoning_tokens: 3 } };
+    expect(zeroWrongCounts(right)).toBe(false);
+    expect(right).toEqual({ prompt_tokens: 100, completion_tokens: 0, total_tokens: 100, prompt_tokens_details: null, completion_tokens_details: { reasoning_tokens: 3 } });
+    const wrong = { prompt_tokens: -1, completion_tokens: 2.5, total_tokens: 2 ** 60, prompt_cache_hit_tokens: Number.NaN, prompt_tokens_details: { cached_tokens: '4' as unknown as number, cache_creation_tokens: 1 }, completion_tokens_details: {} };
+    expect(zeroWrongCounts(wrong)).toBe(true);
+    expect(wrong).toEqual({ prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, prompt_cache_hit_tokens: 0, prompt_tokens_details: { cached_tokens: 0, cache_creation_tokens: 1 }, completion_tokens_details: {} });
   });
 
   it('reads Anthropic\'s model_context_window_exceeded as an answer cut short', () => {

@@ -9,6 +9,7 @@ import { RAW_EVENT, type ChatCompletion, type ChatCompletionChunk } from '../pro
 import type { CompletionAnswer, ErrorFormat, StreamEncoder } from '../core/protocol.js';
 import { insertUsageCost } from '../core/usage-cost.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
+import { zeroWrongCounts } from '../../../shared/tokens.js';
 
 export const chatErrors: ErrorFormat = openaiErrors;
 
@@ -18,9 +19,10 @@ const chatStream: StreamEncoder = {
       if (chunk.choices.length === 0) return '';
       delete chunk.usage;
     } else if (chunk.usage != null && state.meter?.priced === true) {
+      zeroWrongCounts(chunk.usage);
       chunk.usage.cost = state.meter.costUsd;
-    } else {
-      // Unchanged: the upstream's own text, as for whole answers.
+    } else if (chunk.usage == null || !zeroWrongCounts(chunk.usage)) {
+      // Unchanged (no count the upstream got wrong): the upstream's own text, as for whole answers.
       const raw = chunk[RAW_EVENT];
       if (raw !== undefined) return `data: ${raw}\n\n`;
     }
@@ -40,9 +42,11 @@ export const chatAnswer: CompletionAnswer = {
   complete: function answerCompletion(res: ServerResponse, completion: ChatCompletion, text: string | undefined, state: RequestState, slug: string): void {
     // A string body goes out in one write with the headers; a Buffer would take a writev.
     const meter = state.meter;
+    // Counts an upstream got wrong go out as they were billed, so its own text no longer serves.
+    const raw = completion.usage != null && zeroWrongCounts(completion.usage) ? undefined : text;
     let payload: string;
-    if (meter === undefined || !meter.priced || completion.usage == null) payload = text ?? JSON.stringify(completion);
-    else if (text !== undefined) payload = insertUsageCost(text, meter.costUsd);
+    if (meter === undefined || !meter.priced || completion.usage == null) payload = raw ?? JSON.stringify(completion);
+    else if (raw !== undefined) payload = insertUsageCost(raw, meter.costUsd);
     else {
       completion.usage.cost = meter.costUsd;
       payload = JSON.stringify(completion);

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
+import { API_KEY, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, usageChunk, type Gateway, type Upstream } from '../harness.js';
 
 const PNG_DATA_URL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
@@ -126,6 +126,25 @@ describe('gateway with the official openai SDK', () => {
     let sawUsage = false;
     for await (const part of without) if (part.usage) sawUsage = true;
     expect(sawUsage).toBe(false);
+  });
+
+  it.each([
+    ['a priced', models],
+    ['an unpriced', models.map(({ pricing: _pricing, ...model }) => model)],
+  ])('gives usage counts an upstream got wrong as 0, as billed, whole and streamed, for %s model', async (_name, catalog) => {
+    const wrong = { prompt_tokens: -5, completion_tokens: 'many', total_tokens: 1e308, prompt_tokens_details: { cached_tokens: 2.5 } };
+    const client = await setup(
+      (body, res) => (body['stream'] === true ? sendStream(res, [chunk({ role: 'assistant', content: 'a' }), chunk({}, 'stop'), { ...usageChunk, usage: wrong }]) : sendJson(res, 200, completion('a', { usage: wrong }))),
+      { models: catalog },
+    );
+    const billed = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, prompt_tokens_details: { cached_tokens: 0 } };
+    const priced = catalog === models ? { cost: 0 } : {};
+    const whole = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }] });
+    expect(whole.usage).toEqual({ ...billed, ...priced });
+    const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } });
+    const usages: unknown[] = [];
+    for await (const part of stream) if (part.usage) usages.push(part.usage);
+    expect(usages).toEqual([{ ...billed, ...priced }]);
   });
 
   it("relays an unchanged chunk's text as the upstream wrote it, and re-encodes one sent over several data lines", async () => {
