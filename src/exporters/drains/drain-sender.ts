@@ -45,6 +45,8 @@ export function createDrainSender(options: DrainSenderOptions): QueuedSender {
     id: options.label,
     queue: options.queue,
     transport: observedTransport(options.transport, options.stats),
+    // Every give-up the sender counts (a refusal, a partial success, max_age, retries disabled) shows in the drain's API counters too.
+    onDrop: (reason, spans) => options.stats.dropped(reason === 'retry_disabled' ? 'permanent' : reason, spans),
     logger: options.logger,
     telemetry: options.telemetry,
     config: {

@@ -1,7 +1,7 @@
 // The drain's transport as the queued sender sees it: it delegates to the
 // drain's current HTTP transport (replaced in place when the drain is
-// updated) and reports every outcome to the drain's delivery stats, which
-// feed the API counters and the `errored` status.
+// updated) and reports every delivery's outcome to the drain's delivery
+// stats, which feed the API counters and the `errored` status.
 import type { SendResult, Transport as SenderTransport } from '../exporterhelper/transport.js';
 import type { Transport as HttpTransport } from '../otlphttp/transport.js';
 import type { DeliveryStats } from './delivery-stats.js';
@@ -23,14 +23,9 @@ export function observedTransport(current: () => HttpTransport, stats: DeliveryS
         // HTTP outcomes are returned, never thrown: a throw means these bytes cannot be sent at all.
         result = { status: 'failure', error: `could not send: ${err instanceof Error ? err.message : String(err)}` };
       }
-      if (result.status === 'success') {
-        const rejected = Math.min(spans, result.rejectedSpans ?? 0);
-        stats.success(spans - rejected);
-        stats.dropped('rejected', rejected);
-      } else {
-        stats.failure(result.error);
-        if (result.status === 'failure') stats.dropped('permanent', spans);
-      }
+      // Spans given up on reach the stats through the sender's onDrop (drain-sender.ts).
+      if (result.status === 'success') stats.success(spans - Math.min(spans, result.rejectedSpans ?? 0));
+      else stats.failure(result.error);
       return result;
     },
   };

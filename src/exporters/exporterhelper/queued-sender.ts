@@ -34,6 +34,8 @@ export interface QueuedSenderOptions {
   readonly logger: Logger;
   readonly telemetry: Telemetry;
   readonly config: QueuedSenderConfig;
+  /** Told of every span given up on, beside the metric (a drain's API counters). */
+  readonly onDrop?: (reason: DropReason, spans: number) => void;
 }
 
 export interface QueuedSender {
@@ -68,6 +70,7 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
 
   function drop(reason: DropReason, spans: number, error: string): void {
     metrics.dropped.inc({ exporter: id, reason }, spans);
+    options.onDrop?.(reason, spans);
     logDrop(reason, spans, error);
   }
 

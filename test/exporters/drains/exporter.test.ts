@@ -199,6 +199,17 @@ describe('drains exporter', () => {
     expect(exporter.list()[0]?.stats.errored).toBe(true);
   });
 
+  it('counts spans given up at max_age in the drain\'s API counters, as in the metric', async () => {
+    const sink = await sinkFor();
+    sink.behaviour = 503;
+    const { exporter, telemetry } = await started([drain('late', sink)], { retry_on_failure: { initial_interval: '50ms', max_interval: '50ms', max_age: '120ms' } });
+    await exporter.consume(batch(trace({})));
+    const state = exporter.list()[0];
+    await waitFor(() => (state?.stats.counters.spansDropped.max_age ?? 0) === 3, 10_000, 'max_age drop');
+    expect(state?.stats.counters.spansDropped.permanent).toBe(0);
+    expect(await telemetry.registry.metrics()).toContain(`sluice_exporter_dropped_spans_total{exporter="drain/${state?.definition.id ?? ''}",reason="max_age"} 3`);
+  });
+
   it('retries retryable failures until the destination recovers', async () => {
     const sink = await sinkFor();
     sink.behaviour = 503;
