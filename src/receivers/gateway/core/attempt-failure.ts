@@ -3,7 +3,7 @@
 // outcome. Shared by the buffered attempt (attempt.ts), the streamed one
 // (stream-pipe.ts) and native Messages passthrough.
 import { GatewayHttpError } from './http-error.js';
-import { ProviderNotConfiguredError, UpstreamStreamError } from '../providers/shared/types.js';
+import { InvalidResponseError, ProviderNotConfiguredError, UpstreamStreamError } from '../providers/shared/types.js';
 import { ProviderRequestError } from '../providers/shared/inputs.js';
 import type { AttemptClock } from './upstream.js';
 import { BrokenStreamError } from './stream-exchange.js';
@@ -58,7 +58,8 @@ function classify(err: unknown, clock: AttemptClock, slug: string): Omit<Attempt
     return { error: upstreamError(`Provider ${slug} failed: ${err.message}`), fallback: true, spanErrorType: err.errorType, outcome: 'stream_error' };
   }
   if (err instanceof SyntaxError) {
-    return { error: upstreamError(`Provider ${slug} answered with malformed JSON.`), fallback: true, spanErrorType: 'invalid_response', outcome: 'invalid_response' };
+    const what = err instanceof InvalidResponseError ? `an invalid response: ${err.message}` : 'malformed JSON';
+    return { error: upstreamError(`Provider ${slug} answered with ${what}.`), fallback: true, spanErrorType: 'invalid_response', outcome: 'invalid_response' };
   }
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') {

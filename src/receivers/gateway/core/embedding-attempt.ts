@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import { NO_TOKENS } from '../../../shared/tokens.js';
 import { recordCost } from './usage-cost.js';
-import type { EmbeddingReply, EmbeddingRequest, EmbeddingResult } from '../providers/shared/types.js';
+import { InvalidResponseError, type EmbeddingReply, type EmbeddingRequest, type EmbeddingResult } from '../providers/shared/types.js';
 import { attemptContext, failedAttempt, httpFailure, isSuccess, startAttemptSpan, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
 import type { Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
@@ -56,7 +56,7 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
       replies.push({ body: response.body, headers: response.headers });
     }
     const result = adapter.parseResponses(replies, state.request, ctx);
-    if (result.vectors.length !== state.request.input.length) throw new SyntaxError('upstream answered with a different number of embeddings than inputs');
+    checkVectors(result.vectors, state.request.input.length);
     if (result.model !== undefined) span.str('gen_ai.response.model', result.model);
     span.int('gen_ai.usage.input_tokens', result.inputTokens);
     // Charged before the answer is written, so the answer can carry the cost.
@@ -74,4 +74,10 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
     span.end();
     env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
   }
+}
+
+/** One vector per input, at every index: an upstream's list can be short, long, or indexed with holes or twice. */
+function checkVectors(vectors: readonly (readonly number[] | undefined)[], inputs: number): void {
+  if (vectors.length !== inputs) throw new InvalidResponseError(`${vectors.length} embeddings for ${inputs} inputs`);
+  for (let i = 0; i < inputs; i++) if (vectors[i] === undefined) throw new InvalidResponseError(`no embedding at index ${i}`);
 }

@@ -49,6 +49,25 @@ describe('POST /v1/embeddings', () => {
     expect([0, 1, 2].map((i) => bytes.readFloatLE(i * 4))).toEqual(vectorFor(0).map((n) => Math.fround(n)));
   });
 
+  it('refuses an upstream list that is not one vector per input (holes, a wrong count, not numbers) with a 502 saying what is wrong', async () => {
+    const answers: Record<string, unknown[]> = {
+      hole: [{ index: 1, embedding: [0.5] }, { index: 1, embedding: [0.5] }],
+      short: [{ index: 0, embedding: [0.5] }],
+      words: [{ index: 0, embedding: ['x'] }, { index: 1, embedding: [0.5] }],
+    };
+    const up = await startUpstream((body, res) => sendJson(res, 200, { object: 'list', data: answers[(body['input'] as string[])[0] ?? ''], model: 'e', usage: { prompt_tokens: 1, total_tokens: 1 } }));
+    upstreams.push(up);
+    gateway = await startGateway({ providers: { oa: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'oa', model: 'e' }] }] });
+    for (const [input, problem] of [
+      ['hole', 'no embedding at index 0'],
+      ['short', '1 embeddings for 2 inputs'],
+      ['words', 'data[0].embedding is not a list of numbers'],
+    ] as const) {
+      const error = await client().embeddings.create({ model: 'acme/embed', input: [input, 'b'], encoding_format: 'float' }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ status: 502, code: 'upstream_error', error: { message: `Provider oa answered with an invalid response: ${problem}.` } });
+    }
+  });
+
   it('passes token arrays to an OpenAI-compatible upstream', async () => {
     const up = await openaiEmbeddingsUpstream();
     upstreams.push(up);

@@ -3,7 +3,7 @@
 // Embed a batch ({texts, input_type}). The model id says which.
 import { asObject, invalidRequest } from '../shared/inputs.js';
 import { jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
-import type { AttemptContext, EmbeddingAdapter, EmbeddingReply, EmbeddingResult, UpstreamRequest } from '../shared/types.js';
+import { InvalidResponseError, type AttemptContext, type EmbeddingAdapter, type EmbeddingReply, type EmbeddingResult, type UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
 
@@ -53,7 +53,7 @@ export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
       const raw = parsed?.['embeddings'];
       // embeddings is a list of vectors, or {float: [...]} when embedding_types was given.
       const list = Array.isArray(raw) ? raw : asObject(raw)?.['float'];
-      if (!Array.isArray(list)) throw new SyntaxError('upstream answered with a body that has no embeddings');
+      if (!Array.isArray(list)) throw new InvalidResponseError('the body has no embeddings');
       // Cohere's body has no token count; InvokeModel reports it in a header.
       return { vectors: list.map((v, i) => vectorOf(v, `embeddings[${i}]`)), inputTokens: headerTokens(reply?.headers), model: undefined };
     }

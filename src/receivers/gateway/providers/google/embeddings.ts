@@ -1,6 +1,6 @@
 // Gemini embeddings: POST /v1beta/models/{model}:batchEmbedContents, one
 // request entry per text. Gemini reports no token counts for embeddings.
-import { requireApiKey, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
+import { InvalidResponseError, requireApiKey, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import { asObject } from '../shared/inputs.js';
 import { jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
 import type { GoogleProviderConfig } from './config.js';
@@ -24,7 +24,7 @@ export const googleEmbeddings: EmbeddingAdapter<GoogleProviderConfig> = {
   },
   parseResponses: function parseGoogleEmbeddings(replies): EmbeddingResult {
     const embeddings = asObject(jsonOf(replies[0]?.body ?? new Uint8Array()))?.['embeddings'];
-    if (!Array.isArray(embeddings)) throw new SyntaxError('upstream answered with a body that has no embeddings');
+    if (!Array.isArray(embeddings)) throw new InvalidResponseError('the body has no embeddings');
     return { vectors: embeddings.map((e, i) => vectorOf(asObject(e)?.['values'], `embeddings[${i}].values`)), inputTokens: 0, model: undefined };
   },
 };

@@ -3,7 +3,7 @@
 // gateway encodes base64 itself so every provider type answers alike).
 import { asObject } from '../shared/inputs.js';
 import { jsonOf, vectorOf } from '../shared/embedding-inputs.js';
-import { ProviderNotConfiguredError, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
+import { InvalidResponseError, ProviderNotConfiguredError, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import type { OpenAIProviderConfig } from './config.js';
 
 export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
@@ -20,7 +20,7 @@ export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
   parseResponses: function parseOpenAIEmbeddings(replies): EmbeddingResult {
     const parsed = asObject(jsonOf(replies[0]?.body ?? new Uint8Array()));
     const data = parsed?.['data'];
-    if (!Array.isArray(data)) throw new SyntaxError('upstream answered with a body that is not an embedding list');
+    if (!Array.isArray(data)) throw new InvalidResponseError('the body is not an embedding list');
     const vectors: number[][] = [];
     for (const item of data) {
       const entry = asObject(item);

@@ -1,7 +1,7 @@
 // Embedding helpers the provider adapters share: texts only (token arrays
 // are an OpenAI-compatible upstream's alone) and reading number vectors out
 // of untyped upstream JSON.
-import type { EmbeddingRequest } from './types.js';
+import { InvalidResponseError, type EmbeddingRequest } from './types.js';
 import { invalidRequest } from './inputs.js';
 
 /** The inputs as texts; token arrays are refused for provider types that take text only. */
@@ -11,9 +11,9 @@ export function textInputs(request: EmbeddingRequest, type: string): readonly st
   return input as readonly string[];
 }
 
-/** A vector from upstream JSON; throws a SyntaxError (the attempt's invalid_response) for anything else. */
+/** A vector from upstream JSON; throws an InvalidResponseError (the attempt's invalid_response) for anything else. */
 export function vectorOf(value: unknown, what: string): number[] {
-  if (!Array.isArray(value) || !value.every((n) => typeof n === 'number')) throw new SyntaxError(`${what} is not a list of numbers`);
+  if (!Array.isArray(value) || !value.every((n) => typeof n === 'number')) throw new InvalidResponseError(`${what} is not a list of numbers`);
   return value as number[];
 }
 

@@ -174,6 +174,19 @@ export function requireApiKey(ctx: { slug: string; provider: { api_key?: string 
 }
 
 /** An error event inside an upstream stream (Anthropic `error`, Bedrock exception frames, ...). */
+/**
+ * An upstream answer that parsed but is not what was asked for (an
+ * embedding list without its vectors, say). A SyntaxError, as JSON that does
+ * not parse is: both are the attempt's `invalid_response`; this one says
+ * what is wrong.
+ */
+export class InvalidResponseError extends SyntaxError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidResponseError';
+  }
+}
+
 export class UpstreamStreamError extends Error {
   readonly code = 'SLUICE_ERR_UPSTREAM_STREAM';
   readonly errorType: string;
