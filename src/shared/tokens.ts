@@ -25,11 +25,11 @@ export interface UsageLike {
 
 export function tokensOf(usage: UsageLike): TokenCounts {
   return {
-    input: count(usage.prompt_tokens),
-    output: count(usage.completion_tokens),
-    cacheRead: count(usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens),
-    cacheWrite: count(usage.prompt_tokens_details?.cache_creation_tokens),
-    reasoning: count(usage.completion_tokens_details?.reasoning_tokens),
+    input: tokenCount(usage.prompt_tokens),
+    output: tokenCount(usage.completion_tokens),
+    cacheRead: tokenCount(usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens),
+    cacheWrite: tokenCount(usage.prompt_tokens_details?.cache_creation_tokens),
+    reasoning: tokenCount(usage.completion_tokens_details?.reasoning_tokens),
   };
 }
 
@@ -37,8 +37,8 @@ export function addTokens(a: TokenCounts, b: TokenCounts): TokenCounts {
   return { input: a.input + b.input, output: a.output + b.output, cacheRead: a.cacheRead + b.cacheRead, cacheWrite: a.cacheWrite + b.cacheWrite, reasoning: a.reasoning + b.reasoning };
 }
 
-/** Upstream numbers are trusted only as non-negative integers. */
-function count(value: number | undefined): number {
+/** An upstream's token count: trusted only as a non-negative integer, else 0. */
+export function tokenCount(value: unknown): number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }
 

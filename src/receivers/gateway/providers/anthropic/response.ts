@@ -1,6 +1,7 @@
 // Anthropic Messages response -> OpenAI chat completion.
 import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../shared/openai-types.js';
 import { asObject } from '../shared/inputs.js';
+import { tokenCount } from '../../../../shared/tokens.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
 import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
@@ -25,12 +26,16 @@ export function mapStopReason(reason: AnthropicStopReason | null | undefined): F
   return FINISH_REASONS[reason] ?? 'stop';
 }
 
-/** `prompt_tokens` counts every input token, cached or not; Anthropic's input_tokens excludes cache reads and writes. */
+/**
+ * `prompt_tokens` counts every input token, cached or not; Anthropic's
+ * input_tokens excludes cache reads and writes. A count that is not a
+ * non-negative integer is 0, as it is billed (tokens.ts).
+ */
 export function mapUsage(usage: Partial<AnthropicUsage>): Usage {
-  const cacheRead = usage.cache_read_input_tokens ?? 0;
-  const cacheWrite = usage.cache_creation_input_tokens ?? 0;
-  const prompt = (usage.input_tokens ?? 0) + cacheRead + cacheWrite;
-  const completion = usage.output_tokens ?? 0;
+  const cacheRead = tokenCount(usage.cache_read_input_tokens);
+  const cacheWrite = tokenCount(usage.cache_creation_input_tokens);
+  const prompt = tokenCount(usage.input_tokens) + cacheRead + cacheWrite;
+  const completion = tokenCount(usage.output_tokens);
   const mapped: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   if (cacheRead > 0 || cacheWrite > 0) mapped.prompt_tokens_details = { cached_tokens: cacheRead, cache_creation_tokens: cacheWrite };
   return mapped;
@@ -50,7 +55,9 @@ export function parseAnthropicResponse(body: Uint8Array, ctx: AttemptContext<Ant
   const details: ReasoningDetail[] = [];
   const format = REASONING_FORMATS.anthropic;
   for (const block of message.content) {
-    if (block.type === 'text') text += block.text;
+    // A block that is not an object, or text that is not a string, says nothing to pass on.
+    if (typeof block !== 'object' || block === null) continue;
+    if (block.type === 'text') text += typeof block.text === 'string' ? block.text : '';
     else if (block.type === 'tool_use' && block.name === STRUCTURED_OUTPUT_TOOL) {
       text += JSON.stringify(block.input ?? {});
       structured = true;

@@ -55,6 +55,13 @@ describe('anthropic adapter', () => {
     });
   });
 
+  it('passes over content blocks that are not objects or text that is not a string, and counts usage that is not a non-negative integer as 0', async () => {
+    const usage = { input_tokens: -3, output_tokens: 'many', cache_read_input_tokens: 1.5 } as unknown as Record<string, number>;
+    const ctx = await setup((_seen, res) => sendMessage(res, [null, { type: 'text' }, { type: 'text', text: 42 }, { type: 'text', text: 'ok' }], 'end_turn', usage));
+    const out = await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'Hi' }] });
+    expect(out).toMatchObject({ ok: true, completion: { choices: [{ message: { content: 'ok' } }], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } } });
+  });
+
   it('takes max_tokens from the request, then the catalog, then default_max_tokens', async () => {
     const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]), { default_max_tokens: 1000 }, 8000);
     await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], max_completion_tokens: 50, max_tokens: 60 });
