@@ -1,6 +1,7 @@
 // Bedrock Converse response -> OpenAI chat completion.
 import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../shared/openai-types.js';
 import { asObject, completionId } from '../shared/inputs.js';
+import { tokenCount } from '../../../../shared/tokens.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
 import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
@@ -22,12 +23,17 @@ export function mapStopReason(reason: ConverseStopReason): FinishReason {
   return FINISH_REASONS[reason] ?? 'stop';
 }
 
-/** Like Anthropic's, Converse's inputTokens leaves out cache reads and writes; prompt_tokens counts them. */
+/**
+ * Like Anthropic's, Converse's inputTokens leaves out cache reads and writes;
+ * prompt_tokens counts them. A count that is not a non-negative integer is
+ * 0, as it is billed (tokens.ts).
+ */
 export function mapUsage(usage: ConverseUsage): Usage {
-  const cacheRead = usage.cacheReadInputTokens ?? 0;
-  const cacheWrite = usage.cacheWriteInputTokens ?? 0;
-  const prompt = usage.inputTokens + cacheRead + cacheWrite;
-  const mapped: Usage = { prompt_tokens: prompt, completion_tokens: usage.outputTokens, total_tokens: prompt + usage.outputTokens };
+  const cacheRead = tokenCount(usage.cacheReadInputTokens);
+  const cacheWrite = tokenCount(usage.cacheWriteInputTokens);
+  const prompt = tokenCount(usage.inputTokens) + cacheRead + cacheWrite;
+  const completion = tokenCount(usage.outputTokens);
+  const mapped: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   if (cacheRead > 0 || cacheWrite > 0) mapped.prompt_tokens_details = { cached_tokens: cacheRead, cache_creation_tokens: cacheWrite };
   return mapped;
 }
@@ -44,7 +50,10 @@ export function parseBedrockResponse(body: Uint8Array, ctx: AttemptContext<Bedro
   const details: ReasoningDetail[] = [];
   const format = REASONING_FORMATS.bedrock;
   for (const block of response.output.message.content) {
-    if ('text' in block) text += block.text;
+    // A block that is not an object, or text that is not a string, says nothing to pass on.
+    if (typeof block !== 'object' || block === null) continue;
+    if (('toolUse' in block && asObject(block.toolUse) === undefined) || ('reasoningContent' in block && asObject(block.reasoningContent) === undefined)) continue;
+    if ('text' in block) text += typeof block.text === 'string' ? block.text : '';
     else if ('toolUse' in block && block.toolUse.name === STRUCTURED_OUTPUT_TOOL) {
       text += JSON.stringify(block.toolUse.input ?? {});
       structured = true;

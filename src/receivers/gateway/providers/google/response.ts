@@ -3,6 +3,7 @@ import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../shared/op
 import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { asObject, completionId } from '../shared/inputs.js';
+import { tokenCount } from '../../../../shared/tokens.js';
 import { mintToolCallId } from '../shared/tool-call-id.js';
 import type { GeminiFinishReason, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
 
@@ -31,13 +32,17 @@ export function mapFinishReason(reason: GeminiFinishReason, calledTools: boolean
   return calledTools && mapped === 'stop' ? 'tool_calls' : mapped;
 }
 
-/** Gemini's candidatesTokenCount excludes thinking; OpenAI's completion_tokens includes reasoning. */
+/**
+ * Gemini's candidatesTokenCount excludes thinking; OpenAI's completion_tokens
+ * includes reasoning. A count that is not a non-negative integer is 0, as it
+ * is billed (tokens.ts).
+ */
 export function mapUsage(usage: GeminiUsageMetadata): Usage {
-  const prompt = (usage.promptTokenCount ?? 0) + (usage.toolUsePromptTokenCount ?? 0);
-  const thoughts = usage.thoughtsTokenCount ?? 0;
-  const completion = (usage.candidatesTokenCount ?? 0) + thoughts;
-  const mapped: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: usage.totalTokenCount ?? prompt + completion };
-  if (usage.cachedContentTokenCount !== undefined) mapped.prompt_tokens_details = { cached_tokens: usage.cachedContentTokenCount };
+  const prompt = tokenCount(usage.promptTokenCount) + tokenCount(usage.toolUsePromptTokenCount);
+  const thoughts = tokenCount(usage.thoughtsTokenCount);
+  const completion = tokenCount(usage.candidatesTokenCount) + thoughts;
+  const mapped: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: usage.totalTokenCount === undefined ? prompt + completion : tokenCount(usage.totalTokenCount) };
+  if (usage.cachedContentTokenCount !== undefined) mapped.prompt_tokens_details = { cached_tokens: tokenCount(usage.cachedContentTokenCount) };
   if (thoughts > 0) mapped.completion_tokens_details = { reasoning_tokens: thoughts };
   return mapped;
 }
@@ -48,12 +53,15 @@ export function readParts(parts: readonly GeminiPart[]): { text: string; reasoni
   let reasoning = '';
   const toolCalls: ToolCall[] = [];
   for (const part of parts) {
+    // A part that is not an object, text that is not a string, a call without a name: nothing to pass on.
+    if (typeof part !== 'object' || part === null) continue;
+    const partText = typeof part.text === 'string' ? part.text : '';
     if (part.thought === true) {
-      reasoning += part.text ?? '';
+      reasoning += partText;
       continue;
     }
-    if (part.text !== undefined) text += part.text;
-    if (part.functionCall !== undefined) {
+    text += partText;
+    if (typeof part.functionCall === 'object' && part.functionCall !== null && typeof part.functionCall.name === 'string') {
       toolCalls.push({ id: mintToolCallId(part.thoughtSignature), type: 'function', function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) } });
     }
   }
@@ -71,7 +79,8 @@ export function parseGeminiBody(text: string): GeminiResponse {
 export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<GoogleProviderConfig>): ChatCompletion {
   const response = parseGeminiBody(decoder.decode(body));
   const candidate = response.candidates?.[0];
-  const { text, reasoning, toolCalls } = readParts(candidate?.content?.parts ?? []);
+  const parts = candidate?.content?.parts;
+  const { text, reasoning, toolCalls } = readParts(Array.isArray(parts) ? parts : []);
   // No candidate at all: the prompt itself was blocked (promptFeedback.blockReason).
   const finishReason = candidate === undefined ? 'content_filter' : mapFinishReason(candidate.finishReason ?? 'STOP', toolCalls.length > 0);
   return {

@@ -57,6 +57,12 @@ describe('bedrock adapter', () => {
     });
   });
 
+  it('passes over blocks that are not objects and text that is not a string, and counts usage that is not a non-negative integer as 0', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [null, { text: 5 }, { toolUse: null }, { text: 'ok' }], 'end_turn', { usage: { inputTokens: -1, outputTokens: 'many' } }));
+    const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'Hi' }] });
+    expect(out).toMatchObject({ ok: true, completion: { choices: [{ message: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } } });
+  });
+
   it('is caught by the fake when signed with the wrong secret (the SigV4 check is real)', async () => {
     const ctx = await setup(() => undefined, { secret_access_key: 'not-the-secret' });
     const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });

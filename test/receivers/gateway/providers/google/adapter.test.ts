@@ -59,6 +59,12 @@ describe('google adapter', () => {
     expect(fake?.requests).toHaveLength(1);
   });
 
+  it('passes over parts that are not objects, text that is not a string and calls without a name, and counts usage that is not a non-negative integer as 0', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [null, { text: 5 }, { functionCall: { name: 7 } }, { text: 'ok' }], 'STOP', { usageMetadata: { promptTokenCount: -1, candidatesTokenCount: 'many', totalTokenCount: 2.5 } }));
+    const out = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'Hi' }] });
+    expect(out).toMatchObject({ ok: true, completion: { choices: [{ message: { content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } } });
+  });
+
   it('maps usageMetadata with cached and thinking tokens', async () => {
     const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'ok' }], 'STOP', { usageMetadata: { promptTokenCount: 100, cachedContentTokenCount: 60, candidatesTokenCount: 10, thoughtsTokenCount: 30, totalTokenCount: 140 } }));
     const out = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
