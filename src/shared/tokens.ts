@@ -42,7 +42,9 @@ export function tokenCount(value: unknown): number {
   return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : 0;
 }
 
-type Counts = Record<string, unknown> | null | undefined;
+const USAGE_COUNTS = ['prompt_tokens', 'completion_tokens', 'total_tokens', 'prompt_cache_hit_tokens'];
+const PROMPT_DETAIL_COUNTS = ['cached_tokens', 'cache_creation_tokens'];
+const COMPLETION_DETAIL_COUNTS = ['reasoning_tokens'];
 
 /**
  * Sets each count of an OpenAI-shaped usage object that is present but not a
@@ -51,21 +53,21 @@ type Counts = Record<string, unknown> | null | undefined;
  * gateway counted.
  */
 export function zeroWrongCounts(usage: UsageLike & { total_tokens?: number }): boolean {
-  const prompt = usage.prompt_tokens_details as Counts;
-  const completion = usage.completion_tokens_details as Counts;
-  let wrong = zeroIfWrong(usage as Counts, 'prompt_tokens');
-  wrong = zeroIfWrong(usage as Counts, 'completion_tokens') || wrong;
-  wrong = zeroIfWrong(usage as Counts, 'total_tokens') || wrong;
-  wrong = zeroIfWrong(usage as Counts, 'prompt_cache_hit_tokens') || wrong;
-  wrong = zeroIfWrong(prompt, 'cached_tokens') || wrong;
-  wrong = zeroIfWrong(prompt, 'cache_creation_tokens') || wrong;
-  return zeroIfWrong(completion, 'reasoning_tokens') || wrong;
+  const top = zeroWrongIn(usage, USAGE_COUNTS);
+  const prompt = zeroWrongIn(usage.prompt_tokens_details, PROMPT_DETAIL_COUNTS);
+  return zeroWrongIn(usage.completion_tokens_details, COMPLETION_DETAIL_COUNTS) || top || prompt;
 }
 
-function zeroIfWrong(counts: Counts, key: string): boolean {
-  if (counts === null || counts === undefined || typeof counts !== 'object') return false;
-  const value = counts[key];
-  if (value === undefined || value === null || (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0)) return false;
-  counts[key] = 0;
-  return true;
+/** zeroWrongCounts for the `keys` of one object of the usage (absent or null ones are left alone). */
+function zeroWrongIn(counts: unknown, keys: readonly string[]): boolean {
+  if (typeof counts !== 'object' || counts === null) return false;
+  const record = counts as Record<string, unknown>;
+  let wrong = false;
+  for (const key of keys) {
+    const value = record[key];
+    if (value === undefined || value === null || tokenCount(value) === value) continue;
+    record[key] = 0;
+    wrong = true;
+  }
+  return wrong;
 }

@@ -173,7 +173,6 @@ export function requireApiKey(ctx: { slug: string; provider: { api_key?: string 
   return key;
 }
 
-/** An error event inside an upstream stream (Anthropic `error`, Bedrock exception frames, ...). */
 /**
  * An upstream answer that parsed but is not what was asked for (an
  * embedding list without its vectors, say). A SyntaxError, as JSON that does
@@ -187,6 +186,7 @@ export class InvalidResponseError extends SyntaxError {
   }
 }
 
+/** An error event inside an upstream stream (Anthropic `error`, Bedrock exception frames, ...). */
 export class UpstreamStreamError extends Error {
   readonly code = 'SLUICE_ERR_UPSTREAM_STREAM';
   readonly errorType: string;
