@@ -57,7 +57,7 @@ export async function fetchImage(url: string, config: ImageFetchConfig, signal: 
       await response.body.dump();
       invalidRequest(param, `image fetch answered content-type ${mediaType === '' ? '(none)' : mediaType}, not image/*`);
     }
-    const bytes = await readBounded(response, config.max_size, param);
+    const bytes = await readBounded(response, config.max_size, param, signal);
     return { mediaType, data: bytes.toString('base64') };
   }
   invalidRequest(param, `image fetch redirected more than ${MAX_REDIRECTS} times`);
@@ -77,7 +77,7 @@ function checkUrl(url: string, config: ImageFetchConfig, param: string): URL {
   return parsed;
 }
 
-async function readBounded(response: Dispatcher.ResponseData, maxSize: number, param: string): Promise<Buffer> {
+async function readBounded(response: Dispatcher.ResponseData, maxSize: number, param: string, signal: AbortSignal): Promise<Buffer> {
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxSize) {
     await response.body.dump();
@@ -85,14 +85,21 @@ async function readBounded(response: Dispatcher.ResponseData, maxSize: number, p
   }
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of response.body) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > maxSize) {
-      response.body.destroy();
-      invalidRequest(param, `image is more than image_fetch.max_size (${maxSize}) bytes`);
+  try {
+    for await (const chunk of response.body) {
+      const buffer = chunk as Buffer;
+      size += buffer.length;
+      if (size > maxSize) break;
+      chunks.push(buffer);
     }
-    chunks.push(buffer);
+  } catch (err) {
+    // The image's server went silent or closed mid-body: the request's image, not the provider, failed.
+    if (signal.aborted) throw err;
+    invalidRequest(param, `image could not be fetched: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (size > maxSize) {
+    response.body.destroy();
+    invalidRequest(param, `image is more than image_fetch.max_size (${maxSize}) bytes`);
   }
   return Buffer.concat(chunks);
 }

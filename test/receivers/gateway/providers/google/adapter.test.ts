@@ -242,13 +242,25 @@ describe('google adapter', () => {
           res.writeHead(200, { 'content-type': 'image/png' });
           res.end(Buffer.alloc(4096));
         } else if (seen.path === '/images/slow.png') setTimeout(() => servePng(res), 2_000);
-        else if (seen.path === '/images/page.html') json(res, 200, {});
+        else if (seen.path === '/images/stalls.png') {
+          // The headers come at once; the body stops after its first byte.
+          res.writeHead(200, { 'content-type': 'image/png' });
+          res.write(Buffer.alloc(1));
+          setTimeout(() => res.end(), 2_000);
+        } else if (seen.path === '/images/cut.png') {
+          res.writeHead(200, { 'content-type': 'image/png', 'content-length': '512' });
+          res.write(Buffer.alloc(1), () => res.socket?.destroy());
+        } else if (seen.path === '/images/page.html') json(res, 200, {});
       },
       { image_fetch: { allow_private_addresses: true, max_size: '1KiB', timeout: '200ms' } },
     );
     const build = (path: string) => googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `${fake?.url}${path}` } }] }] }, ctx);
     await expect(build('/images/big.png')).rejects.toThrow(/max_size/);
     await expect(build('/images/slow.png')).rejects.toThrow(ProviderRequestError);
+    // A body that fails after the headers is the image's failure too (a 400 naming the part), not the provider's.
+    await expect(build('/images/stalls.png')).rejects.toThrow(ProviderRequestError);
+    await expect(build('/images/stalls.png')).rejects.toThrow(/image could not be fetched/);
+    await expect(build('/images/cut.png')).rejects.toThrow(/image could not be fetched/);
     await expect(build('/images/page.html')).rejects.toThrow(/not image/);
   });
 
