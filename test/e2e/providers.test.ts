@@ -8,7 +8,7 @@ import { SpanKind } from '../../src/otlp/model.js';
 import { API_KEY, attr, startGateway, type Gateway } from '../receivers/gateway/harness.js';
 import { message, messageEnd, messageStart, sendEvents, sendMessage, textBlock, toolBlock } from '../receivers/gateway/providers/anthropic/fixtures.js';
 import { validateAnthropic } from '../receivers/gateway/providers/anthropic/wire-schema.js';
-import { endFrames, frame, sendConverse, sendFrames, textFrames } from '../receivers/gateway/providers/bedrock/fixtures.js';
+import { endFrames, exceptionFrame, frame, sendConverse, sendFrames, textFrames } from '../receivers/gateway/providers/bedrock/fixtures.js';
 import { CREDENTIALS, REGION, requestProblems, sigV4Problems } from '../receivers/gateway/providers/bedrock/wire-schema.js';
 import { json, PNG_BASE64, PNG_DATA_URL, servePng, startFake, type FakeUpstream, type Seen } from '../receivers/gateway/providers/shared/fake-upstream.js';
 import { response, sendResponse, sendStream } from '../receivers/gateway/providers/google/fixtures.js';
@@ -122,6 +122,50 @@ describe('provider adapters through the gateway with the openai SDK', () => {
     replies.bedrock = (_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Hi ', 'from ', 'Bedrock']), ...endFrames('end_turn')]);
     const stream = await client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } });
     expect(await collect(stream)).toEqual({ text: 'Hi from Bedrock', finish: 'stop', usage: { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 } });
+  });
+
+  it('judges an in-band error before any content as the HTTP answer it stands for: a refused request is not tried elsewhere', async () => {
+    const stream = (model: string, order?: string[]) =>
+      client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hi' }], stream: true, ...(order === undefined ? {} : { providerOptions: { gateway: { order } } }) } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const refusal = async (model: string, order?: string[]) => {
+      const err = await stream(model, order).then(collect).then((r) => r, (e: unknown) => e);
+      expect(err, JSON.stringify(err)).toBeInstanceOf(OpenAI.APIError);
+      return err as InstanceType<typeof OpenAI.APIError>;
+    };
+
+    // Anthropic's invalid_request_error event: a 400, and Bedrock (the second endpoint) is not asked.
+    replies.anthropic = (_seen, res) => sendEvents(res, [{ event: 'error', data: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long' } } }]);
+    replies.bedrock = (_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['unused']), ...endFrames('end_turn')]);
+    const fromAnthropic = await refusal(CLAUDE);
+    expect([fromAnthropic.status, fromAnthropic.type]).toEqual([400, 'invalid_request_error']);
+    expect(fromAnthropic.message).toContain('prompt is too long');
+    expect(bedrock.requests).toHaveLength(0);
+
+    // Bedrock's validationException frame, with Bedrock first: a 400 too.
+    replies.bedrock = (_seen, res) => sendFrames(res, [exceptionFrame('validationException', 'Input is too long for requested model.')]);
+    const fromBedrock = await refusal(CLAUDE, ['bedrock', 'anthropic']);
+    expect([fromBedrock.status, fromBedrock.type]).toEqual([400, 'invalid_request_error']);
+    expect(fromBedrock.message).toContain('Input is too long');
+    expect(anthropic.requests).toHaveLength(1);
+
+    // A throttlingException frame is a 429, and the next endpoint is tried.
+    replies.bedrock = (_seen, res) => sendFrames(res, [exceptionFrame('throttlingException', 'Too many requests')]);
+    replies.anthropic = (_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['From Claude']), ...messageEnd('end_turn')]);
+    expect((await collect(await stream(CLAUDE, ['bedrock', 'anthropic']))).text).toBe('From Claude');
+
+    // Gemini's google.rpc.Status in the stream: its code is the status.
+    replies.google = (_seen, res) => sendStream(res, [{ error: { code: 400, message: 'Request contains an invalid argument.', status: 'INVALID_ARGUMENT' } }]);
+    const fromGoogle = await refusal(GEMINI);
+    expect([fromGoogle.status, fromGoogle.type, fromGoogle.code]).toEqual([400, 'invalid_request_error', 'INVALID_ARGUMENT']);
+
+    const attempts = (await gateway.spans(10)).filter((s) => s.kind === SpanKind.CLIENT);
+    expect(attempts.map((s) => [attr(s, 'sluice.provider'), attr(s, 'error.type')])).toEqual([
+      ['anthropic', 'invalid_request_error'],
+      ['bedrock', 'invalid_request_error'],
+      ['bedrock', 'rate_limit_error'],
+      ['anthropic', undefined],
+      ['google', 'invalid_request_error'],
+    ]);
   });
 
   it('streams from Anthropic with async iteration', async () => {

@@ -55,7 +55,11 @@ function classify(err: unknown, clock: AttemptClock, slug: string): Omit<Attempt
     return { error: upstreamError(`Provider ${slug} failed: ${err.message}.`), fallback: false, spanErrorType: 'stream_error', outcome: 'stream_error' };
   }
   if (err instanceof UpstreamStreamError) {
-    return { error: upstreamError(`Provider ${slug} failed: ${err.message}`), fallback: true, spanErrorType: err.errorType, outcome: 'stream_error' };
+    const message = `Provider ${slug} failed: ${err.message}`;
+    const answer = err.answer;
+    if (answer === undefined) return { error: upstreamError(message), fallback: true, spanErrorType: err.errorType, outcome: 'stream_error' };
+    const error = new GatewayHttpError(answer.status, message, { type: answer.type, code: answer.code ?? 'upstream_error', param: answer.param });
+    return { error, fallback: answer.fallback, spanErrorType: err.errorType, outcome: 'stream_error' };
   }
   if (err instanceof SyntaxError) {
     const what = err instanceof InvalidResponseError ? `an invalid response: ${err.message}` : 'malformed JSON';

@@ -77,7 +77,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
       if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
       const committed = outcome.piped;
       env.countAttempt(provider.slug, committed.outcome);
-      return committed.answered ? { answered: true } : { answered: false, fallback: true, error: committed.error };
+      return committed.answered ? { answered: true } : { answered: false, fallback: committed.fallback, error: committed.error };
     }
     const response = await env.agents.exchange(provider.slug, upstream, url, clock);
     span.int('http.response.status_code', response.statusCode);

@@ -19,7 +19,7 @@ import { tokensOf } from '../../../shared/tokens.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
-export type StreamResult = { answered: true; outcome: AttemptOutcome } | { answered: false; outcome: AttemptOutcome; error: GatewayHttpError };
+export type StreamResult = { answered: true; outcome: AttemptOutcome } | { answered: false; outcome: AttemptOutcome; error: GatewayHttpError; fallback: boolean };
 
 class StreamObserver {
   model: string | undefined;
@@ -118,7 +118,7 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     span.fail(failure.spanErrorType, failure.spanMessage);
     const encoder = this.#encoder;
     // Nothing reached the client yet: the fallback loop may try the next endpoint.
-    if (encoder === undefined) return { answered: false, outcome: failure.outcome, error: failure.error };
+    if (encoder === undefined) return { answered: false, outcome: failure.outcome, error: failure.error, fallback: failure.fallback };
     // A stream cut short still used what the upstream counted so far.
     this.#settle(this.#options.mapper.usageSoFar);
     endFailedStream(state.res, state.server, failure, () => encoder.error(failure.error, state));

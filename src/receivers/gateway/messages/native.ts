@@ -22,11 +22,12 @@ import { SseParser, type SseEvent } from '../providers/shared/sse.js';
 import { endFailedStream, StreamExchange, type StreamPipe } from '../core/stream-exchange.js';
 import { AttemptClock, parseUpstreamUrl } from '../core/upstream.js';
 import type { AnthropicProviderConfig } from '../providers/anthropic/config.js';
+import { classifyAnthropicEvent } from '../providers/anthropic/errors.js';
 import { mapUsage } from '../providers/anthropic/response.js';
 import type { AnthropicUsage } from '../providers/anthropic/wire.js';
 import { requireApiKey, UpstreamStreamError, type UpstreamRequest } from '../providers/shared/types.js';
 import { portableToolCallId } from '../providers/shared/tool-call-id.js';
-import { anthropicErrorBody, OVERLOADED_STATUS } from './errors.js';
+import { anthropicErrorBody } from './errors.js';
 
 export interface NativeState extends PlanState {
   /** The client's request body, parsed. */
@@ -212,17 +213,14 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
   }
 
   #event(event: SseEvent, exchange: StreamExchange<AttemptResult>): void {
-    const { span, state, slug } = this.#options;
+    const { span, state } = this.#options;
     const data = parseEvent(event.data);
     const type = typeof data['type'] === 'string' ? data['type'] : (event.event ?? 'unknown');
     if (type === 'error' && !this.#committed) {
-      // Before the first byte an in-band error is an answer like an HTTP one: the next endpoint may try.
-      const error = (data['error'] ?? {}) as { type?: string; message?: string };
-      const message = `Provider ${slug} failed: ${error.message ?? 'anthropic stream error'}`;
-      span.fail(error.type ?? 'api_error', message);
-      const status = error.type === 'overloaded_error' ? OVERLOADED_STATUS : error.type === 'rate_limit_error' ? 429 : 502;
-      exchange.complete({ answered: false, fallback: true, error: new GatewayHttpError(status, message, { type: 'api_error', code: error.type ?? 'upstream_error' }) });
-      return;
+      // Before the first byte an in-band error is an answer like an HTTP one, judged as that answer would be.
+      const error = (data['error'] ?? {}) as { type?: unknown; message?: unknown };
+      const errorType = typeof error.type === 'string' ? error.type : 'api_error';
+      throw new UpstreamStreamError(typeof error.message === 'string' ? error.message : 'anthropic stream error', errorType, classifyAnthropicEvent(event.data));
     }
     observeEvent(type, data, this.#options.observed);
     if (!this.#committed) {

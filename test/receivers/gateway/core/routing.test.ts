@@ -180,6 +180,31 @@ describe('gateway routing and fallback', () => {
     expect(b.requests).toHaveLength(0);
   });
 
+  it('judges an in-band error with an HTTP status as its code (vLLM, OpenRouter) as that answer: a 400 is not tried elsewhere, a 429 is', async () => {
+    const inBand = (code: number, message: string): UpstreamHandler => (_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`data: ${JSON.stringify({ error: { object: 'error', message, type: 'BadRequestError', code } })}\n\n`);
+    };
+    const a = await upstream(inBand(400, 'This model\'s maximum context length is 4096 tokens.'));
+    const b = await upstream((_b, res) => textStream(res, ['from beta']));
+    gateway = await startGateway(threeWay(a, b, b));
+    const refused = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as Error).message).toContain('maximum context length');
+    expect(b.requests).toHaveLength(0);
+    await gateway.close();
+
+    const busy = await upstream(inBand(429, 'Rate limit reached'));
+    gateway = await startGateway(threeWay(busy, b, b));
+    const { data: stream, response } = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    expect([text, response.headers.get('x-sluice-provider')]).toEqual(['from beta', 'beta']);
+  });
+
   it('ends a stream that goes silent past stream_idle_timeout with an in-band error', async () => {
     const a = await upstream((_b, res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });

@@ -602,6 +602,17 @@ describe('Messages API errors through the SDK', () => {
     expect((cut as Error).message).toMatch(/api_error/);
   });
 
+  it('answers an invalid_request_error event before the first byte with a 400, without trying the next endpoint', async () => {
+    const client = await setup({
+      anthropic: (_seen, res) => sendEvents(res, [{ event: 'error', data: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } } }]),
+      bedrock: (_seen, res) => void sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['unused']), ...endFrames('end_turn')]),
+    });
+    const refused = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'long' }] }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((refused as Error).message).toContain('prompt is too long');
+    expect(bedrock?.requests).toHaveLength(0);
+  });
+
   it('takes the key as Authorization: Bearer too, and routes by the x-sluice-order header', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'A' }], 'end_turn')), bedrock: (_seen, res) => sendConverse(res, [{ text: 'B' }]) });
     const bearer = new Anthropic({ baseURL: `http://127.0.0.1:${gateway?.port}`, apiKey: null, authToken: API_KEY, maxRetries: 0, defaultHeaders: { 'x-sluice-order': 'bedrock' } });

@@ -17,6 +17,25 @@ const ERROR_TYPES: Readonly<Record<string, string>> = {
   overloaded_error: 'api_error',
 };
 
+/** The HTTP status Anthropic answers each error type with: an `error` event in a stream carries none. */
+const TYPE_STATUS: Readonly<Record<string, number>> = {
+  invalid_request_error: 400,
+  authentication_error: 401,
+  permission_error: 403,
+  not_found_error: 404,
+  request_too_large: 413,
+  rate_limit_error: 429,
+  api_error: 500,
+  overloaded_error: 529,
+};
+
+/** An `error` event's data as the HTTP answer it stands for, or undefined for an error type this table does not know. */
+export function classifyAnthropicEvent(data: string): UpstreamErrorInfo | undefined {
+  const type = readError(data)?.type;
+  const status = type === undefined ? undefined : TYPE_STATUS[type];
+  return status === undefined ? undefined : classifyAnthropicError(status, new TextEncoder().encode(data));
+}
+
 export function classifyAnthropicError(status: number, body: Uint8Array): UpstreamErrorInfo {
   const text = decoder.decode(body);
   const wire = readError(text);

@@ -6,6 +6,7 @@ import { ChunkBuilder } from '../shared/chunks.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
 import { UpstreamStreamError, type AttemptContext, type StreamMapper } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
+import { classifyAnthropicEvent } from './errors.js';
 import { mapStopReason, mapUsage } from './response.js';
 import type { AnthropicStreamEvent, AnthropicUsage } from './wire.js';
 
@@ -63,7 +64,7 @@ class AnthropicEvents implements SseEventMapper {
         chunks.push(out.usage(mapUsage(this.#usage)));
         return true;
       case 'error':
-        throw new UpstreamStreamError(event.error.message, event.error.type === 'overloaded_error' ? 'api_error' : event.error.type);
+        throw new UpstreamStreamError(event.error.message, event.error.type === 'overloaded_error' ? 'api_error' : event.error.type, classifyAnthropicEvent(sse.data));
       default:
         // ping and event types added later carry nothing to forward.
         break;

@@ -26,8 +26,29 @@ const ERROR_TYPES: Readonly<Record<string, string>> = {
 /** Failures another provider may not share: the model erred (424) or a quota ran out. */
 const FALLBACK_TYPES = new Set(['modelerrorexception', 'servicequotaexceededexception', 'modelnotreadyexception']);
 
+/** Exception name (lower case) -> the HTTP status Bedrock answers it with; a ConverseStream exception frame carries none. */
+const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
+  validationexception: 400,
+  servicequotaexceededexception: 400,
+  accessdeniedexception: 403,
+  resourcenotfoundexception: 404,
+  modeltimeoutexception: 408,
+  modelerrorexception: 424,
+  modelstreamerrorexception: 424,
+  throttlingexception: 429,
+  modelnotreadyexception: 429,
+  internalserverexception: 500,
+  serviceunavailableexception: 503,
+};
+
 export function errorTypeOf(exception: string): string {
   return ERROR_TYPES[exception.toLowerCase()] ?? 'api_error';
+}
+
+/** An exception frame as the HTTP answer it stands for, or undefined for an exception this table does not know. */
+export function classifyBedrockException(exception: string, payload: string): UpstreamErrorInfo | undefined {
+  const status = EXCEPTION_STATUS[exception.toLowerCase()];
+  return status === undefined ? undefined : classifyBedrockError(status, new TextEncoder().encode(payload), { 'x-amzn-errortype': exception });
 }
 
 export function classifyBedrockError(status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): UpstreamErrorInfo {

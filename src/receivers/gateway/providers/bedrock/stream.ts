@@ -5,7 +5,7 @@ import { completionId } from '../shared/inputs.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
 import { UpstreamStreamError, type AttemptContext, type StreamMapper } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
-import { errorTypeOf } from './errors.js';
+import { classifyBedrockException, errorTypeOf } from './errors.js';
 import { EventStreamDecoder, headerString } from './event-stream.js';
 import type { Message } from '@smithy/eventstream-codec';
 import { mapStopReason, mapUsage } from './response.js';
@@ -68,7 +68,7 @@ class BedrockStreamMapper implements StreamMapper {
     const payload = decoder.decode(message.body);
     if (messageType === 'exception' || messageType === 'error') {
       const exception = headerString(message, ':exception-type') ?? headerString(message, ':error-code') ?? 'internalServerException';
-      throw new UpstreamStreamError(readMessage(payload) ?? headerString(message, ':error-message') ?? exception, errorTypeOf(exception));
+      throw new UpstreamStreamError(readMessage(payload) ?? headerString(message, ':error-message') ?? exception, errorTypeOf(exception), classifyBedrockException(exception, payload));
     }
     const eventType = headerString(message, ':event-type');
     const event = parsePayload(payload);

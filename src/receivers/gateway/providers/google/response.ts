@@ -5,6 +5,7 @@ import type { GoogleProviderConfig } from './config.js';
 import { asObject, completionId } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { mintToolCallId } from '../shared/tool-call-id.js';
+import { classifyGoogleError } from './errors.js';
 import type { GeminiFinishReason, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
 
 const decoder = new TextDecoder();
@@ -72,7 +73,12 @@ export function parseGeminiBody(text: string): GeminiResponse {
   const parsed = asObject(JSON.parse(text));
   if (parsed === undefined) throw new UpstreamStreamError('google answered with a body that is not a JSON object');
   const error = asObject(parsed['error']);
-  if (error !== undefined) throw new UpstreamStreamError(typeof error['message'] === 'string' ? error['message'] : 'google error', 'api_error');
+  if (error !== undefined) {
+    // A google.rpc.Status in a 200 answer or a stream event: its code is the HTTP status it stands for.
+    const code = error['code'];
+    const answer = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? classifyGoogleError(code, new TextEncoder().encode(text)) : undefined;
+    throw new UpstreamStreamError(typeof error['message'] === 'string' ? error['message'] : 'google error', answer?.type ?? 'api_error', answer);
+  }
   return parsed as GeminiResponse;
 }
 

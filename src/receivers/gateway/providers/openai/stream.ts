@@ -1,7 +1,7 @@
 import { RAW_EVENT, type ChatCompletionChunk } from '../shared/openai-types.js';
 import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
 import { UpstreamStreamError, type StreamMapper } from '../shared/types.js';
-import { hasChoiceObjects, isObject } from './response.js';
+import { classifyOpenAIError, hasChoiceObjects, isObject } from './response.js';
 
 /** The chunk an event carries, or undefined for `[DONE]`. */
 function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
@@ -16,7 +16,10 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
   const error = parsed['error'];
   if (error !== undefined && error !== null) {
     const wire = isObject(error) ? error : { message: String(error) };
-    throw new UpstreamStreamError(typeof wire['message'] === 'string' ? wire['message'] : 'upstream stream error', typeof wire['type'] === 'string' ? wire['type'] : 'api_error');
+    // vLLM and OpenRouter give the HTTP status the error stands for as its code.
+    const code = wire['code'];
+    const answer = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? classifyOpenAIError(code, new TextEncoder().encode(event.data)) : undefined;
+    throw new UpstreamStreamError(typeof wire['message'] === 'string' ? wire['message'] : 'upstream stream error', typeof wire['type'] === 'string' ? wire['type'] : 'api_error', answer);
   }
   if (!hasChoiceObjects(parsed, 'delta')) throw new UpstreamStreamError('upstream sent an event that is not a chat.completion.chunk');
   const chunk = parsed as unknown as ChatCompletionChunk;

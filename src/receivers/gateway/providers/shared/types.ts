@@ -190,10 +190,18 @@ export class InvalidResponseError extends SyntaxError {
 export class UpstreamStreamError extends Error {
   readonly code = 'SLUICE_ERR_UPSTREAM_STREAM';
   readonly errorType: string;
+  /**
+   * What the upstream's HTTP answer would have been, when the event says
+   * (Bedrock's validationException, Gemini's `{"error":{"code":400}}`):
+   * before the first chunk the attempt is judged as that answer would be,
+   * so a request the upstream refused is not tried on the next provider.
+   */
+  readonly answer: UpstreamErrorInfo | undefined;
 
-  constructor(message: string, errorType = 'api_error') {
+  constructor(message: string, errorType = 'api_error', answer?: UpstreamErrorInfo) {
     super(message);
     this.name = 'UpstreamStreamError';
     this.errorType = errorType;
+    this.answer = answer;
   }
 }
