@@ -168,6 +168,21 @@ describe('provider adapters through the gateway with the openai SDK', () => {
     ]);
   });
 
+  it('ends a Gemini or Bedrock stream whole once its last event came, though the upstream holds the body open or then drops the connection', async () => {
+    replies.google = (_seen, res) => sendStream(res, [response([{ text: 'Hi from ' }]), response([{ text: 'Gemini' }], 'STOP')], { hold: true });
+    const fromGoogle = await collect(await client.chat.completions.create({ model: GEMINI, messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } }));
+    expect(fromGoogle).toEqual({ text: 'Hi from Gemini', finish: 'stop', usage: { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 } });
+
+    const frames = [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Hi from ', 'Bedrock']), ...endFrames('end_turn')];
+    for (const options of [{ hold: true }, { cut: true }]) {
+      replies.bedrock = (_seen, res) => void sendFrames(res, frames, options);
+      const stream = await client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }], stream: true, providerOptions: { gateway: { order: ['bedrock'] } } } as OpenAI.ChatCompletionCreateParamsStreaming);
+      expect(await collect(stream), JSON.stringify(options)).toMatchObject({ text: 'Hi from Bedrock', finish: 'stop' });
+    }
+    const attempts = (await gateway.spans(6)).filter((s) => s.kind === SpanKind.CLIENT);
+    expect(attempts.map((s) => attr(s, 'error.type'))).toEqual([undefined, undefined, undefined]);
+  });
+
   it('streams from Anthropic with async iteration', async () => {
     replies.anthropic = (_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['Hel', 'lo']), ...messageEnd('end_turn')]);
     const stream = await client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }], stream: true });

@@ -19,8 +19,9 @@ export function bedrockStreamMapper(ctx: AttemptContext<BedrockProviderConfig>):
 }
 
 class BedrockStreamMapper implements StreamMapper {
-  // Bedrock's stream has no end marker of its own; the body's end is the end.
-  readonly finished = false;
+  // The metadata event after messageStop is the stream's last: it is over
+  // there, whether or not the body ends at once.
+  finished = false;
   error: unknown;
   readonly #frames = new EventStreamDecoder();
   readonly #out: ChunkBuilder;
@@ -42,7 +43,7 @@ class BedrockStreamMapper implements StreamMapper {
 
   push(part: Uint8Array): readonly ChatCompletionChunk[] {
     const chunks: ChatCompletionChunk[] = [];
-    if (this.error !== undefined) return chunks;
+    if (this.error !== undefined || this.finished) return chunks;
     try {
       this.#frames.push(part, (message) => this.#message(message, chunks));
     } catch (err) {
@@ -52,7 +53,7 @@ class BedrockStreamMapper implements StreamMapper {
   }
 
   end(): readonly ChatCompletionChunk[] {
-    if (this.error !== undefined) return [];
+    if (this.error !== undefined || this.finished) return [];
     try {
       this.#frames.end();
       if (!this.#stopped) throw new UpstreamStreamError('bedrock stream ended before messageStop');
@@ -63,6 +64,7 @@ class BedrockStreamMapper implements StreamMapper {
   }
 
   #message(message: Message, chunks: ChatCompletionChunk[]): void {
+    if (this.finished) return;
     const out = this.#out;
     const messageType = headerString(message, ':message-type');
     const payload = decoder.decode(message.body);
@@ -104,6 +106,7 @@ class BedrockStreamMapper implements StreamMapper {
       case 'metadata': {
         const { usage } = event as ConverseStreamEvents['metadata'];
         if (usage !== undefined) chunks.push(out.usage(mapUsage(usage)));
+        if (this.#stopped) this.finished = true;
         break;
       }
       default:

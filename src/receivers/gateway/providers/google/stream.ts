@@ -1,6 +1,7 @@
 // Gemini streamGenerateContent?alt=sse -> OpenAI chat.completion.chunk objects.
 // Each event is a whole GenerateContentResponse holding the next parts; a
-// function call arrives whole, in one part. The last event has finishReason.
+// function call arrives whole, in one part. The last event has finishReason:
+// the stream is over there, whether or not the body ends at once.
 import type { ChatCompletionChunk, FinishReason, Usage } from '../shared/openai-types.js';
 import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
 import { UpstreamStreamError, type AttemptContext, type StreamMapper } from '../shared/types.js';
@@ -18,7 +19,6 @@ class GoogleEvents implements SseEventMapper {
   readonly #out: ChunkBuilder;
   #usage: GeminiUsageMetadata | undefined;
   #toolCount = 0;
-  #finishReason: FinishReason | undefined;
 
   constructor(model: string) {
     this.#out = new ChunkBuilder('', model);
@@ -45,9 +45,13 @@ class GoogleEvents implements SseEventMapper {
     if (toolCalls.length > 0) {
       chunks.push(out.toolCalls(toolCalls.map((call) => ({ index: this.#toolCount++, id: call.id, type: 'function' as const, function: call.function }))));
     }
-    if (candidate === undefined && response.promptFeedback?.blockReason !== undefined) this.#finishReason = 'content_filter';
-    else if (candidate?.finishReason !== undefined) this.#finishReason = mapFinishReason(candidate.finishReason, this.#toolCount > 0);
-    return false;
+    let finishReason: FinishReason;
+    if (candidate === undefined && response.promptFeedback?.blockReason !== undefined) finishReason = 'content_filter';
+    else if (candidate?.finishReason !== undefined) finishReason = mapFinishReason(candidate.finishReason, this.#toolCount > 0);
+    else return false;
+    chunks.push(out.delta({}, finishReason));
+    if (this.#usage !== undefined) chunks.push(out.usage(mapUsage(this.#usage)));
+    return true;
   }
 
   /** The latest usageMetadata, before the last event's usage chunk. */
@@ -55,10 +59,8 @@ class GoogleEvents implements SseEventMapper {
     return this.#usage === undefined ? undefined : mapUsage(this.#usage);
   }
 
-  end(chunks: ChatCompletionChunk[]): void {
-    // Gemini ends the HTTP response after the event with finishReason; without one the stream was cut.
-    if (this.#finishReason === undefined) throw new UpstreamStreamError('google stream ended without a finishReason');
-    chunks.push(this.#out.delta({}, this.#finishReason));
-    if (this.#usage !== undefined) chunks.push(this.#out.usage(mapUsage(this.#usage)));
+  end(): void {
+    // Reached only when no event had a finishReason: the stream was cut.
+    throw new UpstreamStreamError('google stream ended without a finishReason');
   }
 }

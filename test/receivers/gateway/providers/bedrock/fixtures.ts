@@ -60,7 +60,8 @@ export function endFrames(stopReason: string): Uint8Array[] {
  * Writes the frames as one byte stream in `splitEvery`-byte pieces (so frames
  * straddle writes), pausing between pieces; `cut` drops the connection instead of ending.
  */
-export async function sendFrames(res: ServerResponse, frames: readonly Uint8Array[], options: { splitEvery?: number; cut?: boolean } = {}): Promise<void> {
+/** `cut` drops the connection after the frames; `hold` leaves the body open. */
+export async function sendFrames(res: ServerResponse, frames: readonly Uint8Array[], options: { splitEvery?: number; cut?: boolean; hold?: boolean } = {}): Promise<void> {
   res.writeHead(200, { 'content-type': 'application/vnd.amazon.eventstream', 'x-amzn-requestid': 'req-1' });
   const bytes = Buffer.concat(frames);
   const step = options.splitEvery ?? bytes.length;
@@ -69,5 +70,5 @@ export async function sendFrames(res: ServerResponse, frames: readonly Uint8Arra
     if (options.splitEvery !== undefined) await new Promise((resolve) => setTimeout(resolve, 2));
   }
   if (options.cut === true) setTimeout(() => res.socket?.destroy(), 30);
-  else res.end();
+  else if (options.hold !== true) res.end();
 }

@@ -19,6 +19,6 @@ export function sendResponse(res: ServerResponse, parts: unknown[], finishReason
 }
 
 /** `streamGenerateContent?alt=sse`: `data: <GenerateContentResponse>` events, no [DONE]. */
-export function sendStream(res: ServerResponse, events: unknown[], options: { cut?: boolean } = {}): void {
+export function sendStream(res: ServerResponse, events: unknown[], options: { cut?: boolean; hold?: boolean } = {}): void {
   sse(res, events.map((data) => ({ data })), options);
 }

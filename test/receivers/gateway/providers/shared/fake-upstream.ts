@@ -81,12 +81,13 @@ export function json(res: ServerResponse, status: number, body: unknown, headers
 }
 
 /** SSE events written one by one; `cut` drops the connection instead of ending the response. */
-export function sse(res: ServerResponse, events: ReadonlyArray<{ event?: string; data: unknown }>, options: { cut?: boolean } = {}): void {
+/** `cut` drops the connection after the events; `hold` leaves the body open. */
+export function sse(res: ServerResponse, events: ReadonlyArray<{ event?: string; data: unknown }>, options: { cut?: boolean; hold?: boolean } = {}): void {
   res.writeHead(200, { 'content-type': 'text/event-stream' });
   for (const e of events) res.write(`${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${JSON.stringify(e.data)}\n\n`);
   // Let the written events reach the client first, then drop the connection mid-response.
   if (options.cut === true) setTimeout(() => res.socket?.destroy(), 30);
-  else res.end();
+  else if (options.hold !== true) res.end();
 }
 
 /** A 1x1 PNG. */
