@@ -2,7 +2,7 @@
 // maps from. What that shape cannot carry (a PDF, a provider-executed tool)
 // is an invalid_request_error naming the part, never a silent drop.
 import { GatewayHttpError } from '../core/http-error.js';
-import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ResponseFormat, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
+import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ReasoningOptions, ResponseFormat, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
 import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
 
 export function unsupported(param: string, message: string): GatewayHttpError {
@@ -35,10 +35,11 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
   const effort = toReasoningEffort(call.reasoning);
   if (effort !== undefined) request.reasoning_effort = effort;
   if (call.providerOptions !== undefined) {
-    const [options, budget, optionEffort] = takeReasoningOptions(call.providerOptions);
+    const [options, reasoning] = takeReasoningOptions(call.providerOptions);
     request.providerOptions = options as NonNullable<ChatCompletionRequest['providerOptions']>;
+    const { effort: optionEffort, ...rest } = reasoning;
     if (effort === undefined && optionEffort !== undefined) request.reasoning_effort = optionEffort;
-    if (budget !== undefined) request.reasoning = { max_tokens: budget };
+    if (Object.keys(rest).length > 0) request.reasoning = rest;
   }
   return request;
 }
@@ -52,10 +53,9 @@ const EFFORTS: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium'
  * own reasoning request, which every provider type maps, and leave the
  * options passed on to the provider.
  */
-function takeReasoningOptions(all: Record<string, unknown>): [Record<string, unknown>, number | undefined, ReasoningEffort | undefined] {
+function takeReasoningOptions(all: Record<string, unknown>): [Record<string, unknown>, ReasoningOptions] {
   const rest: Record<string, unknown> = {};
-  let budget: number | undefined;
-  let effort: ReasoningEffort | undefined;
+  const reasoning: ReasoningOptions = {};
   for (const [provider, value] of Object.entries(all)) {
     const options = asRecord(value);
     if (options === undefined || provider === 'gateway') {
@@ -66,28 +66,44 @@ function takeReasoningOptions(all: Record<string, unknown>): [Record<string, unk
     for (const [key, option] of Object.entries(options)) {
       const taken = reasoningOf(key, option);
       if (taken === undefined) kept[key] = option;
-      else if (typeof taken === 'number') budget = taken;
-      else if (taken !== 'disabled') effort = taken;
+      else Object.assign(reasoning, taken);
     }
     rest[provider] = kept;
   }
-  return [rest, budget, effort];
+  return [rest, reasoning];
 }
 
-function reasoningOf(key: string, value: unknown): number | ReasoningEffort | 'disabled' | undefined {
-  if (key === 'reasoningEffort' && typeof value === 'string' && EFFORTS.has(value)) return value as ReasoningEffort;
+/** One provider option as the gateway's reasoning request, or undefined when it is not a reasoning control. */
+function reasoningOf(key: string, value: unknown): ReasoningOptions | undefined {
+  if (key === 'reasoningEffort') return isEffort(value) ? { effort: value } : undefined;
   const options = asRecord(value);
   if (options === undefined) return undefined;
   if (key === 'thinking' || key === 'reasoningConfig') {
-    if (options['type'] === 'disabled') return 'disabled';
+    // anthropic { type, budgetTokens }; bedrock { type, budgetTokens } for Claude, { type, maxReasoningEffort } for Nova.
+    if (options['type'] === 'disabled') return { enabled: false };
     const budget = options['budgetTokens'] ?? options['budget_tokens'];
-    return typeof budget === 'number' ? budget : undefined;
+    const effort = options['maxReasoningEffort'];
+    if (typeof budget === 'number') return { max_tokens: budget };
+    if (isEffort(effort)) return { effort };
+    return options['type'] === 'enabled' ? { enabled: true } : undefined;
   }
   if (key === 'thinkingConfig') {
+    // Gemini: a budget of 0 turns thinking off and -1 lets the model choose; includeThoughts: false keeps its thoughts out of the answer.
+    const taken: ReasoningOptions = {};
     const budget = options['thinkingBudget'];
-    return typeof budget === 'number' ? budget : undefined;
+    if (budget === 0) taken.enabled = false;
+    else if (budget === -1) taken.enabled = true;
+    else if (typeof budget === 'number') taken.max_tokens = budget;
+    if (isEffort(options['thinkingLevel'])) taken.effort = options['thinkingLevel'];
+    if (options['includeThoughts'] === false) taken.exclude = true;
+    else if (options['includeThoughts'] === true && taken.enabled === undefined) taken.enabled = true;
+    return taken;
   }
   return undefined;
+}
+
+function isEffort(value: unknown): value is ReasoningEffort {
+  return typeof value === 'string' && EFFORTS.has(value);
 }
 
 function asRecord(value: unknown): Record<string, unknown> | undefined {

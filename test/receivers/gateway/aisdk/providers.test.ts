@@ -159,6 +159,27 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     ]);
   });
 
+  it('google and bedrock: thinkingConfig and reasoningConfig mean what they say upstream', async () => {
+    const gemini = await setup(client, 'google', (_seen, res) => sendResponse(res, [{ text: 'ok' }]));
+    const ask = (providerOptions: Record<string, Record<string, unknown>>, model = gemini) => ai.generateText({ model: model('acme/model'), prompt: 'Hi', providerOptions: providerOptions as never, maxRetries: 0 });
+    await ask({ google: { thinkingConfig: { thinkingBudget: 2048, includeThoughts: false } } });
+    await ask({ google: { thinkingConfig: { thinkingBudget: 0 } } });
+    await ask({ google: { thinkingConfig: { thinkingBudget: -1, includeThoughts: true } } });
+    const sent = (fake?.requests ?? []).map((r) => (r.body as { generationConfig?: { thinkingConfig?: unknown } }).generationConfig?.thinkingConfig);
+    // The app's opt-out of thoughts stays an opt-out; a budget of 0 is thinking off, not a budget.
+    expect(sent.slice(0, 2)).toEqual([{ thinkingBudget: 2048, includeThoughts: false }, { thinkingBudget: 0 }]);
+    expect(sent[2]).toMatchObject({ includeThoughts: true });
+    await fake?.close();
+    await gateway?.close();
+
+    const nova = await setup(client, 'bedrock', (_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    await ask({ bedrock: { reasoningConfig: { type: 'enabled', maxReasoningEffort: 'medium' } } }, nova);
+    const body = fake?.requests[0]?.body as Record<string, unknown>;
+    // Nova's effort goes where Converse takes it, not at the body's top level, where Converse has no such field.
+    expect(body['reasoningConfig']).toBeUndefined();
+    expect(body['additionalModelRequestFields']).toEqual({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'medium' } });
+  });
+
   it('anthropic: streamed thinking comes back as reasoning parts with its signature', async () => {
     const gw = await setup(client, 'anthropic', (_seen, res) =>
       sendEvents(res, [
