@@ -183,6 +183,20 @@ describe('provider adapters through the gateway with the openai SDK', () => {
     expect(attempts.map((s) => attr(s, 'error.type'))).toEqual([undefined, undefined, undefined]);
   });
 
+  it('refuses parallel_tool_calls: false on Gemini and Bedrock, which have no setting for one call a turn, unless no tool can be called', async () => {
+    replies.google = (_seen, res) => sendResponse(res, [{ text: 'No tools needed.' }]);
+    const oneCall = { model: GEMINI, messages: [{ role: 'user' as const, content: 'Weather in Paris and Rome?' }], tools: [weatherTool], parallel_tool_calls: false };
+    const refused = await client.chat.completions.create(oneCall).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((refused as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'unsupported_value', param: 'parallel_tool_calls' });
+    const onBedrock = await client.chat.completions.create(withGateway({ ...oneCall, model: CLAUDE }, { order: ['bedrock'], only: ['bedrock'] })).catch((err: unknown) => err);
+    expect((onBedrock as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'unsupported_value', param: 'parallel_tool_calls' });
+    expect([google.requests.length, bedrock.requests.length]).toEqual([0, 0]);
+
+    const noToolCalled = await client.chat.completions.create({ ...oneCall, tool_choice: 'none' });
+    expect(noToolCalled.choices[0]?.message.content).toBe('No tools needed.');
+  });
+
   it('streams from Anthropic with async iteration', async () => {
     replies.anthropic = (_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['Hel', 'lo']), ...messageEnd('end_turn')]);
     const stream = await client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }], stream: true });

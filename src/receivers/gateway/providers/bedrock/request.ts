@@ -81,8 +81,8 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type bedrock returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type bedrock');
   if (request.top_k !== undefined) invalidRequest('top_k', 'not supported by provider type bedrock (Converse has no top-k setting)');
-  // Converse's inferenceConfig has no penalties, token biases or seed.
-  rejectWithoutSetting(request, ['frequency_penalty', 'presence_penalty', 'logit_bias', 'seed'], 'bedrock');
+  // Converse's inferenceConfig has no penalties, token biases or seed, and its toolChoice no limit of one call a turn.
+  rejectWithoutSetting(request, ['frequency_penalty', 'presence_penalty', 'logit_bias', 'seed', 'parallel_tool_calls'], 'bedrock');
 }
 
 /**

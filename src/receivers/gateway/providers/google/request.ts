@@ -28,8 +28,8 @@ const THINKING_BUDGETS: Readonly<Record<Effort, number>> = { minimal: 512, low: 
 export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: AttemptContext<GoogleProviderConfig>): Promise<UpstreamRequest> {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type google returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type google');
-  // generationConfig takes seed and both penalties (GENERATION_FIELDS), but no token biases.
-  rejectWithoutSetting(request, ['logit_bias'], 'google');
+  // generationConfig takes seed and both penalties (GENERATION_FIELDS), but no token biases; nothing limits a turn to one tool call.
+  rejectWithoutSetting(request, ['logit_bias', 'parallel_tool_calls'], 'google');
 
   const body: GeminiRequest = { contents: await mapMessages(request.messages, ctx) };
   const system = request.messages.flatMap((message) => (message.role === 'system' || message.role === 'developer' ? [textOf(message.content)] : [])).filter((text) => text !== '');

@@ -47,8 +47,8 @@ export function invalidRequest(param: string, message: string): never {
   throw new ProviderRequestError(param, message);
 }
 
-/** OpenAI sampling parameters that some provider types have no setting for. */
-export type SamplingParam = 'frequency_penalty' | 'presence_penalty' | 'logit_bias' | 'seed';
+/** OpenAI parameters that some provider types have no setting for. */
+export type SamplingParam = 'frequency_penalty' | 'presence_penalty' | 'logit_bias' | 'seed' | 'parallel_tool_calls';
 
 /**
  * Refuses each of `params` (ones the provider type has no setting for) when
@@ -71,6 +71,9 @@ function changesAnswer(request: ChatCompletionRequest, param: SamplingParam): bo
       return request.logit_bias !== undefined && Object.values(request.logit_bias).some((bias) => bias !== 0);
     case 'seed':
       return request.seed !== undefined;
+    case 'parallel_tool_calls':
+      // false asks for at most one tool call a turn: it matters only when a tool may be called.
+      return request.parallel_tool_calls === false && (request.tools?.length ?? 0) > 0 && request.tool_choice !== 'none';
   }
 }
 
