@@ -3,7 +3,7 @@
 // in the body; routing is providerOptions.gateway, as on Chat Completions.
 import type { IncomingMessage } from 'node:http';
 import { runAttempt, type RequestState } from '../core/attempt.js';
-import { runPlan } from '../core/attempt-loop.js';
+import { runPlan, type TryEndpoint } from '../core/attempt-loop.js';
 import { readBody } from '../core/body.js';
 import { captureInput } from '../core/capture.js';
 import type { Endpoint, ModelType } from '../core/catalog.js';
@@ -12,7 +12,8 @@ import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { Router, RoutingOptions } from '../core/routing.js';
 import { parseJsonBody, validated } from '../core/json-body.js';
 import { AiSdkAnswer } from './answer.js';
-import { toChatRequest } from './request.js';
+import { PROMPT_PARAMS, toChatRequest } from './request.js';
+import { inClientTerms } from '../core/param-origin.js';
 import { languageModelCallSchema, type LanguageModelCall } from './schema.js';
 
 const OPTIONS_PARAM = 'providerOptions.gateway';
@@ -47,7 +48,9 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
     client: request.client,
     attempts: 0,
   };
-  await runPlan(env, plan, state, runAttempt).catch(function reportModel(err: unknown) {
+  // An attempt's error about the translated request names the prompt's fields.
+  const attempt: TryEndpoint<RequestState> = async (attemptEnv, provider, endpoint, attemptState) => inClientTerms(await runAttempt(attemptEnv, provider, endpoint, attemptState), chat, PROMPT_PARAMS);
+  await runPlan(env, plan, state, attempt).catch(function reportModel(err: unknown) {
     throw withModelId(err, model);
   });
 }

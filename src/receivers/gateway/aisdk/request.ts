@@ -2,6 +2,7 @@
 // maps from. What that shape cannot carry (a PDF, a provider-executed tool)
 // is an invalid_request_error naming the part, never a silent drop.
 import { GatewayHttpError } from '../core/http-error.js';
+import { fromOrigin, type ParamStyle } from '../core/param-origin.js';
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ReasoningOptions, ResponseFormat, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
 import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
 
@@ -102,6 +103,23 @@ function reasoningOf(key: string, value: unknown): ReasoningOptions | undefined 
   return undefined;
 }
 
+/** Chat Completions names -> this protocol's, after a prompt message or part's path. */
+const PROMPT_TAILS: Readonly<Record<string, string>> = { '.image_url.url': '', '.tool_call_id': '.toolCallId' };
+
+export const PROMPT_PARAMS: ParamStyle = {
+  fields: {
+    max_tokens: 'maxOutputTokens',
+    stop: 'stopSequences',
+    top_p: 'topP',
+    top_k: 'topK',
+    presence_penalty: 'presencePenalty',
+    frequency_penalty: 'frequencyPenalty',
+    response_format: 'responseFormat',
+    tool_choice: 'toolChoice',
+  },
+  tail: (rest) => PROMPT_TAILS[rest] ?? rest,
+};
+
 function isEffort(value: unknown): value is ReasoningEffort {
   return typeof value === 'string' && EFFORTS.has(value);
 }
@@ -116,28 +134,28 @@ function toMessages(prompt: readonly PromptMessage[]): ChatMessage[] {
     const at = `prompt[${i}]`;
     switch (message.role) {
       case 'system':
-        messages.push({ role: 'system', content: message.content });
+        messages.push(fromOrigin({ role: 'system', content: message.content }, at));
         return;
       case 'user': {
         const parts: ContentPart[] = [];
         message.content.forEach(function toPart(part, j) {
-          if (part.type === 'text') parts.push({ type: 'text', text: part.text });
-          else parts.push(filePart(part, `${at}.content[${j}]`));
+          const partAt = `${at}.content[${j}]`;
+          parts.push(fromOrigin(part.type === 'text' ? { type: 'text', text: part.text } : filePart(part, partAt), partAt));
         });
-        messages.push({ role: 'user', content: parts });
+        messages.push(fromOrigin({ role: 'user', content: parts }, at));
         return;
       }
       case 'assistant':
-        messages.push(assistantMessage(message, at));
+        messages.push(fromOrigin(assistantMessage(message, at), at));
         return;
       case 'tool':
         for (const [j, part] of message.content.entries()) {
           // Approvals concern provider-executed tools, which never reach a Chat Completions upstream.
           if (part.type !== 'tool-result') continue;
           const [text, images] = toolResult(part.output, `${at}.content[${j}].output`);
-          messages.push({ role: 'tool', tool_call_id: part.toolCallId, content: text });
+          messages.push(fromOrigin({ role: 'tool', tool_call_id: part.toolCallId, content: text }, `${at}.content[${j}]`));
           // Tool messages take text only: images a tool returned follow as a user message.
-          if (images.length > 0) messages.push({ role: 'user', content: images });
+          if (images.length > 0) messages.push(fromOrigin({ role: 'user', content: images }, `${at}.content[${j}].output`));
         }
         return;
     }

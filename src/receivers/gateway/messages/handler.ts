@@ -19,7 +19,8 @@ import { messagesAnswer } from './answer.js';
 import { withAnthropicStatus } from './errors.js';
 import { runNativeAttempt, type NativeState } from './native.js';
 import { describeProblem, messagesRequestSchema, type MessagesRequest } from './schema.js';
-import { toChatRequest } from './to-chat.js';
+import { MESSAGES_PARAMS, toChatRequest } from './to-chat.js';
+import { inClientTerms } from '../core/param-origin.js';
 
 /** The header that carries `order` for clients that cannot add body fields (Claude Code: ANTHROPIC_CUSTOM_HEADERS). */
 export const ORDER_HEADER = 'x-sluice-order';
@@ -72,7 +73,7 @@ async function tryEndpoint(env: AttemptEnv, provider: ResolvedProvider, endpoint
   }
   chat.attempts = state.attempts;
   try {
-    return await runAttempt(env, provider, endpoint, chat);
+    return inClientTerms(await runAttempt(env, provider, endpoint, chat), chat.request, MESSAGES_PARAMS);
   } finally {
     state.attempts = chat.attempts;
   }

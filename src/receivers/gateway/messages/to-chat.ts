@@ -3,6 +3,7 @@
 // either carried or refused with a 400 naming it; nothing is dropped.
 import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, TextPart, ToolChoice } from '../providers/shared/openai-types.js';
 import { ProviderRequestError } from '../providers/shared/inputs.js';
+import { fromOrigin, type ParamStyle } from '../core/param-origin.js';
 import type { MessagesRequest } from './schema.js';
 
 type Block = Record<string, unknown> & { type: string };
@@ -28,10 +29,10 @@ export function toChatRequest(request: MessagesRequest, providerType: string): C
   if (request.top_k !== undefined) refuse('top_k', providerType);
   const messages: ChatMessage[] = [];
   const system = systemParts(request.system, providerType);
-  if (system.length > 0) messages.push({ role: 'system', content: system });
+  if (system.length > 0) messages.push(fromOrigin({ role: 'system', content: system }, 'system'));
   request.messages.forEach((message, i) => {
     if (message.role === 'user') messages.push(...userTurn(message.content, `messages.${i}.content`, providerType));
-    else messages.push(assistantTurn(message.content, `messages.${i}.content`, providerType));
+    else messages.push(fromOrigin(assistantTurn(message.content, `messages.${i}.content`, providerType), `messages.${i}`));
   });
   // max_completion_tokens: OpenAI's reasoning models refuse max_tokens; every adapter reads it first.
   const chat: ChatCompletionRequest = { model: request.model, messages, max_completion_tokens: request.max_tokens, stream: request.stream === true };
@@ -102,27 +103,43 @@ function cacheControlOf(block: Block): CacheControl | undefined {
 
 /** A user turn: its tool results first (Chat wants them right after the calls), then the rest as one user message. */
 function userTurn(content: string | Block[], param: string, providerType: string): ChatMessage[] {
-  if (typeof content === 'string') return [{ role: 'user', content }];
+  // `param` is messages.<i>.content: a message's own path is that without .content.
+  if (typeof content === 'string') return [fromOrigin({ role: 'user', content }, param.slice(0, -'.content'.length))];
   const tools: ChatMessage[] = [];
   const parts: ContentPart[] = [];
   content.forEach((block, j) => {
     const at = `${param}.${j}`;
     switch (block.type) {
       case 'text':
-        parts.push(textPart(String(block['text']), block));
+        parts.push(fromOrigin(textPart(String(block['text']), block), at));
         break;
       case 'image':
-        parts.push(imagePart(block, at, providerType));
+        parts.push(fromOrigin(imagePart(block, at, providerType), at));
         break;
       case 'tool_result':
-        tools.push(toolResult(block, at, providerType));
+        tools.push(fromOrigin(toolResult(block, at, providerType), at));
         break;
       default:
         refuse(`${at}.type`, providerType, `${block.type} blocks are not supported`);
     }
   });
-  return parts.length === 0 ? tools : [...tools, { role: 'user', content: parts }];
+  return parts.length === 0 ? tools : [...tools, fromOrigin({ role: 'user', content: parts }, param.slice(0, -'.content'.length))];
 }
+
+/** Chat Completions names -> this protocol's, after a message or block's path. */
+const MESSAGES_TAILS: Readonly<Record<string, string>> = { '.image_url.url': '.source', '.tool_call_id': '.tool_use_id' };
+
+export const MESSAGES_PARAMS: ParamStyle = {
+  fields: {
+    max_completion_tokens: 'max_tokens',
+    stop: 'stop_sequences',
+    parallel_tool_calls: 'tool_choice.disable_parallel_tool_use',
+    'reasoning.max_tokens': 'thinking.budget_tokens',
+    reasoning_effort: 'output_config.effort',
+    response_format: 'output_config.format',
+  },
+  tail: (rest) => (MESSAGES_TAILS[rest] ?? rest).replace(/\[(\d+)\]/g, '.$1'),
+};
 
 function imagePart(block: Block, param: string, providerType: string): ContentPart {
   const source = block['source'] as { type?: string; media_type?: string; data?: string; url?: string } | undefined;

@@ -180,6 +180,21 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect(body['additionalModelRequestFields']).toEqual({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'medium' } });
   });
 
+  it('bedrock: names the prompt part a provider cannot take as the app sent it', async () => {
+    const gw = await setup(client, 'bedrock', (_seen, res) => sendConverse(res, [{ text: 'unused' }]));
+    const failure = await ai
+      .generateText({
+        model: gw('acme/model'),
+        system: 'Be brief.',
+        messages: [{ role: 'user', content: [{ type: 'text', text: 'What is this?' }, { type: 'file', mediaType: 'image/bmp', data: 'Qk0=' }] }],
+        maxRetries: 0,
+      })
+      .then(() => 'answered', (err: unknown) => String((err as Error).message));
+    // The translated request had the system prompt as messages[0]: the adapter saw messages[1].content[1].image_url.url.
+    expect(failure).toContain('prompt[1].content[1]: image/bmp is not supported by provider type bedrock');
+    expect(fake?.requests).toHaveLength(0);
+  });
+
   it('anthropic: streamed thinking comes back as reasoning parts with its signature', async () => {
     const gw = await setup(client, 'anthropic', (_seen, res) =>
       sendEvents(res, [

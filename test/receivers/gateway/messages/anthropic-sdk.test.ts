@@ -491,6 +491,33 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect(openai?.requests).toHaveLength(0);
   });
 
+  it('names the block a translated provider cannot take as the client sent it, past a system prompt and a tool result', async () => {
+    const client = await setup({ bedrock: () => undefined });
+    const error = await client.messages
+      .create({
+        model: 'bedrock/nova-test',
+        max_tokens: 10,
+        system: 'Be brief.',
+        messages: [
+          { role: 'user', content: 'Weather?' },
+          { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: {} }] },
+          { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'sunny' }, { type: 'text', text: 'And this?' }, { type: 'image', source: { type: 'base64', media_type: 'image/bmp' as 'image/png', data: 'Qk0=' } }] },
+        ],
+      })
+      .catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    const { message } = ((error as InstanceType<typeof Anthropic.BadRequestError>).error as { error: { message: string } }).error;
+    // The Chat request the adapter saw had the system prompt and the tool result as messages of their own: messages[4].content[1].image_url.url.
+    expect(message).toContain('messages.2.content.2.source: image/bmp is not supported by provider type bedrock');
+
+    const oneCall = await client.messages
+      .create({ model: 'bedrock/nova-test', max_tokens: 10, messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], tool_choice: { type: 'auto', disable_parallel_tool_use: true } })
+      .catch((err: unknown) => err);
+    expect(oneCall).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(String((oneCall as Error).message)).toContain('tool_choice.disable_parallel_tool_use: not supported by provider type bedrock');
+    expect(bedrock?.requests).toHaveLength(0);
+  });
+
   it('ends a stream cut after its first byte with an error event the SDK raises', async () => {
     const client = await setup({
       openai: (_body, res) => {
