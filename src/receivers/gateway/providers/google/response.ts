@@ -10,13 +10,10 @@ import type { GeminiFinishReason, GeminiPart, GeminiResponse, GeminiUsageMetadat
 
 const decoder = new TextDecoder();
 
-const FINISH_REASONS: Readonly<Record<GeminiFinishReason, FinishReason>> = {
+const FINISH_REASONS: Readonly<Record<Exclude<GeminiFinishReason, FailedFinish>, FinishReason>> = {
   FINISH_REASON_UNSPECIFIED: 'stop',
   STOP: 'stop',
   OTHER: 'stop',
-  MALFORMED_FUNCTION_CALL: 'stop',
-  UNEXPECTED_TOOL_CALL: 'stop',
-  TOO_MANY_TOOL_CALLS: 'stop',
   MAX_TOKENS: 'length',
   SAFETY: 'content_filter',
   RECITATION: 'content_filter',
@@ -27,9 +24,19 @@ const FINISH_REASONS: Readonly<Record<GeminiFinishReason, FinishReason>> = {
   IMAGE_SAFETY: 'content_filter',
 };
 
-/** A turn that called functions ends with `tool_calls`, whatever Gemini says (it says STOP). */
-export function mapFinishReason(reason: GeminiFinishReason, calledTools: boolean): FinishReason {
-  const mapped = FINISH_REASONS[reason] ?? 'stop';
+/** Finishes where the model failed to make the tool calls it meant to: no Chat finish_reason says so. */
+type FailedFinish = 'MALFORMED_FUNCTION_CALL' | 'UNEXPECTED_TOOL_CALL' | 'TOO_MANY_TOOL_CALLS';
+const FAILED_FINISHES: ReadonlySet<string> = new Set<FailedFinish>(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS']);
+
+/**
+ * A turn that called functions ends with `tool_calls`, whatever Gemini says
+ * (it says STOP). A failed one fails the attempt (the next endpoint may try)
+ * rather than pass for an empty answer.
+ */
+export function mapFinishReason(candidate: { finishReason?: GeminiFinishReason | undefined; finishMessage?: string | undefined }, calledTools: boolean): FinishReason {
+  const reason = candidate.finishReason ?? 'STOP';
+  if (FAILED_FINISHES.has(reason)) throw new UpstreamStreamError(`google finished with ${reason}${typeof candidate.finishMessage === 'string' ? `: ${candidate.finishMessage}` : ''}`);
+  const mapped = FINISH_REASONS[reason as Exclude<GeminiFinishReason, FailedFinish>] ?? 'stop';
   return calledTools && mapped === 'stop' ? 'tool_calls' : mapped;
 }
 
@@ -88,7 +95,7 @@ export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<Google
   const parts = candidate?.content?.parts;
   const { text, reasoning, toolCalls } = readParts(Array.isArray(parts) ? parts : []);
   // No candidate at all: the prompt itself was blocked (promptFeedback.blockReason).
-  const finishReason = candidate === undefined ? 'content_filter' : mapFinishReason(candidate.finishReason ?? 'STOP', toolCalls.length > 0);
+  const finishReason = candidate === undefined ? 'content_filter' : mapFinishReason(candidate, toolCalls.length > 0);
   return {
     id: response.responseId ?? completionId(),
     object: 'chat.completion',

@@ -47,7 +47,7 @@ class GoogleEvents implements SseEventMapper {
     }
     let finishReason: FinishReason;
     if (candidate === undefined && response.promptFeedback?.blockReason !== undefined) finishReason = 'content_filter';
-    else if (candidate?.finishReason !== undefined) finishReason = mapFinishReason(candidate.finishReason, this.#toolCount > 0);
+    else if (candidate?.finishReason !== undefined) finishReason = mapFinishReason(candidate, this.#toolCount > 0);
     else return false;
     chunks.push(out.delta({}, finishReason));
     if (this.#usage !== undefined) chunks.push(out.usage(mapUsage(this.#usage)));

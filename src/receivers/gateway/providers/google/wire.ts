@@ -76,6 +76,7 @@ export type GeminiFinishReason =
 export interface GeminiCandidate {
   content?: { role?: string; parts?: GeminiPart[] };
   finishReason?: GeminiFinishReason;
+  finishMessage?: string;
   index?: number;
 }
 

@@ -308,6 +308,16 @@ describe('google adapter', () => {
     expect((error as Error).message).toBe('The model is overloaded.');
   });
 
+  it('fails the attempt on a finish that says the model could not make its tool calls, whole and streamed, rather than answer an empty stop', async () => {
+    const malformed = { candidates: [{ content: { role: 'model', parts: [] }, finishReason: 'MALFORMED_FUNCTION_CALL', finishMessage: 'Malformed function call: print(default_api.get_weather(city=))', index: 0 }], usageMetadata, modelVersion: 'gemini-test-001' };
+    const ctx = await setup((seen, res) => (seen.path.includes('stream') ? sendStream(res, [response([{ text: 'Let me check.' }]), malformed]) : json(res, 200, malformed)));
+    await expect(complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] })).rejects.toThrow(UpstreamStreamError);
+    await expect(complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] })).rejects.toThrow(/MALFORMED_FUNCTION_CALL: Malformed function call/);
+    const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(assemble(chunks).text).toBe('Let me check.');
+    expect(error).toBeInstanceOf(UpstreamStreamError);
+  });
+
   it.each([
     [400, 'INVALID_ARGUMENT', 'invalid_request_error', false],
     [403, 'PERMISSION_DENIED', 'permission_error', true],
