@@ -20,7 +20,8 @@ export function anthropicErrorType(error: GatewayHttpError): string {
     case 429:
       return 'rate_limit_error';
     default:
-      return error.status >= 500 ? 'api_error' : 'invalid_request_error';
+      // A 4xx of the upstream's own failing (Bedrock's 424 ModelErrorException) is not the client's request.
+      return error.status >= 500 || error.errorType === 'api_error' ? 'api_error' : 'invalid_request_error';
   }
 }
 

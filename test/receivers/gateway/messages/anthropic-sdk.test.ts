@@ -7,7 +7,7 @@ import type { ServerResponse } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { API_KEY, attr, chunk, completion, EventPump, postUnread, readRest, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 import { message as anthropicMessage, messageEnd, messageStart, sendEvents, textBlock } from '../providers/anthropic/fixtures.js';
-import { endFrames, frame, sendConverse, sendFrames, textFrames } from '../providers/bedrock/fixtures.js';
+import { endFrames, frame, sendConverse, sendError as sendBedrockError, sendFrames, textFrames } from '../providers/bedrock/fixtures.js';
 import { requestProblems } from '../providers/bedrock/wire-schema.js';
 import { json, PNG_BASE64, startFake, type FakeUpstream, type Handler, type Seen } from '../providers/shared/fake-upstream.js';
 
@@ -582,6 +582,14 @@ describe('Messages API errors through the SDK', () => {
     expect(error).toBeInstanceOf(errorClass);
     expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(status);
     expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type } });
+  });
+
+  it("answers a Bedrock model failure (424 ModelErrorException) as the api_error it is, not the client's invalid request", async () => {
+    const client = await setup({ bedrock: (_seen, res) => sendBedrockError(res, 424, 'ModelErrorException', 'The model failed to process the request.') });
+    const error = await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.APIError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(424);
+    expect((error as InstanceType<typeof Anthropic.APIError>).error).toMatchObject({ type: 'error', error: { type: 'api_error', message: 'The model failed to process the request.' } });
   });
 
   it.each([
