@@ -200,6 +200,7 @@ describe('protobuf -> OTLP/JSON transcoder', () => {
     const span = protobuf.Writer.create().uint32((5 << 3) | 2).bytes(Uint8Array.from([0x61, 0xff, 0xfe])).finish();
     const invalid = w.uint32((1 << 3) | 2).fork().uint32((2 << 3) | 2).fork().uint32((2 << 3) | 2).bytes(span).ldelim().ldelim().finish();
     expect(transcodeToJson([invalid])).toContain('"name":"a\ufffd\ufffd"');
+    expect(transcodeToJson([invalid])).toBe(viaModel(invalid));
   });
 
   it('ignores unknown fields at every level, as the codec does', () => {

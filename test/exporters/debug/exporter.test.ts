@@ -1,15 +1,22 @@
 // The debug exporter's three verbosities, read back from the log lines it
 // writes through the daemon's logger.
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { builtinRegistry } from '../../../src/components.js';
+import { parseConfigText } from '../../../src/config/load.js';
 import { createLogger } from '../../../src/core/logger.js';
 import { createDebugExporter } from '../../../src/exporters/debug/exporter.js';
 import type { DebugConfig } from '../../../src/exporters/debug/config.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { decodeRequest } from '../../../src/otlp/proto-codec.js';
 import { concatRequests } from '../../../src/otlp/wire.js';
+import { Service } from '../../../src/service.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
+import { freePort } from '../../helpers/daemon.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
 import { turnsDuring } from '../../helpers/turns.js';
 
@@ -19,16 +26,21 @@ interface Line {
   readonly [key: string]: unknown;
 }
 
-/** Runs one batch through a debug exporter; resolves with the lines it logged. */
-async function logged(verbosity: DebugConfig['verbosity'], bytes: Uint8Array): Promise<Line[]> {
-  const lines: Line[] = [];
+/** A logger whose lines are pushed, parsed, onto `lines`. */
+function loggerInto(lines: Line[]) {
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {
       for (const text of chunk.toString('utf8').split('\n')) if (text !== '') lines.push(JSON.parse(text) as Line);
       done();
     },
   });
-  const logger = createLogger({ destination });
+  return createLogger({ destination });
+}
+
+/** Runs one batch through a debug exporter; resolves with the lines it logged. */
+async function logged(verbosity: DebugConfig['verbosity'], bytes: Uint8Array): Promise<Line[]> {
+  const lines: Line[] = [];
+  const logger = loggerInto(lines);
   const telemetry = new Telemetry({ defaultMetrics: false });
   const exporter = createDebugExporter({ id: 'debug', logger, telemetry, storageDirectory: '/nonexistent', version: '0.0.0-test' }, { verbosity });
   await exporter.consume(TraceBatch.fromProto(bytes));
@@ -70,4 +82,47 @@ describe('debug exporter', () => {
     // 4,000 detailed lines take well over one 0.5 ms slice on any machine.
     expect(turns).toBeGreaterThan(1);
   });
+});
+
+// One span (trace id 01.., span id 02..) named "f", 0xff, "g": not UTF-8.
+const NOT_UTF8 = Buffer.from('0a25122312210a1001010101010101010101010101010101120802020202020202022a0366ff67', 'hex');
+
+describe('debug exporter in a pipeline', () => {
+  let service: Service | undefined;
+  let dir: string | undefined;
+  afterEach(async () => {
+    await service?.shutdown();
+    if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+  });
+
+  for (const verbosity of ['normal', 'detailed'] as const) {
+    it(`${verbosity}: logs a string that is not UTF-8 with U+FFFD and acknowledges what the file exporter wrote`, async () => {
+      dir = await mkdtemp(join(tmpdir(), 'sluice-debug-'));
+      const port = await freePort();
+      const lines: Line[] = [];
+      service = new Service({ logger: loggerInto(lines), version: '0.0.0-test', telemetry: new Telemetry({ defaultMetrics: false }) });
+      const text = `
+receivers: { otlp: { protocols: { http: { endpoint: "127.0.0.1:${port}" } } } }
+exporters:
+  debug: { verbosity: ${verbosity} }
+  file: { path: "${join(dir, 'traces.jsonl')}" }
+service:
+  storage: { directory: "${dir}" }
+  admin: { endpoint: "127.0.0.1:0" }
+  pipelines: { traces: { receivers: [otlp], exporters: [debug, file] } }
+`;
+      await service.start(parseConfigText(text, { registry: builtinRegistry(), env: {} }));
+      const answer = await fetch(`http://127.0.0.1:${port}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-protobuf' },
+        body: NOT_UTF8,
+      });
+      expect(answer.status).toBe(200);
+      const written = JSON.parse(await readFile(join(dir, 'traces.jsonl'), 'utf8')) as { resourceSpans: Array<{ scopeSpans: Array<{ spans: Array<{ name: string }> }> }> };
+      expect(written.resourceSpans[0]?.scopeSpans[0]?.spans[0]?.name).toBe('f\uFFFDg');
+      const span = lines.find((line) => line.msg === 'span' && line.exporter === 'debug');
+      const name = verbosity === 'normal' ? span?.['name'] : (span?.['span'] as { name?: string } | undefined)?.name;
+      expect(name).toBe('f\uFFFDg');
+    });
+  }
 });

@@ -1,4 +1,5 @@
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 import { resourceConfigSchema } from '../../../src/processors/resource/config.js';
 import { applyActions, createResourceProcessor } from '../../../src/processors/resource/processor.js';
@@ -16,6 +17,16 @@ const attrs = (m: Awaited<ReturnType<typeof run>>['output']) =>
   Object.fromEntries((m.resourceSpans[0]?.resource?.attributes ?? []).map((kv) => [kv.key, kv.value]));
 
 describe('resource processor', () => {
+  it('stamps a resource holding a string that is not UTF-8, writing U+FFFD for the bad bytes', async () => {
+    // resourceSpans { resource { attributes { key: "k", value { string_value: "a", 0xff } } } }
+    const w = protobuf.Writer.create().uint32((1 << 3) | 2).fork().uint32((1 << 3) | 2).fork().uint32((1 << 3) | 2).fork();
+    w.uint32((1 << 3) | 2).string('k').uint32((2 << 3) | 2).fork().uint32((1 << 3) | 2).bytes(Uint8Array.from([0x61, 0xff]));
+    const bytes = w.ldelim().ldelim().ldelim().ldelim().finish();
+    const processor = createResourceProcessor(resourceConfigSchema.parse({ attributes: { 'platform.projectId': 'prj_1' } }));
+    const output = (await processor.process(TraceBatch.fromProto(bytes)))!;
+    expect(attrs(output.toModel())).toEqual({ k: { stringValue: 'a\ufffd' }, 'platform.projectId': { stringValue: 'prj_1' } });
+  });
+
   it('leaves one stamped value where a sender repeated the key, and deletes every copy', () => {
     const repeated = { attributes: [{ key: 'platform.projectId', value: { stringValue: 'stale' } }, { key: 'service.name', value: { stringValue: 'svc' } }, { key: 'platform.projectId', value: { stringValue: 'older' } }] };
     expect(applyActions(repeated, [{ key: 'platform.projectId', value: 'prj_1', action: 'upsert' }]).attributes).toEqual([
