@@ -22,15 +22,21 @@ import type {
 
 type Json = Record<string, unknown>;
 
-const SPAN_KINDS: Record<string, number> = {
-  SPAN_KIND_UNSPECIFIED: 0,
-  SPAN_KIND_INTERNAL: 1,
-  SPAN_KIND_SERVER: 2,
-  SPAN_KIND_CLIENT: 3,
-  SPAN_KIND_PRODUCER: 4,
-  SPAN_KIND_CONSUMER: 5,
-};
-const STATUS_CODES: Record<string, number> = { STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2 };
+const SPAN_KINDS: ReadonlyMap<string, number> = new Map([
+  ['SPAN_KIND_UNSPECIFIED', 0],
+  ['SPAN_KIND_INTERNAL', 1],
+  ['SPAN_KIND_SERVER', 2],
+  ['SPAN_KIND_CLIENT', 3],
+  ['SPAN_KIND_PRODUCER', 4],
+  ['SPAN_KIND_CONSUMER', 5],
+]);
+const STATUS_CODES: ReadonlyMap<string, number> = new Map([
+  ['STATUS_CODE_UNSET', 0],
+  ['STATUS_CODE_OK', 1],
+  ['STATUS_CODE_ERROR', 2],
+]);
+/** Enums are int32 on the wire; OTLP's values are never negative. */
+const ENUM_MAX = 0x7fffffff;
 const UINT64 = /^\d{1,20}$/;
 const INT64 = /^-?\d{1,19}$/;
 
@@ -80,11 +86,11 @@ function int64(value: unknown, path: string, unsigned: boolean): string | undefi
   return n.toString();
 }
 
-function enumValue(value: unknown, names: Record<string, number>, path: string): number | undefined {
+function enumValue(value: unknown, names: ReadonlyMap<string, number>, path: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value === 'number' && Number.isInteger(value) && value >= 0) return value;
-  if (typeof value === 'string' && value in names) return names[value];
-  return fail(path, 'must be an enum integer');
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= ENUM_MAX) return value;
+  const named = typeof value === 'string' ? names.get(value) : undefined;
+  return named ?? fail(path, `must be an enum name or an integer from 0 to ${ENUM_MAX}`);
 }
 
 function id(value: unknown, path: string, bytes: number, required: boolean): string | undefined {
@@ -102,6 +108,20 @@ const DECIMAL = /^-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
 function doubleFromString(text: string): number | undefined {
   if (text === 'NaN' || text === 'Infinity' || text === '-Infinity') return Number(text);
   return DECIMAL.test(text) ? Number(text) : undefined;
+}
+
+const BASE64_DIGITS = /^[A-Za-z0-9+/_-]*$/;
+
+/**
+ * Standard or URL-safe base64, padded or not, as the proto3 JSON mapping
+ * accepts. Buffer.from() would decode anything, dropping what it cannot
+ * read: a lone last digit (less than a byte) or padding that does not
+ * complete a group of four is refused instead.
+ */
+function isBase64(text: string): boolean {
+  const digits = text.endsWith('==') ? text.slice(0, -2) : text.endsWith('=') ? text.slice(0, -1) : text;
+  if (!BASE64_DIGITS.test(digits) || digits.length % 4 === 1) return false;
+  return digits.length === text.length || text.length % 4 === 0;
 }
 
 function anyValue(value: unknown, path: string, depth: number): AnyValue {
@@ -136,7 +156,7 @@ function anyValue(value: unknown, path: string, depth: number): AnyValue {
   }
   if (v.bytesValue !== undefined) {
     const text = string(v.bytesValue, `${path}.bytesValue`) ?? '';
-    if (!/^[A-Za-z0-9+/_-]*={0,2}$/.test(text)) fail(`${path}.bytesValue`, 'must be base64');
+    if (!isBase64(text)) fail(`${path}.bytesValue`, 'must be base64');
     return { bytesValue: Buffer.from(text, 'base64').toString('base64') };
   }
   return {};

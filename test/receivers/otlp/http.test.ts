@@ -159,6 +159,40 @@ describe('OTLP/HTTP receiver', () => {
     await expectStillServing(tracesUrl);
   });
 
+  it('answers 400 naming the field for an enum that is neither a name nor a 32-bit integer, and for bytes that are not base64', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const SPAN = 'resourceSpans[0].scopeSpans[0].spans[0]';
+    const withSpan = (fields: Record<string, unknown>) =>
+      Buffer.from(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', ...fields }] }] }] }));
+    const refused: Array<[Record<string, unknown>, string]> = [
+      // Names every object inherits are no enum names.
+      ...['toString', 'valueOf', 'constructor', '__proto__', 'hasOwnProperty'].flatMap((name): Array<[Record<string, unknown>, string]> => [
+        [{ kind: name }, `${SPAN}.kind`],
+        [{ status: { code: name } }, `${SPAN}.status.code`],
+      ]),
+      // Enums are 32-bit: nothing that would wrap on the wire.
+      ...[1e20, 4294967298, 2147483648, 1.5].map((kind): [Record<string, unknown>, string] => [{ kind }, `${SPAN}.kind`]),
+      [{ status: { code: 4294967298 } }, `${SPAN}.status.code`],
+      // One base64 character is not a byte; padding must complete a group of four.
+      ...['A', 'AAAAA', 'AA=', 'AAAA=', '='].map((bytesValue): [Record<string, unknown>, string] => [
+        { attributes: [{ key: 'b', value: { bytesValue } }] },
+        `${SPAN}.attributes[0].value.bytesValue`,
+      ]),
+    ];
+    for (const [fields, path] of refused) {
+      const answer = await send(tracesUrl, withSpan(fields), { 'content-type': JSON_TYPE });
+      expect({ fields, status: answer.status }).toEqual({ fields, status: 400 });
+      expect(JSON.parse(answer.body.toString()).message).toContain(`${path}:`);
+    }
+    expect(consumer.calls).toBe(0);
+    // Names, integers up to 2^31 - 1, and base64 standard or URL-safe, padded or not, still pass.
+    const accepted = [{ kind: 'SPAN_KIND_SERVER', status: { code: 'STATUS_CODE_ERROR' } }, { kind: 2147483647 }, { attributes: [{ key: 'b', value: { bytesValue: 'AP8' } }, { key: 'c', value: { bytesValue: '_-8=' } }] }];
+    for (const fields of accepted) expect((await send(tracesUrl, withSpan(fields), { 'content-type': JSON_TYPE })).status).toBe(200);
+    const [named, largest, bytes] = consumer.spans();
+    expect([named?.kind, named?.status?.code, largest?.kind]).toEqual([2, 2, 2147483647]);
+    expect(bytes?.attributes?.map((a) => a.value?.bytesValue)).toEqual(['AP8=', '/+8=']);
+  });
+
   it('answers a broken gzip body with 400', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
     const answer = await send(tracesUrl, Buffer.from('not gzip at all'), { 'content-type': JSON_TYPE, 'content-encoding': 'gzip' });
