@@ -56,9 +56,10 @@ function isResettable(value: unknown): value is ResettableStream {
 
 /**
  * Resets the call's HTTP/2 stream once its answer is sent. grpc-js keeps the
- * stream in its innermost call object (this interceptor is the only one) and
- * offers no public way to reset it; when the stream is not where this looks,
- * the answer still stands and the connection's own limits apply.
+ * stream in its innermost call object (this interceptor is listed first, so
+ * it wraps that one) and offers no public way to reset it; when the stream is
+ * not where this looks, the answer still stands and the connection's own
+ * limits apply.
  */
 function resetStream(inner: ServerInterceptingCallInterface): void {
   const stream: unknown = Reflect.get(inner, 'stream');

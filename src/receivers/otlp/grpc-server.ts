@@ -1,7 +1,9 @@
 // OTLP/gRPC: opentelemetry.proto.collector.trace.v1.TraceService/Export.
 // The method is registered with identity (de)serializers so the request
 // bytes reach TraceBatch.fromProto undecoded; grpc-js itself handles
-// `grpc-encoding: gzip` and enforces the message size limit. Connections come
+// `grpc-encoding: gzip` and enforces the message size limit, answering what
+// fails there before any interceptor or handler sees the call (so those
+// refusals go uncounted, README). Connections come
 // from the shared socket listener (TLS, max_connections, counting, forced
 // close) and are injected into grpc-js, which speaks HTTP/2 over them.
 import {
@@ -24,6 +26,7 @@ import { TraceBatch } from '../../otlp/batch.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
 import type { GrpcProtocolConfig } from './config.js';
 import { formatEndpoint, type Endpoint } from '../../core/listener/endpoint.js';
+import { oneMessageInterceptor } from './grpc-one-message.js';
 import { readTimeoutInterceptor } from './grpc-read-timeout.js';
 import { listenError } from './listen-error.js';
 import type { TransportMetrics } from './metrics.js';
@@ -79,7 +82,13 @@ export class OtlpGrpcServer {
       'grpc.max_receive_message_length': config.max_recv_msg_size,
       'grpc.max_concurrent_streams': config.max_concurrent_streams,
       ...connectionLimits(config),
-      ...(config.read_timeout > 0 ? { interceptors: [readTimeoutInterceptor(config.read_timeout)] } : {}),
+      // The last listed is the outermost. The read timeout stays innermost: it resets the call's stream, which it finds on the call grpc-js made.
+      interceptors: [
+        ...(config.read_timeout > 0 ? [readTimeoutInterceptor(config.read_timeout)] : []),
+        oneMessageInterceptor(function countMalformed() {
+          options.metrics.refused('malformed', 0);
+        }),
+      ],
     });
     this.#server.addService(TRACE_SERVICE, { Export: this.#export.bind(this) });
     // TLS is terminated by the listener: grpc-js sees plaintext HTTP/2.

@@ -1,9 +1,11 @@
+import { connect } from 'node:http2';
 import { compressionAlgorithms, status, type ServiceError } from '@grpc/grpc-js';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../../src/shared/errors.js';
 import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
+import { EXPORT_PATH } from '../../../src/receivers/otlp/grpc-server.js';
 import { exportBytes, grpcClient, metricValue, startReceiver, stopAll } from './harness.js';
 
 afterEach(stopAll);
@@ -16,6 +18,32 @@ function exportRaw(target: string, body: Uint8Array, gzip = false): Promise<Buff
 
 function protoBody(): Uint8Array {
   return ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!;
+}
+
+/** gRPC's length-prefixed framing of one uncompressed message; `announced` overrides the length it states. */
+function frame(message: Uint8Array, announced = message.length): Buffer {
+  const head = Buffer.alloc(5);
+  head.writeUInt32BE(announced, 1);
+  return Buffer.concat([head, message]);
+}
+
+/** An Export call whose body is `body` as it is, over a bare HTTP/2 client; resolves with its grpc-status and message. */
+function exportFramed(target: string, body: Buffer): Promise<{ code: number; details: string }> {
+  return new Promise((resolve, reject) => {
+    const session = connect(`http://${target}`);
+    session.on('error', reject);
+    const stream = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers' });
+    let headers: Record<string, unknown> = {};
+    stream.on('response', (h) => (headers = { ...h }));
+    stream.on('trailers', (t) => (headers = { ...headers, ...t }));
+    stream.on('error', reject);
+    stream.resume();
+    stream.on('close', () => {
+      session.close();
+      resolve({ code: Number(headers['grpc-status']), details: decodeURIComponent(String(headers['grpc-message'] ?? '')) });
+    });
+    stream.end(body);
+  });
 }
 
 function isServiceError(value: Buffer | ServiceError): value is ServiceError {
@@ -46,6 +74,25 @@ describe('OTLP/gRPC receiver', () => {
     expect(await metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'grpc', reason: 'malformed' })).toBe(1);
     expect(isServiceError(await exportRaw(grpcTarget, protoBody()))).toBe(false);
     expect(consumer.calls).toBe(1);
+  });
+
+  it('answers INVALID_ARGUMENT, and counts it, for a call that ends without one whole message or sends two', async () => {
+    const { grpcTarget, consumer, telemetry } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } });
+    const body = protoBody();
+    const calls = [
+      frame(body, body.length + 10), // cut short: the frame announces more than it carries
+      Buffer.alloc(0), // no message at all
+      Buffer.from([0, 0, 0]), // a frame header cut short
+      Buffer.concat([frame(body), frame(body)]), // a unary call carries one message
+    ];
+    for (const call of calls) {
+      const answer = await exportFramed(grpcTarget, call);
+      expect(answer.code).toBe(status.INVALID_ARGUMENT);
+      expect(answer.details).not.toBe('');
+    }
+    expect(await metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'grpc', reason: 'malformed' })).toBe(calls.length);
+    expect(consumer.calls).toBe(0);
+    expect(await exportFramed(grpcTarget, frame(body))).toEqual({ code: status.OK, details: 'OK' });
   });
 
   it('answers RESOURCE_EXHAUSTED with RetryInfo when the pipeline pushes back', async () => {
