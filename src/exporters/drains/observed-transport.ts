@@ -11,14 +11,7 @@ export function observedTransport(current: () => HttpTransport, stats: DeliveryS
     send: async function sendObserved(records, spans, signal): Promise<SendResult> {
       let result: SendResult;
       try {
-        const outcome = await current().send(records, spans, signal);
-        if (outcome.status === 'success') {
-          result = outcome.message === undefined ? { status: 'success', rejectedSpans: outcome.rejectedSpans } : { status: 'success', rejectedSpans: outcome.rejectedSpans, rejectedMessage: outcome.message };
-        } else if (outcome.status === 'retryable') {
-          result = outcome.retryInMs === undefined ? { status: 'retryable', error: outcome.error } : { status: 'retryable', retryInMs: outcome.retryInMs, error: outcome.error };
-        } else {
-          result = { status: 'failure', error: outcome.error };
-        }
+        result = await current().send(records, spans, signal);
       } catch (err) {
         // HTTP outcomes are returned, never thrown: a throw means these bytes cannot be sent at all.
         result = { status: 'failure', error: `could not send: ${err instanceof Error ? err.message : String(err)}` };

@@ -33,7 +33,7 @@ const CONNECT_TIMEOUT = 10_000; // ms
 const SLICE_MS = 0.5; // JSON encoding or compression between two turns of the event loop (checked after each span or piece)
 
 export type SendOutcome =
-  | { status: 'success'; httpStatus: number; rejectedSpans: number; message?: string }
+  | { status: 'success'; httpStatus: number; rejectedSpans: number; rejectedMessage?: string }
   | { status: 'retryable'; httpStatus: number | null; retryInMs?: number; error: string }
   | { status: 'failure'; httpStatus: number | null; error: string };
 
@@ -81,16 +81,17 @@ export async function serializeBody(
   return { body, headers };
 }
 
-function rejectedSpans(contentType: string | undefined, body: Buffer): { rejected: number; message?: string } {
-  if (body.length === 0) return { rejected: 0 };
+/** partial_success from a 2xx answer: the rejected spans and the destination's error_message. */
+function partialSuccess(contentType: string | undefined, body: Buffer): { rejectedSpans: number; rejectedMessage?: string } {
+  if (body.length === 0) return { rejectedSpans: 0 };
   try {
     const response = contentType?.includes('json') ? parseJsonResponse(body.toString('utf8')) : decodeResponse(body);
     const partial = response.partialSuccess;
-    const rejected = Number(partial?.rejectedSpans ?? 0);
-    return partial?.errorMessage ? { rejected, message: partial.errorMessage } : { rejected };
+    const rejectedSpans = Number(partial?.rejectedSpans ?? 0);
+    return partial?.errorMessage ? { rejectedSpans, rejectedMessage: partial.errorMessage } : { rejectedSpans };
   } catch {
     // A destination may answer 200 with a body that is not an OTLP response; the data was accepted.
-    return { rejected: 0 };
+    return { rejectedSpans: 0 };
   }
 }
 
@@ -160,8 +161,7 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
         const responseBody = await boundedBody(response.body);
         const status = response.statusCode;
         if (status >= 200 && status < 300) {
-          const { rejected, message } = rejectedSpans(response.headers['content-type']?.toString(), responseBody);
-          return message === undefined ? { status: 'success', httpStatus: status, rejectedSpans: rejected } : { status: 'success', httpStatus: status, rejectedSpans: rejected, message };
+          return { status: 'success', httpStatus: status, ...partialSuccess(response.headers['content-type']?.toString(), responseBody) };
         }
         const location = response.headers['location'];
         const error = REDIRECT_STATUS.has(status)
