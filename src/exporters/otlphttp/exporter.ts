@@ -33,7 +33,8 @@ export function createOtlpHttpExporter(settings: CreateSettings, config: OtlpHtt
         id: settings.id,
         queue: createSendingQueue({ id: settings.id, storageDirectory: settings.storageDirectory, config: config.sending_queue, logger: settings.logger }),
         transport,
-        logger: settings.logger.child({ exporter: settings.id }),
+        // The sender names the exporter in each line itself.
+        logger: settings.logger,
         telemetry: settings.telemetry,
         config,
       });

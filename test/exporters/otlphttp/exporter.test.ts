@@ -65,4 +65,10 @@ describe('otlphttp exporter', () => {
     const line = (await partialSuccessLines()).find((l) => l.includes('"dropped spans"'))!;
     expect(JSON.parse(line)).toMatchObject({ exporter: 'otlphttp/acme', reason: 'rejected', spans: 1, error: 'nope' });
   });
+
+  it('never repeats the exporter key in a line it logs', async () => {
+    const lines = (await partialSuccessLines()).filter((l) => l.includes('"component":"otlphttp/acme"'));
+    expect(lines.some((l) => l.includes('"dropped spans"'))).toBe(true);
+    for (const line of lines) expect((line.match(/"exporter":/g) ?? []).length).toBeLessThanOrEqual(1);
+  });
 });
