@@ -132,4 +132,26 @@ describe('pipeline end to end', () => {
       throw new Error('sent spans never counted');
     })();
   });
+
+  it('takes a JSON request large enough to be decoded on a worker thread, and refuses a bad one naming the field', async () => {
+    const s = await setup();
+    const body = (bad: number | undefined) =>
+      JSON.stringify({
+        resourceSpans: [
+          {
+            resource: { attributes: [{ key: 'service.name', value: { stringValue: 'shop' } }] },
+            scopeSpans: [{ spans: Array.from({ length: 4_000 }, (_, i) => ({ traceId: i === bad ? 'xyz' : '0af7651916cd43dd8448eb211c80319c', spanId: (i + 1).toString(16).padStart(16, '0'), name: `span ${i}`, startTimeUnixNano: '1', endTimeUnixNano: '2' })) }],
+          },
+        ],
+      });
+    const post = (text: string) => fetch(s.httpUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: text });
+    const refused = await post(body(3_210));
+    expect(refused.status).toBe(400);
+    expect(await refused.text()).toContain('spans[3210].traceId');
+    const accepted = await post(body(undefined));
+    expect(accepted.status).toBe(200);
+    await s.protoSink.waitForSpans(4_000);
+    const last = s.protoSink.spans().find((entry) => entry.span.name === 'span 3999');
+    expect(last?.resource).toMatchObject({ 'service.name': 'shop', 'platform.projectId': 'prj_e2e' });
+  });
 });

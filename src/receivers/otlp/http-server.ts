@@ -11,7 +11,8 @@ import { HttpListener } from '../../core/listener/http-listener.js';
 import type { Telemetry } from '../../shared/telemetry.js';
 import { MalformedDataError } from '../../shared/errors.js';
 import { TraceBatch } from '../../otlp/batch.js';
-import { parseJsonRequest, stringifyResponse } from '../../otlp/json-codec.js';
+import { stringifyResponse } from '../../otlp/json-codec.js';
+import { decodeJsonBody } from './json-decode.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
 import { BodyTooLargeError, parseContentEncoding, readBody, RequestAbortedError } from '../../core/http-body.js';
 import type { HttpProtocolConfig } from './config.js';
@@ -146,7 +147,7 @@ export class OtlpHttpServer {
     let batch: TraceBatch;
     try {
       const body = await readBody(req, encoding, this.#limit);
-      batch = decodeBody(type, body);
+      batch = type === 'protobuf' ? decodeProto(body) : await decodeJsonBody(body);
     } catch (err) {
       if (err instanceof RequestAbortedError) return;
       this.#refuse(req, res, type, err, 0);
@@ -191,12 +192,12 @@ export class OtlpHttpServer {
   }
 }
 
-function decodeBody(type: BodyType, body: Buffer): TraceBatch {
+function decodeProto(body: Buffer): TraceBatch {
   try {
-    return type === 'protobuf' ? TraceBatch.fromProto(body) : TraceBatch.fromModel(parseJsonRequest(body));
+    return TraceBatch.fromProto(body);
   } catch (err) {
-    // Whatever a decoder throws on bad input, the client hears 400.
+    // Whatever the scan throws on bad input, the client hears 400.
     if (err instanceof MalformedDataError) throw err;
-    throw new MalformedDataError(`malformed ${type} body: ${err instanceof Error ? err.message : String(err)}`);
+    throw new MalformedDataError(`malformed protobuf body: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
