@@ -4,8 +4,8 @@
 import { z } from 'zod';
 import { gatewayOptionsSchema, slugList } from '../core/gateway-options.js';
 import type { ChatCompletionRequest } from '../providers/shared/openai-types.js';
+import { isBase64 } from '../providers/shared/inputs.js';
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const DATA_URL_HEAD = /^data:(image\/[A-Za-z0-9.+-]+);base64,/;
 export const FUNCTION_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -13,8 +13,7 @@ function isImageUrl(url: string): boolean {
   if (url.startsWith('data:')) {
     const head = DATA_URL_HEAD.exec(url);
     if (head === null) return false;
-    const data = url.slice(head[0].length);
-    return data.length > 0 && data.length % 4 === 0 && BASE64.test(data);
+    return isBase64(url.slice(head[0].length));
   }
   if (!url.startsWith('http://') && !url.startsWith('https://')) return false;
   return URL.canParse(url);

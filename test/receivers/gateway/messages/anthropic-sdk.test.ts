@@ -515,6 +515,12 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
       .catch((err: unknown) => err);
     expect(oneCall).toBeInstanceOf(Anthropic.BadRequestError);
     expect(String((oneCall as Error).message)).toContain('tool_choice.disable_parallel_tool_use: not supported by provider type bedrock');
+
+    const notBase64 = await client.messages
+      .create({ model: 'bedrock/nova-test', max_tokens: 10, messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: '!!!not base64!!!' } }] }] })
+      .catch((err: unknown) => err);
+    expect(notBase64).toBeInstanceOf(Anthropic.BadRequestError);
+    expect(String((notBase64 as Error).message)).toContain('messages.0.content.0.source: the image data is not valid base64');
     expect(bedrock?.requests).toHaveLength(0);
   });
 

@@ -13,6 +13,12 @@ export interface InlineImage {
 }
 
 const DATA_URL = /^data:([^;,]+)((?:;[^;,]*)*);base64,(.*)$/is;
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Standard base64, padded: what OpenAI's data URLs, Anthropic's sources and the providers' inline bytes take. */
+export function isBase64(data: string): boolean {
+  return data.length > 0 && data.length % 4 === 0 && BASE64.test(data);
+}
 
 /** Undefined when `url` is not a data URL; throws for a data URL that is not a base64 image. */
 export function parseDataUrl(url: string, param: string): InlineImage | undefined {
@@ -23,6 +29,7 @@ export function parseDataUrl(url: string, param: string): InlineImage | undefine
   if (mediaType === undefined || data === undefined || !mediaType.startsWith('image/')) {
     invalidRequest(param, 'expected data:image/<type>;base64,<data>');
   }
+  if (!isBase64(data)) invalidRequest(param, 'the image data is not valid base64');
   return { mediaType, data };
 }
 
