@@ -197,6 +197,19 @@ describe('provider adapters through the gateway with the openai SDK', () => {
     expect(noToolCalled.choices[0]?.message.content).toBe('No tools needed.');
   });
 
+  it("passes the images Gemini makes on in OpenRouter's shape, message.images and delta.images", async () => {
+    const parts = [{ text: 'A pixel:' }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }];
+    replies.google = (seen, res) => (seen.path.includes('stream') ? sendStream(res, [response(parts, 'STOP')]) : sendResponse(res, parts));
+    const image = { type: 'image_url', image_url: { url: PNG_DATA_URL } };
+    const whole = await client.chat.completions.create({ model: GEMINI, messages: [{ role: 'user', content: 'Draw a pixel.' }] });
+    expect(whole.choices[0]?.message).toMatchObject({ content: 'A pixel:', images: [image] });
+    const images: unknown[] = [];
+    for await (const chunk of await client.chat.completions.create({ model: GEMINI, messages: [{ role: 'user', content: 'Draw a pixel.' }], stream: true })) {
+      images.push(...((chunk.choices[0]?.delta as { images?: unknown[] } | undefined)?.images ?? []));
+    }
+    expect(images).toEqual([image]);
+  });
+
   it('streams from Anthropic with async iteration', async () => {
     replies.anthropic = (_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['Hel', 'lo']), ...messageEnd('end_turn')]);
     const stream = await client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }], stream: true });

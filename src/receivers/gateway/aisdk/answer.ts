@@ -1,25 +1,29 @@
 // Writes language-model answers in the shapes the AI SDK's gateway client
 // parses: a generate result as JSON, or a stream of parts (stream.ts). Every
-// part this gateway produces (text, reasoning, tool calls, usage, finish) has
-// the same shape in V3 and V4, so nothing V4-only (tagged file data,
-// reasoning-file, custom, ping, `interrupted`) is ever sent to either.
+// part this gateway produces (text, reasoning, tool calls, usage, finish)
+// but files has the same shape in V3 and V4; a file's data (an image the
+// model made) is tagged for V4 only. Nothing else V4-only (reasoning-file,
+// custom, ping, `interrupted`) is ever sent to either.
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import type { ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
-import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
+import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp, type FilePart } from './result.js';
 import { AiSdkStream } from './stream.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
-type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: string; providerMetadata?: object } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string };
+type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: string; providerMetadata?: object } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string } | FilePart;
 
 export class AiSdkAnswer implements CompletionAnswer {
   readonly #modelId: string;
   readonly #warnings: readonly object[];
+  readonly #tagged: boolean;
 
-  constructor(modelId: string, warnings: readonly object[]) {
+  /** `tagged`: the client speaks V4, whose file parts tag their data. */
+  constructor(modelId: string, warnings: readonly object[], tagged: boolean) {
     this.#modelId = modelId;
     this.#warnings = warnings;
+    this.#tagged = tagged;
   }
 
   complete(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string): void {
@@ -33,6 +37,7 @@ export class AiSdkAnswer implements CompletionAnswer {
       content.push(part);
     }
     if (typeof message?.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
+    for (const image of message?.images ?? []) content.push(...filePart(image, this.#tagged));
     for (const call of message?.tool_calls ?? []) content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments });
     const payload = JSON.stringify({
       content,
@@ -46,6 +51,6 @@ export class AiSdkAnswer implements CompletionAnswer {
   }
 
   openStream(_state: RequestState, slug: string): StreamEncoder {
-    return new AiSdkStream(this.#modelId, slug, this.#warnings);
+    return new AiSdkStream(this.#modelId, slug, this.#warnings, this.#tagged);
   }
 }

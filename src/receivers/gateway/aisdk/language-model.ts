@@ -29,6 +29,8 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
   const model = requiredHeader(req, 'ai-language-model-id');
   server.str('sluice.model', model);
   checkSpecVersion(req, 'ai-language-model-specification-version');
+  // V4 (ai 7) tags a file part's data; V3 (ai 6) takes it bare.
+  const tagged = header(req, 'ai-language-model-specification-version') === '4';
   const stream = header(req, 'ai-language-model-streaming') === 'true';
   const call = parseCall(await readBody(req, services.bodyLimit));
   const env = services.env;
@@ -39,7 +41,7 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
   const state: RequestState = {
     request: chat,
     res: request.res,
-    answer: new AiSdkAnswer(model, []),
+    answer: new AiSdkAnswer(model, [], tagged),
     meter: request.meter,
     includeUsage: true,
     inputMessages: env.captureContent ? captureInput(chat.messages) : undefined,

@@ -4,7 +4,7 @@
 import { costToNumber } from '../../../shared/money.js';
 import { tokensOf } from '../../../shared/tokens.js';
 import type { UsageMeter } from '../../../usage/meter.js';
-import type { FinishReason, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
+import type { FinishReason, ImageOutput, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 
@@ -80,4 +80,16 @@ const MAX_DATE_MS = 8.64e15;
 export function responseTimestamp(created: unknown): string {
   const ms = typeof created === 'number' ? created * 1000 : Number.NaN;
   return (Number.isFinite(ms) && Math.abs(ms) <= MAX_DATE_MS ? new Date(ms) : new Date()).toISOString();
+}
+
+export type FilePart = { type: 'file'; mediaType: string; data: string | { type: 'data'; data: string } };
+
+const IMAGE_DATA_URL = /^data:([^;,]+);base64,(.*)$/s;
+
+/** An image the model made as a file part (none for one that is not a base64 data URL): its data tagged for V4, bare for V3. */
+export function filePart(image: ImageOutput, tagged: boolean): FilePart[] {
+  const match = IMAGE_DATA_URL.exec(image.image_url.url);
+  const [, mediaType, data] = match ?? [];
+  if (mediaType === undefined || data === undefined) return [];
+  return [{ type: 'file', mediaType, data: tagged ? { type: 'data', data } : data }];
 }

@@ -8,7 +8,7 @@ import type { GatewayHttpError } from '../core/http-error.js';
 import type { ChatCompletionChunk, FinishReason, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
-import { aiSdkUsage, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
+import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
 
 interface OpenToolCall {
   readonly id: string;
@@ -33,10 +33,13 @@ export class AiSdkStream implements StreamEncoder {
   #finish: FinishReason | null = null;
   #usage: Usage | undefined;
 
-  constructor(modelId: string, slug: string, warnings: readonly object[]) {
+  readonly #tagged: boolean;
+
+  constructor(modelId: string, slug: string, warnings: readonly object[], tagged: boolean) {
     this.#modelId = modelId;
     this.#slug = slug;
     this.#warnings = warnings;
+    this.#tagged = tagged;
   }
 
   chunk(chunk: ChatCompletionChunk): string {
@@ -69,6 +72,7 @@ export class AiSdkStream implements StreamEncoder {
       }
       out += event({ type: 'text-delta', id: this.#text, delta: delta.content });
     }
+    for (const image of delta.images ?? []) for (const file of filePart(image, this.#tagged)) out += event(file);
     for (const call of delta.tool_calls ?? []) {
       let open = this.#tools[call.index];
       if (open === undefined) {

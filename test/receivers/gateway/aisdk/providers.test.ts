@@ -180,6 +180,19 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect(body['additionalModelRequestFields']).toEqual({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'medium' } });
   });
 
+  it('google: images the model makes (responseModalities IMAGE) come back as files, whole and streamed', async () => {
+    const parts = [{ text: 'Here is a pixel.' }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }];
+    const gw = await setup(client, 'google', (seen, res) => (isStream(seen) ? sendGeminiStream(res, [{ candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0 }] }]) : sendResponse(res, parts)));
+    const providerOptions = { google: { responseModalities: ['TEXT', 'IMAGE'] } };
+    const whole = await ai.generateText({ model: gw('acme/model'), prompt: 'Draw a pixel.', providerOptions, maxRetries: 0 });
+    expect(whole.text).toBe('Here is a pixel.');
+    expect(whole.files.map((f) => [f.mediaType, f.base64])).toEqual([['image/png', PNG_BASE64]]);
+    expect((fake?.requests[0]?.body as { generationConfig?: unknown }).generationConfig).toMatchObject({ responseModalities: ['TEXT', 'IMAGE'] });
+    const streamed = ai.streamText({ model: gw('acme/model'), prompt: 'Draw a pixel.', providerOptions, maxRetries: 0 });
+    expect(await streamed.text).toBe('Here is a pixel.');
+    expect((await streamed.files).map((f) => [f.mediaType, f.base64])).toEqual([['image/png', PNG_BASE64]]);
+  });
+
   it('bedrock: names the prompt part a provider cannot take as the app sent it', async () => {
     const gw = await setup(client, 'bedrock', (_seen, res) => sendConverse(res, [{ text: 'unused' }]));
     const failure = await ai

@@ -1,5 +1,5 @@
 // Gemini GenerateContentResponse -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ToolCall, Usage } from '../shared/openai-types.js';
+import type { ChatCompletion, FinishReason, ImageOutput, ToolCall, Usage } from '../shared/openai-types.js';
 import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { asObject, completionId } from '../shared/inputs.js';
@@ -55,11 +55,12 @@ export function mapUsage(usage: GeminiUsageMetadata): Usage {
   return mapped;
 }
 
-/** The answer's text and function calls, and the thought summaries apart as reasoning. */
-export function readParts(parts: readonly GeminiPart[]): { text: string; reasoning: string; toolCalls: ToolCall[] } {
+/** The answer's text, function calls and images (`responseModalities: ["IMAGE"]`), and the thought summaries apart as reasoning. */
+export function readParts(parts: readonly GeminiPart[]): { text: string; reasoning: string; toolCalls: ToolCall[]; images: ImageOutput[] } {
   let text = '';
   let reasoning = '';
   const toolCalls: ToolCall[] = [];
+  const images: ImageOutput[] = [];
   for (const part of parts) {
     // A part that is not an object, text that is not a string, a call without a name: nothing to pass on.
     if (typeof part !== 'object' || part === null) continue;
@@ -72,8 +73,12 @@ export function readParts(parts: readonly GeminiPart[]): { text: string; reasoni
     if (typeof part.functionCall === 'object' && part.functionCall !== null && typeof part.functionCall.name === 'string') {
       toolCalls.push({ id: mintToolCallId(part.thoughtSignature), type: 'function', function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) } });
     }
+    const inline = part.inlineData;
+    if (typeof inline === 'object' && inline !== null && typeof inline.mimeType === 'string' && typeof inline.data === 'string') {
+      images.push({ type: 'image_url', image_url: { url: `data:${inline.mimeType};base64,${inline.data}` } });
+    }
   }
-  return { text, reasoning, toolCalls };
+  return { text, reasoning, toolCalls, images };
 }
 
 export function parseGeminiBody(text: string): GeminiResponse {
@@ -93,7 +98,7 @@ export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<Google
   const response = parseGeminiBody(decoder.decode(body));
   const candidate = response.candidates?.[0];
   const parts = candidate?.content?.parts;
-  const { text, reasoning, toolCalls } = readParts(Array.isArray(parts) ? parts : []);
+  const { text, reasoning, toolCalls, images } = readParts(Array.isArray(parts) ? parts : []);
   // No candidate at all: the prompt itself was blocked (promptFeedback.blockReason).
   const finishReason = candidate === undefined ? 'content_filter' : mapFinishReason(candidate, toolCalls.length > 0);
   return {
@@ -104,7 +109,7 @@ export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<Google
     choices: [
       {
         index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...(reasoning !== '' ? { reasoning } : {}) },
+        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...(reasoning !== '' ? { reasoning } : {}), ...(images.length > 0 ? { images } : {}) },
         finish_reason: finishReason,
       },
     ],

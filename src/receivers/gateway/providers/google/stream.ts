@@ -39,9 +39,10 @@ class GoogleEvents implements SseEventMapper {
     }
     if (response.usageMetadata !== undefined) this.#usage = response.usageMetadata;
     const candidate = response.candidates?.[0];
-    const { text, reasoning, toolCalls } = readParts(candidate?.content?.parts ?? []);
+    const { text, reasoning, toolCalls, images } = readParts(candidate?.content?.parts ?? []);
     if (reasoning !== '') chunks.push(out.delta({ reasoning }));
     if (text !== '') chunks.push(out.delta({ content: text }));
+    if (images.length > 0) chunks.push(out.delta({ images }));
     if (toolCalls.length > 0) {
       chunks.push(out.toolCalls(toolCalls.map((call) => ({ index: this.#toolCount++, id: call.id, type: 'function' as const, function: call.function }))));
     }

@@ -165,6 +165,12 @@ export interface Usage {
   cost?: number;
 }
 
+/** An image the model made, as OpenRouter answers it: a data URL in `message.images` (`delta.images` streamed). */
+export interface ImageOutput {
+  type: 'image_url';
+  image_url: { url: string };
+}
+
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
@@ -172,7 +178,7 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[] };
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   }>;
@@ -202,7 +208,7 @@ export interface ChatCompletionChunk {
   model: string;
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[] };
+    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   }>;

@@ -56,6 +56,7 @@ export const generateContentRequest = z.strictObject({
       presencePenalty: z.number().optional(),
       frequencyPenalty: z.number().optional(),
       responseMimeType: z.enum(['text/plain', 'application/json', 'text/x.enum']).optional(),
+      responseModalities: z.array(z.enum(['TEXT', 'IMAGE', 'AUDIO'])).optional(),
       responseSchema: schema.optional(),
       // https://ai.google.dev/gemini-api/docs/thinking
       thinkingConfig: z.strictObject({ thinkingBudget: z.int().min(-1).max(32_768).optional(), includeThoughts: z.boolean().optional(), thinkingLevel: z.enum(['minimal', 'low', 'medium', 'high']).optional() }).optional(),
