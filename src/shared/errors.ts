@@ -72,6 +72,13 @@ export class DrainsStoppingError extends SluiceError {
   }
 }
 
+/** The drain a change names is not there (never was, or another request deleted it first); nothing was changed. */
+export class DrainNotFoundError extends SluiceError {
+  constructor(id: string) {
+    super('SLUICE_ERR_DRAIN_NOT_FOUND', `drain ${id} does not exist`);
+  }
+}
+
 /** Shared state cannot be changed now (Redis is unreachable); nothing was changed. */
 export class ClusterUnavailableError extends SluiceError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -3,9 +3,9 @@
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Host } from '../../core/component.js';
-import { ClusterUnavailableError, DrainsStoppingError } from '../../shared/errors.js';
+import { ClusterUnavailableError, DrainNotFoundError, DrainsStoppingError } from '../../shared/errors.js';
 import { hostService } from '../../core/host-services.js';
-import { DRAINS_CONTROLLER, type DrainsController } from '../../exporters/drains/controller.js';
+import { DRAINS_CONTROLLER, type DrainEdit, type DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';
 import { sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
@@ -86,6 +86,7 @@ export function mountDrainsApi(routes: AdminRoutes, drains: DrainsLookup): () =>
       return await item(req, res, current, id);
     } catch (err) {
       // Shared drains need Redis to change; reads and running drains do not.
+      if (err instanceof DrainNotFoundError) return fail(res, 404, 'not_found', err.message);
       if (err instanceof ClusterUnavailableError) return fail(res, 503, 'cluster_unavailable', err.message);
       if (err instanceof DrainsStoppingError) return unavailable(res, err.message);
       throw err;
@@ -139,14 +140,26 @@ async function item(req: IncomingMessage, res: ServerResponse, current: Current,
   if (!body.ok) return fail(res, body.status, 'invalid_request', body.message, [body.message]);
   const patch = parseBody(drainPatchSchema, body.value);
   if (!patch.ok) return invalid(res, patch.problems);
-  const merged = patchedBody(state.definition, body.value as Record<string, unknown>);
-  if (!merged.ok) return invalid(res, merged.problems);
-  const parsed = parseBody(drainBodySchema, merged.body);
-  if (!parsed.ok) return invalid(res, parsed.problems);
-  const moved = headersMoveProblem(state.definition, body.value as Record<string, unknown>, parsed.value.delivery.endpoint.traces);
-  if (moved !== undefined) return invalid(res, [moved]);
-  const updated = await drains.update(id, changesFromBody(parsed.value));
-  sendJson(res, 200, viewOf(updated));
+  const updated = await drains.update(id, patchEdit(body.value as Record<string, unknown>));
+  if (!updated.ok) return invalid(res, updated.problems);
+  sendJson(res, 200, viewOf(updated.state));
+}
+
+/**
+ * A PATCH body as an edit of the drain as it is when the change runs (not
+ * as it was when the request arrived): a change that ran in between keeps
+ * what this one does not name.
+ */
+function patchEdit(patch: Record<string, unknown>): DrainEdit {
+  return function applyPatch(current) {
+    const merged = patchedBody(current, patch);
+    if (!merged.ok) return merged;
+    const parsed = parseBody(drainBodySchema, merged.body);
+    if (!parsed.ok) return parsed;
+    const moved = headersMoveProblem(current, patch, parsed.value.delivery.endpoint.traces);
+    if (moved !== undefined) return { ok: false, problems: [moved] };
+    return { ok: true, changes: changesFromBody(parsed.value) };
+  };
 }
 
 async function testDelivery(req: IncomingMessage, res: ServerResponse, current: Current): Promise<void> {

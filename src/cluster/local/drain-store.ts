@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { StateFileError, errorMessage } from '../../shared/errors.js';
-import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
+import type { ChangeOutcome, DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
 
 export const DRAINS_FILE = 'drains.json';
 const FILE_VERSION = 1;
@@ -36,8 +36,20 @@ export class LocalDrainStore<D extends StoredDrain> implements DrainStore<D> {
     await this.replace(drains);
   }
 
-  async remove(id: string): Promise<void> {
-    await this.replace((await this.load()).filter((d) => d.id !== id));
+  async update(drain: D, previousUpdatedAt: number): Promise<ChangeOutcome> {
+    const current = (await this.load()).find((d) => d.id === drain.id);
+    if (current === undefined) return 'missing';
+    if (current.updatedAt !== previousUpdatedAt) return 'changed';
+    await this.put(drain);
+    return 'applied';
+  }
+
+  async remove(id: string): Promise<'applied' | 'missing'> {
+    const drains = await this.load();
+    const kept = drains.filter((d) => d.id !== id);
+    if (kept.length === drains.length) return 'missing';
+    await this.replace(kept);
+    return 'applied';
   }
 
   watch(): void {

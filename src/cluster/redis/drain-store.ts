@@ -12,7 +12,7 @@
 // copy (a new pod) cannot empty the fleet.
 import type { Logger } from 'pino';
 import { ClusterUnavailableError, errorMessage } from '../../shared/errors.js';
-import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
+import type { ChangeOutcome, DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
 import type { LocalDrainStore } from '../local/drain-store.js';
 import type { RedisConnection } from './connection.js';
 
@@ -44,15 +44,34 @@ end
 if fresh or added > 0 then redis.call('PUBLISH', KEYS[3], 'seed') end
 return added`;
 
-// KEYS: version, hash, channel, merging; ARGV: merge window (ms), id, json (none: delete)
-// A change to a Redis without the version key opens the merge window, so
-// instances with drains still add theirs; any other change closes it.
+// KEYS: version, hash, channel, merging; ARGV: merge window (ms), op (create,
+// update, delete), id, json (update and create), the updatedAt the update was
+// made from. An update or delete applies only to a drain still in the hash,
+// an update only to the version it was made from (else 'missing' or
+// 'changed'); neither applies to a Redis without the version key ('unseeded':
+// this instance's copy goes back first, or the change would be undone, or a
+// deleted drain put back, by copies merged after it). A create on such a
+// Redis opens the merge window, so instances with drains still add theirs;
+// any other change closes it.
 const CHANGE_SCRIPT = `
-if redis.call('EXISTS', KEYS[1]) == 0 then redis.call('SET', KEYS[4], '1', 'PX', ARGV[1]) else redis.call('DEL', KEYS[4]) end
-if ARGV[3] then redis.call('HSET', KEYS[2], ARGV[2], ARGV[3]) else redis.call('HDEL', KEYS[2], ARGV[2]) end
+local fresh = redis.call('EXISTS', KEYS[1]) == 0
+local op, id = ARGV[2], ARGV[3]
+if op ~= 'create' then
+  if fresh then return 'unseeded' end
+  local current = redis.call('HGET', KEYS[2], id)
+  if not current then return 'missing' end
+  if op == 'update' then
+    local ok, drain = pcall(cjson.decode, current)
+    if not ok or type(drain) ~= 'table' or drain.updatedAt ~= tonumber(ARGV[5]) then return 'changed' end
+  end
+end
+if fresh then redis.call('SET', KEYS[4], '1', 'PX', ARGV[1]) else redis.call('DEL', KEYS[4]) end
+if op == 'delete' then redis.call('HDEL', KEYS[2], id) else redis.call('HSET', KEYS[2], id, ARGV[4]) end
 redis.call('INCR', KEYS[1])
-redis.call('PUBLISH', KEYS[3], ARGV[2])
-return 1`;
+redis.call('PUBLISH', KEYS[3], id)
+return 'applied'`;
+
+type ScriptOutcome = ChangeOutcome | 'unseeded';
 
 export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
   readonly #redis: RedisConnection;
@@ -106,13 +125,21 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
   }
 
   async put(drain: D): Promise<void> {
-    await this.#change(drain.id, JSON.stringify(drain));
+    await this.#change({ op: 'create', id: drain.id, json: JSON.stringify(drain) });
     await this.#local.put(drain);
   }
 
-  async remove(id: string): Promise<void> {
-    await this.#change(id);
+  async update(drain: D, previousUpdatedAt: number): Promise<ChangeOutcome> {
+    const outcome = await this.#changeSeeded({ op: 'update', id: drain.id, json: JSON.stringify(drain), previousUpdatedAt });
+    if (outcome === 'applied') await this.#local.put(drain);
+    if (outcome === 'missing') await this.#local.remove(drain.id);
+    return outcome;
+  }
+
+  async remove(id: string): Promise<'applied' | 'missing'> {
+    const outcome = await this.#changeSeeded({ op: 'delete', id });
     await this.#local.remove(id);
+    return outcome === 'missing' ? 'missing' : 'applied';
   }
 
   watch(onChange: () => void): void {
@@ -149,22 +176,37 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
   }
 
   /**
-   * Writes a drain's JSON, or deletes it when `json` is absent. A write that
-   * fails may still have run (a timeout leaves it queued in Redis), so the
-   * drain is read back before answering: a client told 503 retries, and a
-   * retried create would make a second drain.
+   * A change to an existing drain. On a Redis that lost its drains, this
+   * instance's copy (which has the drain) is put back first, as load() does.
    */
-  async #change(id: string, json?: string): Promise<void> {
+  async #changeSeeded(change: Change): Promise<ChangeOutcome> {
+    let outcome = await this.#change(change);
+    if (outcome === 'unseeded') {
+      await this.load();
+      outcome = await this.#change(change);
+    }
+    if (outcome === 'unseeded') throw new ClusterUnavailableError('the cluster Redis lost its drains and this instance could not put its copy back yet; nothing was changed, try again');
+    return outcome;
+  }
+
+  /**
+   * Runs one change. A change that fails may still have run (a timeout
+   * leaves it queued in Redis), so the drain is read back before answering:
+   * a client told 503 retries, and a retried create would make a second drain.
+   */
+  async #change(change: Change): Promise<ScriptOutcome> {
     if (!this.#redis.up) throw new ClusterUnavailableError('the cluster Redis is unreachable; drains cannot be changed until it is back (they keep running)');
-    const args = json === undefined ? [id] : [id, json];
+    const { op, id } = change;
+    const json = change.json ?? '';
+    const previous = change.previousUpdatedAt === undefined ? '' : String(change.previousUpdatedAt);
     try {
-      await this.#redis.client.eval(CHANGE_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, ...args);
-      return;
+      const outcome = await this.#redis.client.eval(CHANGE_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, op, id, json, previous);
+      return outcome as ScriptOutcome;
     } catch (err) {
-      const applied = await this.#applied(id, json ?? null);
+      const applied = await this.#applied(id, change.json ?? null);
       if (applied === true) {
         this.#logger.warn({ drain: id, err: errorMessage(err) }, 'the cluster Redis answered a drain change late; read back, it was applied');
-        return;
+        return 'applied';
       }
       if (applied === false) throw new ClusterUnavailableError(`the cluster Redis did not take the change: ${errorMessage(err)}`, { cause: err });
       throw new ClusterUnavailableError(`the cluster Redis did not answer in time (${errorMessage(err)}) and the outcome is unknown: the change may have been applied; list the drains before retrying`, { cause: err });
@@ -214,6 +256,15 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
     }
     return byId(drains);
   }
+}
+
+interface Change {
+  readonly op: 'create' | 'update' | 'delete';
+  readonly id: string;
+  /** The drain's JSON (create and update). */
+  readonly json?: string;
+  /** The version the update was made from (update). */
+  readonly previousUpdatedAt?: number;
 }
 
 function byId<D extends StoredDrain>(drains: readonly D[]): D[] {

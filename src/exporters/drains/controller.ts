@@ -19,6 +19,11 @@ export interface DrainChanges {
   readonly sampling: DrainDefinition['sampling'];
 }
 
+/** A drain's new settings, computed from its current definition, or the problems that refuse the change. */
+export type DrainEdit = (current: DrainDefinition) => { readonly ok: true; readonly changes: DrainChanges } | { readonly ok: false; readonly problems: string[] };
+
+export type DrainUpdate = { readonly ok: true; readonly state: DrainState } | { readonly ok: false; readonly problems: string[] };
+
 export interface TestDeliveryResult {
   readonly ok: boolean;
   readonly status: number | null;
@@ -30,7 +35,13 @@ export interface DrainsController {
   list(): DrainState[];
   get(id: string): DrainState | undefined;
   create(changes: DrainChanges): Promise<DrainState>;
-  update(id: string, changes: DrainChanges): Promise<DrainState>;
+  /**
+   * Applies `edit` to the drain as it is when the change runs, after every
+   * change before it (on any instance): a partial update changes only what it
+   * names. Rejects with DrainNotFoundError when the drain is gone by then.
+   */
+  update(id: string, edit: DrainEdit): Promise<DrainUpdate>;
+  /** Rejects with DrainNotFoundError when the drain is gone by the time the change runs. */
   remove(id: string): Promise<void>;
   testDelivery(delivery: DrainDelivery): Promise<TestDeliveryResult>;
 }

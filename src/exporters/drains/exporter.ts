@@ -9,13 +9,13 @@ import type { Logger } from 'pino';
 import type { DrainStore } from '../../cluster/drain-store.js';
 import type { SharedState } from '../../cluster/state.js';
 import type { CreateSettings, Exporter, Host } from '../../core/component.js';
-import { DrainsStoppingError, errorMessage } from '../../shared/errors.js';
+import { ClusterUnavailableError, DrainNotFoundError, DrainsStoppingError, errorMessage } from '../../shared/errors.js';
 import { hostService, provideService, SHUTDOWN_DEADLINE } from '../../core/host-services.js';
 import type { ShutdownDeadline } from '../../core/shutdown-deadline.js';
 import type { TraceBatch } from '../../otlp/batch.js';
 import { encodeRequest } from '../../otlp/proto-codec.js';
 import type { DrainsExporterConfig } from './config.js';
-import { DRAINS_CONTROLLER, type DrainChanges, type DrainsController, type DrainState, type TestDeliveryResult } from './controller.js';
+import { DRAINS_CONTROLLER, type DrainChanges, type DrainEdit, type DrainsController, type DrainState, type DrainUpdate, type TestDeliveryResult } from './controller.js';
 import { parseStoredDrain } from './definition-schema.js';
 import { definitionFromConfig, newDrainId, sameDefinition, type DrainDefinition, type DrainDelivery } from './definition.js';
 import type { DeliveryStats } from './delivery-stats.js';
@@ -26,6 +26,8 @@ import { sampleTrace } from './sample-trace.js';
 
 /** In-flight deliveries of a drain being removed or replaced get this long (ms); at shutdown, what is left of service.shutdown_grace. */
 const SHUTDOWN_GRACE_MS = 5_000;
+/** Times an update is made again over a version another instance wrote meanwhile before it gives up. */
+const MAX_EDIT_ATTEMPTS = 3;
 
 export class DrainsExporter implements Exporter, DrainsController {
   readonly #settings: CreateSettings;
@@ -111,21 +113,36 @@ export class DrainsExporter implements Exporter, DrainsController {
     });
   }
 
-  update(id: string, changes: DrainChanges): Promise<DrainState> {
+  update(id: string, edit: DrainEdit): Promise<DrainUpdate> {
     return this.#change(async () => {
-      const previous = this.#definitions.get(id);
-      if (previous === undefined) throw new Error(`drain ${id} does not exist`);
-      const definition: DrainDefinition = { ...previous, ...changes, updatedAt: Math.max(Date.now(), previous.updatedAt + 1) };
-      await this.#requiredStore().put(definition);
-      await this.#apply(definition);
-      return this.#required(id);
+      for (let attempt = 1; ; attempt++) {
+        const previous = this.#definitions.get(id);
+        if (previous === undefined) throw new DrainNotFoundError(id);
+        const edited = edit(previous);
+        if (!edited.ok) return edited;
+        const definition: DrainDefinition = { ...previous, ...edited.changes, updatedAt: Math.max(Date.now(), previous.updatedAt + 1) };
+        const outcome = await this.#requiredStore().update(definition, previous.updatedAt);
+        if (outcome === 'applied') {
+          await this.#apply(definition);
+          return { ok: true, state: this.#required(id) };
+        }
+        if (outcome === 'missing') {
+          await this.#forget(id);
+          throw new DrainNotFoundError(id);
+        }
+        // Another instance changed the drain after this one last read it: edit that version instead.
+        if (attempt === MAX_EDIT_ATTEMPTS) throw new ClusterUnavailableError(`drain ${id} kept changing on other instances while this change was made; nothing was changed, try again`);
+        await this.#resync();
+      }
     });
   }
 
   remove(id: string): Promise<void> {
     return this.#change(async () => {
-      await this.#requiredStore().remove(id);
+      if (!this.#definitions.has(id)) throw new DrainNotFoundError(id);
+      const outcome = await this.#requiredStore().remove(id);
       await this.#forget(id);
+      if (outcome === 'missing') throw new DrainNotFoundError(id);
     });
   }
 

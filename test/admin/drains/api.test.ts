@@ -183,6 +183,30 @@ describe('drains API', () => {
     expect(storedUrl(id)).toBe(withToken);
   });
 
+  it('applies two PATCHes sent at once to one drain, each changing only the keys it sends', async () => {
+    for (let round = 0; round < 3; round++) {
+      const created = (await call('POST', '/v1/drains', drainBody({ name: `both-${round}` }))).json;
+      const [renamed, disabled] = await Promise.all([
+        call('PATCH', `/v1/drains/${created.id}`, { name: `renamed-${round}` }),
+        call('PATCH', `/v1/drains/${created.id}`, { status: 'disabled' }),
+      ]);
+      expect([renamed.status, disabled.status]).toEqual([200, 200]);
+      expect((await call('GET', `/v1/drains/${created.id}`)).json).toMatchObject({ name: `renamed-${round}`, status: 'disabled' });
+    }
+  });
+
+  it('answers 404, never 500, to a PATCH that a DELETE sent at the same time overtakes', async () => {
+    for (let round = 0; round < 3; round++) {
+      const created = (await call('POST', '/v1/drains', drainBody())).json;
+      const [deleted, patched] = await Promise.all([call('DELETE', `/v1/drains/${created.id}`), call('PATCH', `/v1/drains/${created.id}`, { name: 'late' })]);
+      expect(deleted.status).toBe(204);
+      // Which one the exporter takes first is up to the sockets; a PATCH taken second finds no drain.
+      expect([200, 404]).toContain(patched.status);
+      if (patched.status === 404) expect(patched.json.error).toEqual({ message: `drain ${created.id} does not exist`, code: 'not_found' });
+      expect((await call('GET', `/v1/drains/${created.id}`)).status).toBe(404);
+    }
+  });
+
   it('disables and enables a drain', async () => {
     const created = (await call('POST', '/v1/drains', drainBody())).json;
     expect((await call('PATCH', `/v1/drains/${created.id}`, { status: 'disabled' })).json.status).toBe('disabled');

@@ -112,6 +112,22 @@ describe('API drains shared through Redis after Redis is emptied', () => {
     expect(ids(await two.store.load())).toEqual(['drn_a']);
     expect(localIds(two.directory)).toEqual(['drn_a']);
   });
+
+  it('puts its copy back before changing a drain on the emptied Redis', async () => {
+    const one = await instance('seed5:', [drain('drn_a'), drain('drn_b')]);
+    const changed = { ...drain('drn_a'), updatedAt: drain('drn_a').updatedAt + 1 };
+    expect(await one.store.update(changed, drain('drn_a').updatedAt)).toBe('applied');
+    expect(await one.connection.client.hget('seed5:drains', 'drn_a')).toBe(JSON.stringify(changed));
+    expect(ids(await one.store.load())).toEqual(['drn_a', 'drn_b']);
+  });
+
+  it('does not let another copy put back a drain deleted on the emptied Redis', async () => {
+    const one = await instance('seed6:', [drain('drn_a'), drain('drn_b')]);
+    const two = await instance('seed6:', [drain('drn_a'), drain('drn_b')]);
+    expect(await one.store.remove('drn_b')).toBe('applied');
+    expect(ids(await two.store.load())).toEqual(['drn_a']);
+    expect(ids(await one.store.load())).toEqual(['drn_a']);
+  });
 });
 
 describe('API drain changes that Redis answers late', () => {
