@@ -37,8 +37,11 @@ export class RedisConnection {
     const redisOptions: RedisOptions = {
       lazyConnect: true,
       enableOfflineQueue: false,
-      // Commands issued in the same event-loop turn (a request's limit, budget and token checks) leave in one write.
-      enableAutoPipelining: true,
+      // No auto-pipelining: it holds every new command back until the pipeline
+      // in flight settles, so behind a stalled command a request waited up to
+      // twice redis.timeout. Each command is written at once and its own timer
+      // bounds it; batches that belong together use pipeline() or multi().
+      enableAutoPipelining: false,
       commandTimeout: config.timeout,
       connectTimeout: Math.max(config.timeout, 1_000),
       maxRetriesPerRequest: 1,
