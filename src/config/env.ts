@@ -15,9 +15,10 @@ const WHOLE_REFERENCE = new RegExp(REFERENCE.source, 'y');
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
-/** A whole-value reference whose text reads as a number or a boolean: its YAML path and that value. */
+/** A whole-value reference whose text reads as a number or a boolean: its YAML path, that text and that value. */
 export interface TypedReference {
   readonly path: ConfigPath;
+  readonly text: string;
   readonly value: number | boolean;
 }
 
@@ -30,7 +31,7 @@ export function substituteEnv(value: unknown, env: Environment, problems: string
   if (typeof value === 'string') {
     const text = substituteString(value, env, problems, path);
     const scalar = typed === undefined || !isWholeReference(value) ? undefined : typedScalar(text);
-    if (scalar !== undefined) typed?.set(formatPath(path), { path, value: scalar });
+    if (scalar !== undefined) typed?.set(formatPath(path), { path, text, value: scalar });
     return text;
   }
   if (Array.isArray(value)) return value.map(function item(element, index) {

@@ -39,23 +39,44 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
  * Validates the substituted tree. Where a key refused the string a whole
  * `${env:...}` reference gave it and that string reads as a number or a
  * boolean, the typed value is put there instead and the tree is validated
- * again: a key that wants a string keeps the string.
+ * again: a key that wants a string keeps the string. A typed value the key
+ * refuses as well goes back to the string, so the problem reported is the
+ * string's (`must be a decimal string like ...`), not the number's
+ * (`must be a string`).
  */
 function validateTyped(tree: unknown, registry: ComponentRegistry, typed: ReadonlyMap<string, TypedReference>): ValidatedConfig {
+  const retyped = new Map<string, TypedReference>();
   try {
     return validateConfig(tree, registry);
   } catch (err) {
-    if (!(err instanceof ConfigError) || typed.size === 0) throw err;
-    let retyped = false;
-    for (const problem of err.problems) {
-      const reference = typed.get(problem.slice(0, problem.indexOf(': ')));
+    if (!(err instanceof ConfigError)) throw err;
+    for (const at of problemPaths(err)) {
+      const reference = typed.get(at);
       if (reference === undefined) continue;
+      retyped.set(at, reference);
       setAtPath(tree, reference.path, reference.value);
-      retyped = true;
     }
-    if (!retyped) throw err;
+    if (retyped.size === 0) throw err;
+  }
+  try {
+    return validateConfig(tree, registry);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    let restored = false;
+    for (const at of problemPaths(err)) {
+      const reference = retyped.get(at);
+      if (reference === undefined) continue;
+      setAtPath(tree, reference.path, reference.text);
+      restored = true;
+    }
+    if (!restored) throw err;
     return validateConfig(tree, registry);
   }
+}
+
+/** The YAML paths a ConfigError's problems name (`path: message`). */
+function problemPaths(err: ConfigError): Set<string> {
+  return new Set(err.problems.map((problem) => problem.slice(0, problem.indexOf(': '))));
 }
 
 export async function loadConfigFile(file: string, options: LoadOptions): Promise<ValidatedConfig> {

@@ -99,6 +99,38 @@ service:
     expect(() => parseConfigText(text, { registry: builtinRegistry(), env: { MAX_CONNECTIONS: 'many', OTLP_KEY: 'k' } })).toThrow(/receivers\.otlp\.protocols\.http\.max_connections: /);
   });
 
+  it('names the string\'s own problem when a value that reads as a number is no valid string for its key either', async () => {
+    const { builtinRegistry } = await import('../../src/components.js');
+    const gateway = (input: string) => `
+receivers:
+  gateway:
+    endpoint: "127.0.0.1:0"
+    api_keys: ["k"]
+    providers: { fake: { type: openai, base_url: "http://127.0.0.1:9/v1" } }
+    models:
+      - { id: fake/m1, pricing: { input: ${input}, output: "0.000002" }, endpoints: [{ provider: fake, model: m1 }] }
+exporters:
+  debug: {}
+service:
+  pipelines:
+    traces: { receivers: [gateway], exporters: [debug] }
+`;
+    const problems = (input: string, env: Record<string, string> = {}): readonly string[] => {
+      try {
+        parseConfigText(gateway(input), { registry: builtinRegistry(), env });
+      } catch (err) {
+        if (err instanceof ConfigError) return err.problems;
+        throw err;
+      }
+      return [];
+    };
+    for (const value of ['1e-6', '-1']) {
+      const written = problems(`"${value}"`);
+      expect(written).toEqual([expect.stringMatching(/^receivers\.gateway\.models\[0\]\.pricing\.input: must be a decimal string like "0\.000003"/)]);
+      expect(problems('"${env:PIN}"', { PIN: value })).toEqual(written);
+    }
+  });
+
   it('keeps text around a reference, and an escaped reference, as strings', () => {
     expect(substitute({ a: 'x${env:N}', b: '$${env:N}' }, { N: '5' }).value).toEqual({ a: 'x5', b: '${env:N}' });
   });
