@@ -1,5 +1,6 @@
 // The `service` section: storage, admin endpoint, logs, cluster, pipelines.
 import { z } from 'zod';
+import { keyText } from './key-text.js';
 import { clusterConfigSchema } from '../cluster/config.js';
 import { checkHttpTimeouts, httpListenerShape } from '../core/listener/config.js';
 import { endpointText } from '../core/listener/endpoint.js';
@@ -23,7 +24,7 @@ export const serviceSchema = z.strictObject({
   admin: z
     .strictObject({
       endpoint: endpointText('127.0.0.1:13133').default('127.0.0.1:13133'),
-      api_key: z.string().optional(),
+      api_key: keyText().optional(),
       ...httpListenerShape,
     })
     .superRefine(checkHttpTimeouts)

@@ -124,6 +124,41 @@ describe('config validation', () => {
     ]);
   });
 
+  it('refuses a key or credential with whitespace at either end, which no request could present, naming each', async () => {
+    const { builtinRegistry } = await import('../../src/components.js');
+    const text = `
+receivers:
+  otlp:
+    protocols: { http: { endpoint: "127.0.0.1:0" } }
+    auth: { api_keys: ["\${env:OTLP_KEY}"] }
+  gateway:
+    endpoint: "127.0.0.1:0"
+    api_keys: ["trailing ", " leading", { key: "\${env:TEAM_KEY}", name: team }, "inner space is fine"]
+    providers:
+      openai: { type: openai, base_url: "https://api.openai.com/v1", api_key: "\${env:OPENAI_KEY}" }
+      aws: { type: bedrock, region: us-east-1, access_key_id: "AKIA ", secret_access_key: "\${env:AWS_SECRET}" }
+exporters:
+  debug: {}
+service:
+  admin: { api_key: " adm " }
+  pipelines:
+    traces: { receivers: [otlp, gateway], exporters: [debug] }
+`;
+    // What an environment variable read from a secret file with its final line break holds.
+    const env = { OTLP_KEY: 'otlp-key\n', TEAM_KEY: 'team-key\r\n', OTLP: '', OPENAI_KEY: 'sk-abc\n', AWS_SECRET: '\tsecret' };
+    const problem = 'must not begin or end with whitespace (a line break at the end of a secret file, say): remove it';
+    expect(problemsOf(text, env, builtinRegistry())).toEqual([
+      `receivers.otlp.auth.api_keys[0]: ${problem}`,
+      `receivers.gateway.api_keys[0]: ${problem}`,
+      `receivers.gateway.api_keys[1]: ${problem}`,
+      `receivers.gateway.api_keys[2].key: ${problem}`,
+      `receivers.gateway.providers.openai.api_key: ${problem}`,
+      `receivers.gateway.providers.aws.access_key_id: ${problem}`,
+      `receivers.gateway.providers.aws.secret_access_key: ${problem}`,
+      `service.admin.api_key: ${problem}`,
+    ]);
+  });
+
   it('reports YAML syntax errors with their line', () => {
     expect(problemsOf('receivers: [\n')[0]).toMatch(/^config:\d+:\d+: /);
   });

@@ -3,6 +3,7 @@
 // adapter schema, so a bad provider key is reported under its YAML path.
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { keyText } from '../../config/key-text.js';
 import { configErrorMap } from '../../config/format-issues.js';
 import { keysParsed } from '../../config/when-parsed.js';
 import { byteSize, timerDuration } from '../../shared/units.js';
@@ -21,10 +22,10 @@ function forwardIssues(issues: readonly z.core.$ZodIssue[], ctx: z.RefinementCtx
   }
 }
 
-const bareKeySchema = z.string().min(1, 'must not be empty');
+const bareKeySchema = keyText({ min: 1 });
 
 const keyRecordSchema = z.strictObject({
-  key: z.string().min(1, 'must not be empty'),
+  key: keyText({ min: 1 }),
   /** Shown in metrics, reports and logs instead of the secret. */
   name: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters').optional(),
   /** Requests allowed per fixed minute window. */

@@ -2,6 +2,7 @@
 // only when its key is present, and `http: {}` or a bare `http:` enables it
 // with its defaults. At least one protocol is required.
 import { z } from 'zod';
+import { keyText } from '../../config/key-text.js';
 import { byteSize } from '../../shared/units.js';
 import { checkHttpTimeouts, corsSchema, grpcListenerShape, httpListenerShape, resolveGrpcLimits } from '../../core/listener/config.js';
 import { endpointSchema } from '../../core/listener/endpoint.js';
@@ -37,7 +38,7 @@ const grpcSchema = z
 
 /** Every OTLP request must carry `Authorization: Bearer <one of these>` (HTTP header or gRPC metadata). */
 const authSchema = z.strictObject({
-  api_keys: z.array(z.string().min(1, 'must not be empty')).min(1, 'must list at least one key'),
+  api_keys: z.array(keyText({ min: 1 })).min(1, 'must list at least one key'),
 });
 
 function withProtocolDefaults(value: unknown): unknown {

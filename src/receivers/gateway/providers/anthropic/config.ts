@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { keyText } from '../../../../config/key-text.js';
 import type { BaseProviderConfig } from '../shared/types.js';
 
 export interface AnthropicProviderConfig extends BaseProviderConfig {
@@ -14,7 +15,7 @@ export interface AnthropicProviderConfig extends BaseProviderConfig {
 export const anthropicConfigSchema: z.ZodType<AnthropicProviderConfig> = z.strictObject({
   type: z.literal('anthropic'),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://api.anthropic.com'),
-  api_key: z.string().optional(),
+  api_key: keyText().optional(),
   anthropic_version: z.string().min(1).default('2023-06-01'),
   default_max_tokens: z.int().positive().default(4096),
   headers: z.record(z.string(), z.string()).optional(),

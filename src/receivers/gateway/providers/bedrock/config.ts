@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { keyText } from '../../../../config/key-text.js';
 import { imageFetchConfigSchema, type ImageFetchConfig } from '../shared/image-fetch.js';
 import type { BaseProviderConfig } from '../shared/types.js';
 
@@ -19,10 +20,10 @@ export const bedrockConfigSchema: z.ZodType<BedrockProviderConfig> = z
     region: z.string().min(1).optional(),
     base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional(),
     // A Bedrock API key (sent as a Bearer token) replaces SigV4 signing.
-    api_key: z.string().min(1).optional(),
-    access_key_id: z.string().min(1).optional(),
-    secret_access_key: z.string().min(1).optional(),
-    session_token: z.string().min(1).optional(),
+    api_key: keyText({ min: 1 }).optional(),
+    access_key_id: keyText({ min: 1 }).optional(),
+    secret_access_key: keyText({ min: 1 }).optional(),
+    session_token: keyText({ min: 1 }).optional(),
     image_fetch: imageFetchConfigSchema,
     headers: z.record(z.string(), z.string()).optional(),
     first_byte_timeout: z.number().positive().optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { keyText } from '../../../../config/key-text.js';
 import type { BaseProviderConfig } from '../shared/types.js';
 import { imageFetchConfigSchema, type ImageFetchConfig } from '../shared/image-fetch.js';
 
@@ -13,7 +14,7 @@ export interface GoogleProviderConfig extends BaseProviderConfig {
 export const googleConfigSchema: z.ZodType<GoogleProviderConfig> = z.strictObject({
   type: z.literal('google'),
   base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).default('https://generativelanguage.googleapis.com'),
-  api_key: z.string().optional(),
+  api_key: keyText().optional(),
   image_fetch: imageFetchConfigSchema,
   headers: z.record(z.string(), z.string()).optional(),
   first_byte_timeout: z.number().positive().optional(),
