@@ -108,12 +108,18 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
   };
 }
 
-const EVERY_INTERFACE = new Set(['', '0.0.0.0', '::']);
+/** What a host on every interface stands for in boundAddresses(): it overlaps any other address on its port. */
+const EVERY_INTERFACE = '*';
+const EVERY_INTERFACE_HOSTS = new Set(['', '0.0.0.0', '::']);
+/** The system's resolver decides which loopback `localhost` binds, so it may be either. */
+const LOCALHOST = ['127.0.0.1', '::1'];
 
 /**
  * Two listeners on one address: the second would fail to bind at `run`
  * (EADDRINUSE). Port 0 (any free port) never clashes; an address on every
- * interface clashes with any other on its port.
+ * interface clashes with any other on its port. Hosts are compared as the
+ * addresses they bind, however they are written (`localhost`, `[::1]`,
+ * `[0:0:0:0:0:0:0:1]`).
  */
 function sharedAddresses(receivers: ReadonlyMap<string, ComponentConfig<AnyFactory>>, adminEndpoint: string): string[] {
   const listeners: Array<{ path: string; host: string; port: number }> = [];
@@ -122,13 +128,32 @@ function sharedAddresses(receivers: ReadonlyMap<string, ComponentConfig<AnyFacto
   }
   const admin = parseEndpoint(adminEndpoint);
   if (admin !== undefined) listeners.push({ path: 'service.admin.endpoint', ...admin });
+  const bound = listeners.map((listener) => boundAddresses(listener.host));
   const problems: string[] = [];
   listeners.forEach(function check(listener, i) {
     if (listener.port === 0) return;
-    const earlier = listeners.slice(0, i).find((other) => other.port === listener.port && (other.host === listener.host || EVERY_INTERFACE.has(other.host) || EVERY_INTERFACE.has(listener.host)));
+    const mine = bound[i] ?? [];
+    const overlaps = (j: number) => {
+      const theirs = bound[j] ?? [];
+      return mine.includes(EVERY_INTERFACE) || theirs.includes(EVERY_INTERFACE) || mine.some((address) => theirs.includes(address));
+    };
+    const earlier = listeners.slice(0, i).find((other, j) => other.port === listener.port && overlaps(j));
     if (earlier !== undefined) problems.push(`${listener.path}: ${formatEndpoint(listener.host, listener.port)} takes the port of ${earlier.path} (${formatEndpoint(earlier.host, earlier.port)}); two listeners cannot share an address`);
   });
   return problems;
+}
+
+/** The addresses a listener's host may bind, each in one canonical spelling (WHATWG URL host parsing). */
+function boundAddresses(host: string): readonly string[] {
+  let canonical: string;
+  try {
+    canonical = new URL(`http://${host.includes(':') ? `[${host}]` : host}/`).hostname.replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    canonical = host.toLowerCase();
+  }
+  if (EVERY_INTERFACE_HOSTS.has(canonical)) return [EVERY_INTERFACE];
+  if (canonical === 'localhost') return LOCALHOST;
+  return [canonical];
 }
 
 /** Each factory's checks across the components of its type that validated. */

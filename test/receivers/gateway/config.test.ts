@@ -179,4 +179,24 @@ describe('gateway config keys', () => {
     expect(listeners('127.0.0.2:24400', '127.0.0.1:0')).toEqual([]);
     expect(listeners('127.0.0.1:0', '127.0.0.1:0')).toEqual([]);
   });
+
+  it('refuses two listeners on one address however its host is written: localhost, another spelling of an IP, every interface', () => {
+    function clash(first: string, second: string): readonly string[] {
+      const raw = {
+        receivers: { otlp: { protocols: { http: { endpoint: first }, grpc: { endpoint: second } } } },
+        exporters: { debug: {} },
+        service: { pipelines: { traces: { receivers: ['otlp'], exporters: ['debug'] } } },
+      };
+      return validationProblems(raw);
+    }
+    const problem = (first: string, second: string) => [`receivers.otlp.protocols.grpc.endpoint: ${second} takes the port of receivers.otlp.protocols.http.endpoint (${first}); two listeners cannot share an address`];
+    // The system's resolver decides which loopback localhost binds, so it may be either.
+    expect(clash('127.0.0.1:27311', 'localhost:27311')).toEqual(problem('127.0.0.1:27311', 'localhost:27311'));
+    expect(clash('[::1]:27311', 'LocalHost:27311')).toEqual(problem('[::1]:27311', 'LocalHost:27311'));
+    expect(clash('[0:0:0:0:0:0:0:1]:27311', '[::1]:27311')).toEqual(problem('[0:0:0:0:0:0:0:1]:27311', '[::1]:27311'));
+    expect(clash('0.0.0.0:27311', '[::1]:27311')).toEqual(problem('0.0.0.0:27311', '[::1]:27311'));
+    expect(clash('[::]:27311', 'localhost:27311')).toEqual(problem('[::]:27311', 'localhost:27311'));
+    expect(clash('127.0.0.1:27311', '[::1]:27311')).toEqual([]);
+    expect(clash('localhost:27311', 'localhost:27312')).toEqual([]);
+  });
 });
