@@ -35,11 +35,11 @@ export class UsageMeter {
   #firstByteAt: number | undefined;
   #finished = false;
 
-  constructor(accountant: Accountant, key: AccountKey, startedAt: number) {
+  constructor(accountant: Accountant, key: AccountKey, startedAt: number, generationId: string = newGenerationId(startedAt)) {
     this.#accountant = accountant;
     this.key = key;
     this.#startedAt = startedAt;
-    this.generationId = newGenerationId(startedAt);
+    this.generationId = generationId;
   }
 
   /** An upstream attempt began: the request becomes a generation, whatever its outcome. */

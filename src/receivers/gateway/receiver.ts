@@ -15,6 +15,7 @@ import { TraceBatch } from '../../otlp/batch.js';
 import type { ResolvedProvider } from './core/attempt.js';
 import type { PlanEnv } from './core/attempt-loop.js';
 import { Accountant, type AccountKey, type KeyLimits } from '../../usage/accountant.js';
+import { newGenerationId } from '../../shared/generation-id.js';
 import { UsageMeter } from '../../usage/meter.js';
 import { usageMetrics } from '../../usage/metrics.js';
 import { ApiKeys, bearerKey, isKey } from './core/auth.js';
@@ -212,7 +213,7 @@ export class GatewayReceiver implements Receiver {
     const errors: ErrorFormat = (route ?? onPath[0])?.errors ?? openaiErrors;
     const open: OpenRequest = { res, client, errors };
     const openLink = this.#open.add(open);
-    const meter: MeterSlot = { meter: undefined };
+    const meter: MeterSlot = { generationId: undefined, meter: undefined };
     // The generation is recorded once the response has closed and every attempt has settled
     // (an attempt charges its usage as it ends, which may come after the client's last byte).
     let closedStatus: number | undefined;
@@ -244,8 +245,8 @@ export class GatewayReceiver implements Receiver {
       try {
         const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
         server.fail(error.spanErrorType, error.message);
-        const generation = meter.meter;
-        sendError(res, generation === undefined ? error : error.withHeaders({ 'x-sluice-generation-id': generation.generationId }), errors);
+        const generationId = meter.generationId;
+        sendError(res, generationId === undefined ? error : error.withHeaders({ 'x-sluice-generation-id': generationId }), errors);
       } finally {
         settle();
       }
@@ -272,13 +273,15 @@ export class GatewayReceiver implements Receiver {
       throw new GatewayHttpError(405, `Method ${method} is not allowed on ${first.route}; use ${allow}.`, { code: 'method_not_allowed', headers: { allow } });
     }
     const services = this.#services as GatewayServices;
+    const now = Date.now();
+    // Named before the key is checked: every answer of a model route carries it, a refusal too (not recorded: nothing reached an upstream).
+    if (route.generates === true) slot.generationId = newGenerationId(now);
     const presented = route.presentedKey === undefined ? bearerKey(req) : route.presentedKey(req);
     if (route.adminKey === true && isKey(presented, services.adminApiKey())) {
       await route.handle(services, { req, res, path, query, server, spans, client, key: ADMIN_KEY, admin: true, meter: undefined });
       return;
     }
     const key = services.keys.authorize(presented);
-    const now = Date.now();
     // Every limit is asked at once: in cluster mode their Redis commands share one round trip's wait.
     // A key without limits skips the asking (and its promises) altogether.
     const [limited, refused] = !limitedKey(key)
@@ -288,7 +291,7 @@ export class GatewayReceiver implements Receiver {
     let meter: UsageMeter | undefined;
     if (route.generates === true) {
       if (refused !== undefined) throw refusalError(refused);
-      meter = new UsageMeter(services.accountant, key, now);
+      meter = new UsageMeter(services.accountant, key, now, slot.generationId);
       // Answers name it in their head (answer-head.ts), errors as they are sent.
       slot.meter = meter;
     }
@@ -324,6 +327,8 @@ const ADMIN_KEY: AccountKey = { name: 'admin', requests: undefined, tokens: unde
 
 /** The request's usage meter, once its route is known to generate. */
 interface MeterSlot {
+  /** Set first, on model routes: what refusals before the meter exists are named by. */
+  generationId: string | undefined;
   meter: UsageMeter | undefined;
 }
 

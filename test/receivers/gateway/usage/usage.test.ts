@@ -167,6 +167,41 @@ describe('gateway usage and cost', () => {
   });
 });
 
+describe('generation ids of refused requests', () => {
+  async function post(path: string, key: string, body: Record<string, unknown>): Promise<Response> {
+    return fetch(`${(gateway as Gateway).baseURL}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  }
+  const chat = { model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }] };
+
+  it('names one on a 401, a requests_per_minute 429 and a budget 429 of a model route, and records none of them', async () => {
+    await setup([{ key: KEY_A, name: 'one-a-minute', requests_per_minute: 1 }, { key: KEY_B, name: 'tiny', budget: { usd: 0.0001, period: 'day' } }]);
+    expect((await post('/chat/completions', KEY_A, chat)).status).toBe(200);
+    expect((await post('/chat/completions', KEY_B, chat)).status).toBe(200);
+    const refusals = [
+      await post('/chat/completions', 'sk-wrong', chat),
+      await post('/messages', 'sk-wrong', { model: 'openai/gpt-cache', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }),
+      await post('/chat/completions', KEY_A, chat),
+      await post('/chat/completions', KEY_B, chat),
+    ];
+    expect(refusals.map((r) => r.status)).toEqual([401, 401, 429, 429]);
+    const ids = refusals.map((r) => r.headers.get('x-sluice-generation-id') ?? '');
+    for (const id of ids) expect(id).toMatch(/^gen_[0-9A-HJKMNP-TV-Z]{26}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    // As README says, only a request that reached an upstream is a generation.
+    for (const id of ids) expect((await getJson(`/v1/generation?id=${id}`, ADMIN_KEY)).status).toBe(404);
+    const byDay = await getJson(`/v1/report?start_date=${today()}&end_date=${today()}&group_by=day`, ADMIN_KEY);
+    expect(byDay.body).toMatchObject({ results: [{ day: today(), request_count: 2 }] });
+    expect(upstream?.requests).toHaveLength(2);
+  });
+
+  it('names none on a path that is no route', async () => {
+    await setup();
+    const response = await post('/chat/complete', KEY_A, chat);
+    expect(response.status).toBe(404);
+    expect(response.headers.get('x-sluice-generation-id')).toBeNull();
+  });
+});
+
 describe('usage of streams and direct routes', () => {
   it('prices a model reached as <provider>/<model> as the catalog endpoint sending that model there', async () => {
     await setup();
