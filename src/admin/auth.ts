@@ -27,11 +27,11 @@ export function requireAdminKey(apiKey: string | undefined | (() => string | und
   return function checkAdminKey(req, res) {
     const key = typeof apiKey === 'function' ? apiKey() : apiKey;
     if (key === undefined || key === '') {
-      sendError(res, 401, 'the admin API is disabled: set service.admin.api_key', { 'www-authenticate': 'Bearer' });
+      sendError(res, 401, 'admin_api_disabled', 'the admin API is disabled: set service.admin.api_key', { 'www-authenticate': 'Bearer' });
       return false;
     }
     if (!bearerMatches(req.headers.authorization, key)) {
-      sendError(res, 401, 'missing or wrong admin API key', { 'www-authenticate': 'Bearer' });
+      sendError(res, 401, 'unauthorized', 'missing or wrong admin API key', { 'www-authenticate': 'Bearer' });
       return false;
     }
     return true;

@@ -7,6 +7,7 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.end(text);
 }
 
-export function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  sendJson(res, status, { error: { message } }, headers);
+/** An error in the shape every admin answer takes, `{"error": {"message", "code"}}`; `code` is stable, for programs to branch on. */
+export function sendError(res: ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
+  sendJson(res, status, { error: { message, code } }, headers);
 }

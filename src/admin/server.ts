@@ -96,16 +96,16 @@ export class AdminServer implements AdminRoutes {
       url = new URL(req.url ?? '/', 'http://admin.invalid');
     } catch {
       // Node's parser lets through targets URL cannot read (`//[`): the request's fault, answered before any route.
-      return sendError(res, 400, 'the request target is not a valid URL path');
+      return sendError(res, 400, 'invalid_request', 'the request target is not a valid URL path');
     }
     try {
       const builtin = this.#builtin(url.pathname);
       if (builtin !== undefined) {
-        if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, `${req.method ?? ''} is not allowed on ${url.pathname}`, { allow: 'GET, HEAD' });
+        if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'method_not_allowed', `${req.method ?? ''} is not allowed on ${url.pathname}`, { allow: 'GET, HEAD' });
         return await builtin(res);
       }
       const handler = this.#route(url.pathname);
-      if (handler === undefined) return sendError(res, 404, `not found: ${url.pathname}`);
+      if (handler === undefined) return sendError(res, 404, 'not_found', `not found: ${url.pathname}`);
       await handler(req, res, url);
     } catch (err) {
       // A client that left before its body was whole has no answer to read.
@@ -115,7 +115,7 @@ export class AdminServer implements AdminRoutes {
         return;
       }
       this.#options.logger.error({ err: errorMessage(err), path: url.pathname }, 'admin request failed');
-      if (!res.headersSent) sendError(res, 500, 'internal error');
+      if (!res.headersSent) sendError(res, 500, 'internal_error', 'internal error');
       else res.destroy();
     }
   }

@@ -78,7 +78,7 @@ describe('admin endpoint', () => {
   it('answers an unknown path with a JSON 404', async () => {
     const res = await fetch(`${base}/nope`);
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ error: { message: 'not found: /nope' } });
+    expect(await res.json()).toEqual({ error: { message: 'not found: /nope', code: 'not_found' } });
   });
 
   it('answers 400 to a request target URL cannot read, and keeps serving', async () => {
@@ -86,7 +86,7 @@ describe('admin endpoint', () => {
     for (const target of ['//[', '//a:99999/', '//%/']) {
       const answer = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
       expect(answer).toMatch(/^HTTP\/1\.1 400 /);
-      expect(answer).toContain('the request target is not a valid URL path');
+      expect(answer).toContain('{"error":{"message":"the request target is not a valid URL path","code":"invalid_request"}}');
     }
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
   });
@@ -95,6 +95,7 @@ describe('admin endpoint', () => {
     const res = await fetch(`${base}/healthz`, { method: 'POST' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
+    expect(await res.json()).toEqual({ error: { message: 'POST is not allowed on /healthz', code: 'method_not_allowed' } });
   });
 
   it('serves a mounted route and everything under it until it is removed', async () => {
@@ -109,8 +110,11 @@ describe('admin endpoint', () => {
     admin.addRoute('/v1/drains', (req, res) => {
       if (admin.requireAdminKey(req, res)) sendJson(res, 200, { ok: true });
     });
-    expect((await fetch(`${base}/v1/drains`)).status).toBe(401);
-    expect((await fetch(`${base}/v1/drains`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    for (const headers of [{}, { authorization: 'Bearer wrong' }]) {
+      const res = await fetch(`${base}/v1/drains`, { headers });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toEqual({ error: { message: 'missing or wrong admin API key', code: 'unauthorized' } });
+    }
     expect((await fetch(`${base}/v1/drains`, { headers: { authorization: 'Bearer admin-secret' } })).status).toBe(200);
   });
 
@@ -121,6 +125,7 @@ describe('admin endpoint', () => {
     });
     const res = await fetch(`${base}/v1/drains`, { headers: { authorization: 'Bearer ' } });
     expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: { message: 'the admin API is disabled: set service.admin.api_key', code: 'admin_api_disabled' } });
   });
 
   it('answers 500 in JSON when a mounted handler throws', async () => {
@@ -129,7 +134,7 @@ describe('admin endpoint', () => {
     });
     const res = await fetch(`${base}/boom`);
     expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ error: { message: 'internal error' } });
+    expect(await res.json()).toEqual({ error: { message: 'internal error', code: 'internal_error' } });
   });
 });
 

@@ -74,14 +74,14 @@ export function mountConsole(routes: AdminRoutes): () => void {
     const path = url.pathname;
     const isPage = path === '/' || path === '/index.html';
     const type = ASSETS[path];
-    if (!isPage && type === undefined) return sendError(res, 404, `not found: ${path}`);
-    if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, `${req.method ?? ''} is not allowed on ${path}`, { allow: 'GET, HEAD' });
+    if (!isPage && type === undefined) return sendError(res, 404, 'not_found', `not found: ${path}`);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return sendError(res, 405, 'method_not_allowed', `${req.method ?? ''} is not allowed on ${path}`, { allow: 'GET, HEAD' });
     const head = req.method === 'HEAD';
     if (isPage) return send(res, head, 'text/html; charset=utf-8', PAGE);
     let body = cache.get(path);
     if (body === undefined) {
       body = await readAsset(path.slice('/console/'.length));
-      if (body === undefined) return sendError(res, 503, 'the console is not built: run npm run build');
+      if (body === undefined) return sendError(res, 503, 'console_not_built', 'the console is not built: run npm run build');
       cache.set(path, body);
     }
     send(res, head, type ?? 'application/octet-stream', body);

@@ -7,7 +7,7 @@ import { ClusterUnavailableError, DrainNotFoundError, DrainsStoppingError } from
 import { hostService } from '../../core/host-services.js';
 import { DRAINS_CONTROLLER, type DrainEdit, type DrainsController } from '../../exporters/drains/controller.js';
 import { MAX_DRAINS } from '../../exporters/drains/limits.js';
-import { sendJson } from '../respond.js';
+import { sendError, sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
 import { readJsonBody } from './body.js';
 import { changesFromBody, deliveryFromBody, headersMoveProblem, patchedBody, viewOf } from './convert.js';
@@ -25,7 +25,7 @@ function invalid(res: ServerResponse, problems: string[]): void {
 }
 
 function methodNotAllowed(res: ServerResponse, method: string | undefined, allow: string): void {
-  sendJson(res, 405, { error: { message: `${method ?? ''} is not allowed here`, code: 'method_not_allowed' } }, { allow });
+  sendError(res, 405, 'method_not_allowed', `${method ?? ''} is not allowed here`, { allow });
 }
 
 /**
@@ -50,7 +50,7 @@ export function drainsControllerOn(host: () => Host | undefined, swapping: () =>
 const RETRY_AFTER_SECONDS = '1';
 
 function unavailable(res: ServerResponse, message: string): void {
-  sendJson(res, 503, { error: { message, code: 'unavailable' } }, { 'retry-after': RETRY_AFTER_SECONDS });
+  sendError(res, 503, 'unavailable', message, { 'retry-after': RETRY_AFTER_SECONDS });
 }
 
 /**

@@ -2,7 +2,7 @@
 // Gateway screens read it.
 import type { SharedState } from '../../cluster/state.js';
 import type { ValidatedConfig } from '../../config/validate.js';
-import { sendJson } from '../respond.js';
+import { sendError, sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
 import { gatewayCatalogs } from './catalog.js';
 import { keyUsage } from './key-usage.js';
@@ -21,9 +21,9 @@ export interface StatsSources {
 export function mountStatsApi(routes: AdminRoutes, sampler: StatsSampler, sources: StatsSources): () => void {
   return routes.addRoute(STATS_PATH, async function statsApi(req, res, url) {
     if (!routes.requireAdminKey(req, res)) return;
-    if (url.pathname !== STATS_PATH) return sendJson(res, 404, { error: { message: `not found: ${url.pathname}`, code: 'not_found' } });
+    if (url.pathname !== STATS_PATH) return sendError(res, 404, 'not_found', `not found: ${url.pathname}`);
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      return sendJson(res, 405, { error: { message: `${req.method ?? ''} is not allowed here`, code: 'method_not_allowed' } }, { allow: 'GET, HEAD' });
+      return sendError(res, 405, 'method_not_allowed', `${req.method ?? ''} is not allowed here`, { allow: 'GET, HEAD' });
     }
     const current = await sampler.current();
     const catalogs = gatewayCatalogs(sources.config());

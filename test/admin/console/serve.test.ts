@@ -38,7 +38,7 @@ describe('console route', () => {
     expect(await (await fetch(`${base}/v1/drains`)).json()).toEqual({ drains: [] });
     const missing = await fetch(`${base}/console/other.js`);
     expect(missing.status).toBe(404);
-    expect(await missing.json()).toEqual({ error: { message: 'not found: /console/other.js' } });
+    expect(await missing.json()).toEqual({ error: { message: 'not found: /console/other.js', code: 'not_found' } });
     expect((await fetch(`${base}/v1/unknown`)).status).toBe(404);
   });
 
