@@ -15,13 +15,7 @@ const SECRET_WORDS = ['key', 'apikey', 'api_key', 'token', 'secret', 'password',
 const SECRET_PARAM = new RegExp(`(?:^|_)(?:${SECRET_WORDS.join('|')})$`);
 
 function isSecretParam(encodedName: string): boolean {
-  let name: string;
-  try {
-    name = decodeURIComponent(encodedName.replace(/\+/g, ' '));
-  } catch {
-    name = encodedName;
-  }
-  return SECRET_PARAM.test(name.toLowerCase().replace(/[-.]/g, '_'));
+  return SECRET_PARAM.test(decoded(encodedName).toLowerCase().replace(/[-.]/g, '_'));
 }
 
 /** The query (`?a=1&b=2`, or '') with the values of secret parameters replaced; every other byte as given. */
@@ -50,6 +44,43 @@ export function redactUrl(url: string): string {
   else if (parsed.username !== '') parsed.username = REDACTED;
   parsed.search = search;
   return parsed.href;
+}
+
+/**
+ * A function that replaces, wherever they occur in a text, the credentials
+ * redactUrl hides in `url` (the password, a user name given alone, the
+ * values of secret query parameters), as written in the URL and decoded: a
+ * destination's answer may echo the request's URL back, whole or in part.
+ */
+export function urlSecretsRedactor(url: string): (text: string) => string {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return (text) => text;
+  }
+  const encoded: string[] = [];
+  if (parsed.password !== '') encoded.push(parsed.password);
+  else if (parsed.username !== '') encoded.push(parsed.username);
+  for (const pair of parsed.search.slice(1).split('&')) {
+    const eq = pair.indexOf('=');
+    if (eq !== -1 && eq < pair.length - 1 && isSecretParam(pair.slice(0, eq))) encoded.push(pair.slice(eq + 1));
+  }
+  const secrets = [...new Set(encoded.flatMap((secret) => [secret, decoded(secret)]))].sort((a, b) => b.length - a.length);
+  if (secrets.length === 0) return (text) => text;
+  return function redactUrlSecrets(text) {
+    let out = text;
+    for (const secret of secrets) out = out.split(secret).join(REDACTED);
+    return out;
+  };
+}
+
+function decoded(component: string): string {
+  try {
+    return decodeURIComponent(component.replace(/\+/g, ' '));
+  } catch {
+    return component;
+  }
 }
 
 /** The URL's origin, or undefined for text that is not a URL. */

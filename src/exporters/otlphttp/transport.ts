@@ -9,7 +9,7 @@ import { parseJsonResponse } from '../../otlp/json-codec.js';
 import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
 import { wantJsonReuse } from '../../otlp/json-reuse.js';
 import { parseRetryAfter } from './retry-after.js';
-import { redactUrl } from '../../shared/redact-url.js';
+import { redactUrl, urlSecretsRedactor } from '../../shared/redact-url.js';
 import { Deadline } from '../../shared/abort-callbacks.js';
 import { concatSliced, signSliced } from './body-sliced.js';
 import { gzipSliced } from './gzip-sliced.js';
@@ -22,7 +22,7 @@ import { gzipSliced } from './gzip-sliced.js';
 const GZIP_LEVEL = 1;
 
 const RETRYABLE_STATUS = new Set([429, 502, 503, 504]);
-const ERROR_BODY_PREVIEW = 512; // characters of a failed response kept for the log
+const ERROR_BODY_PREVIEW = 512; // characters of a failed response kept for the log (once the URL's credentials are out of it)
 /** Bytes of a destination's answer read (partial_success and an error's preview fit in far less); the rest is not read. */
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 /** 307 and 308 keep the method and body: followed this many times, to the same origin only. */
@@ -138,6 +138,8 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
     connect: { timeout: CONNECT_TIMEOUT, ...(options.ca === undefined ? {} : { ca: options.ca }) },
   });
   const baseHeaders = { ...options.headers, 'user-agent': options.userAgent };
+  // What a destination says goes to logs and the drains API: never with the URL's credentials it may echo.
+  const redact = urlSecretsRedactor(options.url);
   // A JSON destination's records were often transcoded already, for the `file` exporter's lines:
   // wanted from the first delivery on (a transport that never sends, such as a drain that failed to start, wants nothing).
   let releaseJsonReuse: (() => void) | undefined;
@@ -161,12 +163,13 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
         const responseBody = await boundedBody(response.body);
         const status = response.statusCode;
         if (status >= 200 && status < 300) {
-          return { status: 'success', httpStatus: status, ...partialSuccess(response.headers['content-type']?.toString(), responseBody) };
+          const { rejectedSpans, rejectedMessage } = partialSuccess(response.headers['content-type']?.toString(), responseBody);
+          return rejectedMessage === undefined ? { status: 'success', httpStatus: status, rejectedSpans } : { status: 'success', httpStatus: status, rejectedSpans, rejectedMessage: redact(rejectedMessage) };
         }
         const location = response.headers['location'];
         const error = REDIRECT_STATUS.has(status)
-          ? `HTTP ${status}: redirected to ${redactUrl(String(location ?? '(no location)'))}, not followed (another origin, or more than ${MAX_REDIRECTS} redirects): configure the new URL`
-          : `HTTP ${status}: ${responseBody.toString('utf8', 0, ERROR_BODY_PREVIEW)}`;
+          ? `HTTP ${status}: redirected to ${redact(redactUrl(String(location ?? '(no location)')))}, not followed (another origin, or more than ${MAX_REDIRECTS} redirects): configure the new URL`
+          : `HTTP ${status}: ${redact(responseBody.toString('utf8')).slice(0, ERROR_BODY_PREVIEW)}`;
         if (RETRYABLE_STATUS.has(status)) {
           const retryInMs = parseRetryAfter(response.headers['retry-after']);
           return retryInMs === undefined ? { status: 'retryable', httpStatus: status, error } : { status: 'retryable', httpStatus: status, retryInMs, error };
@@ -174,7 +177,7 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
         return { status: 'failure', httpStatus: status, error };
       } catch (err) {
         const reason = deadline.timedOut ? `timed out after ${options.timeoutMs}ms` : err instanceof Error ? err.message : String(err);
-        return { status: 'retryable', httpStatus: null, error: `request to ${url.host} failed: ${reason}` };
+        return { status: 'retryable', httpStatus: null, error: `request to ${url.host} failed: ${redact(reason)}` };
       } finally {
         deadline.end();
       }

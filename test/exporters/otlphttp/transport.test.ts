@@ -35,6 +35,25 @@ function transport(url: string, timeoutMs: number) {
 const records = [encodeRequest({ resourceSpans: [] })];
 
 describe('the OTLP/HTTP transport', () => {
+  it('keeps the URL\'s credentials out of an error that echoes the request back', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(400, { 'content-type': 'text/plain' }).end(`bad request to ${req.url ?? ''} (auth ${req.headers.authorization ?? 'none'}) full http://drain-user:pw-SECRET@host${req.url ?? ''}`));
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const t = transport(`http://drain-user:pw-SECRET@127.0.0.1:${port}/v1/traces?token=tok2-SECRET&team=a&dd-api-key=dd%2BSECRET`, 5_000);
+    const result = await t.send(records, 0, new AbortController().signal);
+    await t.close();
+    expect(result).toMatchObject({ status: 'failure', httpStatus: 400 });
+    const error = (result as { error: string }).error;
+    expect(error).toContain('/v1/traces?token=***&team=a&dd-api-key=***');
+    expect(error).toContain('drain-user:***@host');
+    expect(error).not.toMatch(/SECRET/);
+  });
+
+
   it('delivers to a destination that answers', async () => {
     const t = transport(await destination(true), 5_000);
     expect(await t.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success', httpStatus: 200 });
