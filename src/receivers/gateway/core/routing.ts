@@ -14,8 +14,18 @@ export interface Router {
   plan(model: string, options: RoutingOptions, optionsParam: string): Endpoint[];
 }
 
+/**
+ * No model id names anything with a control character in it, and ids are
+ * written into usage records and report keys, where one could pass for a
+ * separator: such an id is the client's mistake, named by where it was.
+ */
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
+
 export function createRouter(catalog: Catalog, providerSlugs: ReadonlySet<string>): Router {
   function resolve(model: string, param: string): readonly Endpoint[] {
+    if (CONTROL_CHARACTER.test(model)) {
+      throw new GatewayHttpError(400, `${param}: a model id must not contain control characters (${JSON.stringify(model)})`, { code: 'invalid_value', param });
+    }
     const listed = catalog.endpoints(model);
     if (listed !== undefined) return listed;
     const slash = model.indexOf('/');

@@ -108,6 +108,25 @@ describe('gateway routing and fallback', () => {
     expect(other.requests[0]?.body['model']).toBe('backup-model');
   });
 
+  it('refuses a model id with a control character on every model route, as a 400 naming where it was, and sends nothing upstream', async () => {
+    const a = await upstream(answering('A'));
+    gateway = await startGateway({ providers: { alpha: openaiProvider(a) }, models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }] }] });
+    const post = async (path: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => {
+      const response = await fetch(`${gateway?.baseURL ?? ''}${path}`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+      return { status: response.status, error: ((await response.json()) as { error: { param: unknown; code: string } }).error };
+    };
+    const messages = [{ role: 'user', content: 'hi' }];
+    const nul = 'alpha/m\u0000fake\u0000requests';
+    expect(await post('/chat/completions', { model: nul, messages })).toMatchObject({ status: 400, error: { param: 'model', code: 'invalid_value' } });
+    expect(await post('/chat/completions', { model: 'acme/model', messages, providerOptions: { gateway: { models: ['alpha/m\u0007'] } } })).toMatchObject({ status: 400, error: { param: 'providerOptions.gateway.models[0]', code: 'invalid_value' } });
+    expect(await post('/messages', { model: nul, max_tokens: 10, messages })).toMatchObject({ status: 400 });
+    expect(await post('/embeddings', { model: nul, input: 'hi' })).toMatchObject({ status: 400, error: { param: 'model', code: 'invalid_value' } });
+    // Headers carry no NUL, but a tab they do.
+    const aiSdk = { 'ai-language-model-specification-version': '3', 'ai-language-model-streaming': 'false', 'ai-language-model-id': 'alpha/m\tx' };
+    expect(await post('/ai/language-model', { prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] }, aiSdk)).toMatchObject({ status: 400, error: { param: 'model' } });
+    expect(a.requests).toHaveLength(0);
+  });
+
   it('routes a model outside the catalog straight to its configured provider', async () => {
     const u = await upstream(answering('direct'));
     gateway = await startGateway({ providers: { local: openaiProvider(u) }, models: [] });
