@@ -15,7 +15,7 @@ import { readAckFile } from './ack-file.js';
 import { AckWriter } from './ack-writer.js';
 import { lockDirectory, type DirectoryLock } from './directory-lock.js';
 import { QueueClosedError, QueueFullError, QueueWriteError, RecordTooLargeError } from './errors.js';
-import { FRAME_OVERHEAD_BYTES, decodeFrameSliced, encodeFrameHeader } from './framing.js';
+import { FRAME_OVERHEAD_BYTES, FRAME_PREFIX_BYTES, claimedFrameBytes, decodeFrameSliced, encodeFrameHeader, offsetAfterCorrupt } from './framing.js';
 import { fsyncDirectory, prepareDirectory, recoverSegments, removeFile, segmentFileName } from './segment-files.js';
 import { RecentRecords } from './recent-records.js';
 import type { Queue, QueueRecord, QueueStats, ReadLimits } from './types.js';
@@ -453,7 +453,9 @@ export class DiskQueue implements Queue {
           break;
         }
         if (result.kind === 'corrupt') {
-          this.#skipCorruptRest(segment, result.reason);
+          const next = await this.#recordAfterCorrupt(segment, start + pos);
+          if (next === undefined) this.#skipCorruptRest(segment, result.reason);
+          else this.#skipCorruptRecord(segment, next, result.reason);
           break;
         }
         const { frame } = result;
@@ -508,7 +510,34 @@ export class DiskQueue implements Queue {
     await current?.handle.close();
   }
 
-  /** Data damaged after recovery validated it: skip the rest of the segment so delivery goes on. */
+  /**
+   * Where the record after the corrupt one at `offset` starts, when that one
+   * can be skipped alone (see offsetAfterCorrupt); read from the file, since
+   * the record after it may lie past the chunk in hand.
+   */
+  async #recordAfterCorrupt(segment: Segment, offset: number): Promise<number | undefined> {
+    const claimed = claimedFrameBytes(await this.#readAt(segment, offset, FRAME_PREFIX_BYTES), 0);
+    if (claimed === undefined || offset + claimed >= segment.bytes) return undefined;
+    const nextClaimed = claimedFrameBytes(await this.#readAt(segment, offset + claimed, FRAME_PREFIX_BYTES), 0);
+    if (nextClaimed === undefined) return undefined;
+    const length = Math.min(claimed + nextClaimed, segment.bytes - offset);
+    const next = offsetAfterCorrupt(await this.#readAt(segment, offset, length), 0);
+    return next === undefined ? undefined : offset + next;
+  }
+
+  /** A damaged record whose length held: skip it alone, and read on from the record after it at `next`. */
+  #skipCorruptRecord(segment: Segment, next: number, reason: string): void {
+    this.#acked.add(this.#cursor.seq);
+    this.#records -= 1;
+    this.#unread -= 1;
+    this.#cursor.offset = next;
+    this.#cursor.seq += 1;
+    this.#logger.error({ queue: this.name, segment: segment.path, lostRecords: 1, reason }, 'queue record corrupt on read; skipped it and kept the records after it');
+    this.#advanceAckPosition();
+    this.#ackWriter?.update(this.#ackPosition);
+  }
+
+  /** Data damaged after recovery validated it, where the next record cannot be found: skip the rest of the segment so delivery goes on. */
   #skipCorruptRest(segment: Segment, reason: string): void {
     const end = segment.base + segment.count;
     const lost = end - this.#cursor.seq;

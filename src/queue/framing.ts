@@ -61,6 +61,30 @@ export function decodeFrame(buf: Buffer, offset: number): FrameResult {
   return checkedFrame(located, crc32(located.body));
 }
 
+/**
+ * The whole size a frame at `offset` claims in its length field, or undefined
+ * when fewer than its prefix's bytes are there or the length is impossible.
+ * A corrupt record's claim is only a guess: see offsetAfterCorrupt.
+ */
+export function claimedFrameBytes(buf: Buffer, offset: number): number | undefined {
+  if (buf.length - offset < FRAME_PREFIX_BYTES) return undefined;
+  const bodyLength = buf.readUInt32LE(offset);
+  return bodyLength < FRAME_META_BYTES ? undefined : FRAME_PREFIX_BYTES + bodyLength;
+}
+
+/**
+ * Where the record after a corrupt one at `offset` starts, when the corrupt
+ * one can be skipped alone: a damaged byte in its data or CRC left its length
+ * intact, which only a whole, valid record right after it proves. Otherwise
+ * (an impossible length, the last record, a torn or corrupt one after it)
+ * undefined: nothing says where the next record starts.
+ */
+export function offsetAfterCorrupt(buf: Buffer, offset: number): number | undefined {
+  const claimed = claimedFrameBytes(buf, offset);
+  if (claimed === undefined || offset + claimed >= buf.length) return undefined;
+  return decodeFrame(buf, offset + claimed).kind === 'frame' ? offset + claimed : undefined;
+}
+
 /** Bodies up to this size are checked in one call (about 55 µs); larger ones in pieces. */
 const SLICED_CHECK_BYTES = 256 * 1024;
 /** Bytes checked between two looks at the clock. */

@@ -3,7 +3,7 @@ import { mkdir, open, readFile, readdir, truncate, unlink, writeFile } from 'nod
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { QueueDirectoryError } from './errors.js';
-import { decodeFrame } from './framing.js';
+import { decodeFrame, offsetAfterCorrupt } from './framing.js';
 
 // Fixed width, so lexical order is numeric order.
 const SEGMENT_NAME = /^(\d{20})\.seg$/;
@@ -46,7 +46,7 @@ export async function removeFile(path: string): Promise<void> {
 export interface RecoveredSegment {
   readonly base: number;
   readonly path: string;
-  /** Whole records kept. */
+  /** Records kept: the whole ones and any corrupt one between them, which the reader skips. */
   readonly count: number;
   /** Bytes kept (the file is truncated to this). */
   readonly bytes: number;
@@ -59,7 +59,9 @@ export interface RecoveredSegment {
 /**
  * Scans every segment in order, keeps every whole record, truncates a torn or
  * corrupt tail (a crash mid-write, or a damaged sector), and deletes segments
- * that are empty or entirely acknowledged.
+ * that are empty or entirely acknowledged. A corrupt record followed by a
+ * valid one is left in place and counted (it keeps its sequence number, so
+ * the records after it keep theirs): the reader skips it alone.
  *
  * A segment's records end where the next segment starts: the queue starts a
  * segment at the sequence number after the last record it stored. Whole
@@ -86,6 +88,7 @@ export async function recoverSegments(
     let pos = 0;
     let count = 0;
     let readOffset = 0;
+    let corrupt = 0;
     let problem: string | undefined;
     let overlaps = false;
     while (pos < buf.length) {
@@ -94,25 +97,34 @@ export async function recoverSegments(
         break;
       }
       const result = decodeFrame(buf, pos);
-      if (result.kind !== 'frame') {
+      const next = result.kind === 'frame' ? pos + result.frame.frameBytes : result.kind === 'corrupt' ? offsetAfterCorrupt(buf, pos) : undefined;
+      if (next === undefined) {
         problem = result.kind === 'corrupt' ? result.reason : 'torn record';
         break;
       }
+      if (result.kind === 'corrupt') corrupt += 1;
       if (base + count === firstUnacked) readOffset = pos;
       count += 1;
-      pos += result.frame.frameBytes;
+      pos = next;
+    }
+    const whole = count - corrupt;
+    if (corrupt > 0) {
+      logger.warn(
+        { queue, segment: name, corruptRecords: corrupt, keptRecords: whole },
+        'queue segment holds corrupt records between whole ones; kept every whole record, the corrupt ones are skipped when read',
+      );
     }
     if (problem !== undefined) {
       await truncate(path, pos);
       logger.warn(
-        { queue, segment: name, keptRecords: count, discardedBytes: buf.length - pos, reason: problem },
+        { queue, segment: name, keptRecords: whole, discardedBytes: buf.length - pos, reason: problem },
         'queue segment ends in a torn or corrupt record; truncated it and kept every whole record before it',
       );
     }
     if (overlaps) {
       await truncate(path, pos);
       logger.warn(
-        { queue, segment: name, keptRecords: count, discardedBytes: buf.length - pos },
+        { queue, segment: name, keptRecords: whole, discardedBytes: buf.length - pos },
         'queue segment holds records a failed write left past the start of the next segment; truncated them',
       );
     }

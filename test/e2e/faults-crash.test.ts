@@ -2,11 +2,11 @@
 // file torn in the middle of a record, and SIGTERM while deliveries are in
 // flight. What the daemon acknowledged must reach the destination after the
 // next start.
-import { readdir, readFile, truncate } from 'node:fs/promises';
+import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { queueDirectory } from '../../src/exporters/exporterhelper/index.js';
-import { decodeFrame } from '../../src/queue/framing.js';
+import { decodeFrame, FRAME_OVERHEAD_BYTES } from '../../src/queue/framing.js';
 import type { RunningDaemon } from '../helpers/daemon.js';
 import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
 import { EXPORTER, makeRequests, otlpEndpoint, receivedSpanIds, sendAll, spanIdsOf, startFaultDaemon, waitForSpanIds, type FaultDaemonOptions } from './faults-kit.js';
@@ -93,6 +93,36 @@ describe('faults in the daemon', () => {
     await waitForSpanIds(sink, whole, 15_000);
     expect(new Set(receivedSpanIds(sink))).toEqual(new Set(whole));
     expect(second.logs.some((line) => line.includes('torn or corrupt record'))).toBe(true);
+  });
+
+  it('starts on a segment with a damaged record in the middle and delivers every record around it', { timeout: 30_000 }, async () => {
+    const sink = await sinkAnswering(503);
+    const otlp = await otlpEndpoint();
+    const options = { sinkUrl: sink.url, otlpPort: otlp.port };
+    const first = await start(options);
+    const requests = makeRequests(10, 20);
+    expect((await sendAll(otlp.url, requests, 1)).length).toBe(10); // one at a time: one record each, in order
+    expect(await first.stop()).toBe(0);
+
+    const [segment] = await segmentPaths(first);
+    const bytes = await readFile(segment ?? '');
+    const frameStarts: number[] = [];
+    for (let pos = 0; pos < bytes.length; ) {
+      const result = decodeFrame(bytes, pos);
+      if (result.kind !== 'frame') throw new Error(`unexpected ${result.kind} frame in a clean segment`);
+      frameStarts.push(pos);
+      pos += result.frame.frameBytes;
+    }
+    const damaged = (frameStarts[4] ?? 0) + FRAME_OVERHEAD_BYTES + 5; // a data byte of the fifth record; its length stays intact
+    bytes[damaged] = 0xff ^ (bytes[damaged] ?? 0);
+    await writeFile(segment ?? '', bytes);
+
+    sink.respond = () => ({ status: 200 });
+    const second = await start({ ...options, dir: first.dir });
+    const intact = spanIdsOf([...requests.slice(0, 4), ...requests.slice(5)]);
+    await waitForSpanIds(sink, intact, 15_000);
+    expect(new Set(receivedSpanIds(sink))).toEqual(new Set(intact));
+    expect(second.logs.some((line) => line.includes('"lostRecords":1'))).toBe(true);
   });
 
   it('delivers the rest on the next start after a SIGTERM during delivery', { timeout: 30_000 }, async () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DiskQueue, QueueDirectoryError, QueueFullError, QueueLockedError, QueueWriteError, type QueueRecord } from '../../src/queue/index.js';
+import { DiskQueue, FRAME_OVERHEAD_BYTES, QueueDirectoryError, QueueFullError, QueueLockedError, QueueWriteError, type QueueRecord } from '../../src/queue/index.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? "silent" });
 const READ_ALL = { maxSpans: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER };
@@ -63,6 +63,14 @@ async function crashCopy(): Promise<string> {
 async function flipLastByte(path: string): Promise<void> {
   const bytes = await readFile(path);
   bytes[bytes.length - 1] = 0xff ^ (bytes[bytes.length - 1] ?? 0);
+  await writeFile(path, bytes);
+}
+
+/** Flips a data byte of record `index` of a segment of `records` equal-sized records; its length field stays intact. */
+async function flipDataByte(path: string, index: number, records: number): Promise<void> {
+  const bytes = await readFile(path);
+  const at = (bytes.length / records) * index + FRAME_OVERHEAD_BYTES + 5;
+  bytes[at] = 0xff ^ (bytes[at] ?? 0);
   await writeFile(path, bytes);
 }
 
@@ -139,19 +147,80 @@ describe('DiskQueue', () => {
     expect((await stat(path)).size).toBe(((size / 5) * 4));
   });
 
-  it('discards a record whose CRC does not match, and everything after it', async () => {
+  it('skips a record whose CRC does not match alone on start, and keeps the records after it in the file', async () => {
+    const first = await openQueue();
+    for (let i = 0; i < 5; i++) await first.append(payload(i, 40), 1);
+    await first.close();
+    const [segment] = await segmentFiles();
+    const path = join(dir, 'q', segment ?? '');
+    const size = (await stat(path)).size;
+    await flipDataByte(path, 1, 5);
+
+    const second = await openQueue();
+    expect(second.stats().records).toBe(5); // the damaged one is only found unreadable when read
+    const records = await second.read(READ_ALL);
+    expect(texts(records)).toEqual([0, 2, 3, 4]);
+    expect((await stat(path)).size).toBe(size);
+    await second.ack(records.map((r) => r.id));
+    await second.close();
+
+    const third = await openQueue();
+    expect(third.stats().records).toBe(0);
+  });
+
+  it('keeps every record after a damaged first record of a segment', async () => {
+    const first = await openQueue();
+    for (let i = 0; i < 3; i++) await first.append(payload(i, 40), 1);
+    await first.close();
+    const [segment] = await segmentFiles();
+    await flipDataByte(join(dir, 'q', segment ?? ''), 0, 3);
+
+    const second = await openQueue();
+    expect(texts(await second.read(READ_ALL))).toEqual([1, 2]);
+  });
+
+  it('cuts off a damaged last record of a segment on start, as a corrupt tail', async () => {
     const first = await openQueue();
     for (let i = 0; i < 3; i++) await first.append(payload(i, 40), 1);
     await first.close();
     const [segment] = await segmentFiles();
     const path = join(dir, 'q', segment ?? '');
+    const size = (await stat(path)).size;
+    await flipDataByte(path, 2, 3);
+
+    const second = await openQueue();
+    expect(second.stats().records).toBe(2);
+    expect(texts(await second.read(READ_ALL))).toEqual([0, 1]);
+    expect((await stat(path)).size).toBe((size / 3) * 2);
+  });
+
+  it('cuts a segment at a record whose length is damaged, since nothing says where the next one starts', async () => {
+    const first = await openQueue();
+    for (let i = 0; i < 4; i++) await first.append(payload(i, 40), 1);
+    await first.close();
+    const [segment] = await segmentFiles();
+    const path = join(dir, 'q', segment ?? '');
     const bytes = await readFile(path);
-    const frame = bytes.length / 3;
-    bytes[frame + 30] = 0xff ^ (bytes[frame + 30] ?? 0); // a data byte of the second record
+    bytes.writeUInt32LE(30, (bytes.length / 4) * 1); // record 1 now claims 38 of its 64 bytes
     await writeFile(path, bytes);
 
     const second = await openQueue();
     expect(texts(await second.read(READ_ALL))).toEqual([0]);
+    expect((await stat(path)).size).toBe(bytes.length / 4);
+  });
+
+  it('skips a record damaged on disk while the queue runs alone, and delivers the records after it', async () => {
+    const queue = await openQueue({ recentBytes: 0 });
+    for (let i = 0; i < 6; i++) await queue.append(payload(i, 40), 1);
+    expect(texts(await queue.read({ maxSpans: 2, maxBytes: Number.MAX_SAFE_INTEGER }))).toEqual([0, 1]);
+    const [segment] = await segmentFiles();
+    await flipDataByte(join(dir, 'q', segment ?? ''), 3, 6);
+
+    const records = await queue.read(READ_ALL);
+    expect(texts(records)).toEqual([2, 4, 5]);
+    expect(queue.stats().unreadRecords).toBe(0);
+    await queue.append(payload(6, 40), 1);
+    expect(texts(await queue.read(READ_ALL))).toEqual([6]);
   });
 
   it('delivers later segments past a corrupt record in an earlier one, and acknowledges across the gap', async () => {
