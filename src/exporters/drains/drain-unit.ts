@@ -84,10 +84,8 @@ export class DrainUnit {
     this.#pending = new PendingHold({
       queue: pendingQueue,
       sampler: () => this.#sampler,
-      decided: async (held) => {
-        this.#drop('sampled_out', held.sampledOutSpans);
-        if (held.kept !== undefined) await this.#append(this.#main, held.kept);
-      },
+      sampledOut: (spans) => this.#drop('sampled_out', spans),
+      release: (kept) => this.#append(this.#main, kept),
       maxSpansPerRead: settings.config.max_pending_spans,
       unreadable: (spans) => this.#drop('permanent', spans),
       logger: this.#logger,
@@ -106,8 +104,12 @@ export class DrainUnit {
       await mkdir(drainDirectory(this.#settings.storageDirectory, this.#definition.id), { recursive: true });
       await this.#decisions.open();
       // The sender owns the main queue: it opens it and starts its workers.
-      const opened = await Promise.allSettled([this.#sender.start(), this.#pending.start()]);
+      // Both queues open side by side, but the pending loop starts only once
+      // the main queue is open: replayed spans whose roots were decided
+      // before the restart are handed to it at once.
+      const opened = await Promise.allSettled([this.#sender.start(), this.#pendingQueue.open()]);
       for (const result of opened) if (result.status === 'rejected') throw result.reason;
+      await this.#pending.start();
     } catch (err) {
       await this.#abandon();
       throw err;

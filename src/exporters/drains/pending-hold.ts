@@ -1,22 +1,31 @@
 // The durable side of "wait for the root": undecided spans are appended to
 // the drain's pending queue before consume() resolves; this loop reads each
 // pending record, holds it in the sampler until its traces are decided, hands
-// the result on, and only then acknowledges the record. Records not yet
-// acknowledged at shutdown are read and held again after the next start.
+// the kept spans on (retrying while that fails, say while the main queue is
+// full), and only then acknowledges the record. Records not yet acknowledged
+// at shutdown are read and held again after the next start.
 import type { Logger } from 'pino';
 import { errorMessage, MalformedDataError } from '../../shared/errors.js';
-import { SamplerStoppedError, type HoldResult, type Sampler } from '../../processors/sampling/sampler.js';
+import { SamplerStoppedError, type HoldResult, type Sampler, type SpanSet } from '../../processors/sampling/sampler.js';
 import type { Queue, QueueRecord } from '../../queue/types.js';
+import { retryDelayMs, sleep, type BackoffPolicy } from '../exporterhelper/index.js';
 
 /** Bytes of pending records the loop holds at once by default (read, not yet settled). */
 const MAX_HELD_BYTES = 64 * 1024 * 1024;
+/** Between attempts to hand decided spans on (ms). */
+const RELEASE_BACKOFF: BackoffPolicy = { initialIntervalMs: 100, maxIntervalMs: 5_000 };
 
 export interface PendingHoldOptions {
   readonly queue: Queue;
   /** Read per record, so a drain whose rules changed holds with its new sampler. */
   readonly sampler: () => Sampler;
-  /** Queues the kept spans; a throw leaves the record pending until restart. */
-  readonly decided: (held: HoldResult) => Promise<void>;
+  /** Counts the spans a decision left out; once per record. */
+  readonly sampledOut: (spans: number) => void;
+  /**
+   * Queues the kept spans. A throw is retried with backoff until it succeeds
+   * or the loop stops (then the record stays pending, for the next start).
+   */
+  readonly release: (kept: SpanSet) => Promise<void>;
   readonly maxSpansPerRead: number;
   /**
    * Bytes of records read and not yet settled past which the loop waits for
@@ -96,11 +105,23 @@ export class PendingHold {
       if (!(err instanceof SamplerStoppedError)) logger.error({ err: errorMessage(err) }, 'pending spans could not be held');
       return;
     }
-    try {
-      await this.#options.decided(held);
-      await this.#options.queue.ack([record.id]);
-    } catch (err) {
-      logger.error({ err: errorMessage(err) }, 'could not queue decided spans; they stay pending until restart');
+    this.#options.sampledOut(held.sampledOutSpans);
+    if (held.kept !== undefined && !(await this.#release(held.kept))) return;
+    await this.#options.queue.ack([record.id]).catch((err: unknown) => logger.error({ err: errorMessage(err) }, 'could not acknowledge released pending spans'));
+  }
+
+  /** Hands kept spans on, retrying while that fails; false once the loop stopped first (the record stays pending). */
+  async #release(kept: SpanSet): Promise<boolean> {
+    const signal = this.#abort.signal;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#options.release(kept);
+        if (attempt > 0) this.#options.logger.info({ spans: kept.spanCount, attempts: attempt + 1 }, 'queued decided spans after retrying');
+        return true;
+      } catch (err) {
+        if (attempt === 0) this.#options.logger.warn({ err: errorMessage(err), spans: kept.spanCount }, 'could not queue decided spans; retrying with backoff');
+        if (!(await sleep(retryDelayMs(RELEASE_BACKOFF, attempt, undefined), signal))) return false;
+      }
     }
   }
 }

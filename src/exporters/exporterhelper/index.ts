@@ -12,7 +12,7 @@ export {
   type RetryConfig,
   type SendingQueueConfig,
 } from './config.js';
-export { BACKOFF_MULTIPLIER, JITTER, MIN_RETRY_DELAY_MS, retryDelayMs, type BackoffPolicy } from './backoff.js';
+export { BACKOFF_MULTIPLIER, JITTER, MIN_RETRY_DELAY_MS, retryDelayMs, sleep, type BackoffPolicy } from './backoff.js';
 export { createSendingQueue, queueDirectory } from './create-queue.js';
 export {
   createQueuedSender,

@@ -41,6 +41,38 @@ function drain(name: string, sink: Sink, extra: Record<string, unknown> = {}): R
 
 const batch = (spans: TestSpan[]) => TraceBatch.fromProto(requestOf(spans));
 
+/** Rules under which a trace with R = 0 is kept only for its root's /api path, so its children wait for the root; a small refusing queue. */
+const STRICT = {
+  sampling: [
+    { environment: 'production', percentage: 100, path_prefix: '/api' },
+    { environment: 'production', percentage: 0 },
+  ],
+  sending_queue: { max_size: '4KiB', on_full: 'refuse' },
+};
+const HOLDING = { decision_wait: '30s', retry_on_failure: { initial_interval: '50ms', max_interval: '100ms' } };
+
+/** Consumes kept roots until the drain's main queue refuses one, so it refuses any root of that size. */
+async function fillUntilRefused(exporter: Harness['exporter']): Promise<void> {
+  for (let i = 0; i < 2_000; i++) {
+    const refused = await exporter.consume(batch(trace({ path: '/api/x', children: 0 }))).then(() => false, () => true);
+    if (refused) return;
+  }
+  throw new Error('the main queue never refused');
+}
+
+/** Consumes `spans` again until the exporter accepts them (a full queue refuses until it drains). */
+async function consumeOnceAccepted(exporter: Harness['exporter'], spans: TestSpan[]): Promise<void> {
+  await waitUntilAsync(() => exporter.consume(batch(spans)).then(() => true, () => false), 'the batch accepted');
+}
+
+async function waitUntilAsync(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 describe('drains exporter', () => {
   it('delivers each drain the whole traces its own rules select, in its format, signed', async () => {
     const jsonSink = await sinkFor();
@@ -188,6 +220,41 @@ describe('drains exporter', () => {
     let refused: unknown;
     for (let i = 0; i < 20 && refused === undefined; i++) await exporter.consume(batch(trace({ children: 5 }))).catch((err: unknown) => (refused = err));
     expect((refused as { code?: string } | undefined)?.code).toBe('SLUICE_ERR_RESOURCE_EXHAUSTED');
+  });
+
+  it('children released when their root arrives reach the destination after a full main queue refused them, once it has room', async () => {
+    const sink = await sinkFor();
+    sink.behaviour = 503;
+    const { exporter } = await started([drain('strict', sink, STRICT)], HOLDING);
+    await fillUntilRefused(exporter);
+    const [root, ...children] = trace({ path: '/api/x', traceId: traceIdWithR(0n) });
+    await exporter.consume(batch(children)); // held in the pending queue for their root
+    await expect(exporter.consume(batch([root as TestSpan]))).rejects.toMatchObject({ code: 'SLUICE_ERR_RESOURCE_EXHAUSTED' });
+    sink.behaviour = 200;
+    await consumeOnceAccepted(exporter, [root as TestSpan]);
+    const expected = [root, ...children].map((s) => s?.spanId ?? '');
+    await waitFor(() => expected.every((id) => sink.spanIds().includes(id)), 10_000, 'the root and its children');
+  });
+
+  it('spans left pending by a refused hand-over are delivered after a restart, handed over only once the main queue is open', async () => {
+    const sink = await sinkFor();
+    sink.behaviour = 503;
+    const storage = makeHarness(exporterConfig([])).storageDirectory;
+    // 64 KiB: a backlog in eight segment files, which the main queue reads through as it opens.
+    const first = await started([drain('strict', sink, { ...STRICT, sending_queue: { max_size: '64KiB', on_full: 'refuse' } })], HOLDING, storage);
+    await fillUntilRefused(first.exporter);
+    const [root, ...children] = trace({ path: '/api/x', traceId: traceIdWithR(0n) });
+    await first.exporter.consume(batch(children));
+    await expect(first.exporter.consume(batch([root as TestSpan]))).rejects.toMatchObject({ code: 'SLUICE_ERR_RESOURCE_EXHAUSTED' });
+    await first.exporter.shutdown(); // the children stay pending; their trace's decision is on disk
+    sink.behaviour = 200;
+
+    // Room for them now: replayed and decided at once from the remembered decision, they go straight to the main queue.
+    const second = await started([drain('strict', sink, { ...STRICT, sending_queue: { max_size: '1MiB', on_full: 'refuse' } })], HOLDING, storage);
+    const expected = children.map((s) => s.spanId ?? '');
+    await waitFor(() => expected.every((id) => sink.spanIds().includes(id)), 10_000, 'the children after the restart');
+    expect(await second.telemetry.registry.metrics()).not.toMatch(/sluice_queue_enqueue_failed_spans_total\{queue="drain\/[^"]+"\} [1-9]/);
+    rmSync(storage, { recursive: true, force: true });
   });
 
   it('drops a batch the destination refuses permanently and shows the drain as errored', async () => {
