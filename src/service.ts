@@ -24,7 +24,8 @@ import { ConfigError, errorMessage } from './shared/errors.js';
 import { Graph } from './core/graph.js';
 import { ListenerGroup } from './core/listener/group.js';
 import { ShutdownDeadline } from './core/shutdown-deadline.js';
-import { ensureStorageDirectory } from './core/storage.js';
+import { ensureStorageDirectory, lockStorageDirectory } from './core/storage.js';
+import type { DirectoryLock } from './queue/directory-lock.js';
 import { Telemetry } from './shared/telemetry.js';
 
 /**
@@ -61,6 +62,8 @@ export class Service {
   #listeners: ListenerGroup | undefined;
   #deadline: ShutdownDeadline | undefined;
   #state: { readonly state: SharedState; readonly identity: string } | undefined;
+  /** The storage directory this process holds, from the first start to the end of the shutdown. */
+  #storage: { readonly directory: string; readonly lock: DirectoryLock } | undefined;
   #stopping = false;
   #shutdown: Promise<void> | undefined;
   // Starts and reloads run one at a time, in order.
@@ -164,6 +167,8 @@ export class Service {
       await this.#state?.state.close();
       await this.#cluster?.close();
       await this.admin.close();
+      await this.#storage?.lock.release();
+      this.#storage = undefined;
       return true;
     });
     let inTime: boolean;
@@ -198,6 +203,7 @@ export class Service {
 
   async #apply(config: ValidatedConfig): Promise<void> {
     const storageDirectory = await ensureStorageDirectory(config.service.storage.directory);
+    await this.#holdStorage(storageDirectory);
     this.logger.level = config.service.telemetry.logs.level;
     for (const component of config.unused) this.logger.warn({ component }, 'configured but used in no pipeline: not started');
     for (const pipeline of config.unstamped) this.logger.warn({ pipeline }, UNSTAMPED_WARNING);
@@ -222,6 +228,15 @@ export class Service {
     const graph = new Graph(config, host);
     this.#graph = graph;
     await graph.start();
+  }
+
+  /** Locks the storage directory before anything in it is opened; a reload onto another one moves the lock. */
+  async #holdStorage(directory: string): Promise<void> {
+    if (this.#storage?.directory === directory) return;
+    const lock = await lockStorageDirectory(directory);
+    const previous = this.#storage;
+    this.#storage = { directory, lock };
+    await previous?.lock.release();
   }
 
   /** The running cluster, rebuilt only when service.cluster changed (a reload keeps the connection). */

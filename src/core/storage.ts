@@ -3,6 +3,8 @@
 import { constants } from 'node:fs';
 import { access, mkdir } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
+import { lockDirectory, type DirectoryLock } from '../queue/directory-lock.js';
+import { QueueLockedError } from '../queue/errors.js';
 import { errorMessage, SluiceError } from '../shared/errors.js';
 
 export class StorageError extends SluiceError {
@@ -41,4 +43,19 @@ export async function ensureStorageDirectory(directory: string): Promise<string>
     throw new StorageError(`service.storage.directory: ${absolute} is not a usable directory: ${errorMessage(err)}`, { cause: err });
   }
   return absolute;
+}
+
+/**
+ * Takes the storage directory's lock (a `lock` file in it, as each queue's
+ * directory has) before anything in it is opened: a second daemon on the
+ * same directory stops here, having touched none of the running one's files
+ * (its sampling decisions were rewritten before a queue's lock refused it).
+ */
+export async function lockStorageDirectory(directory: string): Promise<DirectoryLock> {
+  try {
+    return await lockDirectory(directory);
+  } catch (err) {
+    if (err instanceof QueueLockedError) throw new StorageError(`service.storage.directory: ${directory} is already in use by ${err.holder}`, { cause: err });
+    throw new StorageError(`service.storage.directory: ${directory} could not be locked: ${errorMessage(err)}`, { cause: err });
+  }
 }

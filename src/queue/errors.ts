@@ -44,9 +44,12 @@ export class QueueWriteError extends SluiceError {
 /** Another queue (in this process or another live one) already has the directory open. */
 export class QueueLockedError extends SluiceError {
   readonly path: string;
+  /** Who holds it: `process <pid>`, or another queue in this process. */
+  readonly holder: string;
 
   constructor(path: string, holder: string) {
     super('SLUICE_ERR_QUEUE_LOCKED', `queue directory ${path} is already in use by ${holder}`);
     this.path = path;
+    this.holder = holder;
   }
 }
