@@ -3,12 +3,22 @@
 // across processes by a `lock` file with the holder's pid. A lock left by a
 // dead process (SIGKILL) is taken over; so is one naming our own pid (a
 // container restart reuses pid 1), since this process does not hold it.
+//
+// Node has no flock, so taking the file must be atomic by itself: it is
+// written whole under a name of its own and then hard-linked as `lock`,
+// which fails if a `lock` exists (two processes starting at once: one
+// wins). A dead holder's file is renamed aside before it goes, and put back
+// if it turns out to be a live holder's that replaced it meanwhile, so two
+// processes taking over one stale lock never remove each other's.
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { readFile, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { QueueLockedError } from './errors.js';
 
 const LOCK_FILE = 'lock';
+/** Stale locks taken over in a row before giving up (each attempt lost to another process taking it). */
+const MAX_ATTEMPTS = 5;
 const heldDirectories = new Set<string>();
 
 export interface DirectoryLock {
@@ -21,11 +31,7 @@ export async function lockDirectory(directory: string): Promise<DirectoryLock> {
   heldDirectories.add(key);
   const path = join(directory, LOCK_FILE);
   try {
-    const holder = await readHolder(path);
-    if (holder !== undefined && holder !== process.pid && isAlive(holder)) {
-      throw new QueueLockedError(directory, `process ${holder}`);
-    }
-    await writeFile(path, String(process.pid));
+    await acquire(directory, path);
   } catch (err) {
     heldDirectories.delete(key);
     throw err;
@@ -39,6 +45,55 @@ export async function lockDirectory(directory: string): Promise<DirectoryLock> {
       await unlink(path).catch(() => undefined);
     },
   };
+}
+
+async function acquire(directory: string, path: string): Promise<void> {
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    if (await createExclusively(path)) return;
+    const holder = await readHolder(path);
+    if (holder !== undefined && holder !== process.pid && isAlive(holder)) {
+      throw new QueueLockedError(directory, `process ${holder}`);
+    }
+    await removeStale(path, holder);
+  }
+  throw new QueueLockedError(directory, 'other processes taking it over at the same time');
+}
+
+/** Creates `path` holding our pid, whole, or returns false if it exists. */
+async function createExclusively(path: string): Promise<boolean> {
+  const own = `${path}.${process.pid}.${randomUUID()}`;
+  await writeFile(own, String(process.pid), { flag: 'wx' });
+  try {
+    await link(own, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    await unlink(own);
+  }
+}
+
+/** Removes the lock file `stale` (a dead holder, or none) left; one another process took over meanwhile is put back. */
+async function removeStale(path: string, stale: number | undefined): Promise<void> {
+  const aside = `${path}.stale.${process.pid}.${randomUUID()}`;
+  try {
+    await rename(path, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return; // gone already: create it again
+    throw err;
+  }
+  try {
+    const moved = await readHolder(aside);
+    if (moved !== stale) await link(aside, path).catch(ignoreExisting);
+  } finally {
+    await unlink(aside);
+  }
+}
+
+/** A third process created a lock while the live one was aside: that one stays, and the next look names its holder. */
+function ignoreExisting(err: unknown): void {
+  if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
 }
 
 async function readHolder(path: string): Promise<number | undefined> {
