@@ -2,18 +2,19 @@
 // for state that may lose its last second in a crash: appends are buffered in
 // memory and written together with one fdatasync at most FLUSH_INTERVAL_MS
 // after the first of them (group commit on a timer), so a kill -9 loses at
-// most that interval. Recovery keeps every whole record and cuts a torn or
-// corrupt tail.
+// most that interval. Recovery keeps every whole record, passes over a
+// corrupt one between whole ones (a damaged byte that left its length
+// intact), and cuts a torn or corrupt tail.
 import { open, readFile, truncate, type FileHandle } from 'node:fs/promises';
 import type { Logger } from 'pino';
-import { decodeFrame, FRAME_OVERHEAD_BYTES, frameInPlace } from '../queue/framing.js';
+import { decodeFrame, FRAME_OVERHEAD_BYTES, frameInPlace, offsetAfterCorrupt } from '../queue/framing.js';
 
 /** ms between the first buffered append and its write; the loss bound after a kill -9. */
 export const FLUSH_INTERVAL_MS = 200;
 
 export type RecordVisitor = (data: Buffer, writtenAtMs: number) => void;
 
-/** Reads every whole record of `path` in order; truncates a torn or corrupt tail. Returns the records read. */
+/** Reads every whole record of `path` in order; passes over a corrupt one between whole ones, truncates a torn or corrupt tail. Returns the records read. */
 export async function replayRecordFile(path: string, visit: RecordVisitor, logger: Logger): Promise<number> {
   let buf: Buffer;
   try {
@@ -24,17 +25,25 @@ export async function replayRecordFile(path: string, visit: RecordVisitor, logge
   }
   let pos = 0;
   let count = 0;
+  let skipped = 0;
   while (pos < buf.length) {
     const result = decodeFrame(buf, pos);
-    if (result.kind !== 'frame') {
+    if (result.kind === 'frame') {
+      visit(Buffer.from(result.frame.data.buffer, result.frame.data.byteOffset, result.frame.data.byteLength), result.frame.enqueuedAtMs);
+      count += 1;
+      pos += result.frame.frameBytes;
+      continue;
+    }
+    const next = result.kind === 'corrupt' ? offsetAfterCorrupt(buf, pos) : undefined;
+    if (next === undefined) {
       await truncate(path, pos);
       logger.warn({ file: path, keptRecords: count, discardedBytes: buf.length - pos, reason: result.kind === 'corrupt' ? result.reason : 'torn record' }, 'record file ends in a torn or corrupt record; truncated it');
       break;
     }
-    visit(Buffer.from(result.frame.data.buffer, result.frame.data.byteOffset, result.frame.data.byteLength), result.frame.enqueuedAtMs);
-    count += 1;
-    pos += result.frame.frameBytes;
+    skipped += 1;
+    pos = next;
   }
+  if (skipped > 0) logger.warn({ file: path, corruptRecords: skipped, keptRecords: count }, 'record file holds corrupt records between whole ones; passed over them and kept every whole record');
   return count;
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -57,5 +57,24 @@ describe('RecordLog', () => {
     await log.close();
     expect(await replay(path)).toEqual([['one', 5]]);
     expect(() => log.append('two', 6)).toThrow(/closed/);
+  });
+
+  it('passes over a damaged record between whole ones and keeps every record after it; cuts a damaged last record', async () => {
+    const path = tempFile();
+    const log = new RecordLog(path, logger);
+    for (let i = 0; i < 5; i++) log.append(`record ${i}`, i);
+    await log.close();
+    const bytes = readFileSync(path);
+    const frame = bytes.length / 5;
+    // One flipped byte in the data of record 1, and one in the last record's.
+    for (const at of [frame + frame - 2, 4 * frame + frame - 2]) bytes.writeUInt8(bytes.readUInt8(at) ^ 0xff, at);
+    writeFileSync(path, bytes);
+    expect(await replay(path)).toEqual([
+      ['record 0', 0],
+      ['record 2', 2],
+      ['record 3', 3],
+    ]);
+    // The damaged last record is cut off the file.
+    expect(readFileSync(path).length).toBe(4 * frame);
   });
 });
