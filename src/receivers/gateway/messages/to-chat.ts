@@ -215,7 +215,9 @@ function functionTool(tool: NonNullable<MessagesRequest['tools']>[number], param
   if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') refuse(`${param}.type`, providerType, `the server tool ${tool.type} is not supported`);
   const schema = tool['input_schema'] as Record<string, unknown> | undefined;
   const description = tool['description'];
-  return { type: 'function', function: { name: tool.name, ...(typeof description === 'string' ? { description } : {}), parameters: schema ?? { type: 'object', properties: {} } } };
+  const fn: FunctionTool = { type: 'function', function: { name: tool.name, ...(typeof description === 'string' ? { description } : {}), parameters: schema ?? { type: 'object', properties: {} } } };
+  const cache = cacheControlOf(tool as unknown as Block);
+  return cache === undefined ? fn : { ...fn, cache_control: cache };
 }
 
 function toolChoice(choice: NonNullable<MessagesRequest['tool_choice']>): ToolChoice {

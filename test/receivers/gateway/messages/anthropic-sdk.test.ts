@@ -562,10 +562,21 @@ describe('POST /v1/messages translated to Bedrock', () => {
   });
 
   it('turns cache_control into cachePoints and reports cache reads in usage', async () => {
-    const client = await setup({ bedrock: (_seen, res) => sendConverse(res, [{ text: 'ok' }], 'end_turn', { usage: { inputTokens: 10, outputTokens: 2, totalTokens: 412, cacheReadInputTokens: 400 } }) });
+    const client = await setup({
+      bedrock: (_seen, res) => sendConverse(res, [{ text: 'ok' }], 'end_turn', { usage: { inputTokens: 10, outputTokens: 2, totalTokens: 412, cacheReadInputTokens: 400 } }),
+      openai: (_body, res) => sendJson(res, 200, completion('ok')),
+    });
     const answer = await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 100, system: [{ type: 'text', text: 'Long rules.', cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'Go.' }] });
     expect(bedrock?.requests[0]?.body).toMatchObject({ system: [{ text: 'Long rules.' }, { cachePoint: { type: 'default' } }] });
     expect(answer.usage).toMatchObject({ input_tokens: 10, output_tokens: 2, cache_read_input_tokens: 400 });
+
+    // A tool's cache_control caches the tools up to it: a cache point after it in toolConfig.
+    await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 100, tools: [{ ...weatherTool, cache_control: { type: 'ephemeral' } }, { ...weatherTool, name: 'get_time' }], messages: [{ role: 'user', content: 'Go.' }] });
+    const tools = (bedrock?.requests[1]?.body as { toolConfig?: { tools: unknown[] } }).toolConfig?.tools;
+    expect(tools?.map((tool) => Object.keys(tool as object)[0])).toEqual(['toolSpec', 'cachePoint', 'toolSpec']);
+    // OpenAI caches by itself and knows no cache_control on a tool: it is left out.
+    await client.messages.create({ model: 'openai/gpt-test', max_tokens: 100, tools: [{ ...weatherTool, cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'Go.' }] });
+    expect(sentOpenAI()['tools']).toEqual([{ type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: weatherTool.input_schema } }]);
   });
 });
 

@@ -46,9 +46,11 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
     const historyUsesTools = messages.some((message) => message.content.some((block) => 'toolUse' in block || 'toolResult' in block));
     if (request.tool_choice !== 'none' || historyUsesTools) {
       body.toolConfig = {
-        tools: request.tools.map(({ function: fn }) => ({
-          toolSpec: { name: fn.name, ...(fn.description !== undefined ? { description: fn.description } : {}), inputSchema: { json: fn.parameters ?? { type: 'object', properties: {} } } },
-        })),
+        // A tool with cache_control is followed by a cache point, as a cached block is.
+        tools: request.tools.flatMap(({ function: fn, cache_control: cache }) => {
+          const tool = { toolSpec: { name: fn.name, ...(fn.description !== undefined ? { description: fn.description } : {}), inputSchema: { json: fn.parameters ?? { type: 'object', properties: {} } } } };
+          return cache === undefined ? [tool] : [tool, CACHE_POINT];
+        }),
       };
       const choice = mapToolChoice(request.tool_choice);
       if (choice !== undefined) body.toolConfig.toolChoice = choice;

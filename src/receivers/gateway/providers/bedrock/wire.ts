@@ -41,7 +41,7 @@ export interface ConverseInferenceConfig {
 export type ConverseToolChoice = { auto: Record<string, never> } | { any: Record<string, never> } | { tool: { name: string } };
 
 export interface ConverseToolConfig {
-  tools: Array<{ toolSpec: { name: string; description?: string; inputSchema: { json: Record<string, unknown> } } }>;
+  tools: Array<{ toolSpec: { name: string; description?: string; inputSchema: { json: Record<string, unknown> } } } | ConverseCachePoint>;
   toolChoice?: ConverseToolChoice;
 }
 

@@ -21,7 +21,12 @@ export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptC
   const source = request as unknown as Record<string, unknown>;
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(source)) {
-    if (!GATEWAY_FIELDS.has(key)) body[key] = key === 'model' ? ctx.model : key === 'messages' ? withPortableIds(withoutExtensions(request.messages)) : source[key];
+    if (GATEWAY_FIELDS.has(key)) continue;
+    if (key === 'model') body[key] = ctx.model;
+    else if (key === 'messages') body[key] = withPortableIds(withoutExtensions(request.messages));
+    // A Messages tool's cache_control, like a part's, is not OpenAI's.
+    else if (key === 'tools' && request.tools?.some((tool) => tool.cache_control !== undefined)) body[key] = request.tools.map(({ cache_control: _c, ...tool }) => tool);
+    else body[key] = source[key];
   }
   if (request.reasoning !== undefined) mapReasoning(request, body);
   const options = request.providerOptions === undefined ? undefined : providerOptionsFor(request, ctx.slug, 'openai');

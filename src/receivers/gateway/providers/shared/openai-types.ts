@@ -72,6 +72,8 @@ export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolM
 
 export interface FunctionTool {
   type: 'function';
+  /** A cache breakpoint after this tool (from a Messages request's tool `cache_control`). */
+  cache_control?: CacheControl;
   function: {
     name: string;
     description?: string;

@@ -48,7 +48,8 @@ export const converseRequest = z.strictObject({
     .optional(),
   toolConfig: z
     .strictObject({
-      tools: z.array(z.strictObject({ toolSpec: z.strictObject({ name: toolName, description: z.string().min(1).optional(), inputSchema: z.strictObject({ json: z.looseObject({ type: z.literal('object') }) }) }) })).min(1),
+      // A Tool is a toolSpec or a cachePoint after the tools before it.
+      tools: z.array(z.union([z.strictObject({ toolSpec: z.strictObject({ name: toolName, description: z.string().min(1).optional(), inputSchema: z.strictObject({ json: z.looseObject({ type: z.literal('object') }) }) }) }), z.strictObject({ cachePoint })])).min(1),
       toolChoice: z.union([z.strictObject({ auto: z.strictObject({}) }), z.strictObject({ any: z.strictObject({}) }), z.strictObject({ tool: z.strictObject({ name: toolName }) })]).optional(),
     })
     .optional(),
