@@ -107,7 +107,7 @@ const responseFormat = z.discriminatedUnion('type', [
   }),
 ]);
 
-const reasoningEffort = z.enum(['none', 'minimal', 'low', 'medium', 'high']);
+const reasoningEffort = z.enum(['none', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max']);
 const reasoningOptions = z.object({
   effort: reasoningEffort.optional(),
   max_tokens: z.number().int().positive().optional(),

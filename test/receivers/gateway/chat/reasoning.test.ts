@@ -57,6 +57,15 @@ const personSchema = { type: 'json_schema' as const, json_schema: { name: 'perso
 const SIGNATURE = 'EqQBCkYIBxgCKkDsignature==';
 
 describe('reasoning through the openai SDK', () => {
+  it("anthropic: the openai SDK's top efforts, xhigh and max, are taken as high", async () => {
+    const client = await setup('anthropic', (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'Done.' }], 'end_turn')));
+    for (const effort of ['xhigh', 'max'] as const) {
+      const answer = await client.chat.completions.create({ model: 'anthropic/claude-test', max_tokens: 10_000, reasoning_effort: effort, messages: [{ role: 'user', content: 'Think hard.' }] });
+      expect(answer.choices[0]?.message.content).toBe('Done.');
+    }
+    expect([body(0), body(1)]).toMatchObject([{ thinking: { type: 'enabled', budget_tokens: 8000 } }, { thinking: { type: 'enabled', budget_tokens: 8000 } }]);
+  });
+
   it('anthropic: reasoning_effort becomes a thinking budget, and the signed thinking survives a tool loop', async () => {
     const client = await setup('anthropic', (seen, res) => {
       const thinking = { type: 'thinking', thinking: 'The user wants weather.', signature: SIGNATURE };

@@ -90,7 +90,7 @@ export type ResponseFormat =
   | { type: 'json_object' }
   | { type: 'json_schema'; json_schema: { name: string; description?: string; schema?: Record<string, unknown>; strict?: boolean | null } };
 
-export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high';
+export type ReasoningEffort = 'none' | 'minimal' | 'low' | 'medium' | 'high' | 'xhigh' | 'max';
 
 /** OpenRouter's unified reasoning control; `reasoning_effort` is the OpenAI spelling of `effort`. */
 export interface ReasoningOptions {

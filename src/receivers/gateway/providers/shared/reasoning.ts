@@ -6,7 +6,8 @@
 import type { ChatCompletionRequest, ReasoningDetail, ReasoningEffort } from './openai-types.js';
 import { invalidRequest } from './inputs.js';
 
-export type Effort = Exclude<ReasoningEffort, 'none'>;
+/** The efforts every translating adapter maps; `xhigh` and `max` (OpenAI's top levels) are `high` there. */
+export type Effort = 'minimal' | 'low' | 'medium' | 'high';
 
 export type Reasoning =
   /** The client asked for no reasoning (`effort: "none"` or `enabled: false`). */
@@ -23,10 +24,11 @@ export type Reasoning =
 /** The reasoning the request asks for, or undefined when it says nothing about it. */
 export function reasoningOf(request: ChatCompletionRequest): Reasoning | undefined {
   const options = request.reasoning;
-  const effort = request.reasoning_effort ?? options?.effort;
-  if (effort === 'none' || options?.enabled === false) return { on: false };
-  if (effort === undefined && options?.max_tokens === undefined && options?.enabled !== true) return undefined;
-  return { on: true, effort: effort ?? 'medium', budget: options?.max_tokens, exclude: options?.exclude === true };
+  const given: ReasoningEffort | undefined = request.reasoning_effort ?? options?.effort;
+  if (given === 'none' || options?.enabled === false) return { on: false };
+  if (given === undefined && options?.max_tokens === undefined && options?.enabled !== true) return undefined;
+  const effort: Effort = given === undefined ? 'medium' : given === 'xhigh' || given === 'max' ? 'high' : given;
+  return { on: true, effort, budget: options?.max_tokens, exclude: options?.exclude === true };
 }
 
 /** The param a reasoning error names: the field the client set. */
