@@ -282,12 +282,11 @@ export class Sampler {
     // trace its root would keep); otherwise the spans wait for the root.
     const early = root !== undefined || this.#rules.hasRulesFor(group.environment);
     let decision = early ? this.#rules.decideWithoutPath(group.traceId, group.environment) : undefined;
-    // Only a decision that needed the root's path is worth keeping across restarts and instances.
-    let fromRoot = false;
-    if (decision === undefined && root !== undefined) {
-      decision = this.#rules.decide(group.traceId, group.environment, pathOfSpan(root));
-      fromRoot = true;
-    }
+    if (decision === undefined && root !== undefined) decision = this.#rules.decide(group.traceId, group.environment, pathOfSpan(root));
+    // A decision made with the root is kept across restarts and shared with other instances, whether
+    // or not its path mattered: a later span of another service (no environment, or one without
+    // rules) cannot decide by itself, and must follow the root (DESIGN 13).
+    const fromRoot = root !== undefined;
     if (decision === undefined) return;
     group.decision = decision;
     this.#decide(key, decision, fromRoot);

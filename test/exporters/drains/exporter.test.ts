@@ -161,6 +161,24 @@ describe('drains exporter', () => {
     rmSync(storage, { recursive: true, force: true });
   });
 
+  it('a child without an environment, arriving after a restart, follows a root decided without its path', async () => {
+    const sink = await sinkFor();
+    const rules = { sampling: [{ environment: 'production', percentage: 100 }] };
+    const storage = makeHarness(exporterConfig([])).storageDirectory;
+    const [root] = trace({ path: '/home', traceId: traceIdWithR(0n), children: 0 });
+    const first = await started([drain('prod', sink, rules)], { decision_wait: '30s' }, storage);
+    await first.exporter.consume(batch([root as TestSpan]));
+    await waitFor(() => sink.spanIds().length === 1, 10_000, 'the root');
+    await first.exporter.shutdown();
+    // Another service's span in the trace: its resource names no environment, so it cannot decide by itself.
+    const child: TestSpan = { traceId: root?.traceId ?? '', parent: root?.spanId ?? '', resource: { 'service.name': 'worker' } };
+    const second = await started([drain('prod', sink, rules)], { decision_wait: '30s' }, storage);
+    await second.exporter.consume(batch([child]));
+    // Without the remembered decision it would wait the whole 30 s decision_wait, then be dropped.
+    await waitFor(() => sink.spanIds().length === 2, 10_000, 'the child after the restart');
+    rmSync(storage, { recursive: true, force: true });
+  });
+
   it('a drain that fails to start lets go of the queue that did open, so it starts once the fault is gone', async () => {
     const sink = await sinkFor();
     const storage = makeHarness(exporterConfig([])).storageDirectory;
