@@ -74,7 +74,7 @@ export class Catalog {
     }
     for (const endpoints of this.#endpoints.values()) {
       for (const e of endpoints) {
-        const key = `${e.provider}\u0000${e.model}`;
+        const key = upstreamKey(e.provider, e.model);
         if (e.prices !== undefined && !this.#upstreamPrices.has(key)) this.#upstreamPrices.set(key, e.prices);
       }
     }
@@ -96,11 +96,20 @@ export class Catalog {
    * upstream model as `<provider>/<model>` costs what the catalog says.
    */
   upstreamPrices(provider: string, model: string): Prices | undefined {
-    return this.#upstreamPrices.get(`${provider}\u0000${model}`);
+    return this.#upstreamPrices.get(upstreamKey(provider, model));
   }
 
   /** The catalog type of a model (undefined for one not in the catalog). */
   typeOf(id: string): ModelType | undefined {
     return this.#types.get(id);
   }
+}
+
+/**
+ * One upstream model, however a request names it: Gemini takes `models/x`
+ * for `x` (the google adapter strips the prefix), so a direct
+ * `google/models/x` is priced as the catalog prices `x`.
+ */
+function upstreamKey(provider: string, model: string): string {
+  return `${provider}\u0000${model.replace(/^models\//, '')}`;
 }
