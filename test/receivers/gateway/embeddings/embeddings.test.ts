@@ -68,6 +68,20 @@ describe('POST /v1/embeddings', () => {
     }
   });
 
+  it('bills and answers token counts an upstream got wrong (fractional, negative, not a number) as 0, priced', async () => {
+    const counts: Record<string, unknown> = { half: 2.5, negative: -5, words: 'many' };
+    const up = await startUpstream((body, res) => {
+      const text = (body['input'] as string[])[0] ?? '';
+      sendJson(res, 200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.5] }], model: 'e', usage: { prompt_tokens: counts[text], total_tokens: counts[text] } });
+    });
+    upstreams.push(up);
+    gateway = await startGateway({ providers: { oa: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', pricing: { input: '0.0000001' }, endpoints: [{ provider: 'oa', model: 'e' }] }] });
+    for (const input of Object.keys(counts)) {
+      const answer = await client().embeddings.create({ model: 'acme/embed', input: [input], encoding_format: 'float' });
+      expect(answer.usage, input).toMatchObject({ prompt_tokens: 0, total_tokens: 0 });
+    }
+  });
+
   it('passes token arrays to an OpenAI-compatible upstream', async () => {
     const up = await openaiEmbeddingsUpstream();
     upstreams.push(up);

@@ -2,6 +2,7 @@
 // Amazon Titan takes one text per call ({inputText, dimensions}), Cohere
 // Embed a batch ({texts, input_type}). The model id says which.
 import { asObject, invalidRequest } from '../shared/inputs.js';
+import { tokenCount } from '../../../../shared/tokens.js';
 import { jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
 import { InvalidResponseError, type AttemptContext, type EmbeddingAdapter, type EmbeddingReply, type EmbeddingResult, type UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
@@ -61,7 +62,7 @@ export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
     const vectors = replies.map(function titanVector(reply, i) {
       const parsed = asObject(jsonOf(reply.body));
       const tokens = parsed?.['inputTextTokenCount'];
-      inputTokens += typeof tokens === 'number' ? tokens : headerTokens(reply.headers);
+      inputTokens += typeof tokens === 'number' ? tokenCount(tokens) : headerTokens(reply.headers);
       return vectorOf(parsed?.['embedding'], `response ${i} embedding`);
     });
     return { vectors, inputTokens, model: undefined };

@@ -2,6 +2,7 @@
 // as OpenAI takes it (floats asked for, whatever the client wants: the
 // gateway encodes base64 itself so every provider type answers alike).
 import { asObject } from '../shared/inputs.js';
+import { tokenCount } from '../../../../shared/tokens.js';
 import { jsonOf, vectorOf } from '../shared/embedding-inputs.js';
 import { InvalidResponseError, ProviderNotConfiguredError, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import type { OpenAIProviderConfig } from './config.js';
@@ -29,6 +30,6 @@ export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
     }
     const usage = asObject(parsed?.['usage']);
     const tokens = usage?.['prompt_tokens'];
-    return { vectors, inputTokens: typeof tokens === 'number' ? tokens : 0, model: typeof parsed?.['model'] === 'string' ? parsed['model'] : undefined };
+    return { vectors, inputTokens: tokenCount(tokens), model: typeof parsed?.['model'] === 'string' ? parsed['model'] : undefined };
   },
 };
