@@ -10,7 +10,7 @@ import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-atte
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import { parseJsonBody, validated } from '../core/json-body.js';
 import type { EmbeddingResult } from '../providers/shared/types.js';
-import { checkSpecVersion, planFor, requireType, requiredHeader, withModelId } from './language-model.js';
+import { checkSpecVersion, planFor, requiredHeader, withModelId } from './language-model.js';
 import { gatewayMetadata } from './result.js';
 import { aiGatewayOptionsSchema } from './schema.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
@@ -32,9 +32,8 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
   server.str('sluice.model', model);
   checkSpecVersion(req, 'ai-embedding-model-specification-version');
   const call = parseCall(await readBody(req, services.bodyLimit));
-  requireType(services, model, 'embedding');
   const options = call.providerOptions?.gateway;
-  const plan = planFor(services.env.router, model, { order: options?.order, only: options?.only, models: options?.models });
+  const plan = planFor(services.env.router, model, { order: options?.order, only: options?.only, models: options?.models }, 'embedding');
   const state: EmbeddingState = {
     request: { input: call.values, dimensions: call.dimensions ?? dimensionsOption(call), user: undefined },
     res: request.res,

@@ -34,10 +34,9 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
   const stream = header(req, 'ai-language-model-streaming') === 'true';
   const call = parseCall(await readBody(req, services.bodyLimit));
   const env = services.env;
-  requireType(services, model, 'language');
   const chat = toChatRequest(call, model, stream);
   const options = call.providerOptions?.gateway;
-  const plan = planFor(env.router, model, { order: options?.order, only: options?.only, models: options?.models });
+  const plan = planFor(env.router, model, { order: options?.order, only: options?.only, models: options?.models }, 'language');
   const state: RequestState = {
     request: chat,
     res: request.res,
@@ -84,20 +83,13 @@ function parseCall(body: Buffer): LanguageModelCall {
   return validated(languageModelCallSchema, parseJsonBody(body));
 }
 
-/** A catalog model of the other kind is the client's mistake, said plainly. */
-export function requireType(services: GatewayServices, model: string, type: ModelType): void {
-  const actual = services.catalog.typeOf(model);
-  if (actual !== undefined && actual !== type) {
-    throw new GatewayHttpError(400, `The model \`${model}\` is an ${actual} model, not a ${type} model.`, { code: 'wrong_model_type', param: 'model' });
-  }
-}
 
 const FALLBACK_PARAM = /\.models\[(\d+)\]$/;
 
 /** The router's plan, with an unknown model reported as the client's error class reads it (param = the model id). */
-export function planFor(router: Router, model: string, options: RoutingOptions): Endpoint[] {
+export function planFor(router: Router, model: string, options: RoutingOptions, type: ModelType): Endpoint[] {
   try {
-    return router.plan(model, options, OPTIONS_PARAM);
+    return router.plan(model, options, OPTIONS_PARAM, type);
   } catch (err) {
     if (!(err instanceof GatewayHttpError) || err.errorCode !== 'model_not_found') throw err;
     const index = FALLBACK_PARAM.exec(err.param ?? '')?.[1];

@@ -24,7 +24,7 @@ export async function handleChat(services: GatewayServices, request: RouteReques
     throw new GatewayHttpError(400, `The model \`${chat.model}\` is an embedding model: use POST /v1/embeddings.`, { code: 'wrong_model_type', param: 'model' });
   }
   const [options, optionsParam] = routingOptions(chat);
-  const plan = env.router.plan(chat.model, options, optionsParam);
+  const plan = env.router.plan(chat.model, options, optionsParam, 'language');
   const state: RequestState = {
     request: chat,
     res: request.res,

@@ -1,7 +1,7 @@
 // Which endpoints a request tries, in order (DESIGN 7, issue 5 item 4):
 // the requested model's endpoints, then each fallback model's; `only` filters,
 // `order` moves the listed slugs first in its order, the rest keep theirs.
-import type { Catalog, Endpoint } from './catalog.js';
+import type { Catalog, Endpoint, ModelType } from './catalog.js';
 import { GatewayHttpError } from './http-error.js';
 
 export interface RoutingOptions {
@@ -11,7 +11,8 @@ export interface RoutingOptions {
 }
 
 export interface Router {
-  plan(model: string, options: RoutingOptions, optionsParam: string): Endpoint[];
+  /** `type`: what the route serves; a catalog model of the other type, asked for or as a fallback, is a 400. */
+  plan(model: string, options: RoutingOptions, optionsParam: string, type: ModelType): Endpoint[];
 }
 
 /**
@@ -22,11 +23,15 @@ export interface Router {
 const CONTROL_CHARACTER = /[\u0000-\u001f\u007f-\u009f]/;
 
 export function createRouter(catalog: Catalog, providerSlugs: ReadonlySet<string>): Router {
-  function resolve(model: string, param: string): readonly Endpoint[] {
+  function resolve(model: string, param: string, type: ModelType): readonly Endpoint[] {
     if (CONTROL_CHARACTER.test(model)) {
       throw new GatewayHttpError(400, `${param}: a model id must not contain control characters (${JSON.stringify(model)})`, { code: 'invalid_value', param });
     }
     const listed = catalog.endpoints(model);
+    const listedType = catalog.typeOf(model);
+    if (listedType !== undefined && listedType !== type) {
+      throw new GatewayHttpError(400, `${param}: the model \`${model}\` is ${article(listedType)} ${listedType} model, not ${article(type)} ${type} model.`, { code: 'wrong_model_type', param });
+    }
     if (listed !== undefined) return listed;
     const slash = model.indexOf('/');
     const slug = slash > 0 ? model.slice(0, slash) : '';
@@ -51,10 +56,10 @@ export function createRouter(catalog: Catalog, providerSlugs: ReadonlySet<string
   }
 
   return {
-    plan: function plan(model, options, optionsParam) {
-      const planned = arrange(resolve(model, 'model'), options);
+    plan: function plan(model, options, optionsParam, type) {
+      const planned = arrange(resolve(model, 'model', type), options);
       options.models?.forEach(function addFallback(fallback, i) {
-        for (const endpoint of arrange(resolve(fallback, join(optionsParam, `models[${i}]`)), options)) {
+        for (const endpoint of arrange(resolve(fallback, join(optionsParam, `models[${i}]`), type), options)) {
           // An endpoint that already failed in this plan is not tried again.
           if (!planned.some((e) => e.provider === endpoint.provider && e.model === endpoint.model)) planned.push(endpoint);
         }
@@ -65,6 +70,10 @@ export function createRouter(catalog: Catalog, providerSlugs: ReadonlySet<string
       return planned;
     },
   };
+}
+
+function article(type: ModelType): string {
+  return type === 'embedding' ? 'an' : 'a';
 }
 
 function join(prefix: string, key: string): string {

@@ -6,7 +6,6 @@ import type { ServerResponse } from 'node:http';
 import { runPlan } from '../core/attempt-loop.js';
 import { readBody } from '../core/body.js';
 import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-attempt.js';
-import { GatewayHttpError } from '../core/http-error.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import { parseJsonBody, validated } from '../core/json-body.js';
 import type { EmbeddingRequest, EmbeddingResult } from '../providers/shared/types.js';
@@ -15,12 +14,8 @@ import { writeJsonAnswer } from '../core/answer-head.js';
 
 export async function handleEmbeddings(services: GatewayServices, request: RouteRequest): Promise<void> {
   const body = parseBody(await readBody(request.req, services.bodyLimit), request);
-  const catalogType = services.catalog.typeOf(body.model);
-  if (catalogType !== undefined && catalogType !== 'embedding') {
-    throw new GatewayHttpError(400, `The model \`${body.model}\` is a ${catalogType} model, not an embedding model.`, { code: 'wrong_model_type', param: 'model' });
-  }
   const gateway = body.providerOptions?.gateway;
-  const plan = services.env.router.plan(body.model, { order: gateway?.order, only: gateway?.only, models: gateway?.models }, 'providerOptions.gateway');
+  const plan = services.env.router.plan(body.model, { order: gateway?.order, only: gateway?.only, models: gateway?.models }, 'providerOptions.gateway', 'embedding');
   const state: EmbeddingState = {
     request: normalize(body),
     res: request.res,

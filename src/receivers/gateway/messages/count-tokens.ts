@@ -24,7 +24,7 @@ export async function handleCountTokens(services: GatewayServices, request: Rout
   const parsed = check(countTokensRequestSchema, json);
   const env = services.env;
   const [options, optionsParam] = routingOptions(parsed, request.req);
-  const plan = env.router.plan(parsed.model, options, optionsParam).filter((endpoint) => env.providers.get(endpoint.provider)?.adapter.type === 'anthropic');
+  const plan = env.router.plan(parsed.model, options, optionsParam, 'language').filter((endpoint) => env.providers.get(endpoint.provider)?.adapter.type === 'anthropic');
   if (plan.length === 0) {
     sendJson(request.res, 200, JSON.stringify({ input_tokens: estimateTokens(json) }), { [ESTIMATE_HEADER]: 'estimate' });
     return;

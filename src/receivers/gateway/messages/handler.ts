@@ -37,7 +37,7 @@ export async function handleMessages(services: GatewayServices, request: RouteRe
   const parsed = check(messagesRequestSchema, json);
   const env = services.env;
   const [options, optionsParam] = routingOptions(parsed, request.req);
-  const plan = env.router.plan(parsed.model, options, optionsParam);
+  const plan = env.router.plan(parsed.model, options, optionsParam, 'language');
   const state: MessagesState = {
     body: json,
     request: parsed,

@@ -189,6 +189,23 @@ describe('POST /v1/embeddings', () => {
     });
     const wrongType = await client().embeddings.create({ model: 'google/chat', input: 'x' }).catch((err: unknown) => err);
     expect(wrongType).toMatchObject({ status: 400, code: 'wrong_model_type' });
+    // A fallback model is held to the route's type too, and every route to its own.
+    const base = (gateway as Gateway).baseURL;
+    const post = async (path: string, body: object) => {
+      const response = await fetch(`${base}${path}`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'x-api-key': API_KEY, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify(body) });
+      return [response.status, ((await response.json()) as { error: { message: string } }).error.message];
+    };
+    expect(await post('/embeddings', { model: 'google/embed', input: 'x', providerOptions: { gateway: { models: ['google/chat'] } } })).toEqual([
+      400,
+      'providerOptions.gateway.models[0]: the model `google/chat` is a language model, not an embedding model.',
+    ]);
+    expect(await post('/chat/completions', { model: 'google/chat', messages: [{ role: 'user', content: 'x' }], providerOptions: { gateway: { models: ['google/embed'] } } })).toEqual([
+      400,
+      'providerOptions.gateway.models[0]: the model `google/embed` is an embedding model, not a language model.',
+    ]);
+    for (const path of ['/messages', '/messages/count_tokens']) {
+      expect(await post(path, { model: 'google/embed', max_tokens: 10, messages: [{ role: 'user', content: 'x' }] })).toEqual([400, 'model: the model `google/embed` is an embedding model, not a language model.']);
+    }
     const tokens = await client().embeddings.create({ model: 'google/embed', input: [[1, 2]] }).catch((err: unknown) => err);
     expect(tokens).toMatchObject({ status: 400, code: 'unsupported_value' });
     const format = await fetch(`${(gateway as Gateway).baseURL}/embeddings`, { method: 'POST', headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'google/embed', input: 'x', encoding_format: 'int8' }) });
