@@ -59,13 +59,14 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   const span = startAttemptSpan('chat', provider, endpoint, state);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
-  state.meter?.attempt(served, state.request.stream === true);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const ctx = attemptContext(provider, endpoint, clock);
   try {
     const built = provider.adapter.buildRequest(state.request, ctx);
     // Most adapters map synchronously: awaiting only a promise saves a microtask turn.
     const upstream = built instanceof Promise ? await built : built;
+    // A request the adapter refused never reaches the upstream: no generation is recorded for it.
+    state.meter?.attempt(served, state.request.stream === true);
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.request.stream === true) {

@@ -33,7 +33,6 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
   const started = performance.now();
   const span = startAttemptSpan('embeddings', provider, endpoint, state);
   const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
-  state.meter?.attempt(served, false);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const ctx = attemptContext(provider, endpoint, clock);
   try {
@@ -46,6 +45,8 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
       return { answered: false, fallback: true, error };
     }
     const upstreams = await adapter.buildRequests(state.request, ctx);
+    // A request the adapter refused never reaches the upstream: no generation is recorded for it.
+    state.meter?.attempt(served, false);
     const replies: EmbeddingReply[] = [];
     for (const upstream of upstreams) {
       const url = parseUpstreamUrl(upstream.url);

@@ -194,6 +194,20 @@ describe('generation ids of refused requests', () => {
     expect(upstream?.requests).toHaveLength(2);
   });
 
+  it('records no generation for a request the provider type refused before reaching the upstream', async () => {
+    await setup();
+    // An OpenAI-compatible upstream takes reasoning_effort, not a token budget: the adapter refuses it.
+    const refused = await post('/chat/completions', KEY_A, { ...chat, reasoning: { max_tokens: 2048 } });
+    expect(refused.status).toBe(400);
+    const id = refused.headers.get('x-sluice-generation-id') ?? '';
+    expect(id).toMatch(/^gen_/);
+    expect((await getJson(`/v1/generation?id=${id}`, ADMIN_KEY)).status).toBe(404);
+    expect(upstream?.requests).toHaveLength(0);
+    expect((await post('/chat/completions', KEY_A, chat)).status).toBe(200);
+    const byDay = await getJson(`/v1/report?start_date=${today()}&end_date=${today()}&group_by=day`, ADMIN_KEY);
+    expect(byDay.body).toMatchObject({ results: [{ day: today(), request_count: 1 }] });
+  });
+
   it('names none on a path that is no route', async () => {
     await setup();
     const response = await post('/chat/complete', KEY_A, chat);
