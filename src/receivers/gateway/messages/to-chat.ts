@@ -23,6 +23,13 @@ function refuse(param: string, providerType: string, what = 'is not supported'):
   throw new ProviderRequestError(param, `${what} when the model is served by provider type ${providerType}`);
 }
 
+/** A block's string field, which Anthropic requires: a missing or non-string one is refused, never sent as "undefined". */
+function stringField(block: Block, key: string, at: string): string {
+  const value = block[key];
+  if (typeof value !== 'string') throw new ProviderRequestError(`${at}.${key}`, value === undefined ? 'Field required' : 'must be a string');
+  return value;
+}
+
 export function toChatRequest(request: MessagesRequest, providerType: string): ChatCompletionRequest {
   for (const key of Object.keys(request)) if (!CARRIED.has(key)) refuse(key, providerType);
   // Gemini takes top_k, the others have no counterpart; the Chat shape has no field for it either.
@@ -86,8 +93,8 @@ function systemParts(system: MessagesRequest['system'], providerType: string): T
   if (system === undefined) return [];
   if (typeof system === 'string') return system === '' ? [] : [{ type: 'text', text: system }];
   return system.map((block, i) => {
-    if (block.type !== 'text' || typeof block['text'] !== 'string') refuse(`system.${i}.type`, providerType, `${block.type} blocks in system are not supported`);
-    return textPart(block['text'], block);
+    if (block.type !== 'text') refuse(`system.${i}.type`, providerType, `${block.type} blocks in system are not supported`);
+    return textPart(stringField(block, 'text', `system.${i}`), block);
   });
 }
 
@@ -105,13 +112,15 @@ function cacheControlOf(block: Block): CacheControl | undefined {
 function userTurn(content: string | Block[], param: string, providerType: string): ChatMessage[] {
   // `param` is messages.<i>.content: a message's own path is that without .content.
   if (typeof content === 'string') return [fromOrigin({ role: 'user', content }, param.slice(0, -'.content'.length))];
+  // Anthropic refuses an empty user turn too; leaving it out would change the conversation (a prefill, or no message at all).
+  if (content.length === 0) throw new ProviderRequestError(param, 'user messages must have non-empty content');
   const tools: ChatMessage[] = [];
   const parts: ContentPart[] = [];
   content.forEach((block, j) => {
     const at = `${param}.${j}`;
     switch (block.type) {
       case 'text':
-        parts.push(fromOrigin(textPart(String(block['text']), block), at));
+        parts.push(fromOrigin(textPart(stringField(block, 'text', at), block), at));
         break;
       case 'image':
         parts.push(fromOrigin(imagePart(block, at, providerType), at));
@@ -187,17 +196,20 @@ function assistantTurn(content: string | Block[], param: string, providerType: s
     const at = `${param}.${j}`;
     switch (block.type) {
       case 'text':
-        text.push(textPart(String(block['text']), block));
+        text.push(textPart(stringField(block, 'text', at), block));
         break;
-      case 'tool_use':
-        calls.push({ id: String(block['id']), type: 'function', function: { name: String(block['name']), arguments: JSON.stringify(block['input'] ?? {}) } });
+      case 'tool_use': {
+        const input = block['input'] ?? {};
+        if (typeof input !== 'object' || Array.isArray(input)) throw new ProviderRequestError(`${at}.input`, 'must be an object');
+        calls.push({ id: stringField(block, 'id', at), type: 'function', function: { name: stringField(block, 'name', at), arguments: JSON.stringify(input) } });
         break;
+      }
       // The signature is whichever provider's signed the turn (see from-chat.ts): no format, so it replays as it came.
       case 'thinking':
-        details.push({ type: 'reasoning.text', text: String(block['thinking']), signature: typeof block['signature'] === 'string' ? block['signature'] : null, index: details.length });
+        details.push({ type: 'reasoning.text', text: stringField(block, 'thinking', at), signature: typeof block['signature'] === 'string' ? block['signature'] : null, index: details.length });
         break;
       case 'redacted_thinking':
-        details.push({ type: 'reasoning.encrypted', data: String(block['data']), index: details.length });
+        details.push({ type: 'reasoning.encrypted', data: stringField(block, 'data', at), index: details.length });
         break;
       default:
         refuse(`${at}.type`, providerType, `${block.type} blocks are not supported`);

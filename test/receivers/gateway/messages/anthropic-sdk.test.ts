@@ -491,6 +491,19 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect(openai?.requests).toHaveLength(0);
   });
 
+  it('refuses a malformed block or an empty user message with a 400 naming it, and sends nothing upstream', async () => {
+    const client = await setup({ openai: () => undefined });
+    const refused = async (messages: unknown[]): Promise<string> => {
+      const error = await client.messages.create({ model: 'openai/gpt-test', max_tokens: 10, messages: messages as Anthropic.MessageParam[] }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+      return ((error as InstanceType<typeof Anthropic.BadRequestError>).error as { error: { message: string } }).error.message;
+    };
+    expect(await refused([{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text' }] }])).toContain('messages.0.content.1.text: Field required');
+    expect(await refused([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: [{ type: 'tool_use', name: 'get_weather', input: {} }] }])).toContain('messages.1.content.0.id');
+    expect(await refused([{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'Hello.' }, { role: 'user', content: [] }])).toContain('messages.2.content');
+    expect(openai?.requests).toHaveLength(0);
+  });
+
   it('names the block a translated provider cannot take as the client sent it, past a system prompt and a tool result', async () => {
     const client = await setup({ bedrock: () => undefined });
     const error = await client.messages

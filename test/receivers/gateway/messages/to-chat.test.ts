@@ -46,6 +46,17 @@ describe('Messages -> Chat Completions translation', () => {
     ['thinking.type', { thinking: { type: 'between_tools' }, messages: [{ role: 'user', content: 'a' }] }],
     ['messages.0.content.0.content.0', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [null] }] }] }],
     ['messages.0.content.0.content.0.text', { messages: [{ role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'text' }] }] }] }],
+    ['messages.0.content.1.text', { messages: [{ role: 'user', content: [{ type: 'text', text: 'a' }, { type: 'text' }] }] }],
+    ['messages.0.content.0.text', { messages: [{ role: 'user', content: [{ type: 'text', text: 5 }] }] }],
+    ['system.0.text', { system: [{ type: 'text' }], messages: [{ role: 'user', content: 'a' }] }],
+    ['messages.1.content.0.text', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'text', text: null }] }] }],
+    ['messages.1.content.0.id', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'tool_use', name: 'f', input: {} }] }] }],
+    ['messages.1.content.0.name', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'tool_use', id: 't', input: {} }] }] }],
+    ['messages.1.content.0.input', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'tool_use', id: 't', name: 'f', input: 'x' }] }] }],
+    ['messages.1.content.0.thinking', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'thinking', signature: 's' }] }] }],
+    ['messages.1.content.0.data', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'redacted_thinking' }] }] }],
+    ['messages.0.content', { messages: [{ role: 'user', content: [] }] }],
+    ['messages.2.content', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [] }] }],
   ])('refuses what it cannot carry, naming %s', (param, body) => {
     expect(refusal(body)).toBe(param);
   });
