@@ -7,7 +7,8 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletion, ChatCompletionChunk, FinishReason, Usage } from '../providers/shared/openai-types.js';
+import type { ChatCompletion, ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../providers/shared/openai-types.js';
+import { UpstreamStreamError } from '../providers/shared/types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
 import { messageId, messageUsage, stopReasonOf, toMessage } from './from-chat.js';
@@ -17,14 +18,41 @@ export function sseEvent(type: string, data: unknown): string {
   return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
-type OpenBlock = { kind: 'text' | 'thinking' | 'redacted'; index: number } | { kind: 'tool'; index: number; call: number };
+/** A streamed tool call: its arguments so far, and its block once started. */
+interface ToolCallState {
+  id: string;
+  name: string;
+  args: string;
+  block: number | undefined;
+  closed: boolean;
+}
+
+type OpenBlock = { kind: 'text' | 'thinking' | 'redacted'; index: number } | { kind: 'tool'; index: number; call: ToolCallState };
+
+/** Arguments that parse whole: a call an upstream is done with (more would make them invalid). */
+function isWholeJson(args: string): boolean {
+  try {
+    JSON.parse(args);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 class MessagesStreamEncoder implements StreamEncoder {
   #started = false;
   #next = 0;
   #open: OpenBlock | undefined;
-  /** Tool call index -> its block index (arguments may follow the call's start). */
-  readonly #toolBlocks = new Map<number, number>();
+  /** Tool calls by their index (or id, from servers that send no index): arguments may follow the call's start. */
+  readonly #calls = new Map<string, ToolCallState>();
+  /**
+   * Calls that started while another call's block was open. Anthropic's
+   * blocks run one after another, and an upstream may interleave calls'
+   * arguments: a call waits, its arguments gathered, until the open one's
+   * arguments are whole JSON (or another block opens, or the message ends).
+   */
+  readonly #waiting: ToolCallState[] = [];
+  #lastCall: ToolCallState | undefined;
   /** reasoning_details index -> its thinking block, for a signature that arrives after the text. */
   readonly #thinkingBlocks = new Map<number, number>();
   #finish: FinishReason | null = null;
@@ -65,33 +93,65 @@ class MessagesStreamEncoder implements StreamEncoder {
       out += this.#ensure('text', undefined, { type: 'text', text: '' });
       out += this.#delta({ type: 'text_delta', text: delta.content });
     }
-    for (const call of delta.tool_calls ?? []) {
-      if (call.id !== undefined && !this.#toolBlocks.has(call.index)) {
-        out += this.#close();
-        const index = this.#next++;
-        this.#toolBlocks.set(call.index, index);
-        this.#open = { kind: 'tool', index, call: call.index };
-        out += sseEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.function?.name ?? '', input: {} } });
-      }
-      const args = call.function?.arguments;
-      const index = this.#toolBlocks.get(call.index);
-      if (args !== undefined && args !== '' && index !== undefined) out += sseEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: args } });
-    }
+    for (const call of delta.tool_calls ?? []) out += this.#toolCall(call);
     if (choice.finish_reason !== null) this.#finish = choice.finish_reason;
     return out;
   }
 
   end(): string {
     const usage = messageUsage(this.#usage);
+    let out = '';
+    while (this.#waiting.length > 0) out += this.#startWaiting();
     return (
+      out +
       this.#close() +
-      sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish, this.#toolBlocks.size > 0) ?? 'end_turn', stop_sequence: null }, usage }) +
+      sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish, this.#calls.size > 0) ?? 'end_turn', stop_sequence: null }, usage }) +
       sseEvent('message_stop', { type: 'message_stop' })
     );
   }
 
   error(error: GatewayHttpError): string {
     return sseEvent('error', anthropicErrorBody(error));
+  }
+
+  #toolCall(call: ToolCallDelta): string {
+    // Without an index, a call is told by its id; a piece with neither continues the last call.
+    const key = typeof call.index === 'number' ? `index:${call.index}` : call.id !== undefined ? `id:${call.id}` : undefined;
+    let state = key === undefined ? this.#lastCall : this.#calls.get(key);
+    if (state === undefined) {
+      if (call.id === undefined || key === undefined) return '';
+      state = { id: call.id, name: call.function?.name ?? '', args: '', block: undefined, closed: false };
+      this.#calls.set(key, state);
+      this.#waiting.push(state);
+      this.#lastCall = state;
+    }
+    let out = '';
+    const args = call.function?.arguments;
+    if (args !== undefined && args !== '') {
+      if (state.closed) throw new UpstreamStreamError(`upstream sent arguments for tool call ${state.id} after they were whole or another block began`);
+      state.args += args;
+      if (state.block !== undefined) out += sseEvent('content_block_delta', { type: 'content_block_delta', index: state.block, delta: { type: 'input_json_delta', partial_json: args } });
+    }
+    // The open call streams on until its arguments are whole; then the next waiting call starts.
+    while (this.#waiting.length > 0) {
+      const open = this.#open;
+      if (open?.kind === 'tool' && !isWholeJson(open.call.args)) break;
+      out += this.#startWaiting();
+    }
+    return out;
+  }
+
+  /** Closes the open block and starts the first waiting call, with the arguments it gathered meanwhile. */
+  #startWaiting(): string {
+    const call = this.#waiting.shift();
+    if (call === undefined) return '';
+    let out = this.#close();
+    const index = this.#next++;
+    call.block = index;
+    this.#open = { kind: 'tool', index, call };
+    out += sseEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
+    if (call.args !== '') out += sseEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: call.args } });
+    return out;
   }
 
   #reasoningIndex(details: ChatCompletionChunk['choices'][number]['delta']['reasoning_details']): number | undefined {
@@ -117,6 +177,7 @@ class MessagesStreamEncoder implements StreamEncoder {
     const open = this.#open;
     if (open === undefined) return '';
     this.#open = undefined;
+    if (open.kind === 'tool') open.call.closed = true;
     return sseEvent('content_block_stop', { type: 'content_block_stop', index: open.index });
   }
 }

@@ -438,6 +438,46 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     });
   });
 
+  it('keeps blocks one after another when an upstream interleaves parallel tool calls, and tells calls without an index by id', async () => {
+    const interleaved = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+      chunk({ tool_calls: [{ index: 1, function: { arguments: '"Oslo"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const withoutIndex = [
+      chunk({ role: 'assistant', tool_calls: [{ id: 'call_x', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }] }),
+      chunk({ tool_calls: [{ id: 'call_y', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Lima"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const client = await setup({ openai: (body, res) => sendStream(res, (body['messages'] as { content: string }[])[0]?.content === 'interleaved' ? interleaved : withoutIndex) });
+    const params = (content: string) => ({ model: 'openai/gpt-test', max_tokens: 300, tools: [weatherTool], stream: true, messages: [{ role: 'user' as const, content }] });
+    const raw = await fetch(`http://127.0.0.1:${gateway?.port}/v1/messages`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify(params('interleaved')) });
+    // Anthropic's order: a block starts, takes its deltas and stops before the next one starts.
+    let open: number | undefined;
+    const problems: string[] = [];
+    for (const event of (await raw.text()).split('\n\n').filter((e) => e !== '')) {
+      const data = JSON.parse(String(event.split('\n')[1]?.slice(6))) as { type: string; index?: number };
+      if (data.type === 'content_block_start') {
+        if (open !== undefined) problems.push(`block ${data.index} started while ${open} is open`);
+        open = data.index;
+      } else if (data.type === 'content_block_delta' && data.index !== open) problems.push(`delta for block ${data.index} while ${open} is open`);
+      else if (data.type === 'content_block_stop') open = data.index === open ? undefined : (problems.push(`stop for block ${data.index}`), open);
+    }
+    expect(problems).toEqual([]);
+    const calls = [
+      { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } },
+      { type: 'tool_use', id: 'call_2', name: 'get_weather', input: { city: 'Oslo' } },
+    ];
+    expect((await client.messages.stream(params('interleaved')).finalMessage()).content).toEqual(calls);
+    expect((await client.messages.stream(params('no index')).finalMessage()).content).toEqual([
+      { type: 'tool_use', id: 'call_x', name: 'get_weather', input: { city: 'Rome' } },
+      { type: 'tool_use', id: 'call_y', name: 'get_weather', input: { city: 'Lima' } },
+    ]);
+  });
+
   it('sends a tool round trip back as assistant tool_calls followed by tool messages', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Sunny and snowy.')) });
     await client.messages.create({
