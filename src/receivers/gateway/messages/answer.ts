@@ -11,7 +11,7 @@ import type { ChatCompletion, ChatCompletionChunk, FinishReason, ToolCallDelta, 
 import { UpstreamStreamError } from '../providers/shared/types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
-import { messageId, messageUsage, stopReasonOf, toMessage } from './from-chat.js';
+import { messageId, messageUsage, reasoningOf, stopReasonOf, toMessage } from './from-chat.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
 export function sseEvent(type: string, data: unknown): string {
@@ -56,6 +56,8 @@ class MessagesStreamEncoder implements StreamEncoder {
   /** reasoning_details index -> its thinking block, for a signature that arrives after the text. */
   readonly #thinkingBlocks = new Map<number, number>();
   #finish: FinishReason | null = null;
+  /** The upstream streamed a refusal: the message stops for that reason. */
+  #refused = false;
   #usage: Usage | undefined;
 
   chunk(chunk: ChatCompletionChunk): string {
@@ -69,10 +71,11 @@ class MessagesStreamEncoder implements StreamEncoder {
     const choice = chunk.choices[0];
     if (choice === undefined) return out;
     const delta = choice.delta;
-    if (typeof delta.reasoning === 'string' && delta.reasoning !== '') {
+    const reasoning = reasoningOf(delta);
+    if (reasoning !== undefined) {
       const index = this.#reasoningIndex(delta.reasoning_details);
       out += this.#ensure('thinking', index, { type: 'thinking', thinking: '', signature: '' });
-      out += this.#delta({ type: 'thinking_delta', thinking: delta.reasoning });
+      out += this.#delta({ type: 'thinking_delta', thinking: reasoning });
     }
     for (const detail of delta.reasoning_details ?? []) {
       if (detail.type === 'reasoning.encrypted') {
@@ -93,6 +96,11 @@ class MessagesStreamEncoder implements StreamEncoder {
       out += this.#ensure('text', undefined, { type: 'text', text: '' });
       out += this.#delta({ type: 'text_delta', text: delta.content });
     }
+    if (typeof delta.refusal === 'string' && delta.refusal !== '') {
+      this.#refused = true;
+      out += this.#ensure('text', undefined, { type: 'text', text: '' });
+      out += this.#delta({ type: 'text_delta', text: delta.refusal });
+    }
     for (const call of delta.tool_calls ?? []) out += this.#toolCall(call);
     if (choice.finish_reason !== null) this.#finish = choice.finish_reason;
     return out;
@@ -105,7 +113,7 @@ class MessagesStreamEncoder implements StreamEncoder {
     return (
       out +
       this.#close() +
-      sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReasonOf(this.#finish, this.#calls.size > 0) ?? 'end_turn', stop_sequence: null }, usage }) +
+      sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: this.#refused ? 'refusal' : (stopReasonOf(this.#finish, this.#calls.size > 0) ?? 'end_turn'), stop_sequence: null }, usage }) +
       sseEvent('message_stop', { type: 'message_stop' })
     );
   }

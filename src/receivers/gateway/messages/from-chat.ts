@@ -104,19 +104,37 @@ export function toolUseBlock(call: ToolCall): ContentBlock {
   return { type: 'tool_use', id: call.id, name: call.function.name, input };
 }
 
+/** `reasoning`, or `reasoning_content` as DeepSeek, vLLM and SGLang name it. */
+export function reasoningOf(part: { reasoning?: string | null; reasoning_content?: string | null }): string | undefined {
+  if (typeof part.reasoning === 'string' && part.reasoning !== '') return part.reasoning;
+  return typeof part.reasoning_content === 'string' && part.reasoning_content !== '' ? part.reasoning_content : undefined;
+}
+
+/** A message's text: a string, or the text of an array of parts (some servers answer with parts). */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: unknown) => (typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
+}
+
 export function toMessage(completion: ChatCompletion, model: string): Message {
   const choice = completion.choices[0];
-  const content: ContentBlock[] = [...thinkingBlocks(choice?.message.reasoning, choice?.message.reasoning_details)];
-  const text = choice?.message.content;
-  if (typeof text === 'string' && text !== '') content.push({ type: 'text', text });
-  for (const call of choice?.message.tool_calls ?? []) content.push(toolUseBlock(call));
+  const message = choice?.message;
+  const content: ContentBlock[] = message === undefined ? [] : [...thinkingBlocks(reasoningOf(message), message.reasoning_details)];
+  const text = textOf(message?.content);
+  if (text !== '') content.push({ type: 'text', text });
+  // OpenAI says a refusal apart from the content; Anthropic says it as text with its own stop reason.
+  const refusal = message?.refusal;
+  const refused = typeof refusal === 'string' && refusal !== '';
+  if (refused) content.push({ type: 'text', text: refusal });
+  for (const call of message?.tool_calls ?? []) content.push(toolUseBlock(call));
   return {
     id: messageId(completion.id),
     type: 'message',
     role: 'assistant',
     model: typeof completion.model === 'string' && completion.model !== '' ? completion.model : model,
     content,
-    stop_reason: stopReasonOf(choice?.finish_reason, (choice?.message.tool_calls?.length ?? 0) > 0),
+    stop_reason: refused ? 'refusal' : stopReasonOf(choice?.finish_reason, (message?.tool_calls?.length ?? 0) > 0),
     stop_sequence: null,
     usage: messageUsage(completion.usage),
   };

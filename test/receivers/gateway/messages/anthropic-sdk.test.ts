@@ -513,6 +513,32 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect(answer.content).toEqual([{ type: 'thinking', thinking: 'Deep thought.', signature: '' }, { type: 'text', text: '42' }]);
   });
 
+  it('answers an OpenAI refusal as its text with stop_reason refusal, whole and streamed', async () => {
+    const client = await setup({
+      openai: (body, res) => {
+        if (body['stream'] === true) sendStream(res, [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: 'I cannot ' }), chunk({ refusal: 'help with that.' }), chunk({}, 'stop')]);
+        else sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: null, refusal: 'I cannot help with that.' }, finish_reason: 'stop' }] });
+      },
+    });
+    const params = { model: 'openai/gpt-test', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Something bad.' }] };
+    const refusal = { content: [{ type: 'text', text: 'I cannot help with that.' }], stop_reason: 'refusal' };
+    expect(await client.messages.create(params)).toMatchObject(refusal);
+    expect(await client.messages.stream(params).finalMessage()).toMatchObject(refusal);
+  });
+
+  it('answers reasoning_content (DeepSeek, vLLM) as a thinking block, whole and streamed, and text given as parts as text', async () => {
+    const client = await setup({
+      openai: (body, res) => {
+        if (body['stream'] === true) sendStream(res, [chunk({ role: 'assistant', content: '', reasoning_content: 'Six ' }), chunk({ reasoning_content: 'times seven.' }), chunk({ content: '42' }), chunk({}, 'stop')]);
+        else sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: [{ type: 'text', text: '4' }, { type: 'text', text: '2' }], reasoning_content: 'Six times seven.' }, finish_reason: 'stop' }] });
+      },
+    });
+    const params = { model: 'openai/gpt-test', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Meaning?' }] };
+    const answer = [{ type: 'thinking', thinking: 'Six times seven.', signature: '' }, { type: 'text', text: '42' }];
+    expect((await client.messages.create(params)).content).toEqual(answer);
+    expect((await client.messages.stream(params).finalMessage()).content).toEqual(answer);
+  });
+
   it('estimates count_tokens for a model no Anthropic provider serves, and says so', async () => {
     const client = await setup({ openai: () => undefined });
     const { data, response } = await client.messages.countTokens({ model: 'openai/gpt-test', system: 'abcd', messages: [{ role: 'user', content: 'abcdefgh' }] }).withResponse();

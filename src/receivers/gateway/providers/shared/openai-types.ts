@@ -180,7 +180,7 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   }>;
@@ -210,7 +210,7 @@ export interface ChatCompletionChunk {
   model: string;
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null; reasoning?: string; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
+    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   }>;
