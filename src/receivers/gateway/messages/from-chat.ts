@@ -94,12 +94,15 @@ export function thinkingBlocks(reasoning: string | undefined, details: readonly 
 }
 
 export function toolUseBlock(call: ToolCall): ContentBlock {
+  const args: unknown = call.function.arguments;
+  // Some servers give the arguments as an object rather than its JSON.
+  if (typeof args !== 'string') return { type: 'tool_use', id: call.id, name: call.function.name, input: args ?? {} };
   let input: unknown = {};
   try {
-    input = call.function.arguments.trim() === '' ? {} : JSON.parse(call.function.arguments);
+    input = args.trim() === '' ? {} : JSON.parse(args);
   } catch {
     // Arguments that are not JSON: kept whole rather than lost.
-    input = { arguments: call.function.arguments };
+    input = { arguments: args };
   }
   return { type: 'tool_use', id: call.id, name: call.function.name, input };
 }

@@ -539,6 +539,23 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect((await client.messages.stream(params).finalMessage()).content).toEqual(answer);
   });
 
+  it('answers a completion without a choice, or with a tool call without its function, as the invalid response it is (502)', async () => {
+    const client = await setup({
+      openai: (body, res) => {
+        const noChoice = (body['messages'] as { content: string }[])[0]?.content === 'none';
+        sendJson(res, 200, { ...completion(''), choices: noChoice ? [] : [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function' }] }, finish_reason: 'tool_calls' }] });
+      },
+    });
+    const failed = async (content: string): Promise<string> => {
+      const error = await client.messages.create({ model: 'openai/gpt-test', max_tokens: 10, messages: [{ role: 'user', content }] }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(Anthropic.APIError);
+      expect((error as InstanceType<typeof Anthropic.APIError>).status).toBe(502);
+      return String((error as Error).message);
+    };
+    expect(await failed('none')).toContain('an invalid response: the completion has no choice');
+    expect(await failed('call')).toContain('an invalid response: choices[0].message.tool_calls[0] has no function name');
+  });
+
   it('estimates count_tokens for a model no Anthropic provider serves, and says so', async () => {
     const client = await setup({ openai: () => undefined });
     const { data, response } = await client.messages.countTokens({ model: 'openai/gpt-test', system: 'abcd', messages: [{ role: 'user', content: 'abcdefgh' }] }).withResponse();

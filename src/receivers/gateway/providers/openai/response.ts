@@ -1,5 +1,5 @@
 import type { ChatCompletion } from '../shared/openai-types.js';
-import { UpstreamStreamError, type UpstreamErrorInfo } from '../shared/types.js';
+import { InvalidResponseError, UpstreamStreamError, type UpstreamErrorInfo } from '../shared/types.js';
 
 const decoder = new TextDecoder();
 
@@ -13,7 +13,24 @@ export function parseOpenAIResponseText(text: string): ChatCompletion {
   if (!isObject(parsed) || !hasChoiceObjects(parsed, 'message')) {
     throw new UpstreamStreamError('upstream answered with a body that is not a chat completion');
   }
+  const problem = completionProblem(parsed['choices'] as Record<string, unknown>[]);
+  if (problem !== undefined) throw new InvalidResponseError(problem);
   return parsed as unknown as ChatCompletion;
+}
+
+/** What makes a completion's choices unreadable: none at all, or a tool call without its function. */
+function completionProblem(choices: readonly Record<string, unknown>[]): string | undefined {
+  if (choices.length === 0) return 'the completion has no choice';
+  for (const [i, choice] of choices.entries()) {
+    const calls = (choice['message'] as Record<string, unknown>)['tool_calls'];
+    if (calls === undefined || calls === null) continue;
+    if (!Array.isArray(calls)) return `choices[${i}].message.tool_calls is not a list`;
+    for (const [j, call] of calls.entries()) {
+      const fn: unknown = isObject(call) ? call['function'] : undefined;
+      if (!isObject(fn) || typeof fn['name'] !== 'string') return `choices[${i}].message.tool_calls[${j}] has no function name`;
+    }
+  }
+  return undefined;
 }
 
 /**
