@@ -108,13 +108,18 @@ function cacheControlOf(block: Block): CacheControl | undefined {
   return cache === null || cache === undefined ? undefined : { type: 'ephemeral', ...(cache.ttl !== undefined ? { ttl: cache.ttl } : {}) };
 }
 
-/** A user turn: its tool results first (Chat wants them right after the calls), then the rest as one user message. */
+/**
+ * A user turn: its tool results first (Chat wants them right after the calls),
+ * then the rest as one user message, led by the images tool results held
+ * (Chat's tool messages take text only).
+ */
 function userTurn(content: string | Block[], param: string, providerType: string): ChatMessage[] {
   // `param` is messages.<i>.content: a message's own path is that without .content.
   if (typeof content === 'string') return [fromOrigin({ role: 'user', content }, param.slice(0, -'.content'.length))];
   // Anthropic refuses an empty user turn too; leaving it out would change the conversation (a prefill, or no message at all).
   if (content.length === 0) throw new ProviderRequestError(param, 'user messages must have non-empty content');
   const tools: ChatMessage[] = [];
+  const toolImages: ContentPart[] = [];
   const parts: ContentPart[] = [];
   content.forEach((block, j) => {
     const at = `${param}.${j}`;
@@ -126,13 +131,14 @@ function userTurn(content: string | Block[], param: string, providerType: string
         parts.push(fromOrigin(imagePart(block, at, providerType), at));
         break;
       case 'tool_result':
-        tools.push(fromOrigin(toolResult(block, at, providerType), at));
+        tools.push(fromOrigin(toolResult(block, at, providerType, toolImages), at));
         break;
       default:
         refuse(`${at}.type`, providerType, `${block.type} blocks are not supported`);
     }
   });
-  return parts.length === 0 ? tools : [...tools, fromOrigin({ role: 'user', content: parts }, param.slice(0, -'.content'.length))];
+  const user = [...toolImages, ...parts];
+  return user.length === 0 ? tools : [...tools, fromOrigin({ role: 'user', content: user }, param.slice(0, -'.content'.length))];
 }
 
 /** Chat Completions names -> this protocol's, after a message or block's path. */
@@ -160,23 +166,23 @@ function imagePart(block: Block, param: string, providerType: string): ContentPa
   return cache === undefined ? { type: 'image_url', image_url: { url } } : { type: 'image_url', image_url: { url }, cache_control: cache };
 }
 
-function toolResult(block: Block, param: string, providerType: string): ChatMessage {
+/** A tool_result as a tool message; the images it holds go to `images`. */
+function toolResult(block: Block, param: string, providerType: string, images: ContentPart[]): ChatMessage {
   const id = block['tool_use_id'];
   if (typeof id !== 'string') refuse(`${param}.tool_use_id`, providerType, 'is required');
   const content = block['content'];
-  let text: TextPart[];
-  if (content === undefined || content === null) text = [];
-  else if (typeof content === 'string') text = [{ type: 'text', text: content }];
+  const text: TextPart[] = [];
+  if (typeof content === 'string') text.push({ type: 'text', text: content });
   else if (Array.isArray(content)) {
-    text = (content as unknown[]).map((inner, k) => {
-      if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) refuse(`${param}.content.${k}`, providerType, 'must be a content block');
+    (content as unknown[]).forEach((inner, k) => {
+      const at = `${param}.content.${k}`;
+      if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) refuse(at, providerType, 'must be a content block');
       const type = (inner as Block).type;
-      if (type !== 'text') refuse(`${param}.content.${k}.type`, providerType, `${String(type)} blocks in a tool_result are not supported`);
-      const value = (inner as Block)['text'];
-      if (typeof value !== 'string') refuse(`${param}.content.${k}.text`, providerType, 'must be a string');
-      return { type: 'text', text: value };
+      if (type === 'image') images.push(fromOrigin(imagePart(inner as Block, at, providerType), at));
+      else if (type === 'text') text.push({ type: 'text', text: stringField(inner as Block, 'text', at) });
+      else refuse(`${at}.type`, providerType, `${String(type)} blocks in a tool_result are not supported`);
     });
-  } else refuse(`${param}.content`, providerType, 'must be a string or text blocks');
+  } else if (content !== undefined && content !== null) refuse(`${param}.content`, providerType, 'must be a string or text and image blocks');
   // Chat has no error flag on a tool result: the model reads it in the text.
   if (block['is_error'] === true) text.unshift({ type: 'text', text: 'Error: ' });
   const cache = cacheControlOf(block);

@@ -506,6 +506,25 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     ]);
   });
 
+  it('sends the images a tool_result holds as a user message after the tool messages, ahead of the turn\'s own blocks', async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('A chart.')) });
+    const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: PNG_BASE64 } };
+    await client.messages.create({
+      model: 'openai/gpt-test',
+      max_tokens: 300,
+      tools: [weatherTool],
+      messages: [
+        { role: 'user', content: 'Chart?' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: [{ type: 'text', text: 'Here:' }, image] }, { type: 'text', text: 'Describe it.' }] },
+      ],
+    });
+    expect((sentOpenAI()['messages'] as unknown[]).slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'call_1', content: 'Here:' },
+      { role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } }, { type: 'text', text: 'Describe it.' }] },
+    ]);
+  });
+
   it('maps thinking to reasoning_effort, and reasoning text back to a thinking block', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, { ...completion('42'), choices: [{ index: 0, message: { role: 'assistant', content: '42', reasoning: 'Deep thought.' }, finish_reason: 'stop' }] }) });
     const answer = await client.messages.create({ model: 'openai/gpt-test', max_tokens: 20_000, thinking: { type: 'enabled', budget_tokens: 10_000 }, messages: [{ role: 'user', content: 'Meaning?' }] });
