@@ -19,16 +19,8 @@ function isSpace(code: number): boolean {
  * returned unchanged when it has no usage object.
  */
 export function insertUsageCost(text: string, cost: number): string {
-  // In JSON text a quote inside a string is escaped, so `"usage"` followed by `:` is a key;
-  // the top-level usage comes after choices, so the last one is it.
-  let at = text.lastIndexOf('"usage"');
+  const at = topLevelUsage(text);
   if (at === -1) return text;
-  at += 7;
-  while (isSpace(text.charCodeAt(at))) at++;
-  if (text[at] !== ':') return text;
-  at++;
-  while (isSpace(text.charCodeAt(at))) at++;
-  if (text[at] !== '{') return text;
   let depth = 0;
   let inString = false;
   let empty = true;
@@ -50,4 +42,32 @@ export function insertUsageCost(text: string, cost: number): string {
     }
   }
   return text;
+}
+
+/**
+ * Where the value of the top-level object's last `usage` key starts (its
+ * `{`), or -1. Only depth 1 counts: an upstream's extension object after
+ * usage (Groq's `x_groq.usage`) has a `usage` of its own.
+ */
+function topLevelUsage(text: string): number {
+  let found = -1;
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{' || c === '[') depth++;
+    else if (c === '}' || c === ']') depth--;
+    else if (c === '"') {
+      const start = i;
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      if (depth !== 1 || i - start !== 6 || !text.startsWith('"usage"', start)) continue;
+      // In JSON text a string followed by `:` is a key.
+      let at = i + 1;
+      while (isSpace(text.charCodeAt(at))) at++;
+      if (text[at] !== ':') continue;
+      at++;
+      while (isSpace(text.charCodeAt(at))) at++;
+      found = text[at] === '{' ? at : -1;
+    }
+  }
+  return found;
 }

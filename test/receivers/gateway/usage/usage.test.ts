@@ -223,6 +223,21 @@ describe('usage of streams and direct routes', () => {
     expect((data.usage as { cost?: unknown } | undefined)?.cost).toBe(COST);
   });
 
+  it('puts the cost in the top-level usage of an answer whose extension object after it has a usage of its own', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      sendJson(res, 200, completion('hi', { usage, x_groq: { id: 'r', usage: { queue_time: 0.01 } } }));
+    });
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { openai: openaiProvider(upstream) }, models });
+    const response = await fetch(`${gateway.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY_A}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    const body = (await response.json()) as { usage: { cost?: unknown }; x_groq: unknown };
+    expect(body.usage.cost).toBe(COST);
+    expect(body.x_groq).toEqual({ id: 'r', usage: { queue_time: 0.01 } });
+  });
+
   it('records a generation a fallback model answered under that model and its provider', async () => {
     upstream = await startUpstream(function answer(body, res) {
       if (body['model'] === 'up-broken') sendJson(res, 500, { error: { message: 'down', type: 'server_error' } });
