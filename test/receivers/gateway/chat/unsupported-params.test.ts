@@ -53,6 +53,25 @@ describe('sampling parameters a provider type has no setting for', () => {
     expect(fake?.requests).toHaveLength(0);
   });
 
+  it('refuses an empty user message for Anthropic and lets the next endpoint answer the conversation unchanged', async () => {
+    const client = await setup([
+      { provider: 'claude', model: 'claude-test' },
+      { provider: 'oa', model: 'gpt' },
+    ]);
+    const messages = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: 'Hello!' },
+      { role: 'user' as const, content: '' },
+    ];
+    const response = await client.chat.completions.create({ model: 'acme/chat', messages }).withResponse();
+    expect(response.response.headers.get('x-sluice-provider')).toBe('oa');
+    expect(upstream?.requests[0]?.body['messages']).toEqual(messages);
+    expect(fake?.requests).toHaveLength(0);
+    const error = await client.chat.completions.create({ model: 'claude/claude-test', messages }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'unsupported_value', param: 'messages[2].content' });
+  });
+
   it('sends neutral values on to a provider type without the setting', async () => {
     const client = await setup([{ provider: 'claude', model: 'claude-test' }]);
     const out = await client.chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'a' }], frequency_penalty: 0, presence_penalty: 0, logit_bias: {} });

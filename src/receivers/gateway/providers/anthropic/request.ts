@@ -104,6 +104,8 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
         return;
       case 'user':
         turn = { role: 'user', content: typeof message.content === 'string' ? textBlocks(message.content) : message.content.flatMap((part, j) => mapPart(part, `${param}.content[${j}]`)) };
+        // Leaving it out would change the conversation (a last one would turn the assistant's turn into a prefill).
+        if (turn.content.length === 0) invalidRequest(`${param}.content`, 'is empty, which provider type anthropic refuses');
         break;
       case 'assistant': {
         // Signed thinking comes first in the turn, as Anthropic returned it.
@@ -128,6 +130,7 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
     if (last !== undefined && last.role === turn.role) last.content.push(...turn.content);
     else messages.push(turn);
   });
+  if (messages.length === 0) invalidRequest('messages', 'provider type anthropic needs a user or assistant message with content');
   return { system, messages };
 }
 

@@ -138,6 +138,8 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
         continue;
       case 'user':
         turn = { role: 'user', content: typeof message.content === 'string' ? textBlocks(message.content) : (await Promise.all(message.content.map((part, j) => mapPart(part, `${param}.content[${j}]`, ctx)))).flat() };
+        // Leaving it out would change the conversation (a last one would turn the assistant's turn into a prefill).
+        if (turn.content.every((block) => 'cachePoint' in block)) invalidRequest(`${param}.content`, 'is empty, which provider type bedrock refuses');
         break;
       case 'assistant': {
         // Signed reasoning comes first in the turn, as the model returned it.
@@ -160,6 +162,7 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
     if (last !== undefined && last.role === turn.role) last.content.push(...turn.content);
     else messages.push(turn);
   }
+  if (messages.length === 0) invalidRequest('messages', 'provider type bedrock needs a user or assistant message with content');
   return messages;
 }
 

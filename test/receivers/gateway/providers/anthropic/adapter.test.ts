@@ -185,6 +185,17 @@ describe('anthropic adapter', () => {
     expect(fake?.requests).toHaveLength(0);
   });
 
+  it('refuses an empty user message instead of leaving it out and changing the conversation', async () => {
+    const ctx = await setup(() => undefined);
+    const tryBuild = (messages: unknown[]) => () => anthropicAdapter.buildRequest({ model: 'm', messages } as never, ctx);
+    const history = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello!' }];
+    expect(tryBuild([...history, { role: 'user', content: '' }])).toThrow(/^messages\[2\]\.content: /);
+    expect(tryBuild([...history, { role: 'user', content: [] }])).toThrow(ProviderRequestError);
+    expect(tryBuild([{ role: 'user', content: [{ type: 'text', text: '' }] }])).toThrow(/^messages\[0\]\.content: /);
+    expect(tryBuild([{ role: 'system', content: 'Be brief.' }])).toThrow(/^messages: /);
+    expect(fake?.requests).toHaveLength(0);
+  });
+
   it('refuses penalties, token biases and a seed, which the Messages API has no setting for, and lets their neutral values through', async () => {
     const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]));
     const tryBuild = (body: Record<string, unknown>) => anthropicAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);

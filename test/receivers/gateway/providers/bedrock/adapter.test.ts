@@ -228,6 +228,15 @@ describe('bedrock adapter', () => {
     await expect(build({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] })).rejects.toThrow(/image\/tiff/);
   });
 
+  it('refuses an empty user message instead of leaving it out and changing the conversation', async () => {
+    const ctx = await setup(() => undefined);
+    const build = (messages: unknown[]) => bedrockAdapter.buildRequest({ model: 'm', messages } as never, ctx);
+    const history = [{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello!' }];
+    await expect(build([...history, { role: 'user', content: '' }])).rejects.toThrow(/^messages\[2\]\.content: /);
+    await expect(build([...history, { role: 'user', content: [{ type: 'text', text: '', cache_control: { type: 'ephemeral' } }] }])).rejects.toThrow(ProviderRequestError);
+    await expect(build([{ role: 'system', content: 'Be brief.' }])).rejects.toThrow(/^messages: /);
+  });
+
   it('refuses penalties, token biases and a seed, which Converse has no setting for, and lets their neutral values through', async () => {
     const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
     const build = (body: Record<string, unknown>) => bedrockAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);
