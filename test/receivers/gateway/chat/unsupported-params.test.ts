@@ -32,6 +32,17 @@ async function setup(endpoints: Array<{ provider: string; model: string }>): Pro
   return new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
 }
 
+const OPENAI_ONLY = [
+  { functions: [{ name: 'get_weather', parameters: { type: 'object', properties: {} } }], function_call: 'auto' },
+  { function_call: { name: 'get_weather' } },
+  { modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } },
+  { audio: { voice: 'alloy', format: 'wav' } },
+  { web_search_options: {} },
+  { verbosity: 'low' },
+];
+// What those parameters' neutral values look like: leaving them out changes nothing.
+const NEUTRAL = { functions: [], function_call: 'none', modalities: ['text'], audio: null, web_search_options: null, verbosity: 'medium' };
+
 describe('sampling parameters a provider type has no setting for', () => {
   it('answers 400 unsupported_value naming the param when no endpoint can take it', async () => {
     const client = await setup([{ provider: 'claude', model: 'claude-test' }]);
@@ -39,6 +50,16 @@ describe('sampling parameters a provider type has no setting for', () => {
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'unsupported_value', param: 'frequency_penalty' });
     expect(fake?.requests).toHaveLength(0);
+  });
+
+  it.each(OPENAI_ONLY)('refuses OpenAI-only parameters that change the answer (%o), naming the first, and lets their neutral values through', async (params) => {
+    const client = await setup([{ provider: 'claude', model: 'claude-test' }]);
+    const error = await client.chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'a' }], ...params } as never).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'unsupported_value', param: Object.keys(params)[0] });
+    const out = await client.chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'a' }], ...NEUTRAL, store: true, metadata: { a: 'b' }, service_tier: 'auto' } as never);
+    expect(out.choices[0]?.message.content).toBe('from anthropic');
+    expect(fake?.requests).toHaveLength(1);
   });
 
   it('tries the next endpoint when one provider type cannot take a seed', async () => {

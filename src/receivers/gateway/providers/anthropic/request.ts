@@ -1,7 +1,7 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
 import { portableToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
@@ -78,7 +78,7 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type anthropic returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type anthropic');
   // The Messages API has no penalties, token biases or seed.
-  rejectWithoutSetting(request, ['frequency_penalty', 'presence_penalty', 'logit_bias', 'seed'], 'anthropic');
+  rejectWithoutSetting(request, ['frequency_penalty', 'presence_penalty', 'logit_bias', 'seed', ...OPENAI_ONLY_PARAMS], 'anthropic');
 }
 
 function mapToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): AnthropicToolChoice | undefined {

@@ -1,7 +1,7 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { fetchImage } from '../shared/image-fetch.js';
-import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
@@ -84,7 +84,7 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type bedrock');
   if (request.top_k !== undefined) invalidRequest('top_k', 'not supported by provider type bedrock (Converse has no top-k setting)');
   // Converse's inferenceConfig has no penalties, token biases or seed, and its toolChoice no limit of one call a turn.
-  rejectWithoutSetting(request, ['frequency_penalty', 'presence_penalty', 'logit_bias', 'seed', 'parallel_tool_calls'], 'bedrock');
+  rejectWithoutSetting(request, ['frequency_penalty', 'presence_penalty', 'logit_bias', 'seed', 'parallel_tool_calls', ...OPENAI_ONLY_PARAMS], 'bedrock');
 }
 
 /**

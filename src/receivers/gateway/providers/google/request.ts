@@ -3,7 +3,7 @@ import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { fetchImage } from '../shared/image-fetch.js';
-import { invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { toGeminiSchema } from './schema.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
@@ -29,7 +29,7 @@ export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: At
   if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type google returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type google');
   // generationConfig takes seed and both penalties (GENERATION_FIELDS), but no token biases; nothing limits a turn to one tool call.
-  rejectWithoutSetting(request, ['logit_bias', 'parallel_tool_calls'], 'google');
+  rejectWithoutSetting(request, ['logit_bias', 'parallel_tool_calls', ...OPENAI_ONLY_PARAMS], 'google');
 
   const body: GeminiRequest = { contents: await mapMessages(request.messages, ctx) };
   const system = request.messages.flatMap((message) => (message.role === 'system' || message.role === 'developer' ? [textOf(message.content)] : [])).filter((text) => text !== '');

@@ -54,8 +54,15 @@ export function invalidRequest(param: string, message: string): never {
   throw new ProviderRequestError(param, message);
 }
 
+/**
+ * OpenAI parameters that only OpenAI-compatible upstreams take: legacy
+ * function calling, audio output, web search and GPT-5's verbosity. The
+ * schema passes them through unchecked (openai-types.ts).
+ */
+export const OPENAI_ONLY_PARAMS = ['functions', 'function_call', 'modalities', 'audio', 'web_search_options', 'verbosity'] as const;
+
 /** OpenAI parameters that some provider types have no setting for. */
-export type SamplingParam = 'frequency_penalty' | 'presence_penalty' | 'logit_bias' | 'seed' | 'parallel_tool_calls';
+export type SamplingParam = 'frequency_penalty' | 'presence_penalty' | 'logit_bias' | 'seed' | 'parallel_tool_calls' | (typeof OPENAI_ONLY_PARAMS)[number];
 
 /**
  * Refuses each of `params` (ones the provider type has no setting for) when
@@ -81,6 +88,18 @@ function changesAnswer(request: ChatCompletionRequest, param: SamplingParam): bo
     case 'parallel_tool_calls':
       // false asks for at most one tool call a turn: it matters only when a tool may be called.
       return request.parallel_tool_calls === false && (request.tools?.length ?? 0) > 0 && request.tool_choice !== 'none';
+    case 'functions':
+      return Array.isArray(request.functions) && request.functions.length > 0;
+    case 'function_call':
+      // 'none' and 'auto' without functions ask for nothing.
+      return request.function_call != null && request.function_call !== 'none' && request.function_call !== 'auto';
+    case 'modalities':
+      return Array.isArray(request.modalities) && request.modalities.some((modality) => modality !== 'text');
+    case 'audio':
+    case 'web_search_options':
+      return request[param] != null;
+    case 'verbosity':
+      return request.verbosity != null && request.verbosity !== 'medium';
   }
 }
 

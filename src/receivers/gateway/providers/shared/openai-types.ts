@@ -153,6 +153,14 @@ export interface ChatCompletionRequest {
   reasoning?: ReasoningOptions;
   user?: string;
   providerOptions?: { gateway?: GatewayOptions } & Record<string, unknown>;
+  // OpenAI-only fields passed through unchecked, as any unknown top-level
+  // field is; other provider types refuse them (inputs.ts OPENAI_ONLY_PARAMS).
+  functions?: unknown;
+  function_call?: unknown;
+  modalities?: unknown;
+  audio?: unknown;
+  web_search_options?: unknown;
+  verbosity?: unknown;
 }
 
 export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | 'function_call';

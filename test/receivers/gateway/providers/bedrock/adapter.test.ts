@@ -36,6 +36,17 @@ const weatherTool = { type: 'function' as const, function: { name: 'get_weather'
 // A Gemini thought signature (base64), as the google adapter appends it to the tool call ids it mints.
 const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
 
+const OPENAI_ONLY = [
+  { functions: [{ name: 'get_weather', parameters: { type: 'object', properties: {} } }], function_call: 'auto' },
+  { function_call: { name: 'get_weather' } },
+  { modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } },
+  { audio: { voice: 'alloy', format: 'wav' } },
+  { web_search_options: {} },
+  { verbosity: 'low' },
+];
+// What those parameters' neutral values look like: leaving them out changes nothing.
+const OPENAI_ONLY_NEUTRAL = { functions: [], function_call: 'none', modalities: ['text'], audio: null, web_search_options: null, verbosity: 'medium' };
+
 describe('bedrock adapter', () => {
   it('signs and maps a plain text Converse exchange', async () => {
     const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'Hello there' }]), {}, 2048);
@@ -246,6 +257,15 @@ describe('bedrock adapter', () => {
     await expect(build({ seed: 7 })).rejects.toThrow(ProviderRequestError);
     const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], frequency_penalty: 0, presence_penalty: 0, logit_bias: { '50256': 0 } });
     expect(out.ok).toBe(true);
+    expect(sent()).toEqual({ messages: [{ role: 'user', content: [{ text: 'a' }] }] });
+  });
+
+  it('refuses OpenAI-only parameters that change the answer and lets their neutral values through', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    for (const params of OPENAI_ONLY) {
+      await expect(bedrockAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...params }, ctx)).rejects.toThrow(new RegExp(`^${Object.keys(params)[0]}: `));
+    }
+    expect((await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], ...OPENAI_ONLY_NEUTRAL })).ok).toBe(true);
     expect(sent()).toEqual({ messages: [{ role: 'user', content: [{ text: 'a' }] }] });
   });
 

@@ -27,6 +27,17 @@ function sent(index = 0): GenerateContentRequest {
 const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
 const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
 
+const OPENAI_ONLY = [
+  { functions: [{ name: 'get_weather', parameters: { type: 'object', properties: {} } }], function_call: 'auto' },
+  { function_call: { name: 'get_weather' } },
+  { modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } },
+  { audio: { voice: 'alloy', format: 'wav' } },
+  { web_search_options: {} },
+  { verbosity: 'low' },
+];
+// What those parameters' neutral values look like: leaving them out changes nothing.
+const OPENAI_ONLY_NEUTRAL = { functions: [], function_call: 'none', modalities: ['text'], audio: null, web_search_options: null, verbosity: 'medium' };
+
 describe('google adapter', () => {
   it('maps a plain text exchange, system text and generation settings', async () => {
     const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'Hello ' }, { text: 'there' }]));
@@ -223,6 +234,14 @@ describe('google adapter', () => {
       messages: [{ role: 'user', content: [{ type: 'text', text: 'Compare' }, { type: 'image_url', image_url: { url: PNG_DATA_URL } }, { type: 'image_url', image_url: { url: `${fake?.url}/images/dot.png` } }] }],
     });
     expect(sent().contents[0]?.parts).toEqual([{ text: 'Compare' }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }]);
+  });
+
+  it('refuses OpenAI-only parameters that change the answer and lets their neutral values through', async () => {
+    const ctx = await setup((_seen, res) => json(res, 200, { candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }] }));
+    for (const params of OPENAI_ONLY) {
+      await expect(googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...params }, ctx)).rejects.toThrow(new RegExp(`^${Object.keys(params)[0]}: `));
+    }
+    expect((await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], ...OPENAI_ONLY_NEUTRAL })).ok).toBe(true);
   });
 
   it('refuses to fetch images from loopback addresses, by IP or by name, unless allowed', async () => {
