@@ -1,7 +1,7 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
 import { portableToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
@@ -45,7 +45,7 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
     body.tools = request.tools.map((tool) => ({
       name: tool.function.name,
       ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
-      input_schema: tool.function.parameters ?? { type: 'object', properties: {} },
+      input_schema: objectSchema(tool.function.parameters),
     }));
     const choice = mapToolChoice(request.tool_choice, request.parallel_tool_calls);
     if (choice !== undefined) body.tool_choice = choice;

@@ -122,6 +122,16 @@ export function parseToolArguments(args: string, param: string): Record<string, 
   return parsed as Record<string, unknown>;
 }
 
+/**
+ * A function tool's parameters as the input schema Anthropic and Converse
+ * require: an object schema. OpenAI takes `{}` or `{properties: {...}}`
+ * without `type`, which means the same.
+ */
+export function objectSchema(parameters: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (parameters === undefined) return { type: 'object', properties: {} };
+  return parameters['type'] === undefined ? { type: 'object', ...parameters } : parameters;
+}
+
 /** A JSON object, or undefined for anything else: for reading untyped upstream bodies. */
 export function asObject(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;

@@ -97,6 +97,17 @@ describe('anthropic adapter', () => {
     expect(sent().tool_choice).toEqual({ type: 'any', disable_parallel_tool_use: true });
   });
 
+  it('gives a tool whose parameters leave out type the object schema Anthropic requires', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]));
+    const tools = [
+      { type: 'function' as const, function: { name: 'now', parameters: {} } },
+      { type: 'function' as const, function: { name: 'get_weather', parameters: { properties: { city: { type: 'string' } } } } },
+      { type: 'function' as const, function: { name: 'ping' } },
+    ];
+    await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools });
+    expect(sent().tools?.map((tool) => tool.input_schema)).toEqual([{ type: 'object' }, { type: 'object', properties: { city: { type: 'string' } } }, { type: 'object', properties: {} }]);
+  });
+
   it.each([
     ['auto', { type: 'auto' }],
     ['none', { type: 'none' }],

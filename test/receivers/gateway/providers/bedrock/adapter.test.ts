@@ -168,6 +168,16 @@ describe('bedrock adapter', () => {
     expect(sent().toolConfig?.toolChoice).toEqual(expected);
   });
 
+  it('gives a tool whose parameters leave out type the object schema Converse requires', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    const tools = [
+      { type: 'function' as const, function: { name: 'now', parameters: {} } },
+      { type: 'function' as const, function: { name: 'get_weather', parameters: { properties: { city: { type: 'string' } } } } },
+    ];
+    await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools });
+    expect(sent().toolConfig?.tools).toEqual([{ toolSpec: { name: 'now', inputSchema: { json: { type: 'object' } } } }, { toolSpec: { name: 'get_weather', inputSchema: { json: { type: 'object', properties: { city: { type: 'string' } } } } } }]);
+  });
+
   it('leaves the tools out for tool_choice none, unless the history needs them', async () => {
     const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'x' }]));
     await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool], tool_choice: 'none' });
