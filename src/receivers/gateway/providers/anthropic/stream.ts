@@ -24,10 +24,12 @@ class AnthropicEvents implements SseEventMapper {
   // Content block index -> tool call index: text and thinking blocks take
   // block indexes too, but OpenAI numbers tool calls 0, 1, 2 on their own.
   readonly #toolIndexes = new Map<number, number>();
-  // Tool blocks (block index -> tool call index) with no argument bytes sent
-  // yet: a tool called without arguments streams none, and clients
-  // JSON.parse the assembled string, so such a call is closed with "{}".
-  readonly #noArguments = new Map<number, number>();
+  // Tool blocks with no argument bytes sent yet (block index -> tool call
+  // index and what to close it with): a tool called without arguments
+  // streams none, and clients JSON.parse the assembled string, so such a call
+  // is closed with "{}"; an input given whole in content_block_start instead
+  // of as input_json_delta is closed with that input.
+  readonly #noArguments = new Map<number, { index: number; input: string }>();
   // The block carrying a structured-output answer: its JSON streams as content.
   #structuredBlock: number | undefined;
   // Block index -> reasoning_details index (thinking and redacted blocks count 0, 1, 2).
@@ -93,7 +95,7 @@ class AnthropicEvents implements SseEventMapper {
     } else if (block.type === 'tool_use') {
       const index = this.#toolIndexes.size;
       this.#toolIndexes.set(blockIndex, index);
-      this.#noArguments.set(blockIndex, index);
+      this.#noArguments.set(blockIndex, { index, input: startInput(block.input) });
       chunks.push(out.toolCalls([{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }]));
     }
   }
@@ -111,17 +113,23 @@ class AnthropicEvents implements SseEventMapper {
     } else if (delta.type === 'input_json_delta' && delta.partial_json !== '') {
       const index = this.#toolIndexes.get(blockIndex);
       if (index === undefined) throw new UpstreamStreamError(`anthropic sent input_json_delta for block ${blockIndex}, which is not a tool_use block`);
+      // Deltas carry the whole input (the start's is then {}).
       this.#noArguments.delete(blockIndex);
       chunks.push(out.toolCalls([{ index, function: { arguments: delta.partial_json } }]));
     }
   }
 
   #closeEmptyCall(blockIndex: number, chunks: ChatCompletionChunk[]): void {
-    const index = this.#noArguments.get(blockIndex);
-    if (index === undefined) return;
+    const pending = this.#noArguments.get(blockIndex);
+    if (pending === undefined) return;
     this.#noArguments.delete(blockIndex);
-    chunks.push(this.#out.toolCalls([{ index, function: { arguments: '{}' } }]));
+    chunks.push(this.#out.toolCalls([{ index: pending.index, function: { arguments: pending.input } }]));
   }
+}
+
+/** A tool_use start's input as arguments: "{}" unless it is a non-empty object. */
+function startInput(input: unknown): string {
+  return typeof input === 'object' && input !== null && !Array.isArray(input) && Object.keys(input).length > 0 ? JSON.stringify(input) : '{}';
 }
 
 function parseEvent(data: string): AnthropicStreamEvent {

@@ -266,6 +266,16 @@ describe('anthropic adapter', () => {
     expect(assemble(chunks).toolCalls.map((call) => call.arguments)).toEqual(['{}', '{"city": "Rome"}']);
   });
 
+  it('streams a tool call whose input came whole in content_block_start with that input', async () => {
+    const start = { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_a', name: 'get_weather', input: { city: 'Paris' } } } };
+    const ctx = await setup((_seen, res) =>
+      sendEvents(res, [messageStart(), start, { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } }, ...toolBlock(1, 'toolu_b', 'get_weather', ['{"city": "Rome"}']), ...messageEnd('tool_use')]),
+    );
+    const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(error).toBeUndefined();
+    expect(assemble(chunks).toolCalls.map((call) => call.arguments)).toEqual(['{"city":"Paris"}', '{"city": "Rome"}']);
+  });
+
   it('maps each streamed stop reason', async () => {
     for (const [stopReason, finish] of [['max_tokens', 'length'], ['stop_sequence', 'stop'], ['end_turn', 'stop']] as const) {
       const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['x']), ...messageEnd(stopReason)]));
