@@ -3,7 +3,7 @@ import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart,
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
-import { portableToolCallId } from '../shared/tool-call-id.js';
+import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
 import type { AnthropicMessage, AnthropicRequest, AnthropicRequestBlock, AnthropicTextBlock, AnthropicToolChoice } from './wire.js';
@@ -111,7 +111,7 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
         // Signed thinking comes first in the turn, as Anthropic returned it.
         const content: AnthropicRequestBlock[] = [...thinkingBlocks(message), ...textParts(message.content ?? '')];
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
-          content.push({ type: 'tool_use', id: portableToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) });
+          content.push({ type: 'tool_use', id: anthropicToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) });
         }
         turn = { role: 'assistant', content };
         break;
@@ -120,7 +120,7 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
         // An empty result is sent without content (Anthropic rejects empty text).
         const text = textOf(message.content);
         const cache = typeof message.content === 'string' ? undefined : message.content.findLast((part) => part.cache_control !== undefined)?.cache_control;
-        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: portableToolCallId(message.tool_call_id), ...(text !== '' ? { content: text } : {}), ...(cache !== undefined ? { cache_control: cache } : {}) }] };
+        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: anthropicToolCallId(message.tool_call_id), ...(text !== '' ? { content: text } : {}), ...(cache !== undefined ? { cache_control: cache } : {}) }] };
         break;
       }
     }

@@ -6,7 +6,7 @@ import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thi
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
-import { portableToolCallId } from '../shared/tool-call-id.js';
+import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import type { ConverseCachePoint, ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice } from './wire.js';
 
@@ -145,14 +145,14 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
         // Signed reasoning comes first in the turn, as the model returned it.
         const content = [...reasoningBlocks(message), ...textBlocksOf(message.content ?? '')];
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
-          content.push({ toolUse: { toolUseId: portableToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } });
+          content.push({ toolUse: { toolUseId: anthropicToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } });
         }
         turn = { role: 'assistant', content };
         break;
       }
       case 'tool': {
         const cached = typeof message.content !== 'string' && message.content.some((part) => part.cache_control !== undefined);
-        turn = { role: 'user', content: [{ toolResult: { toolUseId: portableToolCallId(message.tool_call_id), content: [{ text: textOf(message.content) }] } }, ...(cached ? [CACHE_POINT] : [])] };
+        turn = { role: 'user', content: [{ toolResult: { toolUseId: anthropicToolCallId(message.tool_call_id), content: [{ text: textOf(message.content) }] } }, ...(cached ? [CACHE_POINT] : [])] };
         break;
       }
     }

@@ -10,11 +10,17 @@
 // The signature is for Gemini only, and other providers refuse such ids
 // (Anthropic and Converse take ^[a-zA-Z0-9_-]+$, OpenAI at most 40
 // characters): requests to them carry `portableToolCallId(id)` instead.
+// Anthropic and Converse also refuse ids other providers mint with other
+// characters (Kimi K2's `functions.get_weather:0`): requests to them carry
+// `anthropicToolCallId(id)`.
 import { createHash, randomBytes } from 'node:crypto';
 
 const PREFIX = 'gemini_';
 /** What Anthropic's tool_use ids, Converse's toolUseId and OpenAI's tool call ids all accept. */
 const PORTABLE = /^[a-zA-Z0-9_-]{1,40}$/;
+/** Anthropic's tool_use ids and Converse's toolUseId (at most 64 characters). */
+const ANTHROPIC = /^[a-zA-Z0-9_-]{1,64}$/;
+const DIGEST_LENGTH = 8; // hex characters
 
 export function mintToolCallId(thoughtSignature: string | undefined): string {
   const id = `${PREFIX}${randomBytes(8).toString('hex')}`;
@@ -39,4 +45,18 @@ export function portableToolCallId(toolCallId: string): string {
   if (PORTABLE.test(bare)) return bare;
   // Not an id the google adapter minted (a client wrote it): a digest keeps it unique.
   return `${PREFIX}${createHash('sha256').update(toolCallId).digest('hex').slice(0, 32)}`;
+}
+
+/**
+ * portableToolCallId, with any other id Anthropic and Converse would refuse
+ * made into one they take: its other characters become `_` and a digest of
+ * the whole id is appended, so the same id always maps to the same one (a
+ * call and its result still match) and two ids differing only there do not
+ * meet. An id they take is returned as it is.
+ */
+export function anthropicToolCallId(toolCallId: string): string {
+  const id = portableToolCallId(toolCallId);
+  if (ANTHROPIC.test(id)) return id;
+  const digest = createHash('sha256').update(id).digest('hex').slice(0, DIGEST_LENGTH);
+  return `${id.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64 - DIGEST_LENGTH - 1)}_${digest}`;
 }

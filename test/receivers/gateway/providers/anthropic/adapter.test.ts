@@ -171,6 +171,27 @@ describe('anthropic adapter', () => {
     expect(sent().messages.flatMap((m) => (typeof m.content === 'string' ? [] : m.content.flatMap((b) => (b.type === 'tool_use' ? [b.id] : b.type === 'tool_result' ? [b.tool_use_id] : []))))).toEqual(['gemini_0123456789abcdef', 'gemini_0123456789abcdef']);
   });
 
+  it('sends tool call ids Anthropic refuses (Kimi K2\'s functions.name:0) as valid ones, the same in the call and its result, and valid ones unchanged', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Mild.' }]));
+    const call = (id: string, city: string) => ({ id, type: 'function' as const, function: { name: 'get_weather', arguments: JSON.stringify({ city }) } });
+    const out = await complete(anthropicAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Rome?' },
+        { role: 'assistant', content: null, tool_calls: [call('functions.get_weather:0', 'Paris'), call('functions.get_weather:1', 'Rome'), call('call_ok-1', 'Oslo')] },
+        { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '18C' },
+        { role: 'tool', tool_call_id: 'functions.get_weather:1', content: '21C' },
+        { role: 'tool', tool_call_id: 'call_ok-1', content: '5C' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(out.ok).toBe(true);
+    const [calls, results] = sent().messages.slice(1).map((m) => (typeof m.content === 'string' ? [] : m.content.map((b) => (b.type === 'tool_use' ? b.id : b.type === 'tool_result' ? b.tool_use_id : ''))));
+    expect(results).toEqual(calls);
+    expect(calls?.[0]).toMatch(/^functions_get_weather_0_[0-9a-f]{8}$/);
+    expect(calls?.[1]).toMatch(/^functions_get_weather_1_[0-9a-f]{8}$/);
+    expect(calls?.[2]).toBe('call_ok-1');
+  });
+
   it('sends a data URL image as a base64 source and an http URL as a url source', async () => {
     const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Two images.' }]));
     await complete(anthropicAdapter, ctx, {

@@ -228,6 +228,26 @@ describe('bedrock adapter', () => {
     expect(sent().messages.flatMap((m) => m.content.flatMap((b) => [b.toolUse?.toolUseId, b.toolResult?.toolUseId].filter((id) => id !== undefined)))).toEqual(['gemini_0123456789abcdef', 'gemini_0123456789abcdef']);
   });
 
+  it('sends tool call ids Converse refuses (other characters, over 64) as valid ones, the same in the call and its result', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'Mild.' }]));
+    const long = `call_${'x'.repeat(70)}`;
+    const call = (id: string) => ({ id, type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } });
+    const out = await complete(bedrockAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather?' },
+        { role: 'assistant', content: null, tool_calls: [call('functions.get_weather:0'), call(long)] },
+        { role: 'tool', tool_call_id: 'functions.get_weather:0', content: '18C' },
+        { role: 'tool', tool_call_id: long, content: '21C' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(out.ok).toBe(true);
+    const [calls, results] = sent().messages.slice(1).map((m) => m.content.map((b) => b.toolUse?.toolUseId ?? b.toolResult?.toolUseId));
+    expect(results).toEqual(calls);
+    expect(calls?.[0]).toMatch(/^functions_get_weather_0_[0-9a-f]{8}$/);
+    expect(calls?.[1]).toHaveLength(64);
+  });
+
   it('sends a data URL image as bytes and fetches an http URL image', async () => {
     const ctx = await setup((seen, res) => (seen.path.startsWith('/images/') ? servePng(res) : sendConverse(res, [{ text: 'Two pixels.' }])), { image_fetch: { allow_private_addresses: true } });
     await complete(bedrockAdapter, ctx, {
