@@ -137,10 +137,10 @@ export function asObject(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
-/** `stop` as a list. */
+/** `stop` as a list, without empty strings, which mark no place to stop (Anthropic refuses them). */
 export function stopList(stop: string | string[] | undefined): string[] | undefined {
   if (stop === undefined) return undefined;
-  return typeof stop === 'string' ? [stop] : stop;
+  return (typeof stop === 'string' ? [stop] : stop).filter((sequence) => sequence !== '');
 }
 
 /** The gateway's id for a completion an upstream did not name. */

@@ -55,6 +55,14 @@ describe('anthropic adapter', () => {
     });
   });
 
+  it('leaves empty strings out of stop, which Anthropic refuses', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]));
+    await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], stop: '' });
+    await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], stop: ['', 'END'] });
+    expect(sent(0).stop_sequences).toBeUndefined();
+    expect(sent(1).stop_sequences).toEqual(['END']);
+  });
+
   it('passes over content blocks that are not objects or text that is not a string, and counts usage that is not a non-negative integer as 0', async () => {
     const usage = { input_tokens: -3, output_tokens: 'many', cache_read_input_tokens: 1.5 } as unknown as Record<string, number>;
     const ctx = await setup((_seen, res) => sendMessage(res, [null, { type: 'text' }, { type: 'text', text: 42 }, { type: 'text', text: 'ok' }], 'end_turn', usage));

@@ -40,7 +40,7 @@ export const messagesRequest = z.strictObject({
   temperature: z.number().min(0).max(1).optional(),
   top_p: z.number().min(0).max(1).optional(),
   top_k: z.int().min(0).optional(),
-  stop_sequences: z.array(z.string()).optional(),
+  stop_sequences: z.array(z.string().min(1)).optional(),
   stream: z.boolean().optional(),
   thinking: z.discriminatedUnion('type', [z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }), z.strictObject({ type: z.literal('disabled') })]).optional(),
   metadata: z.strictObject({ user_id: z.string() }).optional(),
