@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { TraceBatch } from '../../../src/otlp/batch.js';
 import { decodeRequest } from '../../../src/otlp/proto-codec.js';
 import { MalformedDataError } from '../../../src/shared/errors.js';
+import { turnsDuring } from '../../helpers/turns.js';
 
 const COMPILED = fileURLToPath(new URL('../../../dist/src/receivers/otlp/json-decode.js', import.meta.url));
 const { decodeJsonBody, INLINE_BYTES } = (await import(COMPILED)) as { decodeJsonBody(body: Uint8Array): Promise<TraceBatch>; INLINE_BYTES: number };
@@ -24,27 +25,12 @@ function request(spans: number, traceIdOf: (i: number) => string = () => '0af765
   return Buffer.from(JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'shop' } }] }, scopeSpans: [{ spans: list }] }] }));
 }
 
-/** Turns of the event loop while `work` runs: a body decoded on the loop allows none. */
-async function loopTurnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let turns = 0;
-  let counting = true;
-  const tick = (): void => {
-    turns++;
-    if (counting) setImmediate(tick);
-  };
-  setImmediate(tick);
-  try {
-    return { result: await work(), turns };
-  } finally {
-    counting = false;
-  }
-}
-
 describe('OTLP/JSON bodies past INLINE_BYTES', () => {
   it('are decoded off the event loop into the same spans', async () => {
     const body = request(5_000);
     expect(body.byteLength).toBeGreaterThan(INLINE_BYTES);
-    const { result: batch, turns } = await loopTurnsDuring(() => decodeJsonBody(body));
+    // A body decoded on the loop would let it take no turn meanwhile.
+    const { value: batch, turns } = await turnsDuring(() => decodeJsonBody(body));
     expect(turns).toBeGreaterThan(0);
     expect(batch.spanCount).toBe(5_000);
     const decoded = decodeRequest(batch.toProto());
