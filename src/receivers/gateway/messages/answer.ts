@@ -192,7 +192,9 @@ class MessagesStreamEncoder implements StreamEncoder {
 
 export const messagesAnswer: CompletionAnswer = {
   complete: function answerMessage(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string): void {
-    const payload = JSON.stringify(toMessage(completion, state.request.model));
+    const message = toMessage(completion, state.request.model);
+    if (state.meter?.priced === true) message.usage.cost = state.meter.costUsd;
+    const payload = JSON.stringify(message);
     writeJsonAnswer(res, state, slug, payload);
   },
   openStream: function openMessagesStream(): StreamEncoder {

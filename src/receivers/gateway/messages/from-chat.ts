@@ -17,6 +17,8 @@ export interface MessageUsage {
   output_tokens: number;
   cache_creation_input_tokens: number | null;
   cache_read_input_tokens: number | null;
+  /** USD, on a priced model's whole answer, as native whole answers carry it. */
+  cost?: number;
 }
 
 export interface Message {

@@ -349,6 +349,14 @@ async function waitForGeneration(id: string): Promise<void> {
 }
 
 describe('usage on the Anthropic Messages API', () => {
+  it('prices a message translated from an OpenAI-compatible upstream in its usage, as a native one', async () => {
+    await setup();
+    const client = new Anthropic({ baseURL: `http://127.0.0.1:${(gateway as Gateway).port}`, apiKey: KEY_A, maxRetries: 0 });
+    const data = await client.messages.create({ model: 'openai/gpt-cache', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+    expect(data.usage).toMatchObject({ input_tokens: 334, cache_read_input_tokens: 800, cache_creation_input_tokens: 100, output_tokens: 567 });
+    expect((data.usage as unknown as { cost?: number }).cost).toBe(COST);
+  });
+
   it('prices a native message (cache reads and writes) in its usage, span and generation record', async () => {
     upstream = await startUpstream(function answer(_body, res) {
       sendJson(res, 200, { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 334, cache_read_input_tokens: 800, cache_creation_input_tokens: 100, output_tokens: 567 } });
