@@ -34,7 +34,8 @@ const keyRecordSchema = z.strictObject({
   tokens_per_minute: z.number().int().positive().optional(),
   budget: z
     .strictObject({
-      usd: z.number().nonnegative().finite(),
+      // Up to a quadrillion: past 1e21 a number no longer has a plain decimal form to read exactly.
+      usd: z.number().nonnegative().max(1e15),
       period: z.enum(BUDGET_PERIODS),
     })
     .optional(),

@@ -54,6 +54,8 @@ describe('gateway config', () => {
       'api_keys.0.budget.usd: must be >= 0',
       'api_keys.0.budget.period: must be one of day, week, month, total',
     ]);
+    // A budget past 1e21 passed validate, then stopped the gateway from starting.
+    expect(problems({ api_keys: [{ key: 'a', budget: { usd: 1e21, period: 'month' } }] })).toEqual(['api_keys.0.budget.usd: must be <= 1000000000000000']);
     expect(problems({ api_keys: [{ key: 'a', name: 'x' }, { key: 'b', name: 'x' }] })).toEqual(['api_keys.1.name: duplicate key name x']);
   });
 
