@@ -16,7 +16,8 @@ export interface KeyUsage {
 }
 
 export async function keyUsage(catalogs: readonly GatewayCatalog[], state: SharedState | undefined, now: number): Promise<KeyUsage[]> {
-  const keys = catalogs.flatMap((catalog) => catalog.keys);
+  // A key on two gateways under one name shares its usage: it is listed once.
+  const keys = [...new Map(catalogs.flatMap((catalog) => catalog.keys).map((key) => [key.name, key] as const)).values()];
   // No gateway, no usage stores: never open them just to answer the console.
   if (keys.length === 0 || state === undefined) return [];
   const day = dayOf(now);

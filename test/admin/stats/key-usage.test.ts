@@ -69,6 +69,12 @@ describe('keyUsage', () => {
     ]);
   });
 
+  it('lists a key shared by two gateways under one name once', async () => {
+    const shared = { name: 'shared', requestsPerMinute: null, tokensPerMinute: null, budget: null };
+    const usage = await keyUsage([catalog([shared]), catalog([shared, { ...shared, name: 'own' }])], state, NOW);
+    expect(usage.map((u) => u.name)).toEqual(['shared', 'own']);
+  });
+
   it('opens no usage store without a gateway', async () => {
     expect(await keyUsage([], state, NOW)).toEqual([]);
     expect(await keyUsage([catalog([{ name: 'k', requestsPerMinute: null, tokensPerMinute: null, budget: null }])], undefined, NOW)).toEqual([]);
