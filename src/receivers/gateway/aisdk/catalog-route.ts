@@ -28,9 +28,9 @@ function pricingOf(record: ModelRecord): Record<string, string> | null {
   const pricing = record.pricing;
   const input = pricing?.['input'];
   const output = pricing?.['output'];
-  // The client requires both prices when pricing is present at all.
-  if (input === undefined || output === undefined) return null;
-  const out: Record<string, string> = { input, output };
+  if (input === undefined && output === undefined) return null;
+  // The client requires both prices when pricing is present at all; one left out is charged as 0 (an embedding model's output).
+  const out: Record<string, string> = { input: input ?? '0', output: output ?? '0' };
   const cacheRead = pricing?.['input_cache_read'];
   const cacheWrite = pricing?.['input_cache_write'];
   if (cacheRead !== undefined) out['input_cache_read'] = cacheRead;

@@ -21,7 +21,8 @@ async function setup(client: AiClient, first: UpstreamHandler, second: UpstreamH
     providers: { alpha: openaiProvider(a), beta: openaiProvider(b) },
     models: [
       { id: 'acme/chat', name: 'Acme Chat', description: 'A test model', pricing: { input: '0.000001', output: '0.000002', input_cache_read: '0.0000005' }, endpoints: [{ provider: 'alpha', model: 'up-alpha' }, { provider: 'beta', model: 'up-beta' }] },
-      { id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'alpha', model: 'up-embed' }] },
+      // Priced by input only, as embedding models are: its output is charged as 0.
+      { id: 'acme/embed', type: 'embedding', pricing: { input: '0.0000001' }, endpoints: [{ provider: 'alpha', model: 'up-embed' }] },
     ],
     ...overrides,
   });
@@ -280,7 +281,7 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
         specification: { specificationVersion: client.specVersion === '3' ? 'v3' : 'v4', provider: 'acme', modelId: 'chat' },
         modelType: 'language',
       },
-      { id: 'acme/embed', name: 'acme/embed', description: null, pricing: null, specification: { specificationVersion: client.specVersion === '3' ? 'v3' : 'v4', provider: 'acme', modelId: 'embed' }, modelType: 'embedding' },
+      { id: 'acme/embed', name: 'acme/embed', description: null, pricing: { input: '0.0000001', output: '0' }, specification: { specificationVersion: client.specVersion === '3' ? 'v3' : 'v4', provider: 'acme', modelId: 'embed' }, modelType: 'embedding' },
     ]);
   });
 
