@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { PermanentError, ResourceExhaustedError, RetryableError, errorMessage } from '../../shared/errors.js';
 import { exporterMetrics, type Telemetry } from '../../shared/telemetry.js';
-import { QueueFullError, queueMetrics, updateQueueGauges, type Queue, type QueueRecord } from '../../queue/index.js';
+import { QueueFullError, queueMetrics, RecordTooLargeError, updateQueueGauges, type Queue, type QueueRecord } from '../../queue/index.js';
 import { retryDelayMs, sleep, type BackoffPolicy } from './backoff.js';
 import { collectBatch, type BatchLimits } from './batch-reader.js';
 import type { QueuedSenderConfig } from './config.js';
@@ -93,8 +93,9 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
       await queue.append(bytes, spans);
     } catch (err) {
       gauges.enqueueFailedSpans.inc({ queue: id }, spans);
-      if (!(err instanceof QueueFullError)) throw err;
-      if (queueConfig.on_full === 'refuse') {
+      // A record larger than the whole queue never fits: dropped and counted like a full queue's, whatever on_full says.
+      if (!(err instanceof QueueFullError) && !(err instanceof RecordTooLargeError)) throw err;
+      if (queueConfig.on_full === 'refuse' && err instanceof QueueFullError) {
         throw new ResourceExhaustedError(`exporter ${id}: sending queue is full`, { retryAfterMs: FULL_QUEUE_RETRY_AFTER_MS });
       }
       drop('queue_full', spans, err.message);

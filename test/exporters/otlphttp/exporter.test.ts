@@ -28,7 +28,7 @@ afterEach(async () => {
 });
 
 /** Starts otlphttp/acme delivering to `sink`; its log lines, as written, go to `lines`. */
-async function startExporter(destination: OtlpSink, lines: string[]): Promise<Exporter> {
+async function startExporter(destination: OtlpSink, lines: string[], sendingQueue: Record<string, unknown> = {}): Promise<Exporter> {
   dir = await mkdtemp(join(tmpdir(), 'sluice-otlphttp-'));
   const logger = createLogger({
     destination: new Writable({
@@ -40,7 +40,7 @@ async function startExporter(destination: OtlpSink, lines: string[]): Promise<Ex
   });
   const telemetry = new Telemetry({ defaultMetrics: false });
   const config = otlphttpExporterFactory.configSchema.parse(
-    deepMerge(otlphttpExporterFactory.createDefaultConfig(), { endpoint: destination.url, sending_queue: { flush_timeout: '10ms' } }),
+    deepMerge(otlphttpExporterFactory.createDefaultConfig(), { endpoint: destination.url, sending_queue: { flush_timeout: '10ms', ...sendingQueue } }),
   );
   // As the pipeline graph hands a component its logger.
   const settings = { id: 'otlphttp/acme', logger: logger.child({ kind: 'exporter', component: 'otlphttp/acme' }), telemetry, storageDirectory: dir, version: '0.0.0-test' };
@@ -64,6 +64,21 @@ describe('otlphttp exporter', () => {
   it('logs the destination\'s partial_success error_message with the spans it rejected', async () => {
     const line = (await partialSuccessLines()).find((l) => l.includes('"dropped spans"'))!;
     expect(JSON.parse(line)).toMatchObject({ exporter: 'otlphttp/acme', reason: 'rejected', spans: 1, error: 'nope' });
+  });
+
+  it('drops and counts a batch larger than its whole queue, on_full refuse or drop, rather than failing the request others stored', async () => {
+    sink = await startOtlpSink({ tls: false });
+    const lines: string[] = [];
+    const batch = TraceBatch.fromProto(ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!);
+    for (const onFull of ['refuse', 'drop']) {
+      exporter = await startExporter(sink, lines, { max_size: '64B', max_batch_bytes: '64B', on_full: onFull });
+      // It can never fit: refusing (429) would have the client retry it for ever, a 400 would say its data was bad.
+      await expect(exporter.consume(batch)).resolves.toBeUndefined();
+      await exporter.shutdown();
+    }
+    const drops = lines.filter((l) => l.includes('"dropped spans"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(drops).toMatchObject([{ reason: 'queue_full', spans: batch.spanCount }, { reason: 'queue_full', spans: batch.spanCount }]);
+    expect(sink.received).toHaveLength(0);
   });
 
   it('never repeats the exporter key in a line it logs', async () => {
