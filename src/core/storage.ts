@@ -1,7 +1,7 @@
 // service.storage.directory: created at start, and refused early with a clear
 // message when unusable, rather than failing later inside a queue.
 import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
+import { access, mkdir, stat } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { lockDirectory, type DirectoryLock } from '../queue/directory-lock.js';
 import { QueueLockedError } from '../queue/errors.js';
@@ -38,6 +38,8 @@ export async function ensureStorageDirectory(directory: string): Promise<string>
   const absolute = resolve(directory);
   try {
     await makeDirectories(absolute);
+    // A file of that name is no directory (mkdir took it for one; access would say EACCES).
+    if (!(await stat(absolute)).isDirectory()) throw new Error('it is a file, not a directory');
     await access(absolute, constants.R_OK | constants.W_OK | constants.X_OK);
   } catch (err) {
     throw new StorageError(`service.storage.directory: ${absolute} is not a usable directory: ${errorMessage(err)}`, { cause: err });

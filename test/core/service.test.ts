@@ -163,5 +163,8 @@ describe('service', () => {
     writeFileSync(join(directory, 'a-file'), '');
     const bad = { ...good, service: { ...good.service, storage: { directory: join(directory, 'a-file', 'data') } } };
     await expect(service.start(bad)).rejects.toThrow(/service\.storage\.directory: .* is not a usable directory/);
+    // The directory named is itself a file: said so, not EACCES.
+    const file = { ...good, service: { ...good.service, storage: { directory: join(directory, 'a-file') } } };
+    await expect(service.start(file)).rejects.toThrow(/a-file is not a usable directory: it is a file, not a directory$/);
   });
 });
