@@ -1,7 +1,7 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanKind, StatusCode } from '../../../../src/otlp/model.js';
-import { API_KEY, attr, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
+import { API_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];
@@ -132,6 +132,29 @@ describe('gateway spans', () => {
     expect(input).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'look' }, { type: 'blob', modality: 'image', mime_type: 'image/png', content: '[omitted]' }] }]);
     expect(JSON.parse(String(attr(ok, 'gen_ai.output.messages')))).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: 'hello' }], finish_reason: 'stop' }]);
     expect(JSON.stringify(ok)).not.toContain('aGVsbG8gaW1hZ2U=');
+  });
+
+  it('records streamed tool calls in the output messages, those of servers that leave index out told apart by id', async () => {
+    const up = await startUpstream((_b, res) =>
+      sendStream(res, [
+        chunk({ role: 'assistant', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+        chunk({ tool_calls: [{ function: { arguments: '"Paris"}' } }] }),
+        chunk({ tool_calls: [{ id: 'call_b', type: 'function', function: { name: 'get_time', arguments: '{}' } }] }),
+        chunk({}, 'tool_calls'),
+      ]),
+    );
+    upstreams.push(up);
+    gateway = await startGateway({ capture_content: true, providers: { only: openaiProvider(up) }, models: [{ id: 'acme/model', endpoints: [{ provider: 'only', model: 'm' }] }] });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    for await (const _part of await client.chat.completions.create({ model: 'acme/model', messages, stream: true })) {
+      // read to the end
+    }
+    const attempt = (await gateway.spans(2)).find((s) => s.kind === SpanKind.CLIENT);
+    const output = JSON.parse(String(attr(attempt, 'gen_ai.output.messages'))) as Array<{ parts: Array<{ type: string; id?: string; name?: string; arguments?: unknown }> }>;
+    expect(output[0]?.parts.filter((p) => p.type === 'tool_call').map((p) => [p.id, p.name, p.arguments])).toEqual([
+      ['call_a', 'get_weather', '{"city":"Paris"}'],
+      ['call_b', 'get_time', '{}'],
+    ]);
   });
 
   it('records a rejected request as a SERVER span with error.type and status ERROR', async () => {
