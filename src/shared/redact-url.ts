@@ -18,14 +18,20 @@ function isSecretParam(encodedName: string): boolean {
   return SECRET_PARAM.test(decoded(encodedName).toLowerCase().replace(/[-.]/g, '_'));
 }
 
+/** A query pair's value (as written) when its name is a secret parameter's and it has one. */
+function secretValue(pair: string): string | undefined {
+  const eq = pair.indexOf('=');
+  if (eq === -1 || eq === pair.length - 1 || !isSecretParam(pair.slice(0, eq))) return undefined;
+  return pair.slice(eq + 1);
+}
+
 /** The query (`?a=1&b=2`, or '') with the values of secret parameters replaced; every other byte as given. */
 function redactQuery(search: string): string {
   if (search.length <= 1) return search;
   const pairs = search.slice(1).split('&');
   const redacted = pairs.map((pair) => {
-    const eq = pair.indexOf('=');
-    if (eq === -1 || eq === pair.length - 1) return pair;
-    return isSecretParam(pair.slice(0, eq)) ? `${pair.slice(0, eq + 1)}${REDACTED}` : pair;
+    const value = secretValue(pair);
+    return value === undefined ? pair : `${pair.slice(0, pair.length - value.length)}${REDACTED}`;
   });
   return `?${redacted.join('&')}`;
 }
@@ -63,14 +69,14 @@ export function urlSecretsRedactor(url: string): (text: string) => string {
   if (parsed.password !== '') encoded.push(parsed.password);
   else if (parsed.username !== '') encoded.push(parsed.username);
   for (const pair of parsed.search.slice(1).split('&')) {
-    const eq = pair.indexOf('=');
-    if (eq !== -1 && eq < pair.length - 1 && isSecretParam(pair.slice(0, eq))) encoded.push(pair.slice(eq + 1));
+    const value = secretValue(pair);
+    if (value !== undefined) encoded.push(value);
   }
   const secrets = [...new Set(encoded.flatMap((secret) => [secret, decoded(secret)]))].sort((a, b) => b.length - a.length);
   if (secrets.length === 0) return (text) => text;
   return function redactUrlSecrets(text) {
     let out = text;
-    for (const secret of secrets) out = out.split(secret).join(REDACTED);
+    for (const secret of secrets) out = out.replaceAll(secret, REDACTED);
     return out;
   };
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { configDrainId } from '../../src/exporters/drains/definition.js';
 import { CLI, freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
-import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
+import { startOtlpSink } from '../helpers/otlp-sink.js';
 import { requestOf, trace, traceIdWithR, type TestSpan } from '../processors/sampling/helpers.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];

@@ -71,11 +71,14 @@ class DecodeWorker {
   }
 }
 
-const decoder = existsSync(WORKER_FILE) ? new DecodeWorker() : undefined;
+/** Looked for on the first large body (not at import, which the worker thread does too); null without a compiled worker. */
+let decoder: DecodeWorker | null | undefined;
 
 /** The batch an OTLP/JSON body holds; MalformedDataError when it is not one. */
 export async function decodeJsonBody(body: Uint8Array): Promise<TraceBatch> {
-  if (decoder === undefined || body.byteLength <= INLINE_BYTES) return decodeInline(body);
+  if (body.byteLength <= INLINE_BYTES) return decodeInline(body);
+  decoder ??= existsSync(WORKER_FILE) ? new DecodeWorker() : null;
+  if (decoder === null) return decodeInline(body);
   // Bytes encoded from a checked request: their framing is all there is to scan.
   return TraceBatch.fromDerivedProto(await decoder.decode(body));
 }

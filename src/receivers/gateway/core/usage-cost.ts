@@ -22,26 +22,33 @@ export function insertUsageCost(text: string, cost: number): string {
   const at = topLevelUsage(text);
   if (at === -1) return text;
   let depth = 0;
-  let inString = false;
   let empty = true;
   for (let i = at; i < text.length; i++) {
     const c = text[i];
-    if (inString) {
-      if (c === '\\') i++;
-      else if (c === '"') inString = false;
-      continue;
-    }
     if (c === '"') {
-      inString = true;
       empty = false;
+      i = stringEnd(text, i);
     } else if (c === '{') {
       depth++;
-    } else if (c === '}') {
-      depth--;
-      if (depth === 0) return `${text.slice(0, i)}${empty ? '' : ','}"cost":${cost}${text.slice(i)}`;
+    } else if (c === '}' && --depth === 0) {
+      return `${text.slice(0, i)}${empty ? '' : ','}"cost":${cost}${text.slice(i)}`;
     }
   }
   return text;
+}
+
+/**
+ * The index of the quote closing the JSON string opened at `open` (the
+ * text's length when none does). Found with indexOf, not byte by byte: most
+ * of an answer's text is string contents.
+ */
+function stringEnd(text: string, open: number): number {
+  for (let i = text.indexOf('"', open + 1); i !== -1; i = text.indexOf('"', i + 1)) {
+    let backslashes = 0;
+    while (text.charCodeAt(i - 1 - backslashes) === 0x5c) backslashes++;
+    if (backslashes % 2 === 0) return i;
+  }
+  return text.length;
 }
 
 /**
@@ -58,7 +65,7 @@ function topLevelUsage(text: string): number {
     else if (c === '}' || c === ']') depth--;
     else if (c === '"') {
       const start = i;
-      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+      i = stringEnd(text, i);
       if (depth !== 1 || i - start !== 6 || !text.startsWith('"usage"', start)) continue;
       // In JSON text a string followed by `:` is a key.
       let at = i + 1;

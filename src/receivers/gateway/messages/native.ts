@@ -11,7 +11,6 @@ import { attemptFailure } from '../core/attempt-failure.js';
 import type { PlanState } from '../core/attempt-loop.js';
 import type { Endpoint } from '../core/catalog.js';
 import { captureOutput, type CapturedChoice } from '../core/capture.js';
-import { GatewayHttpError } from '../core/http-error.js';
 import { recordUsage } from '../core/span-usage.js';
 import { insertUsageCost, recordCost } from '../core/usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';

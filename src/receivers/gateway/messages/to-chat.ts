@@ -38,7 +38,7 @@ export function toChatRequest(request: MessagesRequest, providerType: string): C
   const system = systemParts(request.system, providerType);
   if (system.length > 0) messages.push(fromOrigin({ role: 'system', content: system }, 'system'));
   request.messages.forEach((message, i) => {
-    if (message.role === 'user') messages.push(...userTurn(message.content, `messages.${i}.content`, providerType));
+    if (message.role === 'user') messages.push(...userTurn(message.content, `messages.${i}`, providerType));
     else messages.push(fromOrigin(assistantTurn(message.content, `messages.${i}.content`, providerType), `messages.${i}`));
   });
   // max_completion_tokens: OpenAI's reasoning models refuse max_tokens; every adapter reads it first.
@@ -113,32 +113,32 @@ function cacheControlOf(block: Block): CacheControl | undefined {
  * then the rest as one user message, led by the images tool results held
  * (Chat's tool messages take text only).
  */
-function userTurn(content: string | Block[], param: string, providerType: string): ChatMessage[] {
-  // `param` is messages.<i>.content: a message's own path is that without .content.
-  if (typeof content === 'string') return [fromOrigin({ role: 'user', content }, param.slice(0, -'.content'.length))];
+function userTurn(content: string | Block[], at: string, providerType: string): ChatMessage[] {
+  if (typeof content === 'string') return [fromOrigin({ role: 'user', content }, at)];
+  const param = `${at}.content`;
   // Anthropic refuses an empty user turn too; leaving it out would change the conversation (a prefill, or no message at all).
   if (content.length === 0) throw new ProviderRequestError(param, 'user messages must have non-empty content');
   const tools: ChatMessage[] = [];
   const toolImages: ContentPart[] = [];
   const parts: ContentPart[] = [];
   content.forEach((block, j) => {
-    const at = `${param}.${j}`;
+    const blockAt = `${param}.${j}`;
     switch (block.type) {
       case 'text':
-        parts.push(fromOrigin(textPart(stringField(block, 'text', at), block), at));
+        parts.push(fromOrigin(textPart(stringField(block, 'text', blockAt), block), blockAt));
         break;
       case 'image':
-        parts.push(fromOrigin(imagePart(block, at, providerType), at));
+        parts.push(fromOrigin(imagePart(block, blockAt, providerType), blockAt));
         break;
       case 'tool_result':
-        tools.push(fromOrigin(toolResult(block, at, providerType, toolImages), at));
+        tools.push(fromOrigin(toolResult(block, blockAt, providerType, toolImages), blockAt));
         break;
       default:
-        refuse(`${at}.type`, providerType, `${block.type} blocks are not supported`);
+        refuse(`${blockAt}.type`, providerType, `${block.type} blocks are not supported`);
     }
   });
   const user = [...toolImages, ...parts];
-  return user.length === 0 ? tools : [...tools, fromOrigin({ role: 'user', content: user }, param.slice(0, -'.content'.length))];
+  return user.length === 0 ? tools : [...tools, fromOrigin({ role: 'user', content: user }, at)];
 }
 
 /** Chat Completions names -> this protocol's, after a message or block's path. */

@@ -27,8 +27,7 @@ async function invoke(ctx: AttemptContext<BedrockProviderConfig>, body: Record<s
 /** InvokeModel's `X-Amzn-Bedrock-Input-Token-Count` header, 0 when absent or not a count. */
 function headerTokens(headers: EmbeddingReply['headers'] | undefined): number {
   const value = headers?.['x-amzn-bedrock-input-token-count'];
-  const tokens = Number(Array.isArray(value) ? value[0] : value);
-  return Number.isSafeInteger(tokens) && tokens >= 0 ? tokens : 0;
+  return tokenCount(Number(Array.isArray(value) ? value[0] : value));
 }
 
 export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
