@@ -15,7 +15,7 @@ import { readAckFile } from './ack-file.js';
 import { AckWriter } from './ack-writer.js';
 import { lockDirectory, type DirectoryLock } from './directory-lock.js';
 import { QueueClosedError, QueueFullError, QueueWriteError, RecordTooLargeError } from './errors.js';
-import { FRAME_OVERHEAD_BYTES, FRAME_PREFIX_BYTES, claimedFrameBytes, decodeFrameSliced, encodeFrameHeader, offsetAfterCorrupt } from './framing.js';
+import { FRAME_OVERHEAD_BYTES, FRAME_PREFIX_BYTES, MAX_CORRUPT_RUN, claimedFrameBytes, decodeFrame, decodeFrameSliced, encodeFrameHeader } from './framing.js';
 import { fsyncDirectory, prepareDirectory, recoverSegments, removeFile, segmentFileName } from './segment-files.js';
 import { RecentRecords } from './recent-records.js';
 import type { Queue, QueueRecord, QueueStats, ReadLimits } from './types.js';
@@ -513,16 +513,25 @@ export class DiskQueue implements Queue {
   /**
    * Where the record after the corrupt one at `offset` starts, when that one
    * can be skipped alone (see offsetAfterCorrupt); read from the file, since
-   * the record after it may lie past the chunk in hand.
+   * the records after it may lie past the chunk in hand.
    */
   async #recordAfterCorrupt(segment: Segment, offset: number): Promise<number | undefined> {
-    const claimed = claimedFrameBytes(await this.#readAt(segment, offset, FRAME_PREFIX_BYTES), 0);
-    if (claimed === undefined || offset + claimed >= segment.bytes) return undefined;
-    const nextClaimed = claimedFrameBytes(await this.#readAt(segment, offset + claimed, FRAME_PREFIX_BYTES), 0);
-    if (nextClaimed === undefined) return undefined;
-    const length = Math.min(claimed + nextClaimed, segment.bytes - offset);
-    const next = offsetAfterCorrupt(await this.#readAt(segment, offset, length), 0);
-    return next === undefined ? undefined : offset + next;
+    const claimed = await this.#claimAt(segment, offset);
+    if (claimed === undefined) return undefined;
+    const next = offset + claimed;
+    let pos = next;
+    for (let run = 1; run <= MAX_CORRUPT_RUN && pos < segment.bytes; run++) {
+      const hop = await this.#claimAt(segment, pos);
+      if (hop === undefined || pos + hop > segment.bytes) return undefined;
+      if (decodeFrame(await this.#readAt(segment, pos, hop), 0).kind === 'frame') return next;
+      pos += hop;
+    }
+    return undefined;
+  }
+
+  /** The whole size the record at `offset` claims (see claimedFrameBytes). */
+  async #claimAt(segment: Segment, offset: number): Promise<number | undefined> {
+    return claimedFrameBytes(await this.#readAt(segment, offset, FRAME_PREFIX_BYTES), 0);
   }
 
   /** A damaged record whose length held: skip it alone, and read on from the record after it at `next`. */

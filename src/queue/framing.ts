@@ -72,17 +72,32 @@ export function claimedFrameBytes(buf: Buffer, offset: number): number | undefin
   return bodyLength < FRAME_META_BYTES ? undefined : FRAME_PREFIX_BYTES + bodyLength;
 }
 
+/** Damaged records in a row that a chain of intact lengths may pass over to reach a whole record. */
+export const MAX_CORRUPT_RUN = 16;
+
 /**
  * Where the record after a corrupt one at `offset` starts, when the corrupt
  * one can be skipped alone: a damaged byte in its data or CRC left its length
- * intact, which only a whole, valid record right after it proves. Otherwise
- * (an impossible length, the last record, a torn or corrupt one after it)
- * undefined: nothing says where the next record starts.
+ * intact, which only a whole, valid record proves, right after it or after
+ * further damaged records whose lengths lead to it (at most MAX_CORRUPT_RUN
+ * in a row). Otherwise (an impossible length, the last record, a chain that
+ * ends torn, past the buffer or nowhere) undefined: nothing says where the
+ * next record starts.
  */
 export function offsetAfterCorrupt(buf: Buffer, offset: number): number | undefined {
   const claimed = claimedFrameBytes(buf, offset);
-  if (claimed === undefined || offset + claimed >= buf.length) return undefined;
-  return decodeFrame(buf, offset + claimed).kind === 'frame' ? offset + claimed : undefined;
+  if (claimed === undefined) return undefined;
+  const next = offset + claimed;
+  let pos = next;
+  for (let run = 1; run <= MAX_CORRUPT_RUN && pos < buf.length; run++) {
+    const result = decodeFrame(buf, pos);
+    if (result.kind === 'frame') return next;
+    if (result.kind === 'incomplete') return undefined;
+    const hop = claimedFrameBytes(buf, pos);
+    if (hop === undefined) return undefined;
+    pos += hop;
+  }
+  return undefined;
 }
 
 /** Bodies up to this size are checked in one call (about 55 µs); larger ones in pieces. */

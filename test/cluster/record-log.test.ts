@@ -77,4 +77,21 @@ describe('RecordLog', () => {
     // The damaged last record is cut off the file.
     expect(readFileSync(path).length).toBe(4 * frame);
   });
+
+  it('passes over damaged records in a row between whole ones', async () => {
+    const path = tempFile();
+    const log = new RecordLog(path, logger);
+    for (let i = 0; i < 5; i++) log.append(`record ${i}`, i);
+    await log.close();
+    const bytes = readFileSync(path);
+    const frame = bytes.length / 5;
+    // One flipped byte in the data of records 1, 2 and 3.
+    for (const index of [1, 2, 3]) bytes.writeUInt8(bytes.readUInt8((index + 1) * frame - 2) ^ 0xff, (index + 1) * frame - 2);
+    writeFileSync(path, bytes);
+    expect(await replay(path)).toEqual([
+      ['record 0', 0],
+      ['record 4', 4],
+    ]);
+    expect(readFileSync(path).length).toBe(bytes.length);
+  });
 });

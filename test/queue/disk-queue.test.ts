@@ -168,6 +168,20 @@ describe('DiskQueue', () => {
     expect(third.stats().records).toBe(0);
   });
 
+  it('skips damaged records in a row on start, and keeps the records after them in the file', async () => {
+    const first = await openQueue();
+    for (let i = 0; i < 6; i++) await first.append(payload(i, 40), 1);
+    await first.close();
+    const [segment] = await segmentFiles();
+    const path = join(dir, 'q', segment ?? '');
+    const size = (await stat(path)).size;
+    for (const index of [1, 2, 3]) await flipDataByte(path, index, 6);
+
+    const second = await openQueue();
+    expect(texts(await second.read(READ_ALL))).toEqual([0, 4, 5]);
+    expect((await stat(path)).size).toBe(size);
+  });
+
   it('keeps every record after a damaged first record of a segment', async () => {
     const first = await openQueue();
     for (let i = 0; i < 3; i++) await first.append(payload(i, 40), 1);
@@ -221,6 +235,17 @@ describe('DiskQueue', () => {
     expect(queue.stats().unreadRecords).toBe(0);
     await queue.append(payload(6, 40), 1);
     expect(texts(await queue.read(READ_ALL))).toEqual([6]);
+  });
+
+  it('skips damaged records in a row while the queue runs, and delivers the records after them', async () => {
+    const queue = await openQueue({ recentBytes: 0 });
+    for (let i = 0; i < 6; i++) await queue.append(payload(i, 40), 1);
+    expect(texts(await queue.read({ maxSpans: 1, maxBytes: Number.MAX_SAFE_INTEGER }))).toEqual([0]);
+    const [segment] = await segmentFiles();
+    for (const index of [2, 3]) await flipDataByte(join(dir, 'q', segment ?? ''), index, 6);
+
+    expect(texts(await queue.read(READ_ALL))).toEqual([1, 4, 5]);
+    expect(queue.stats().unreadRecords).toBe(0);
   });
 
   it('delivers later segments past a corrupt record in an earlier one, and acknowledges across the gap', async () => {
