@@ -1,6 +1,6 @@
 // OTLP/gRPC: opentelemetry.proto.collector.trace.v1.TraceService/Export.
 // The method is registered with identity (de)serializers so the request
-// bytes reach TraceBatch.fromProto undecoded; grpc-js itself handles
+// bytes reach decodeBody undecoded; grpc-js itself handles
 // `grpc-encoding: gzip` and enforces the message size limit, answering what
 // fails there before any interceptor or handler sees the call (so those
 // refusals go uncounted, README). Connections come
@@ -21,8 +21,8 @@ import type { TracesConsumer } from '../../core/component.js';
 import type { BearerKeys } from '../../core/listener/bearer.js';
 import { SocketListener } from '../../core/listener/socket-listener.js';
 import type { Telemetry } from '../../shared/telemetry.js';
-import { MalformedDataError } from '../../shared/errors.js';
-import { TraceBatch } from '../../otlp/batch.js';
+import type { TraceBatch } from '../../otlp/batch.js';
+import { decodeBody } from './body-decode.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
 import type { GrpcProtocolConfig } from './config.js';
 import { formatEndpoint, type Endpoint } from '../../core/listener/endpoint.js';
@@ -162,13 +162,13 @@ export class OtlpGrpcServer {
         return;
       }
     }
-    let batch: TraceBatch;
-    try {
-      batch = decode(call.request);
-    } catch (err) {
-      this.#refuse(callback, err, 0);
-      return;
-    }
+    decodeBody('protobuf', call.request).then(
+      (batch) => this.#consume(batch, callback),
+      (err: unknown) => this.#refuse(callback, err, 0),
+    );
+  }
+
+  #consume(batch: TraceBatch, callback: sendUnaryData<Buffer>): void {
     const spans = batch.spanCount;
     if (spans === 0) {
       callback(null, EMPTY_RESPONSE);
@@ -215,13 +215,4 @@ function connectionLimits(config: GrpcProtocolConfig): Record<string, number> {
   if (config.max_connection_age !== undefined && config.max_connection_age > 0) limits['grpc.max_connection_age_ms'] = config.max_connection_age;
   if (config.max_connection_age_grace > 0) limits['grpc.max_connection_age_grace_ms'] = config.max_connection_age_grace;
   return limits;
-}
-
-function decode(request: Buffer): TraceBatch {
-  try {
-    return TraceBatch.fromProto(request);
-  } catch (err) {
-    if (err instanceof MalformedDataError) throw err;
-    throw new MalformedDataError(`malformed protobuf: ${err instanceof Error ? err.message : String(err)}`);
-  }
 }

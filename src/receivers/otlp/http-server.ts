@@ -9,10 +9,9 @@ import type { BearerKeys } from '../../core/listener/bearer.js';
 import { CorsPolicy } from '../../core/listener/cors.js';
 import { HttpListener } from '../../core/listener/http-listener.js';
 import type { Telemetry } from '../../shared/telemetry.js';
-import { MalformedDataError } from '../../shared/errors.js';
-import { TraceBatch } from '../../otlp/batch.js';
+import type { TraceBatch } from '../../otlp/batch.js';
 import { stringifyResponse } from '../../otlp/json-codec.js';
-import { decodeJsonBody } from './json-decode.js';
+import { decodeBody } from './body-decode.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
 import { BodyTooLargeError, parseContentEncoding, readBody, RequestAbortedError } from '../../core/http-body.js';
 import type { HttpProtocolConfig } from './config.js';
@@ -147,7 +146,7 @@ export class OtlpHttpServer {
     let batch: TraceBatch;
     try {
       const body = await readBody(req, encoding, this.#limit);
-      batch = type === 'protobuf' ? decodeProto(body) : await decodeJsonBody(body);
+      batch = await decodeBody(type, body);
     } catch (err) {
       if (err instanceof RequestAbortedError) return;
       this.#refuse(req, res, type, err, 0);
@@ -189,15 +188,5 @@ export class OtlpHttpServer {
   #send(res: ServerResponse, status: number, contentType: string, body: Buffer): void {
     res.writeHead(status, { 'Content-Type': contentType, 'Content-Length': body.length });
     res.end(body);
-  }
-}
-
-function decodeProto(body: Buffer): TraceBatch {
-  try {
-    return TraceBatch.fromProto(body);
-  } catch (err) {
-    // Whatever the scan throws on bad input, the client hears 400.
-    if (err instanceof MalformedDataError) throw err;
-    throw new MalformedDataError(`malformed protobuf body: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
