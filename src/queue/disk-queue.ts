@@ -15,6 +15,7 @@ import { readAckFile } from './ack-file.js';
 import { AckWriter } from './ack-writer.js';
 import { lockDirectory, type DirectoryLock } from './directory-lock.js';
 import { QueueClosedError, QueueFullError, QueueWriteError, RecordTooLargeError } from './errors.js';
+import { leftOutField, LogThrottle } from '../shared/log-throttle.js';
 import { FRAME_OVERHEAD_BYTES, FRAME_PREFIX_BYTES, MAX_CORRUPT_RUN, claimedFrameBytes, decodeFrame, decodeFrameSliced, encodeFrameHeader } from './framing.js';
 import { fsyncDirectory, prepareDirectory, recoverSegments, removeFile, segmentFileName } from './segment-files.js';
 import { RecentRecords } from './recent-records.js';
@@ -97,6 +98,8 @@ export class DiskQueue implements Queue {
   readonly #maxSizeBytes: number;
   readonly #segmentBytes: number;
   readonly #logger: Logger;
+  /** A full disk fails every append: one line per interval says so. */
+  readonly #failedAppends = new LogThrottle();
   readonly #ackIntervalMs: number;
   readonly #openSegmentFile: (path: string, flags: number) => Promise<FileHandle>;
   readonly #waiters = new UnreadWaiters();
@@ -310,7 +313,11 @@ export class DiskQueue implements Queue {
   #failBatch(batch: readonly PendingAppend[], bytes: number, err: unknown): void {
     this.#pendingBytes -= bytes;
     const error = new QueueWriteError(this.name, err);
-    this.#logger.error({ queue: this.name, err: error, records: batch.length }, 'queue append failed');
+    const { name } = this;
+    const logger = this.#logger;
+    this.#failedAppends.run(function logFailure(leftOut) {
+      logger.error({ queue: name, err: error, records: batch.length, ...leftOutField(leftOut) }, 'queue append failed');
+    });
     for (const p of batch) p.reject(error);
   }
 

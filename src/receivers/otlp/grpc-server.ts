@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import type { TracesConsumer } from '../../core/component.js';
 import type { BearerKeys } from '../../core/listener/bearer.js';
 import { SocketListener } from '../../core/listener/socket-listener.js';
+import { leftOutField, LogThrottle } from '../../shared/log-throttle.js';
 import type { Telemetry } from '../../shared/telemetry.js';
 import type { TraceBatch } from '../../otlp/batch.js';
 import { decodeBody } from './body-decode.js';
@@ -72,6 +73,8 @@ export class OtlpGrpcServer {
   readonly #options: GrpcReceiverOptions;
   readonly #server: Server;
   readonly #injector: ConnectionInjector;
+  /** A full disk refuses every request: one line per interval says so. */
+  readonly #unavailable = new LogThrottle();
   readonly #listener: SocketListener;
   #closed: Promise<void> | undefined;
 
@@ -189,7 +192,12 @@ export class OtlpGrpcServer {
   #refuse(callback: sendUnaryData<Buffer>, err: unknown, spans: number): void {
     const refusal = classify(err);
     this.#options.metrics.refused(refusal.reason, spans);
-    if (refusal.reason === 'error') this.#options.logger.warn({ err, spans }, 'refused spans: the pipeline is unavailable');
+    if (refusal.reason === 'error') {
+      const logger = this.#options.logger;
+      this.#unavailable.run(function logRefusal(leftOut) {
+        logger.warn({ err, spans, ...leftOutField(leftOut) }, 'refused spans: the pipeline is unavailable');
+      });
+    }
     const metadata = new Metadata();
     if (refusal.retryAfterMs !== undefined) {
       // google.rpc.RetryInfo, which OTLP/gRPC clients honour as the retry delay.

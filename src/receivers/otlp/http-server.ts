@@ -8,6 +8,7 @@ import type { TracesConsumer } from '../../core/component.js';
 import type { BearerKeys } from '../../core/listener/bearer.js';
 import { CorsPolicy } from '../../core/listener/cors.js';
 import { HttpListener } from '../../core/listener/http-listener.js';
+import { leftOutField, LogThrottle } from '../../shared/log-throttle.js';
 import type { Telemetry } from '../../shared/telemetry.js';
 import type { TraceBatch } from '../../otlp/batch.js';
 import { stringifyResponse } from '../../otlp/json-codec.js';
@@ -63,6 +64,8 @@ export interface HttpReceiverOptions {
 export class OtlpHttpServer {
   readonly #options: HttpReceiverOptions;
   readonly #limit: number;
+  /** A full disk refuses every request: one line per interval says so. */
+  readonly #unavailable = new LogThrottle();
   readonly #listener: HttpListener;
   readonly #cors: CorsPolicy | undefined;
 
@@ -170,7 +173,12 @@ export class OtlpHttpServer {
   #refuse(req: IncomingMessage, res: ServerResponse, type: BodyType, err: unknown, spans: number): void {
     const refusal = classify(err);
     this.#options.metrics.refused(refusal.reason, spans);
-    if (refusal.reason === 'error') this.#options.logger.warn({ err, spans }, 'refused spans: the pipeline is unavailable');
+    if (refusal.reason === 'error') {
+      const logger = this.#options.logger;
+      this.#unavailable.run(function logRefusal(leftOut) {
+        logger.warn({ err, spans, ...leftOutField(leftOut) }, 'refused spans: the pipeline is unavailable');
+      });
+    }
     if (refusal.retryAfterMs !== undefined) res.setHeader('Retry-After', String(Math.ceil(refusal.retryAfterMs / 1000)));
     this.#fail(req, res, type, refusal.httpStatus, refusal.message);
   }

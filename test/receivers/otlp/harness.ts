@@ -1,7 +1,7 @@
 // An otlp receiver built through its factory, on port 0, with a fake
 // consumer that records batches and can be told to refuse.
 import { Client, credentials, Metadata, type ChannelOptions, type ServiceError } from '@grpc/grpc-js';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { TracesConsumer } from '../../../src/core/component.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
 import type { TraceBatch } from '../../../src/otlp/batch.js';
@@ -50,15 +50,18 @@ export function parseConfig(section: unknown) {
 
 const started: OtlpReceiver[] = [];
 
-export async function startReceiver(protocols: Record<string, unknown> = {
-  http: { endpoint: '127.0.0.1:0' },
-  grpc: { endpoint: '127.0.0.1:0' },
-}): Promise<Harness> {
+export async function startReceiver(
+  protocols: Record<string, unknown> = {
+    http: { endpoint: '127.0.0.1:0' },
+    grpc: { endpoint: '127.0.0.1:0' },
+  },
+  logger: Logger = pino({ level: 'silent' }),
+): Promise<Harness> {
   const telemetry = new Telemetry({ defaultMetrics: false });
   const consumer = new FakeConsumer();
   const config = parseConfig({ protocols });
   const receiver = otlpReceiverFactory.create(
-    { id: 'otlp', logger: pino({ level: 'silent' }), telemetry, storageDirectory: '/nonexistent', version: '0.0.0-test' },
+    { id: 'otlp', logger, telemetry, storageDirectory: '/nonexistent', version: '0.0.0-test' },
     config,
     consumer,
   );

@@ -1,6 +1,7 @@
 import { gzipSync, deflateSync, createGzip } from 'node:zlib';
 import { request } from 'node:http';
 import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../../src/shared/errors.js';
 import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
@@ -240,6 +241,20 @@ describe('OTLP/HTTP receiver', () => {
     const answer = await send(tracesUrl, protoBody(), { 'content-type': PROTOBUF });
     expect(answer.status).toBe(503);
     expect(decodeStatus(answer.body)).toMatchObject({ code: 14, message: 'disk unavailable' });
+  });
+
+  it('logs a refusal the pipeline caused at most once per interval, not once per request', async () => {
+    const lines: Array<{ msg: string }> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line) as { msg: string }) });
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } }, logger);
+    consumer.behaviour = () => {
+      throw new Error('ENOSPC: no space left on device');
+    };
+    for (let i = 0; i < 20; i++) expect((await send(tracesUrl, protoBody(), { 'content-type': PROTOBUF })).status).toBe(503);
+    const refusals = lines.filter((line) => line.msg === 'refused spans: the pipeline is unavailable');
+    // One line per 10 s: all 20 fall in one interval, or two.
+    expect(refusals.length).toBeLessThanOrEqual(2);
+    expect(refusals[0]).toMatchObject({ spans: 2, err: { message: 'ENOSPC: no space left on device' } });
   });
 
   it('counts accepted spans per receiver and transport', async () => {
