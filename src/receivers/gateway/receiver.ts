@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
 import { errorMessage } from '../../shared/errors.js';
+import { leftOutField, LogThrottle } from '../../shared/log-throttle.js';
 import { hostService, LISTENER_GROUP } from '../../core/host-services.js';
 import type { HttpListenerConfig } from '../../core/listener/config.js';
 import { CorsPolicy } from '../../core/listener/cors.js';
@@ -56,6 +57,8 @@ function ignore(): void {}
 export class GatewayReceiver implements Receiver {
   readonly #id: string;
   readonly #logger: Logger;
+  /** A full disk refuses every request's spans: one line per interval says so. */
+  readonly #spansRefused = new LogThrottle();
   readonly #next: TracesConsumer;
   readonly #listen: { host: string; port: number };
   readonly #config: GatewayConfig;
@@ -302,6 +305,7 @@ export class GatewayReceiver implements Receiver {
     const labels = { receiver: this.#id, transport: 'http' };
     const metrics = this.#metrics;
     const logger = this.#logger;
+    const refusals = this.#spansRefused;
     const batch = TraceBatch.fromOwnProto(request);
     // Not awaited: the gateway's response never waits for its own spans (DESIGN 9).
     this.#next.consume(batch).then(
@@ -310,7 +314,9 @@ export class GatewayReceiver implements Receiver {
       },
       function refused(err: unknown) {
         metrics.spansRefused.inc({ ...labels, reason: 'pipeline' }, count);
-        logger.warn({ receiver: labels.receiver, err: errorMessage(err) }, 'gateway spans refused by the pipeline');
+        refusals.run(function logRefusal(leftOut) {
+          logger.warn({ receiver: labels.receiver, err: errorMessage(err), ...leftOutField(leftOut) }, 'gateway spans refused by the pipeline');
+        });
       },
     );
   }

@@ -5,7 +5,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import type { Host, TracesConsumer } from '../../../src/core/component.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
 import type { TraceBatch } from '../../../src/otlp/batch.js';
@@ -29,15 +29,23 @@ export interface Gateway {
   resource(): Record<string, string>;
 }
 
-export async function startGateway(overrides: Record<string, unknown>): Promise<Gateway> {
+export interface GatewayOptions {
+  readonly logger?: Logger;
+  /** What the pipeline does with a batch of the gateway's spans; by default it keeps them. */
+  readonly consume?: (batch: TraceBatch) => Promise<void>;
+}
+
+export async function startGateway(overrides: Record<string, unknown>, options: GatewayOptions = {}): Promise<Gateway> {
   const batches: TraceBatch[] = [];
   const next: TracesConsumer = {
-    consume: async function collect(batch) {
-      batches.push(batch);
-    },
+    consume:
+      options.consume ??
+      async function collect(batch) {
+        batches.push(batch);
+      },
   };
   const telemetry = new Telemetry({ defaultMetrics: false });
-  const logger = pino({ level: 'silent' });
+  const logger = options.logger ?? pino({ level: 'silent' });
   const config = gatewayReceiverFactory.configSchema.parse({
     ...(gatewayReceiverFactory.createDefaultConfig() as Record<string, unknown>),
     endpoint: '127.0.0.1:0',

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { API_KEY, completion, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 
@@ -32,5 +33,34 @@ describe('gateway metrics', () => {
     expect(text).toContain('sluice_gateway_attempt_duration_seconds_count{receiver="gateway",provider="first"} 1');
     expect(text).toContain('sluice_gateway_attempt_duration_seconds_count{receiver="gateway",provider="second"} 1');
     expect(text).toContain('sluice_receiver_accepted_spans_total{receiver="gateway",transport="http"} 3');
+  });
+
+  it('counts spans the pipeline refused, and logs the refusal at most once per interval, not once per request', async () => {
+    const lines: Array<{ msg: string; err?: string }> = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line) as { msg: string }) });
+    gateway = await startGateway(
+      { models: [{ id: 'acme/model', endpoints: [{ provider: 'p', model: 'm' }] }], providers: { p: { type: 'openai', base_url: 'http://127.0.0.1:9/v1' } } },
+      {
+        logger,
+        consume: () => Promise.reject(new Error('ENOSPC: no space left on device')),
+      },
+    );
+    for (let i = 0; i < 20; i++) {
+      const res = await fetch(`${gateway.baseURL}/models`, { headers: { authorization: `Bearer ${API_KEY}` } });
+      expect(res.status).toBe(200);
+    }
+    // Spans go down the pipeline in batches: wait for the last one.
+    const refusedAll = 'sluice_receiver_refused_spans_total{receiver="gateway",transport="http",reason="pipeline"} 20';
+    let text = '';
+    for (let i = 0; i < 200 && !text.includes(refusedAll); i++) {
+      await new Promise((r) => setTimeout(r, 10));
+      text = await gateway.telemetry.registry.metrics();
+    }
+    expect(text).toContain(refusedAll);
+    const refusals = lines.filter((line) => line.msg === 'gateway spans refused by the pipeline');
+    // One line per 10 s: all 20 fall in one interval, or two.
+    expect(refusals.length).toBeGreaterThanOrEqual(1);
+    expect(refusals.length).toBeLessThanOrEqual(2);
+    expect(refusals[0]?.err).toBe('ENOSPC: no space left on device');
   });
 });
