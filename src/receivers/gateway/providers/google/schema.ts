@@ -4,7 +4,8 @@
 // keeps a list of known keys and rewrites the common constructs it can:
 // $ref is inlined from $defs/definitions, `type: [x, "null"]` becomes
 // `nullable`, `const` a one-value enum, `oneOf` `anyOf`, a one-entry `allOf`
-// its entry. https://ai.google.dev/api/caching#Schema
+// its entry, and a `{type: "null"}` variant of `anyOf` (Pydantic's `Optional`)
+// `nullable`, as Google's own SDKs rewrite it. https://ai.google.dev/api/caching#Schema
 import { asObject } from '../shared/inputs.js';
 
 type JsonObject = Record<string, unknown>;
@@ -60,14 +61,29 @@ function convert(input: JsonObject, root: JsonObject, refs: readonly string[]): 
   const items = asObject(schema['items']);
   if (items !== undefined) out['items'] = convert(items, root, nextRefs);
   const variants = schema['anyOf'] ?? schema['oneOf'];
-  if (Array.isArray(variants)) out['anyOf'] = variants.map((variant) => convert(asObject(variant) ?? {}, root, nextRefs));
+  if (Array.isArray(variants)) return withVariants(out, variants.map((variant) => asObject(variant) ?? {}), root, nextRefs);
+  return out;
+}
+
+/**
+ * `anyOf` without its null variants, which make the schema `nullable`
+ * instead (OpenAPI 3.0 has no null type); one variant left is inlined, the
+ * schema's own keys (its description) winning.
+ */
+function withVariants(out: JsonObject, variants: readonly JsonObject[], root: JsonObject, refs: readonly string[]): JsonObject {
+  const kept = variants.filter((variant) => variant['type'] !== 'null');
+  if (kept.length < variants.length) out['nullable'] = true;
+  const mapped = kept.map((variant) => convert(variant, root, refs));
+  if (mapped.length === 1 && mapped[0] !== undefined) return { ...mapped[0], ...out };
+  if (mapped.length > 1) out['anyOf'] = mapped;
   return out;
 }
 
 /** `type` as Gemini's upper-case enum; a list with "null" becomes nullable, other lists anyOf. */
 function applyType(type: unknown, out: JsonObject): void {
   if (typeof type === 'string') {
-    if (type !== 'null') out['type'] = type.toUpperCase();
+    if (type === 'null') out['nullable'] = true;
+    else out['type'] = type.toUpperCase();
     return;
   }
   if (!Array.isArray(type)) return;

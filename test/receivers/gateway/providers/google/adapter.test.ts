@@ -149,6 +149,30 @@ describe('google adapter', () => {
     expect(sent().toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } });
   });
 
+  it('maps the null variant of anyOf (Pydantic Optional) to nullable, inlining the one variant left', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'x' }]));
+    const parameters = {
+      type: 'object',
+      properties: {
+        note: { anyOf: [{ type: 'string' }, { type: 'null' }], default: null, description: 'A note' },
+        place: { anyOf: [{ $ref: '#/$defs/place' }, { type: 'null' }] },
+        value: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] },
+        nothing: { type: 'null' },
+      },
+      $defs: { place: { type: 'object', properties: { lat: { type: 'number' } } } },
+    };
+    await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'save', parameters } }] });
+    expect(sent().tools?.[0]?.functionDeclarations[0]?.parameters).toEqual({
+      type: 'OBJECT',
+      properties: {
+        note: { type: 'STRING', nullable: true, description: 'A note' },
+        place: { type: 'OBJECT', nullable: true, properties: { lat: { type: 'NUMBER' } } },
+        value: { nullable: true, anyOf: [{ type: 'STRING' }, { type: 'NUMBER' }] },
+        nothing: { nullable: true },
+      },
+    });
+  });
+
   it.each([
     ['auto', 'AUTO'],
     ['none', 'NONE'],
