@@ -111,6 +111,35 @@ describe('POST /v1/embeddings', () => {
     });
   });
 
+  it('splits more texts than an upstream takes in one call (Gemini 100, Cohere on Bedrock 96) into calls one after another, vectors in input order', async () => {
+    const inputs = Array.from({ length: 250 }, (_v, i) => `t${i}`);
+    // Each vector holds its text's number, so the order can be checked across calls.
+    const fake = await startFake(noProblems, (seen: Seen, res) => {
+      const body = seen.body as { requests?: Array<{ content: { parts: Array<{ text: string }> } }>; texts?: string[] };
+      const texts = body.texts ?? (body.requests ?? []).map((r) => r.content.parts[0]?.text ?? '');
+      if (texts.length > (body.texts !== undefined ? 96 : 100)) return json(res, 400, { error: { code: 400, message: 'too many in one batch', status: 'INVALID_ARGUMENT' } });
+      const vectors = texts.map((t) => [Number(t.slice(1))]);
+      if (body.texts !== undefined) return json(res, 200, { id: 'c1', response_type: 'embeddings_floats', texts, embeddings: vectors }, { 'X-Amzn-Bedrock-Input-Token-Count': String(texts.length) });
+      json(res, 200, { embeddings: vectors.map((values) => ({ values })) });
+    });
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { g: { type: 'google', base_url: fake.url, api_key: 'g-key' }, br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [
+        { id: 'google/embed', type: 'embedding', endpoints: [{ provider: 'g', model: 'text-embedding-004' }] },
+        { id: 'cohere/embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'cohere.embed-english-v3' }] },
+      ],
+    });
+    const expected = inputs.map((_t, i) => [i]);
+    const google = await client().embeddings.create({ model: 'google/embed', input: inputs, encoding_format: 'float' });
+    expect(google.data.map((d) => d.embedding)).toEqual(expected);
+    expect(fake.requests.map((r) => (r.body as { requests: unknown[] }).requests.length)).toEqual([100, 100, 50]);
+    const cohere = await client().embeddings.create({ model: 'cohere/embed', input: inputs, encoding_format: 'float' });
+    expect(cohere.data.map((d) => d.embedding)).toEqual(expected);
+    expect(fake.requests.slice(3).map((r) => (r.body as { texts: unknown[] }).texts.length)).toEqual([96, 96, 58]);
+    expect(cohere.usage.prompt_tokens).toBe(250);
+  });
+
   it('embeds through bedrock InvokeModel with Titan (one call per text) and Cohere (one batch), signed', async () => {
     const fake = await startFake(noProblems, (seen: Seen, res) => {
       const body = seen.body as { inputText?: string; texts?: string[] };

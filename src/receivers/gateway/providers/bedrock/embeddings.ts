@@ -1,14 +1,14 @@
 // Bedrock embeddings through InvokeModel (POST /model/{id}/invoke, signed):
 // Amazon Titan takes one text per call ({inputText, dimensions}), Cohere
-// Embed a batch ({texts, input_type}). The model id says which.
+// Embed a batch of up to 96 ({texts, input_type}). The model id says which.
 import { asObject, invalidRequest } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
-import { jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
+import { batchesOf, jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
 import { InvalidResponseError, type AttemptContext, type EmbeddingAdapter, type EmbeddingReply, type EmbeddingResult, type UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
 
-/** Cohere Embed on Bedrock takes at most this many texts per call. */
+/** Cohere Embed on Bedrock takes at most this many texts per call: more go in further calls. */
 const COHERE_MAX_TEXTS = 96;
 
 function isCohere(model: string): boolean {
@@ -35,8 +35,7 @@ export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
     const texts = textInputs(request, 'bedrock');
     if (isCohere(ctx.model)) {
       if (request.dimensions !== undefined) invalidRequest('dimensions', 'Cohere Embed on Bedrock has fixed dimensions');
-      if (texts.length > COHERE_MAX_TEXTS) invalidRequest('input', `Cohere Embed on Bedrock takes at most ${COHERE_MAX_TEXTS} texts per request`);
-      return [await invoke(ctx, { texts, input_type: 'search_document' })];
+      return Promise.all(batchesOf(texts, COHERE_MAX_TEXTS).map((batch) => invoke(ctx, { texts: batch, input_type: 'search_document' })));
     }
     return Promise.all(
       texts.map(function titanBody(inputText) {
@@ -48,14 +47,17 @@ export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
   },
   parseResponses: function parseBedrockEmbeddings(replies, _request, ctx): EmbeddingResult {
     if (isCohere(ctx.model)) {
-      const reply = replies[0];
-      const parsed = asObject(jsonOf(reply?.body ?? new Uint8Array()));
-      const raw = parsed?.['embeddings'];
-      // embeddings is a list of vectors, or {float: [...]} when embedding_types was given.
-      const list = Array.isArray(raw) ? raw : asObject(raw)?.['float'];
-      if (!Array.isArray(list)) throw new InvalidResponseError('the body has no embeddings');
-      // Cohere's body has no token count; InvokeModel reports it in a header.
-      return { vectors: list.map((v, i) => vectorOf(v, `embeddings[${i}]`)), inputTokens: headerTokens(reply?.headers), model: undefined };
+      let inputTokens = 0;
+      const vectors = replies.flatMap(function cohereVectors(reply) {
+        const raw = asObject(jsonOf(reply.body))?.['embeddings'];
+        // embeddings is a list of vectors, or {float: [...]} when embedding_types was given.
+        const list = Array.isArray(raw) ? raw : asObject(raw)?.['float'];
+        if (!Array.isArray(list)) throw new InvalidResponseError('the body has no embeddings');
+        // Cohere's body has no token count; InvokeModel reports it in a header.
+        inputTokens += headerTokens(reply.headers);
+        return list.map((v, i) => vectorOf(v, `embeddings[${i}]`));
+      });
+      return { vectors, inputTokens, model: undefined };
     }
     let inputTokens = 0;
     const vectors = replies.map(function titanVector(reply, i) {

@@ -1,30 +1,32 @@
 // Gemini embeddings: POST /v1beta/models/{model}:batchEmbedContents, one
-// request entry per text. Gemini reports no token counts for embeddings.
+// request entry per text, at most MAX_BATCH entries a call. Gemini reports no
+// token counts for embeddings.
 import { InvalidResponseError, requireApiKey, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import { asObject } from '../shared/inputs.js';
-import { jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
+import { batchesOf, jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
 import type { GoogleProviderConfig } from './config.js';
+
+/** batchEmbedContents refuses more entries than this ("at most 100 requests can be in one batch"); OpenAI takes 2048 inputs. */
+const MAX_BATCH = 100;
 
 export const googleEmbeddings: EmbeddingAdapter<GoogleProviderConfig> = {
   buildRequests: function buildGoogleEmbeddings(request, ctx) {
     const model = ctx.model.replace(/^models\//, '');
-    const requests = textInputs(request, 'google').map(function toEntry(text) {
+    const entries = textInputs(request, 'google').map(function toEntry(text) {
       const entry: Record<string, unknown> = { model: `models/${model}`, content: { parts: [{ text }] } };
       if (request.dimensions !== undefined) entry['outputDimensionality'] = request.dimensions;
       return entry;
     });
-    return [
-      {
-        url: `${ctx.provider.base_url.replace(/\/+$/, '')}/v1beta/models/${encodeURIComponent(model)}:batchEmbedContents`,
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json', ...ctx.provider.headers, 'x-goog-api-key': requireApiKey(ctx) },
-        body: JSON.stringify({ requests }),
-      },
-    ];
+    const url = `${ctx.provider.base_url.replace(/\/+$/, '')}/v1beta/models/${encodeURIComponent(model)}:batchEmbedContents`;
+    const headers = { 'content-type': 'application/json', accept: 'application/json', ...ctx.provider.headers, 'x-goog-api-key': requireApiKey(ctx) };
+    return batchesOf(entries, MAX_BATCH).map((requests) => ({ url, method: 'POST', headers, body: JSON.stringify({ requests }) }));
   },
   parseResponses: function parseGoogleEmbeddings(replies): EmbeddingResult {
-    const embeddings = asObject(jsonOf(replies[0]?.body ?? new Uint8Array()))?.['embeddings'];
-    if (!Array.isArray(embeddings)) throw new InvalidResponseError('the body has no embeddings');
-    return { vectors: embeddings.map((e, i) => vectorOf(asObject(e)?.['values'], `embeddings[${i}].values`)), inputTokens: 0, model: undefined };
+    const vectors = replies.flatMap(function vectorsOf(reply) {
+      const embeddings = asObject(jsonOf(reply.body))?.['embeddings'];
+      if (!Array.isArray(embeddings)) throw new InvalidResponseError('the body has no embeddings');
+      return embeddings.map((e, i) => vectorOf(asObject(e)?.['values'], `embeddings[${i}].values`));
+    });
+    return { vectors, inputTokens: 0, model: undefined };
   },
 };

@@ -20,3 +20,10 @@ export function vectorOf(value: unknown, what: string): number[] {
 export function jsonOf(body: Uint8Array): unknown {
   return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
 }
+
+/** `items` in consecutive batches of at most `size`, for upstreams that cap the inputs of one call. */
+export function batchesOf<T>(items: readonly T[], size: number): T[][] {
+  const batches: T[][] = [];
+  for (let i = 0; i < items.length; i += size) batches.push(items.slice(i, i + size));
+  return batches;
+}
