@@ -8,7 +8,7 @@ import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import type { ConverseCachePoint, ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice } from './wire.js';
+import type { ConverseCachePoint, ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice, ConverseToolConfig } from './wire.js';
 
 const CACHE_POINT: ConverseCachePoint = { cachePoint: { type: 'default' } };
 
@@ -40,10 +40,10 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
   const additional = mapReasoning(reasoning, request, ctx, inferenceConfig);
   if (additional !== undefined) body.additionalModelRequestFields = additional;
   if (Object.keys(inferenceConfig).length > 0) body.inferenceConfig = inferenceConfig;
+  // Converse refuses tool blocks in the history without a toolConfig (OpenAI and Anthropic take them).
+  const historyUsesTools = messages.some((message) => message.content.some((block) => 'toolUse' in block || 'toolResult' in block));
   if (request.tools !== undefined && request.tools.length > 0) {
-    // Converse has no "none": leave the tools out, unless the history holds
-    // tool blocks, which Converse refuses without a toolConfig.
-    const historyUsesTools = messages.some((message) => message.content.some((block) => 'toolUse' in block || 'toolResult' in block));
+    // Converse has no "none": leave the tools out, unless the history needs them.
     if (request.tool_choice !== 'none' || historyUsesTools) {
       body.toolConfig = {
         // A tool with cache_control is followed by a cache point, as a cached block is.
@@ -55,6 +55,9 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
       const choice = mapToolChoice(request.tool_choice);
       if (choice !== undefined) body.toolConfig.toolChoice = choice;
     }
+  } else if (historyUsesTools) {
+    const called = calledTools(messages);
+    if (called.length > 0) body.toolConfig = { tools: called };
   }
   const output = structuredOutputTool(request, 'bedrock', reasoning);
   if (output !== undefined) {
@@ -118,6 +121,15 @@ function mapInferenceConfig(request: ChatCompletionRequest, ctx: AttemptContext<
   const stop = stopList(request.stop);
   if (stop !== undefined && stop.length > 0) config.stopSequences = stop;
   return config;
+}
+
+/**
+ * The tools the history called, declared with any input, for a request that
+ * sends none (a summary of a tool loop): what the history needs to be taken.
+ */
+function calledTools(messages: readonly ConverseMessage[]): ConverseToolConfig['tools'] {
+  const names = new Set(messages.flatMap((message) => message.content.flatMap((block) => ('toolUse' in block ? [block.toolUse.name] : []))));
+  return [...names].map((name) => ({ toolSpec: { name, inputSchema: { json: { type: 'object' } } } }));
 }
 
 function mapToolChoice(choice: ToolChoice | undefined): ConverseToolChoice | undefined {

@@ -184,6 +184,20 @@ describe('bedrock adapter', () => {
     expect(sent().toolConfig).toBeUndefined();
   });
 
+  it('declares the tools a history called when the request sends none (a summary of a tool loop), since Converse refuses tool blocks without a toolConfig', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'Sunny.' }]));
+    const out = await complete(bedrockAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris?' },
+        { role: 'assistant', content: null, tool_calls: [{ id: 'tooluse_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        { role: 'tool', tool_call_id: 'tooluse_a', content: '18C' },
+        { role: 'user', content: 'Summarize.' },
+      ],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent().toolConfig).toEqual({ tools: [{ toolSpec: { name: 'get_weather', inputSchema: { json: { type: 'object' } } } }] });
+  });
+
   it('sends tool calls and consecutive tool results as toolUse and one merged toolResult turn', async () => {
     const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'Sunny in both.' }]));
     await complete(bedrockAdapter, ctx, {
