@@ -18,7 +18,6 @@ const THINKING_MAX_TOKENS = 16_384;
 const IMAGE_FORMATS: Readonly<Record<string, ConverseImageFormat>> = {
   'image/png': 'png',
   'image/jpeg': 'jpeg',
-  'image/jpg': 'jpeg',
   'image/gif': 'gif',
   'image/webp': 'webp',
 };

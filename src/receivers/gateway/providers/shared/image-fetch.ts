@@ -6,7 +6,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { z } from 'zod';
 import { byteSize, timerDuration } from '../../../../shared/units.js';
 import { guardedLookup, isPublicAddress } from './address-guard.js';
-import { invalidRequest, type InlineImage } from './inputs.js';
+import { imageMediaType, invalidRequest, type InlineImage } from './inputs.js';
 
 export interface ImageFetchConfig {
   /** bytes */
@@ -52,7 +52,7 @@ export async function fetchImage(url: string, config: ImageFetchConfig, signal: 
       await response.body.dump();
       invalidRequest(param, `image fetch answered HTTP ${response.statusCode}`);
     }
-    const mediaType = String(response.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+    const mediaType = imageMediaType(String(response.headers['content-type'] ?? ''));
     if (!mediaType.startsWith('image/')) {
       await response.body.dump();
       invalidRequest(param, `image fetch answered content-type ${mediaType === '' ? '(none)' : mediaType}, not image/*`);

@@ -24,13 +24,22 @@ export function isBase64(data: string): boolean {
 export function parseDataUrl(url: string, param: string): InlineImage | undefined {
   if (!url.startsWith('data:')) return undefined;
   const match = DATA_URL.exec(url);
-  const mediaType = match?.[1]?.trim().toLowerCase();
+  const mediaType = match?.[1] === undefined ? undefined : imageMediaType(match[1]);
   const data = match?.[3];
   if (mediaType === undefined || data === undefined || !mediaType.startsWith('image/')) {
     invalidRequest(param, 'expected data:image/<type>;base64,<data>');
   }
   if (!isBase64(data)) invalidRequest(param, 'the image data is not valid base64');
   return { mediaType, data };
+}
+
+/**
+ * A media type as the providers take it: lower case, without parameters, and
+ * `image/jpg` (common in data URLs, but no registered type; Gemini refuses it) as `image/jpeg`.
+ */
+export function imageMediaType(raw: string): string {
+  const type = raw.split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === 'image/jpg' ? 'image/jpeg' : type;
 }
 
 export function isHttpUrl(url: string): boolean {

@@ -260,6 +260,22 @@ describe('google adapter', () => {
     expect(sent().contents[0]?.parts).toEqual([{ text: 'Compare' }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }]);
   });
 
+  it('sends image/jpg, from a data URL or an image server, as image/jpeg, the type Gemini takes', async () => {
+    const ctx = await setup(
+      (seen, res) => {
+        if (!seen.path.startsWith('/images/')) return sendResponse(res, [{ text: 'Two photos.' }]);
+        res.writeHead(200, { 'content-type': 'image/jpg' });
+        res.end(Buffer.from(PNG_BASE64, 'base64'));
+      },
+      { image_fetch: { allow_private_addresses: true } },
+    );
+    const out = await complete(googleAdapter, ctx, {
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/JPG;base64,${PNG_BASE64}` } }, { type: 'image_url', image_url: { url: `${fake?.url}/images/photo.jpg` } }] }],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent().contents[0]?.parts).toEqual([{ inlineData: { mimeType: 'image/jpeg', data: PNG_BASE64 } }, { inlineData: { mimeType: 'image/jpeg', data: PNG_BASE64 } }]);
+  });
+
   it('refuses OpenAI-only parameters that change the answer and lets their neutral values through', async () => {
     const ctx = await setup((_seen, res) => json(res, 200, { candidates: [{ content: { role: 'model', parts: [{ text: 'ok' }] }, finishReason: 'STOP' }] }));
     for (const params of OPENAI_ONLY) {

@@ -28,12 +28,15 @@ const schema: z.ZodType<Schema> = z.lazy(() =>
   }),
 );
 
+// Gemini refuses any other image type ("MIME type must be image/png, image/jpeg, image/webp, image/heic, or image/heif").
+const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif'] as const;
+
 const part = z
   .strictObject({
     text: z.string().optional(),
     thought: z.boolean().optional(),
     thoughtSignature: z.union([z.base64(), z.literal('skip_thought_signature_validator')]).optional(),
-    inlineData: z.strictObject({ mimeType: z.string().regex(/^image\//), data: z.base64() }).optional(),
+    inlineData: z.strictObject({ mimeType: z.enum(IMAGE_TYPES), data: z.base64() }).optional(),
     functionCall: z.strictObject({ name: z.string(), args: z.record(z.string(), z.unknown()).optional(), id: z.string().optional() }).optional(),
     functionResponse: z.strictObject({ name: z.string(), response: z.record(z.string(), z.unknown()), id: z.string().optional() }).optional(),
   })
