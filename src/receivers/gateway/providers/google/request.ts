@@ -142,6 +142,8 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
     if (last !== undefined && last.role === turn.role) last.parts.push(...turn.parts);
     else contents.push(turn);
   }
+  // Gemini refuses a request without contents ("contents is not specified"); OpenAI takes system messages alone.
+  if (contents.length === 0) invalidRequest('messages', 'provider type google needs a user or assistant message with content');
   return contents;
 }
 

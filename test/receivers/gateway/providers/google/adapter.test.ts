@@ -247,6 +247,11 @@ describe('google adapter', () => {
     expect(sent(1).contents[1]?.parts.map((p) => p.thoughtSignature)).toEqual([undefined, undefined]);
   });
 
+  it('refuses a request with none but system messages, which Gemini cannot take without contents, naming messages', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'x' }]));
+    await expect(googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'system', content: 'Write a title.' }, { role: 'user', content: '' }] }, ctx)).rejects.toThrow(/^messages: provider type google needs a user or assistant message/);
+  });
+
   it('rejects a tool result whose tool_call_id no assistant message issued', async () => {
     const ctx = await setup(() => undefined);
     await expect(googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }, { role: 'tool', tool_call_id: 'nope', content: 'x' }] }, ctx)).rejects.toThrow(/messages\[1\]\.tool_call_id/);
