@@ -11,7 +11,11 @@ const ERROR_TYPES: Readonly<Record<string, string>> = {
   validationexception: 'invalid_request_error',
   resourcenotfoundexception: 'not_found_error',
   accessdeniedexception: 'permission_error',
+  // AWS's own authentication failures: an unknown key, a bad or incomplete SigV4 signature, none at all, expired session credentials.
   unrecognizedclientexception: 'authentication_error',
+  invalidsignatureexception: 'authentication_error',
+  incompletesignatureexception: 'authentication_error',
+  missingauthenticationtokenexception: 'authentication_error',
   expiredtokenexception: 'authentication_error',
   throttlingexception: 'rate_limit_error',
   servicequotaexceededexception: 'rate_limit_error',

@@ -415,6 +415,11 @@ describe('bedrock adapter', () => {
   it.each([
     [400, 'ValidationException', 'invalid_request_error', false],
     [403, 'AccessDeniedException', 'permission_error', true],
+    // SigV4 failures (wrong secret, clock skew, missing signature) come from AWS's front end, not Bedrock's list.
+    [403, 'InvalidSignatureException', 'authentication_error', true],
+    [403, 'IncompleteSignatureException', 'authentication_error', true],
+    [403, 'MissingAuthenticationTokenException', 'authentication_error', true],
+    [403, 'UnrecognizedClientException', 'authentication_error', true],
     [404, 'ResourceNotFoundException', 'not_found_error', false],
     [424, 'ModelErrorException', 'api_error', true],
     [429, 'ThrottlingException', 'rate_limit_error', true],
