@@ -3,7 +3,7 @@
 // a key that spent its budget is still refused after the restart.
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
+import { freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
 import { completion, sendJson, startUpstream } from '../receivers/gateway/harness.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -91,5 +91,56 @@ describe('usage records end to end', () => {
     expect(team?.request_count).toBe(survived.size);
     expect(team?.total_cost).toBeCloseTo(survived.size * 0.00084, 12);
     expect(await ask(port, 'sk-tiny').catch((err: unknown) => (err as { code?: string }).code)).toBe('budget_exceeded');
+  });
+});
+
+/** Two gateways with one key under one name, `requests_per_minute: 2`. */
+function limitsConfig(ports: readonly [number, number], upstreamUrl: string) {
+  const gateway = (port: number) => `
+    endpoint: 127.0.0.1:${port}
+    api_keys: [{ key: sk-minute, name: minute, requests_per_minute: 2 }]
+    providers:
+      fake: { type: openai, base_url: ${upstreamUrl}, api_key: sk-upstream }
+    models:
+      - id: fake/model
+        endpoints: [{ provider: fake, model: upstream-model }]`;
+  return ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  gateway:${gateway(ports[0])}
+  gateway/two:${gateway(ports[1])}
+exporters:
+  debug: { verbosity: basic }
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort} }
+  pipelines:
+    traces:
+      receivers: [gateway, gateway/two]
+      exporters: [debug]
+`;
+}
+
+describe('per-minute limits of one instance', () => {
+  async function start(): Promise<{ daemon: RunningDaemon; ports: [number, number] }> {
+    const upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('ok', { usage })));
+    cleanups.push(() => upstream.close());
+    const ports: [number, number] = [await freePort(), await freePort()];
+    const daemon = await startDaemon(limitsConfig(ports, upstream.url));
+    cleanups.push(() => daemon.cleanup());
+    return { daemon, ports };
+  }
+  const status = (port: number) => ask(port, 'sk-minute').then(({ response }) => response.status, (err: unknown) => (err as { status?: number }).status);
+
+  it('keeps counting a key\'s window across a SIGHUP reload', { timeout: 30_000 }, async () => {
+    const { daemon, ports } = await start();
+    expect([await status(ports[0]), await status(ports[0])]).toEqual([200, 200]);
+    daemon.child.kill('SIGHUP');
+    await waitUntil(() => daemon.logs.some((line) => line.includes('config reloaded')), 10_000, 'the reload');
+    expect(await status(ports[0])).toBe(429);
+  });
+
+  it('counts a key on two gateways under one name once', { timeout: 30_000 }, async () => {
+    const { ports } = await start();
+    expect([await status(ports[0]), await status(ports[1]), await status(ports[1]), await status(ports[0])]).toEqual([200, 200, 429, 429]);
   });
 });

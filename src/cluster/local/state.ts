@@ -23,6 +23,12 @@ export interface LocalStateOptions {
 export class LocalState implements SharedState {
   readonly mode = 'local';
   readonly #options: LocalStateOptions;
+  /**
+   * One limiter per family and allowance, kept across reloads (a reload that
+   * built new ones would open every key's window afresh) and shared by a key
+   * on two gateways under one name.
+   */
+  readonly #limiters = new Map<string, RateLimiter>();
   #lock: Promise<DirectoryLock> | undefined;
   #ledger: Promise<LocalSpendLedger> | undefined;
   #generations: Promise<LocalGenerationStore> | undefined;
@@ -32,7 +38,13 @@ export class LocalState implements SharedState {
   }
 
   rateLimiter(options: RateLimitOptions): RateLimiter {
-    return new LocalRateLimiter(options);
+    const id = `${options.name}:${options.points}:${options.windowMs}`;
+    let limiter = this.#limiters.get(id);
+    if (limiter === undefined) {
+      limiter = new LocalRateLimiter(options);
+      this.#limiters.set(id, limiter);
+    }
+    return limiter;
   }
 
   spendLedger(): Promise<SpendLedger> {
