@@ -26,6 +26,7 @@ beforeAll(async () => {
     api_keys:
       - { key: k-limited, name: limited, requests_per_minute: ${LIMIT} }
       - { key: k-budget, name: budgeted, budget: { usd: 0.0001, period: day } }
+      - { key: k-free, name: free }
     providers:
       fake: { type: openai, base_url: ${upstream.url}, api_key: sk-upstream }
     models:
@@ -94,5 +95,15 @@ describe('gateway limits in cluster mode', () => {
     expect(reports[0]).toContain('budgeted');
     expect(reports[1]).toBe(reports[0]);
     expect(reports[2]).toBe(reports[0]);
+  });
+
+  it('answers a generation on another instance asked the moment its response ended', async () => {
+    const [a, b] = gateways as [(typeof gateways)[number], (typeof gateways)[number]];
+    for (let i = 0; i < 20; i++) {
+      const answered = await client(a.url, 'k-free').chat.completions.create({ model: 'fake/model', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+      const generationId = answered.response.headers.get('x-sluice-generation-id') ?? '';
+      const generation = await fetch(`${b.url}/generation?id=${generationId}`, { headers: { authorization: 'Bearer k-free' } });
+      expect(generation.status).toBe(200);
+    }
   });
 });

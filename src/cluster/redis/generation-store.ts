@@ -14,7 +14,9 @@
 // one Lua script per record sets the record's key only if it is absent
 // (SET NX, kept for the retention) and adds to the rollups only then, so a
 // record sent twice counts once.
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { generationIdTime, isGenerationId } from '../../shared/generation-id.js';
 import { addToTotals, emptyTotals, rollupKeyOf, serializeGeneration, parseGeneration, type GenerationRecord, type RollupRow } from '../../shared/generation.js';
 import { addDays } from '../../shared/periods.js';
 import type { GenerationStore } from '../generation-store.js';
@@ -29,6 +31,11 @@ const COUNTERS = ['input', 'output', 'cacheRead', 'cacheWrite', 'reasoning', 're
 export const WRITE_BATCH = 500;
 /** Records Redis refused on a live connection are sent again after this long (ms). */
 const RETRY_MS = 1_000;
+/** How long a lookup waits for a recent record that another instance may still be writing (ms). */
+const LATE_RECORD_WAIT_MS = 500;
+const LATE_RECORD_POLL_MS = 20;
+/** Ids made longer ago than this are not waited for: requests rarely run so long (ms). */
+const RECENT_ID_MS = 15 * 60_000;
 
 const ADD_COMMAND = 'sluiceAddGeneration';
 // KEYS: record, day's rollup hash; ARGV: record JSON, retention (ms), rollup expiry (ms), then field, increment, ...
@@ -68,7 +75,24 @@ export class RedisGenerationStore implements GenerationStore {
     this.#enqueue([record]);
   }
 
+  /**
+   * The instance that served a request writes its record to Redis just
+   * after the response ends, so a client that asks another instance at
+   * once can be a few ms ahead of it: a recent id not found yet is looked
+   * for again until it arrives or LATE_RECORD_WAIT_MS has passed.
+   */
   async get(id: string): Promise<GenerationRecord | undefined> {
+    const found = await this.#find(id);
+    if (found !== undefined || !isGenerationId(id) || Date.now() - generationIdTime(id) > RECENT_ID_MS) return found;
+    for (const deadline = Date.now() + LATE_RECORD_WAIT_MS; Date.now() < deadline && this.#redis.up; ) {
+      await sleep(LATE_RECORD_POLL_MS);
+      const late = await this.#find(id);
+      if (late !== undefined) return late;
+    }
+    return undefined;
+  }
+
+  async #find(id: string): Promise<GenerationRecord | undefined> {
     if (this.#redis.up) {
       try {
         const text = await this.#redis.client.get(this.#redis.key('generation', id));
