@@ -77,20 +77,36 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
   // Without insurance: points that fail to reach Redis go back to be shared later, not into the local count twice.
   const direct = new RateLimiterRedis(store);
 
+  // One warning while sharing keeps failing (each key, each second), not one per key and try.
+  let failing = false;
   function shareMissedPoints(): void {
     scheduled = undefined;
     const now = Date.now();
     const missed = [...insurance.missed].filter(([, m]) => m.until > now);
     insurance.missed.clear();
-    for (const [key, m] of missed) {
+    if (missed.length === 0) return;
+    const shares = missed.map(([key, m]) =>
       // A key Redis no longer has expires with the local window, not a whole window from now.
-      direct.penalty(key, m.points, { customDuration: Math.ceil((m.until - now) / 1000) }).catch(function keepForLater(err: unknown) {
-        insurance.add(key, m.points, m.until);
-        // Tried again in a second while the connection holds, else at the reconnection.
-        scheduleShare();
-        logger.warn({ limit: options.name, err: errorMessage(err) }, 'sharing rate-limit points counted without Redis failed; kept to be tried again');
-      });
-    }
+      direct.penalty(key, m.points, { customDuration: Math.ceil((m.until - now) / 1000) }).then(
+        () => undefined,
+        function keepForLater(err: unknown) {
+          insurance.add(key, m.points, m.until);
+          return err;
+        },
+      ),
+    );
+    void Promise.all(shares).then(function logOutcome(outcomes) {
+      const err = outcomes.find((outcome) => outcome !== undefined);
+      if (err === undefined) {
+        failing = false;
+        return;
+      }
+      // Tried again in a second while the connection holds, else at the reconnection.
+      scheduleShare();
+      if (failing) return;
+      failing = true;
+      logger.warn({ limit: options.name, err: errorMessage(err) }, 'sharing rate-limit points counted without Redis failed; kept to be tried again');
+    });
   }
   redis.onUp(shareMissedPoints);
   return new FlexibleRateLimiter(limiter, options.points);

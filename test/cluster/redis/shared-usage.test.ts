@@ -214,6 +214,27 @@ describe('rate limits shared through Redis', () => {
     await waitUntil(async () => (await client.get('rate3:rate:rpm:team')) === '3', 5_000, 'the points to be shared');
   });
 
+  it('warns once while Redis keeps refusing the points of many keys, not once per key and try', async () => {
+    const lines: Array<{ msg?: string }> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string }) });
+    const failedShares = () => lines.filter((line) => line.msg?.startsWith('sharing rate-limit points counted without Redis failed') === true);
+    const one = await instance('rate4:', 300, log);
+    const limiter = one.state.rateLimiter({ name: 'rpm', points: 5, windowMs: 60_000 });
+    const client = operator();
+    await client.config('SET', 'maxmemory-policy', 'noeviction');
+    await client.config('SET', 'maxmemory', '1');
+    try {
+      for (const key of ['team-a', 'team-b', 'team-c']) expect((await limiter.consume(key, 1)).allowed).toBe(true);
+      await waitUntil(() => failedShares().length > 0, 5_000, 'a failed share');
+      // Long enough for the shares to be tried again at least once.
+      await sleep(2_500);
+      expect(failedShares()).toHaveLength(1);
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    await waitUntil(async () => (await client.get('rate4:rate:rpm:team-c')) === '1', 5_000, 'the points to be shared');
+  });
+
   it('answers from its own count while Redis is slow, then adds those points to the fleet\'s window', async () => {
     const one = await instance('rate2:');
     const limiter = one.state.rateLimiter({ name: 'rpm', points: 5, windowMs: 60_000 });
