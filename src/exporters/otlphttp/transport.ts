@@ -3,7 +3,8 @@
 // is returned, never thrown, classified as the OTLP spec says: 429, 502, 503,
 // 504 and network errors are retryable (honouring Retry-After), any other
 // non-2xx is permanent.
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
+import { abortableRequest } from '../../shared/abortable-request.js';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
 import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
@@ -152,13 +153,13 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
       const deadline = new Deadline(signal, options.timeoutMs);
       try {
         let target = url;
-        let response = await request(target, { method: 'POST', headers: { ...baseHeaders, ...headers }, body, dispatcher, signal: deadline.signal });
+        let response = await abortableRequest(target, { method: 'POST', headers: { ...baseHeaders, ...headers }, body, dispatcher, signal: deadline.signal });
         for (let redirects = 0; REDIRECT_STATUS.has(response.statusCode) && redirects < MAX_REDIRECTS; redirects++) {
           const next = sameOriginLocation(target, response.headers['location']);
           if (next === undefined) break;
           await response.body.dump();
           target = next;
-          response = await request(target, { method: 'POST', headers: { ...baseHeaders, ...headers }, body, dispatcher, signal: deadline.signal });
+          response = await abortableRequest(target, { method: 'POST', headers: { ...baseHeaders, ...headers }, body, dispatcher, signal: deadline.signal });
         }
         const responseBody = await boundedBody(response.body);
         const status = response.statusCode;
@@ -185,7 +186,10 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
     close: async function close() {
       closed = true;
       releaseJsonReuse?.();
-      await dispatcher.close();
+      // Nothing is left to finish: the sender has stopped. destroy() also lets
+      // go of a connection still being made, which close() waits out (up to
+      // the connect timeout) before it settles.
+      await dispatcher.destroy();
     },
   };
 }

@@ -124,7 +124,13 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
       this.#resolve = resolve;
       this.#reject = reject;
     });
-    clock.onAbort = (reason) => this.#controller?.abort(reason);
+    clock.onAbort = (reason) => {
+      if (this.#controller !== undefined) this.#controller.abort(reason);
+      // Still connecting: undici hears no abort until the connection is made
+      // (a hanging handshake runs to its connect timeout), so the attempt
+      // ends now; onRequestStart aborts the request if it ever starts.
+      else this.#fail(reason);
+    };
   }
 
   /** True once the attempt's outcome is decided (a pipe stops mapping then). */

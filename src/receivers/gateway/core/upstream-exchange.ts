@@ -33,16 +33,27 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   #headers: IncomingHttpHeaders = NO_HEADERS;
   #chunks: Buffer[] = [];
   #size = 0;
+  /** Why the attempt was aborted, for a request that starts after it. */
+  #aborted: Error | undefined;
 
   constructor(waiting: Waiting) {
     this.#waiting = waiting;
-    waiting.clock.onAbort = (reason) => this.#controller?.abort(reason);
+    waiting.clock.onAbort = (reason) => {
+      this.#aborted = reason;
+      if (this.#controller !== undefined) {
+        this.#controller.abort(reason);
+        return;
+      }
+      // Still connecting: undici hears no abort until the connection is
+      // made (a hanging handshake runs to its connect timeout), so the
+      // attempt ends now; the request is aborted if it ever starts.
+      this.#fail(reason);
+    };
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    const reason = this.#waiting?.clock.error;
-    if (reason !== undefined) controller.abort(reason);
+    if (this.#aborted !== undefined) controller.abort(this.#aborted);
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
@@ -68,6 +79,10 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.#fail(error);
+  }
+
+  #fail(error: Error): void {
     const waiting = this.#settle();
     this.#chunks = [];
     this.#headers = NO_HEADERS;

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { API_KEY, attr, chunk, completion, EventPump, openaiProvider, postUnread, readRest, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
@@ -7,12 +7,17 @@ import { API_KEY, attr, chunk, completion, EventPump, openaiProvider, postUnread
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];
 const servers: Server[] = [];
+const netServers: NetServer[] = [];
+const netSockets = new Set<Socket>();
 
 afterEach(async () => {
   await gateway?.close();
   gateway = undefined;
   await Promise.all(upstreams.splice(0).map((u) => u.close()));
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => { s.closeAllConnections(); s.close(r); })));
+  for (const socket of netSockets) socket.destroy();
+  netSockets.clear();
+  await Promise.all(netServers.splice(0).map((s) => new Promise((r) => s.close(r))));
 });
 
 async function upstream(handler: UpstreamHandler): Promise<Upstream> {
@@ -54,6 +59,20 @@ async function refusedPort(): Promise<number> {
   const port = (s.address() as AddressInfo).port;
   await new Promise((r) => s.close(r));
   return port;
+}
+
+/** A server that accepts connections and never says a word (a TLS handshake there never completes); `open` counts those still open. */
+async function silentServer(): Promise<{ port: number; open: () => number }> {
+  const open = new Set<Socket>();
+  const s = createNetServer((socket) => {
+    open.add(socket);
+    netSockets.add(socket);
+    socket.on('close', () => open.delete(socket));
+    socket.resume();
+  });
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  netServers.push(s);
+  return { port: (s.address() as AddressInfo).port, open: () => open.size };
 }
 
 const threeWay = (a: Upstream, b: Upstream, c: Upstream, extra: Record<string, unknown> = {}) => ({
@@ -157,6 +176,28 @@ describe('gateway routing and fallback', () => {
     gateway = await startGateway(threeWay(a, b, b, { first_byte_timeout: '150ms' }));
     expect(await ask()).toEqual({ text: 'B', provider: 'beta', attempts: '2' });
     expect(a.aborted).toHaveLength(1);
+  });
+
+  it('falls back at first_byte_timeout from a provider that accepts the connection but never answers its TLS handshake', async () => {
+    const silent = await silentServer();
+    const b = await upstream((body, res) => (body['stream'] === true ? textStream(res, ['B']) : sendJson(res, 200, completion('B'))));
+    const hanging = { type: 'openai', base_url: `https://127.0.0.1:${silent.port}/v1`, api_key: 'sk-upstream', first_byte_timeout: '150ms' };
+    gateway = await startGateway({
+      providers: { alpha: hanging, beta: openaiProvider(b) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }, { provider: 'beta', model: 'm' }] }],
+    });
+    expect(await ask()).toEqual({ text: 'B', provider: 'beta', attempts: '2' });
+    // Answered while the handshake still hangs: by Sluice's clock, not once
+    // undici's connect timeout (10 s), which does not hear an abort, gave up.
+    expect(silent.open()).toBe(1);
+    const { data: stream, response } = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    expect({ text, provider: response.headers.get('x-sluice-provider') }).toEqual({ text: 'B', provider: 'beta' });
+    expect(silent.open()).toBe(2);
+    const metrics = await gateway.telemetry.registry.metrics();
+    expect(metrics).toContain('sluice_gateway_attempts_total{receiver="gateway",provider="alpha",outcome="timeout"} 2');
+    expect(metrics).not.toContain('outcome="network_error"');
   });
 
   it('falls back when a stream sends headers but stalls before its first byte', async () => {

@@ -2,7 +2,8 @@
 // Bedrock Converse). Bounded by size and time; non-public addresses refused
 // unless `image_fetch.allow_private_addresses` is set.
 import { isIP } from 'node:net';
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import { abortableRequest } from '../../../../shared/abortable-request.js';
 import { z } from 'zod';
 import { byteSize, timerDuration } from '../../../../shared/units.js';
 import { guardedLookup, isPublicAddress } from './address-guard.js';
@@ -37,7 +38,7 @@ export async function fetchImage(url: string, config: ImageFetchConfig, signal: 
     const target = checkUrl(current, config, param);
     let response: Dispatcher.ResponseData;
     try {
-      response = await request(target, { dispatcher, signal: deadline, headers: { accept: 'image/*' } });
+      response = await abortableRequest(target, { dispatcher, signal: deadline, headers: { accept: 'image/*' } });
     } catch (err) {
       if (signal.aborted) throw err;
       invalidRequest(param, `image could not be fetched: ${err instanceof Error ? err.message : String(err)}`);
