@@ -5,12 +5,14 @@
 // input string; `finish` always comes last.
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletionChunk, FinishReason, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
+import type { ChatCompletionChunk, FinishReason, ReasoningDetail, ToolCallDelta, Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
 import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
 
 interface OpenToolCall {
+  /** The upstream's index for the call, where it sends one. */
+  readonly index: number | undefined;
   readonly id: string;
   readonly name: string;
   input: string;
@@ -74,11 +76,11 @@ export class AiSdkStream implements StreamEncoder {
     }
     for (const image of delta.images ?? []) for (const file of filePart(image, this.#tagged)) out += event(file);
     for (const call of delta.tool_calls ?? []) {
-      let open = this.#tools[call.index];
+      let open = this.#openCall(call);
       if (open === undefined) {
         out += this.#closeReasoning() + this.#closeText();
-        open = { id: call.id ?? `call_${call.index}`, name: call.function?.name ?? '', input: '' };
-        this.#tools[call.index] = open;
+        open = { index: call.index, id: call.id ?? `call_${this.#tools.length}`, name: call.function?.name ?? '', input: '' };
+        this.#tools.push(open);
         out += event({ type: 'tool-input-start', id: open.id, toolName: open.name });
       }
       const args = call.function?.arguments;
@@ -94,7 +96,6 @@ export class AiSdkStream implements StreamEncoder {
   end(state: RequestState): string {
     let out = this.#closeReasoning() + this.#closeText();
     for (const call of this.#tools) {
-      if (call === undefined) continue;
       out += event({ type: 'tool-input-end', id: call.id });
       out += event({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.input });
     }
@@ -110,6 +111,12 @@ export class AiSdkStream implements StreamEncoder {
 
   error(error: GatewayHttpError): string {
     return aiSdkErrorPart(error);
+  }
+
+  /** The call a delta continues: by index, or (servers that leave index out) by id, a delta with neither continuing the last call. */
+  #openCall(call: ToolCallDelta): OpenToolCall | undefined {
+    if (typeof call.index === 'number') return this.#tools.find((open) => open.index === call.index);
+    return call.id === undefined ? this.#tools.at(-1) : this.#tools.find((open) => open.id === call.id);
   }
 
   #closeText(): string {

@@ -175,6 +175,24 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(messagesOf(a.requests[1]).at(-1)).toEqual({ role: 'tool', tool_call_id: 'call_w', content: 'sunny in Paris' });
   });
 
+  it('streams the tool calls of an upstream that leaves their index out, told apart by id', async () => {
+    const { gw } = await setup(client, (_b, res) =>
+      sendStream(res, [
+        chunk({ role: 'assistant', tool_calls: [{ id: 'call_a', type: 'function', function: { name: 'weather', arguments: '{"ci' } }] }),
+        chunk({ tool_calls: [{ function: { arguments: 'ty":"Paris"}' } }] }),
+        chunk({ tool_calls: [{ id: 'call_b', type: 'function', function: { name: 'weather', arguments: '{"city":"Rome"}' } }] }),
+        chunk({}, 'tool_calls'),
+        usageChunk,
+      ]),
+    );
+    const result = ai.streamText({ model: gw('acme/chat'), prompt: 'weather in Paris and Rome?', tools: { weather: ai.tool({ inputSchema: z.object({ city: z.string() }) }) }, maxRetries: 0 });
+    const calls = (await result.toolCalls).map((call) => [call.toolCallId, call.input]);
+    expect(calls).toEqual([
+      ['call_a', { city: 'Paris' }],
+      ['call_b', { city: 'Rome' }],
+    ]);
+  });
+
   it('answers Output.object through a json_schema response format', async () => {
     const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('{"city":"Paris","tempC":21}')));
     const out = await ai.generateText({
