@@ -10,7 +10,7 @@ import { runEmbeddingAttempt, type EmbeddingState } from '../core/embedding-atte
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import { parseJsonBody, validated } from '../core/json-body.js';
 import type { EmbeddingResult } from '../providers/shared/types.js';
-import { checkSpecVersion, planFor, requiredHeader, withModelId } from './language-model.js';
+import { checkSpecVersion, inClientClasses, planFor, requiredHeader } from './language-model.js';
 import { gatewayMetadata } from './result.js';
 import { aiGatewayOptionsSchema } from './schema.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
@@ -44,8 +44,8 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
     client: request.client,
     attempts: 0,
   };
-  await runPlan(services.env, plan, state, runEmbeddingAttempt).catch(function reportModel(err: unknown) {
-    throw withModelId(err, model);
+  await runPlan(services.env, plan, state, runEmbeddingAttempt).catch(function reportFailure(err: unknown) {
+    throw inClientClasses(err, model);
   });
 }
 

@@ -2,7 +2,8 @@
 // {"error":{"message","type","param","code"}}. The client picks its error
 // class by `type` alone (GatewayAuthenticationError, GatewayModelNotFoundError
 // with param.modelId, GatewayRateLimitError, GatewayInvalidRequestError,
-// GatewayInternalServerError); the status only decides its retry.
+// GatewayFailedDependencyError, GatewayInternalServerError); the status only
+// decides its retry.
 import type { GatewayHttpError } from '../core/http-error.js';
 import type { ErrorFormat } from '../core/protocol.js';
 
@@ -18,6 +19,7 @@ export function aiSdkErrorType(error: GatewayHttpError): string {
   const status = error.status;
   if (status === 401) return 'authentication_error';
   if (status === 403) return 'forbidden';
+  if (status === 424) return 'failed_dependency';
   if (status === 429) return 'rate_limit_exceeded';
   if (status >= 500) return 'internal_server_error';
   return 'invalid_request_error';

@@ -51,17 +51,26 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
   };
   // An attempt's error about the translated request names the prompt's fields.
   const attempt: TryEndpoint<RequestState> = async (attemptEnv, provider, endpoint, attemptState) => inClientTerms(await runAttempt(attemptEnv, provider, endpoint, attemptState), chat, PROMPT_PARAMS);
-  await runPlan(env, plan, state, attempt).catch(function reportModel(err: unknown) {
-    throw withModelId(err, model);
+  await runPlan(env, plan, state, attempt).catch(function reportFailure(err: unknown) {
+    throw inClientClasses(err, model);
   });
 }
 
 /**
- * An upstream that does not know the model answers model_not_found with its
- * own param (or none); the client's error class reads the model id from it.
+ * The upstream attempts' failure in the client's terms. An upstream that does
+ * not know the model answers model_not_found with its own param (or none);
+ * the client's error class reads the model id from it. A provider refusing
+ * the gateway's own credentials (401, 403) is a failed dependency: as a 401
+ * the client would drop the message and tell the app its own key is wrong.
  */
-export function withModelId(err: unknown, model: string): unknown {
-  if (!(err instanceof GatewayHttpError) || err.errorCode !== 'model_not_found' || err.param === model) return err;
+export function inClientClasses(err: unknown, model: string): unknown {
+  if (!(err instanceof GatewayHttpError)) return err;
+  if (err.status === 401 || err.status === 403) {
+    const slug = err.headers['x-sluice-provider'];
+    const message = `${slug === undefined ? 'The provider' : `Provider ${slug}`} refused this gateway's credentials (HTTP ${err.status}): ${err.message}`;
+    return new GatewayHttpError(424, message, { type: 'failed_dependency', code: 'provider_credentials_rejected', headers: err.headers });
+  }
+  if (err.errorCode !== 'model_not_found' || err.param === model) return err;
   return new GatewayHttpError(err.status, err.message, { type: err.errorType, code: err.errorCode, param: model, headers: err.headers });
 }
 

@@ -54,6 +54,15 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     expect(up.requests[0]?.body['dimensions']).toBe(64);
   });
 
+  it('maps a provider refusing the gateway credentials to GatewayFailedDependencyError', async () => {
+    const up = await startUpstream((_b, res) => sendJson(res, 401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }));
+    upstreams.push(up);
+    gateway = await startGateway({ providers: { oa: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'oa', model: 'e-up' }] }] });
+    const gw = ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+    const error = await ai.embed({ model: gw.embeddingModel('acme/embed'), value: 'x', maxRetries: 0 }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ name: 'GatewayFailedDependencyError', statusCode: 424, message: "Provider oa refused this gateway's credentials (HTTP 401): Incorrect API key provided" });
+  });
+
   it('maps an unknown model and a language model to the client error classes', async () => {
     const { gw, up } = await setup(client);
     const missing = await ai.embed({ model: gw.embeddingModel('acme/nope'), value: 'x', maxRetries: 0 }).catch((err: unknown) => err);

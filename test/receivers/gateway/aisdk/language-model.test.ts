@@ -312,6 +312,21 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
       expect(a.requests).toHaveLength(0);
     });
 
+    it('maps every provider refusing the gateway credentials to GatewayFailedDependencyError with their message, not to an authentication error', async () => {
+      const { gw } = await setup(
+        client,
+        (_b, res) => sendJson(res, 401, { error: { message: 'Incorrect API key provided: sk-up***', type: 'invalid_request_error', code: 'invalid_api_key' } }),
+        (_b, res) => sendJson(res, 403, { error: { message: 'Your key has no access to up-beta', type: 'permission_error' } }),
+      );
+      const generated = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
+      expect(generated).toMatchObject({ name: 'GatewayFailedDependencyError', statusCode: 424 });
+      expect((generated as Error).message).toBe("Provider beta refused this gateway's credentials (HTTP 403): Your key has no access to up-beta");
+      const streamed = await ai.streamText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0, providerOptions: { gateway: { only: ['alpha'] } }, onError: () => {} }).fullStream;
+      const errors: unknown[] = [];
+      for await (const part of streamed) if (part.type === 'error') errors.push(part.error);
+      expect(errors).toMatchObject([{ name: 'GatewayFailedDependencyError', statusCode: 424, message: "Provider alpha refused this gateway's credentials (HTTP 401): Incorrect API key provided: sk-up***" }]);
+    });
+
     it('maps an unknown model to GatewayModelNotFoundError with its id', async () => {
       const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('unused')));
       const error = await ai.generateText({ model: gw('acme/nope'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
