@@ -3,8 +3,8 @@
 // is an invalid_request_error naming the part, never a silent drop.
 import { GatewayHttpError } from '../core/http-error.js';
 import { fromOrigin, type ParamStyle } from '../core/param-origin.js';
-import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ReasoningOptions, ResponseFormat, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
-import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
+import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ReasoningOptions, ResponseFormat, TextPart, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
+import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PartOptions, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
 
 export function unsupported(param: string, message: string): GatewayHttpError {
   return new GatewayHttpError(400, `${param}: ${message}`, { type: 'invalid_request_error', code: 'unsupported_value', param });
@@ -128,32 +128,58 @@ function asRecord(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
 }
 
+/**
+ * The prompt-caching breakpoint an app set on a message or part as the AI
+ * SDK's own providers read it: anthropic.cacheControl (or cache_control),
+ * bedrock.cachePoint. It becomes the gateway's cache_control, which the
+ * anthropic and bedrock provider types honour and the others leave out.
+ */
+function cacheControlOf(options: PartOptions): CacheControl | undefined {
+  const anthropic = asRecord(options?.['anthropic']?.['cacheControl'] ?? options?.['anthropic']?.['cache_control']);
+  if (anthropic?.['type'] === 'ephemeral') {
+    const ttl = anthropic['ttl'];
+    return ttl === '5m' || ttl === '1h' ? { type: 'ephemeral', ttl } : { type: 'ephemeral' };
+  }
+  return asRecord(options?.['bedrock']?.['cachePoint']) === undefined ? undefined : { type: 'ephemeral' };
+}
+
+/** Text as content parts with the breakpoint after it, or as it was without one. */
+function cachedText(text: string, cache: CacheControl | undefined): string | TextPart[] {
+  return cache === undefined ? text : [{ type: 'text', text, cache_control: cache }];
+}
+
 function toMessages(prompt: readonly PromptMessage[]): ChatMessage[] {
   const messages: ChatMessage[] = [];
   prompt.forEach(function toMessage(message, i) {
     const at = `prompt[${i}]`;
+    // A breakpoint on a message is one after its last part, as the AI SDK's providers place it.
+    const messageCache = cacheControlOf(message.providerOptions);
     switch (message.role) {
       case 'system':
-        messages.push(fromOrigin({ role: 'system', content: message.content }, at));
+        messages.push(fromOrigin({ role: 'system', content: cachedText(message.content, messageCache) }, at));
         return;
       case 'user': {
         const parts: ContentPart[] = [];
         message.content.forEach(function toPart(part, j) {
           const partAt = `${at}.content[${j}]`;
-          parts.push(fromOrigin(part.type === 'text' ? { type: 'text', text: part.text } : filePart(part, partAt), partAt));
+          const content: ContentPart = part.type === 'text' ? { type: 'text', text: part.text } : filePart(part, partAt);
+          const cache = cacheControlOf(part.providerOptions) ?? (j === message.content.length - 1 ? messageCache : undefined);
+          if (cache !== undefined) content.cache_control = cache;
+          parts.push(fromOrigin(content, partAt));
         });
         messages.push(fromOrigin({ role: 'user', content: parts }, at));
         return;
       }
       case 'assistant':
-        messages.push(fromOrigin(assistantMessage(message, at), at));
+        messages.push(fromOrigin(assistantMessage(message, at, messageCache), at));
         return;
       case 'tool':
         for (const [j, part] of message.content.entries()) {
           // Approvals concern provider-executed tools, which never reach a Chat Completions upstream.
           if (part.type !== 'tool-result') continue;
           const [text, images] = toolResult(part.output, `${at}.content[${j}].output`);
-          messages.push(fromOrigin({ role: 'tool', tool_call_id: part.toolCallId, content: text }, `${at}.content[${j}]`));
+          const cache = cacheControlOf(part.providerOptions) ?? (j === message.content.length - 1 ? messageCache : undefined);
+          messages.push(fromOrigin({ role: 'tool', tool_call_id: part.toolCallId, content: cachedText(text, cache) }, `${at}.content[${j}]`));
           // Tool messages take text only: images a tool returned follow as a user message.
           if (images.length > 0) messages.push(fromOrigin({ role: 'user', content: images }, `${at}.content[${j}].output`));
         }
@@ -163,8 +189,10 @@ function toMessages(prompt: readonly PromptMessage[]): ChatMessage[] {
   return messages;
 }
 
-function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>, at: string): AssistantMessage {
+function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>, at: string, messageCache: CacheControl | undefined): AssistantMessage {
   let text = '';
+  // The turn's text is one part: a breakpoint on any of its text parts closes it.
+  let cache = messageCache;
   let reasoning = '';
   const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
@@ -172,6 +200,7 @@ function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>
     switch (part.type) {
       case 'text':
         text += part.text;
+        cache = cacheControlOf(part.providerOptions) ?? cache;
         return;
       case 'reasoning': {
         // Signed reasoning comes back as it left (providerMetadata.sluice on the answer's reasoning part).
@@ -193,7 +222,7 @@ function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>
         return;
     }
   });
-  const out: AssistantMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : text };
+  const out: AssistantMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : cachedText(text, cache) };
   if (calls.length > 0) out.tool_calls = calls;
   if (reasoning !== '') out.reasoning = reasoning;
   if (details.length > 0) out.reasoning_details = details;

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { slugList } from '../core/gateway-options.js';
 
 const providerOptions = z.record(z.string(), z.record(z.string(), z.unknown())).optional();
+/** The providerOptions of a message or part. */
+export type PartOptions = z.output<typeof providerOptions>;
 
 const taggedData = z.discriminatedUnion('type', [
   z.object({ type: z.literal('data'), data: z.string() }),

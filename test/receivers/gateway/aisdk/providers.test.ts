@@ -208,6 +208,31 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect(fake?.requests).toHaveLength(0);
   });
 
+  it('anthropic and bedrock: prompt-caching breakpoints set on messages and parts reach the upstream', async () => {
+    const ephemeral = { anthropic: { cacheControl: { type: 'ephemeral' } } };
+    const system = { role: 'system', content: 'A long, stable system prompt.', providerOptions: { anthropic: { cacheControl: { type: 'ephemeral', ttl: '1h' } } } } as const;
+    const messages = [
+      { role: 'user', content: [{ type: 'text', text: 'A long document.', providerOptions: ephemeral }, { type: 'text', text: 'What is it about?' }] },
+      { role: 'assistant', content: [{ type: 'tool-call', toolCallId: 'toolu_1', toolName: 'read', input: {} }] },
+      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'toolu_1', toolName: 'read', output: { type: 'text', value: 'A long tool result.' } }], providerOptions: ephemeral },
+    ] as const;
+    const claude = await setup(client, 'anthropic', (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'ok' }], 'end_turn')));
+    await ai.generateText({ model: claude('acme/model'), system, messages: messages as never, maxRetries: 0 });
+    const sent = fake?.requests[0]?.body as { system: unknown; messages: Array<{ content: unknown }> };
+    expect(sent.system).toEqual([{ type: 'text', text: 'A long, stable system prompt.', cache_control: { type: 'ephemeral', ttl: '1h' } }]);
+    expect(sent.messages[0]?.content).toEqual([
+      { type: 'text', text: 'A long document.', cache_control: { type: 'ephemeral' } },
+      { type: 'text', text: 'What is it about?' },
+    ]);
+    expect(sent.messages[2]?.content).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'A long tool result.', cache_control: { type: 'ephemeral' } }]);
+    await fake?.close();
+    await gateway?.close();
+
+    const nova = await setup(client, 'bedrock', (_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    await ai.generateText({ model: nova('acme/model'), messages: [{ role: 'user', content: 'A long document.', providerOptions: { bedrock: { cachePoint: { type: 'default' } } } }], maxRetries: 0 });
+    expect((fake?.requests[0]?.body as { messages: Array<{ content: unknown }> }).messages[0]?.content).toEqual([{ text: 'A long document.' }, { cachePoint: { type: 'default' } }]);
+  });
+
   it('anthropic: streamed thinking comes back as reasoning parts with its signature', async () => {
     const gw = await setup(client, 'anthropic', (_seen, res) =>
       sendEvents(res, [
