@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { API_KEY, attr, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
+import { json, startFake, type FakeUpstream } from '../providers/shared/fake-upstream.js';
 import { aiClients, type AiClient } from './clients.js';
 
 let gateway: Gateway | undefined;
-const upstreams: Upstream[] = [];
+const upstreams: Array<Upstream | FakeUpstream> = [];
 
 afterEach(async () => {
   await gateway?.close();
@@ -52,6 +53,25 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     const { gw, up } = await setup(client);
     await ai.embed({ model: gw.embeddingModel('acme/embed'), value: 'x', maxRetries: 0, providerOptions: { openai: { dimensions: 64 } } });
     expect(up.requests[0]?.body['dimensions']).toBe(64);
+  });
+
+  it('embeds more values than Gemini takes in one batchEmbedContents call, in order', async () => {
+    const fake = await startFake(
+      () => [],
+      (seen, res) => {
+        const requests = (seen.body as { requests: Array<{ content: { parts: Array<{ text: string }> } }> }).requests;
+        // Gemini's own limit: more than 100 entries in one call is a 400.
+        if (requests.length > 100) return json(res, 400, { error: { code: 400, message: 'BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch', status: 'INVALID_ARGUMENT' } });
+        json(res, 200, { embeddings: requests.map((r) => ({ values: [Number(r.content.parts[0]?.text)] })) });
+      },
+    );
+    upstreams.push(fake);
+    gateway = await startGateway({ providers: { g: { type: 'google', base_url: fake.url, api_key: 'g-key' } }, models: [{ id: 'google/embed', type: 'embedding', endpoints: [{ provider: 'g', model: 'text-embedding-004' }] }] });
+    const gw = ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+    const values = Array.from({ length: 250 }, (_v, i) => String(i));
+    const out = await ai.embedMany({ model: gw.embeddingModel('google/embed'), values, maxRetries: 0 });
+    expect(out.embeddings).toEqual(values.map((v) => [Number(v)]));
+    expect(fake.requests.map((r) => (r.body as { requests: unknown[] }).requests.length)).toEqual([100, 100, 50]);
   });
 
   it('maps a provider refusing the gateway credentials to GatewayFailedDependencyError', async () => {
