@@ -21,6 +21,7 @@ export interface Snapshot {
 export const SAMPLED_METRICS = [
   'sluice_receiver_accepted_spans_total',
   'sluice_receiver_refused_spans_total',
+  'sluice_receiver_refused_requests_total',
   'sluice_exporter_sent_spans_total',
   'sluice_exporter_send_failed_spans_total',
   'sluice_exporter_dropped_spans_total',

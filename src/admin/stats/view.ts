@@ -16,6 +16,18 @@ export interface QueueView {
   capacityBytes: number;
 }
 
+export interface ReceiverView {
+  receiver: string;
+  transport: string;
+  /** Spans, as the sender's requests carried them. */
+  accepted: number;
+  refused: number;
+  refusedByReason: Record<string, number>;
+  /** Requests refused, whether or not their spans could be counted (`unauthenticated`, `malformed`, ...). */
+  refusedRequests: number;
+  refusedRequestsByReason: Record<string, number>;
+}
+
 export interface ExporterView {
   exporter: string;
   sent: number;
@@ -52,7 +64,7 @@ export interface StatsView {
   sampledAt: number;
   intervalMs: number;
   windowMs: number;
-  receivers: Array<{ receiver: string; transport: string; accepted: number; refused: number; refusedByReason: Record<string, number> }>;
+  receivers: ReceiverView[];
   exporters: ExporterView[];
   drains: DrainStatsView[];
   gateway: {
@@ -123,10 +135,21 @@ function exportersOf(current: Snapshot): ExporterView[] {
 function receiversOf(current: Snapshot): StatsView['receivers'] {
   const accepted = group(current.metrics.get('sluice_receiver_accepted_spans_total') ?? [], 'receiver', 'transport');
   const refused = group(current.metrics.get('sluice_receiver_refused_spans_total') ?? [], 'receiver', 'transport');
-  return [...new Set([...accepted.keys(), ...refused.keys()])].sort().map(function receiverView(key) {
+  // A request refused before its spans were read (no key, a body that does not decode) has no span count.
+  const requests = group(current.metrics.get('sluice_receiver_refused_requests_total') ?? [], 'receiver', 'transport');
+  return [...new Set([...accepted.keys(), ...refused.keys(), ...requests.keys()])].sort().map(function receiverView(key) {
     const [receiver = '', transport = ''] = key.split('\u0000');
     const refusals = refused.get(key) ?? [];
-    return { receiver, transport, accepted: total(accepted.get(key) ?? []), refused: total(refusals), refusedByReason: record(sumBy(refusals, 'reason')) };
+    const refusedRequests = requests.get(key) ?? [];
+    return {
+      receiver,
+      transport,
+      accepted: total(accepted.get(key) ?? []),
+      refused: total(refusals),
+      refusedByReason: record(sumBy(refusals, 'reason')),
+      refusedRequests: total(refusedRequests),
+      refusedRequestsByReason: record(sumBy(refusedRequests, 'reason')),
+    };
   });
 }
 

@@ -7,6 +7,7 @@ import type { StatsView } from '../../../src/admin/stats/view.js';
 import { exporterMetrics, receiverMetrics, Telemetry } from '../../../src/shared/telemetry.js';
 import { gatewayMetrics } from '../../../src/receivers/gateway/core/metrics.js';
 import { queueMetrics } from '../../../src/queue/index.js';
+import { transportMetrics } from '../../../src/receivers/otlp/metrics.js';
 
 const KEY = 'admin-secret';
 let telemetry: Telemetry;
@@ -59,11 +60,23 @@ describe('GET /v1/stats', () => {
     receivers.accepted.inc({ receiver: 'gateway', transport: 'internal' }, 2);
     const body = await stats();
     expect(body.receivers).toEqual([
-      { receiver: 'gateway', transport: 'internal', accepted: 2, refused: 0, refusedByReason: {} },
-      { receiver: 'otlp', transport: 'http', accepted: 120, refused: 7, refusedByReason: { backpressure: 4, invalid: 3 } },
+      { receiver: 'gateway', transport: 'internal', accepted: 2, refused: 0, refusedByReason: {}, refusedRequests: 0, refusedRequestsByReason: {} },
+      { receiver: 'otlp', transport: 'http', accepted: 120, refused: 7, refusedByReason: { backpressure: 4, invalid: 3 }, refusedRequests: 0, refusedRequestsByReason: {} },
     ]);
     const metrics = await (await fetch(`${base}/metrics`)).text();
     expect(metrics).toContain('sluice_receiver_accepted_spans_total{receiver="otlp",transport="http"} 120');
+  });
+
+  it('reports requests a receiver refused before it could count their spans, even when it accepted none', async () => {
+    const http = transportMetrics(telemetry, 'otlp', 'http');
+    http.refused('unauthenticated', 0);
+    http.refused('unauthenticated', 0);
+    http.refused('malformed', 0);
+    http.refused('backpressure', 5);
+    const body = await stats();
+    expect(body.receivers).toEqual([
+      { receiver: 'otlp', transport: 'http', accepted: 0, refused: 5, refusedByReason: { backpressure: 5 }, refusedRequests: 4, refusedRequestsByReason: { backpressure: 1, malformed: 1, unauthenticated: 2 } },
+    ]);
   });
 
   it('reports each exporter with its queue, and drains apart with their pending queue', async () => {

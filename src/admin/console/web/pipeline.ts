@@ -15,6 +15,11 @@ function queue(view: QueueView | null, none = 'no queue') {
   return html`${count(view.records)} records, ${bytes(view.bytes)}${view.capacityBytes > 0 ? html` <span class="muted">of ${bytes(view.capacityBytes)}</span>` : null}`;
 }
 
+/** A count with its reasons under it: a request refused for a missing key has no spans, so requests are shown beside spans. */
+function Refused({ total, reasons }: { total: number; reasons: Record<string, number> }) {
+  return html`${count(total)}${total > 0 ? html`<br /><span class="muted small">${byReason(reasons)}</span>` : null}`;
+}
+
 export function PipelineScreen({ onUnauthorized }: { onUnauthorized: () => void }) {
   const { data, error } = usePolled<Stats>('/v1/stats', REFRESH_MS, onUnauthorized);
   const [names, setNames] = useState(new Map<string, string>());
@@ -32,11 +37,12 @@ export function PipelineScreen({ onUnauthorized }: { onUnauthorized: () => void 
       <${SpansChart} series=${data.series} windowMs=${data.windowMs} now=${data.sampledAt} />
       <h2>Receivers</h2>
       <table>
-        <thead><tr><th scope="col">Receiver</th><th scope="col">Transport</th><th scope="col" class="num">Accepted spans</th><th scope="col" class="num">Refused spans</th><th scope="col">Refused by reason</th></tr></thead>
+        <thead><tr><th scope="col">Receiver</th><th scope="col">Transport</th><th scope="col" class="num">Accepted spans</th><th scope="col" class="num">Refused spans</th><th scope="col" class="num">Refused requests</th></tr></thead>
         <tbody>
           ${data.receivers.length === 0 ? html`<tr><td colspan="5" class="muted">No spans received yet.</td></tr>` : null}
           ${data.receivers.map(
-            (receiver) => html`<tr><th scope="row">${receiver.receiver}</th><td>${receiver.transport}</td><td class="num">${count(receiver.accepted)}</td><td class="num">${count(receiver.refused)}</td><td>${byReason(receiver.refusedByReason)}</td></tr>`,
+            (receiver) =>
+              html`<tr><th scope="row">${receiver.receiver}</th><td>${receiver.transport}</td><td class="num">${count(receiver.accepted)}</td><td class="num"><${Refused} total=${receiver.refused} reasons=${receiver.refusedByReason} /></td><td class="num"><${Refused} total=${receiver.refusedRequests} reasons=${receiver.refusedRequestsByReason} /></td></tr>`,
           )}
         </tbody>
       </table>

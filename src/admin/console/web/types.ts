@@ -70,7 +70,15 @@ export interface Stats {
   sampledAt: number;
   intervalMs: number;
   windowMs: number;
-  receivers: Array<{ receiver: string; transport: string; accepted: number; refused: number; refusedByReason: Record<string, number> }>;
+  receivers: Array<{
+    receiver: string;
+    transport: string;
+    accepted: number;
+    refused: number;
+    refusedByReason: Record<string, number>;
+    refusedRequests: number;
+    refusedRequestsByReason: Record<string, number>;
+  }>;
   exporters: ExporterStats[];
   drains: DrainStats[];
   gateway: {
