@@ -1,9 +1,10 @@
 // Sign-in, navigation and the three screens. The screen is the URL's hash
 // (#/drains, #/gateway, #/pipeline) so links, back and reload work.
 import { html } from 'htm/preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, ApiError, storedKey, storeKey } from './api.js';
 import { DrainsScreen } from './drains.js';
+import { focusHeading } from './focus.js';
 import { GatewayScreen } from './gateway.js';
 import { PipelineScreen } from './pipeline.js';
 
@@ -17,10 +18,15 @@ function currentHash(): string {
   return SCREENS.some((screen) => screen.hash === location.hash) ? location.hash : '#/drains';
 }
 
-function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
+function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice: string | null }) {
   const [key, setKey] = useState('');
-  const [error, setError] = useState<string | null>(null);
+  const [error, setError] = useState<string | null>(notice);
   const [busy, setBusy] = useState(false);
+  const keyInput = useRef<HTMLInputElement>(null);
+  // Shown at load or after a sign-out, the screen's one field takes the keyboard.
+  useEffect(function focusKey() {
+    keyInput.current?.focus();
+  }, []);
   async function submit(event: Event) {
     event.preventDefault();
     setBusy(true);
@@ -41,7 +47,7 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
       <h1>Sluice console</h1>
       <form onSubmit=${submit}>
         <label for="admin-key">Admin key</label>
-        <input id="admin-key" type="password" autocomplete="current-password" required value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} aria-describedby="sign-in-help${error === null ? '' : ' sign-in-error'}" />
+        <input id="admin-key" ref=${keyInput} type="password" autocomplete="current-password" required value=${key} onInput=${(e: Event) => setKey((e.target as HTMLInputElement).value)} aria-describedby="sign-in-help${error === null ? '' : ' sign-in-error'}" />
         <p id="sign-in-help" class="hint">The <code>service.admin.api_key</code> of this daemon. It is kept in this tab only and forgotten when the tab closes.</p>
         ${error === null ? null : html`<p id="sign-in-error" class="error" role="alert">${error}</p>`}
         <button type="submit" disabled=${busy}>Sign in</button>
@@ -52,29 +58,30 @@ function SignIn({ onSignedIn }: { onSignedIn: () => void }) {
 
 export function App() {
   const [signedIn, setSignedIn] = useState(storedKey() !== null);
+  const [signedOutBecause, setSignedOutBecause] = useState<string | null>(null);
   const [hash, setHash] = useState(currentHash());
   useEffect(function followHash() {
     const onHash = () => {
       setHash(currentHash());
       // Screen readers and keyboards land on the new screen's heading, not on the link left behind.
-      requestAnimationFrame(function focusHeading() {
-        const heading = document.querySelector<HTMLElement>('main h1');
-        if (heading === null) return;
-        heading.tabIndex = -1;
-        heading.focus();
-      });
+      requestAnimationFrame(focusHeading);
     };
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
-  if (!signedIn) return html`<${SignIn} onSignedIn=${() => setSignedIn(true)} />`;
-  function signOut() {
+  function signedInNow() {
+    setSignedIn(true);
+    requestAnimationFrame(focusHeading);
+  }
+  if (!signedIn) return html`<${SignIn} onSignedIn=${signedInNow} notice=${signedOutBecause} />`;
+  function signOut(because: string | null = null) {
     storeKey(null);
+    setSignedOutBecause(because);
     setSignedIn(false);
   }
-  // A key refused later (rotated on reload) sends the user back to sign in.
+  // A key refused later (rotated on reload) sends the user back to sign in, saying why.
   function onUnauthorized() {
-    signOut();
+    signOut('The admin key stopped working (was it changed by a reload?). Sign in with the current key.');
   }
   return html`
     <header class="top">
@@ -82,7 +89,7 @@ export function App() {
       <nav aria-label="Console">
         ${SCREENS.map((screen) => html`<a href=${screen.hash} aria-current=${screen.hash === hash ? 'page' : undefined}>${screen.label}</a>`)}
       </nav>
-      <button type="button" class="link" onClick=${signOut}>Sign out</button>
+      <button type="button" class="link" onClick=${() => signOut()}>Sign out</button>
     </header>
     <main>
       ${hash === '#/gateway'

@@ -4,6 +4,7 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
 import { DrainForm } from './drain-form.js';
+import { focusHeading, focusSoon } from './focus.js';
 import { count, sum, time } from './format.js';
 import { usePolled } from './poll.js';
 import type { DrainView } from './types.js';
@@ -25,6 +26,11 @@ function Dropped({ dropped }: { dropped: Record<string, number> }) {
 export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void }) {
   const { data, error, reload } = usePolled<{ drains: DrainView[] }>('/v1/drains', REFRESH_MS, onUnauthorized);
   const [editing, setEditing] = useState<DrainView | 'new' | null>(null);
+  // The form replaces the table: it takes the keyboard on opening and gives it back to the button that opened it.
+  function openForm(drain: DrainView | 'new') {
+    setEditing(drain);
+    requestAnimationFrame(focusHeading);
+  }
   const [actionError, setActionError] = useState<string | null>(null);
 
   async function act(run: () => Promise<unknown>) {
@@ -49,6 +55,7 @@ export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void })
       onDone=${() => {
         setEditing(null);
         reload();
+        focusSoon(editing === 'new' ? 'new-drain' : `edit-${editing.id}`);
       }}
       onUnauthorized=${onUnauthorized}
     />`;
@@ -58,12 +65,14 @@ export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void })
     <section aria-labelledby="drains-title">
       <div class="title-row">
         <h1 id="drains-title">Drains</h1>
-        <button type="button" onClick=${() => setEditing('new')}>New drain</button>
+        <button type="button" id="new-drain" onClick=${() => openForm('new')}>New drain</button>
       </div>
       ${error === null ? null : html`<p class="error" role="alert">${error}</p>`}
       ${actionError === null ? null : html`<p class="error" role="alert">${actionError}</p>`}
       ${data === null
-        ? html`<p>Loading…</p>`
+        ? error === null
+          ? html`<p>Loading…</p>`
+          : null
         : drains.length === 0
           ? html`<p>No drains yet. A drain delivers the traces its sampling rules select to an HTTPS endpoint.</p>`
           : html`
@@ -84,7 +93,7 @@ export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void })
                         <td class="num"><${Dropped} dropped=${drain.deliveries.spansDropped} /></td>
                         <td><${LastError} drain=${drain} /></td>
                         <td class="actions">
-                          <button type="button" onClick=${() => setEditing(drain)}>Edit</button>
+                          <button type="button" id=${`edit-${drain.id}`} onClick=${() => openForm(drain)}>Edit</button>
                           ${drain.source === 'config'
                             ? html`<span class="muted">config file</span>`
                             : html`

@@ -13,7 +13,10 @@ function ms(value: number | null): string {
 }
 
 function usd(value: number): string {
-  return `$${value < 1 ? value.toFixed(4) : value.toFixed(2)}`;
+  if (value >= 1) return `$${value.toFixed(2)}`;
+  // Below $0.0001, two significant digits: a cheap model's spend must not read $0.0000.
+  const decimals = value > 0 && value < 0.0001 ? Math.min(20, 1 - Math.floor(Math.log10(value))) : 4;
+  return `$${value.toFixed(decimals)}`;
 }
 
 /** Spend in the budget's current period, as text and a meter. */

@@ -3,6 +3,7 @@
 // and screen-reader users know which row a field or button belongs to.
 import { html } from 'htm/preact';
 import { FieldError, problemsAt } from './field-error.js';
+import { focusSoon } from './focus.js';
 import type { RuleBody } from './types.js';
 
 export interface RuleRow {
@@ -42,8 +43,17 @@ export function RulesEditor({ rules, setRules, problems, readOnly, newRow }: Pro
     const [row] = next.splice(index, 1);
     if (row !== undefined) next.splice(target, 0, row);
     setRules(next);
-    // Keep the keyboard on the moved row's button.
-    requestAnimationFrame(() => document.getElementById(`rule-${row?.id ?? 0}-${by < 0 ? 'up' : 'down'}`)?.focus());
+    // Keep the keyboard on the moved row: on the button pressed, or on the other one when the row reached the end its button is disabled at.
+    const [pressed, other] = by < 0 ? ['up', 'down'] : ['down', 'up'];
+    const atEnd = by < 0 ? target === 0 : target === next.length - 1;
+    focusSoon(`rule-${row?.id ?? 0}-${atEnd ? other : pressed}`);
+  }
+  function remove(index: number) {
+    const next = rules.filter((_, i) => i !== index);
+    setRules(next);
+    // The keyboard goes to the row that took the removed one's place (or the one above it), else to Add rule.
+    const neighbour = next[index] ?? next[index - 1];
+    focusSoon(neighbour === undefined ? 'add-rule' : `rule-${neighbour.id}-remove`);
   }
   const listProblems = problems.filter((problem) => problemsAt([problem], 'sampling').length > 0 && !/^sampling\[\d+\]/.test(problem));
   return html`
@@ -82,7 +92,7 @@ export function RulesEditor({ rules, setRules, problems, readOnly, newRow }: Pro
                   : html`<div class="rule-buttons">
                       <button type="button" id=${`rule-${row.id}-up`} disabled=${index === 0} onClick=${() => move(index, -1)}>Move up</button>
                       <button type="button" id=${`rule-${row.id}-down`} disabled=${index === rules.length - 1} onClick=${() => move(index, 1)}>Move down</button>
-                      <button type="button" class="danger" onClick=${() => setRules(rules.filter((_, i) => i !== index))}>Remove rule</button>
+                      <button type="button" id=${`rule-${row.id}-remove`} class="danger" onClick=${() => remove(index)}>Remove rule</button>
                     </div>`}
                 <${FieldError} id=${`rule-${row.id}-err`} problems=${rowOnly} />
               </fieldset>
@@ -90,7 +100,7 @@ export function RulesEditor({ rules, setRules, problems, readOnly, newRow }: Pro
           `;
         })}
       </ol>
-      ${readOnly ? null : html`<button type="button" onClick=${() => setRules([...rules, newRow()])}>Add rule</button>`}
+      ${readOnly ? null : html`<button type="button" id="add-rule" onClick=${() => setRules([...rules, newRow()])}>Add rule</button>`}
     </fieldset>
   `;
 }

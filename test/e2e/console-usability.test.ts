@@ -1,0 +1,225 @@
+// The console as a user finds it beyond the main flow (console.test.ts):
+// what the Pipeline screen says about refused requests, small spends on the
+// Gateway screen, where the keyboard goes when rules move or forms open and
+// close, and what the page says after a reload changed the admin key. Debian's
+// chromium driven by playwright-core, against the built daemon.
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
+import { completion, sendJson, startUpstream, type Upstream } from '../receivers/gateway/harness.js';
+
+const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
+const ADMIN_KEY = 'usability-admin-key';
+const GATEWAY_KEY = 'usability-gateway-key';
+const OTLP_KEY = 'usability-otlp-key';
+
+function poll<T>(read: () => T | Promise<T>) {
+  return expect.poll(read, { timeout: 15_000, interval: 100 });
+}
+
+function config(ports: { otlp: number; gateway: number; upstream: string }, adminKey: string) {
+  return ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  otlp:
+    protocols:
+      http: { endpoint: 127.0.0.1:${ports.otlp} }
+    auth: { api_keys: [${OTLP_KEY}] }
+  gateway:
+    endpoint: 127.0.0.1:${ports.gateway}
+    api_keys:
+      - { key: "${GATEWAY_KEY}", name: team-cheap, budget: { usd: 1, period: day } }
+    providers:
+      up: { type: openai, base_url: "${ports.upstream}", api_key: upstream-key }
+    models:
+      - id: up/cheap
+        pricing: { input: "0.000001", output: "0.000002" }
+        endpoints: [{ provider: up, model: cheap }]
+exporters:
+  drains: {}
+drains:
+  - name: from-config
+    url: https://127.0.0.1:9/v1/traces
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort}, api_key: ${adminKey} }
+  pipelines:
+    traces:
+      receivers: [otlp, gateway]
+      exporters: [drains]
+`;
+}
+
+let daemon: RunningDaemon;
+let upstream: Upstream;
+let browser: Browser;
+let page: Page;
+let base: string;
+let ports: { otlp: number; gateway: number; upstream: string };
+const pageErrors: string[] = [];
+
+/** The id of the element that has the keyboard. */
+function focused(): Promise<string> {
+  return page.evaluate<string>('`${document.activeElement.tagName.toLowerCase()}#${document.activeElement.id}:${document.activeElement.textContent}`');
+}
+
+/** Whether this element has the keyboard (a string: the tests' tsconfig has no DOM types). */
+function hasFocus(locator: Locator): Promise<boolean> {
+  return locator.evaluate((element) => element === element.ownerDocument.activeElement);
+}
+
+async function signIn(key = ADMIN_KEY): Promise<void> {
+  await page.getByLabel('Admin key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Drains' }).waitFor();
+}
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
+  upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('hello')));
+  ports = { otlp: await freePort(), gateway: await freePort(), upstream: upstream.url };
+  daemon = await startDaemon(config(ports, ADMIN_KEY));
+  base = `http://127.0.0.1:${daemon.adminPort}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+}, 60_000);
+
+beforeEach(async () => {
+  page = await browser.newPage({ viewport: { width: 1180, height: 760 } });
+  page.on('pageerror', (err) => pageErrors.push(err.message));
+  await page.goto(`${base}/`);
+});
+
+afterEach(async () => {
+  await page.close();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await daemon?.cleanup();
+  await upstream?.close();
+  expect(pageErrors).toEqual([]);
+});
+
+describe('web console', () => {
+  it('shows on the Pipeline screen the requests a receiver refused without reading their spans', async () => {
+    const otlp = `http://127.0.0.1:${ports.otlp}/v1/traces`;
+    const body = JSON.stringify({ resourceSpans: [] });
+    expect((await fetch(otlp, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(401);
+    expect((await fetch(otlp, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status).toBe(401);
+    expect((await fetch(otlp, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${OTLP_KEY}` }, body: '{' })).status).toBe(400);
+    await signIn();
+    await page.getByRole('link', { name: 'Pipeline' }).click();
+    // Nothing was accepted, yet the receiver is listed with what it refused.
+    const row = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'otlp', exact: true }) });
+    await poll(() => row.getByRole('cell').allTextContents()).toEqual(['http', '0', '0', '3malformed 1, unauthenticated 2']);
+    expect(await page.getByRole('columnheader', { name: 'Refused requests' }).count()).toBe(1);
+  });
+
+  it('shows a spend below a hundredth of a cent as it is, not as $0.0000', async () => {
+    const res = await fetch(`http://127.0.0.1:${ports.gateway}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${GATEWAY_KEY}` },
+      body: JSON.stringify({ model: 'up/cheap', messages: [{ role: 'user', content: 'hi' }] }),
+    });
+    expect(res.status).toBe(200);
+    await signIn();
+    await page.getByRole('link', { name: 'Gateway' }).click();
+    // 11 input tokens at $0.000001 and 7 output tokens at $0.000002: $0.000025.
+    const key = page.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'team-cheap', exact: true }) });
+    await poll(() => key.getByRole('cell').allTextContents()).toEqual(['1', '18', '$0.000025', '$0.000025 of $1 this day', 'none', '18']);
+  });
+
+  it('keeps the keyboard on a rule moved to the top or the bottom, and on the next rule after a removal', async () => {
+    await signIn();
+    await page.getByRole('button', { name: 'New drain' }).click();
+    for (const env of ['first', 'second', 'third']) {
+      await page.getByRole('button', { name: 'Add rule' }).click();
+      await page.getByRole('group', { name: /^Rule \d$/ }).last().getByLabel('Environment').fill(env);
+    }
+    const rule = (n: number) => page.getByRole('group', { name: `Rule ${n}` });
+    // Rule 2 moved up reaches the top, where its Move up is disabled: the keyboard stays on the row.
+    await rule(2).getByRole('button', { name: 'Move up' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => rule(1).getByLabel('Environment').inputValue()).toBe('second');
+    await poll(focused).toMatch(/^button#rule-\d+-down:Move down$/);
+    expect(await hasFocus(rule(1).getByRole('button', { name: 'Move down' }))).toBe(true);
+    // Pressed again, the same row moves down; then to the bottom.
+    await page.keyboard.press('Enter');
+    await poll(() => rule(2).getByLabel('Environment').inputValue()).toBe('second');
+    await page.keyboard.press('Enter');
+    await poll(() => rule(3).getByLabel('Environment').inputValue()).toBe('second');
+    await poll(() => hasFocus(rule(3).getByRole('button', { name: 'Move up' }))).toBe(true);
+    // Removing rule 1 hands the keyboard to the rule that takes its place.
+    await rule(1).getByRole('button', { name: 'Remove rule' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => rule(1).getByLabel('Environment').inputValue()).toBe('third');
+    await poll(() => hasFocus(rule(1).getByRole('button', { name: 'Remove rule' }))).toBe(true);
+    // Removing the last rule hands it to the one above; removing the only one, to Add rule.
+    await rule(2).getByRole('button', { name: 'Remove rule' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => page.getByRole('group', { name: /^Rule \d$/ }).count()).toBe(1);
+    await poll(() => hasFocus(rule(1).getByRole('button', { name: 'Remove rule' }))).toBe(true);
+    await page.keyboard.press('Enter');
+    await poll(focused).toBe('button#add-rule:Add rule');
+  });
+
+  it('gives the keyboard to the drain form it opens and back to the button that opened it', async () => {
+    await signIn();
+    await poll(focused).toMatch(/^h1#drains-title:Drains$/);
+    await page.getByRole('button', { name: 'New drain' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(focused).toBe('h1#form-title:New drain');
+    await page.getByRole('button', { name: 'Cancel' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(focused).toBe('button#new-drain:New drain');
+    const edit = page.getByRole('row').filter({ hasText: 'from-config' }).getByRole('button', { name: 'Edit' });
+    await edit.focus();
+    await page.keyboard.press('Enter');
+    await poll(focused).toBe('h1#form-title:Drain from-config');
+    await page.getByRole('button', { name: 'Back' }).click();
+    await poll(() => hasFocus(edit)).toBe(true);
+  });
+
+  it('says why it signed out when a reload changed the admin key, and signs in with the new one', async () => {
+    await signIn();
+    await writeFile(daemon.configPath, config(ports, 'rotated-admin-key')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    await poll(() => page.getByRole('alert').textContent()).toMatch(/stopped working .*Sign in with the current key/);
+    expect(await hasFocus(page.getByLabel('Admin key'))).toBe(true);
+    await signIn('rotated-admin-key');
+    expect(await page.getByRole('alert').count()).toBe(0);
+  });
+});
+
+describe('web console without a drains exporter', () => {
+  let bare: RunningDaemon | undefined;
+
+  afterAll(async () => {
+    await bare?.cleanup();
+  });
+
+  it('says the drains API is missing instead of loading forever', async () => {
+    const otlp = await freePort();
+    bare = await startDaemon(
+      ({ dir, adminPort }) => `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:${otlp} } } }
+exporters:
+  debug: {}
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort}, api_key: ${ADMIN_KEY} }
+  pipelines: { traces: { receivers: [otlp], exporters: [debug] } }
+`,
+    );
+    await page.goto(`http://127.0.0.1:${bare.adminPort}/`);
+    await signIn();
+    await poll(() => page.getByRole('alert').textContent()).toMatch(/no drains exporter is configured/);
+    expect(await page.getByText('Loading…').count()).toBe(0);
+  });
+});
