@@ -52,18 +52,13 @@ export function redactUrl(url: string): string {
   return parsed.href;
 }
 
-/**
- * A function that replaces, wherever they occur in a text, the credentials
- * redactUrl hides in `url` (the password, a user name given alone, the
- * values of secret query parameters), as written in the URL and decoded: a
- * destination's answer may echo the request's URL back, whole or in part.
- */
-export function urlSecretsRedactor(url: string): (text: string) => string {
+/** The credentials redactUrl hides in `url` (the password, a user name given alone, the values of secret query parameters), as written and decoded. */
+function urlSecrets(url: string): string[] {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return (text) => text;
+    return [];
   }
   const encoded: string[] = [];
   if (parsed.password !== '') encoded.push(parsed.password);
@@ -72,13 +67,47 @@ export function urlSecretsRedactor(url: string): (text: string) => string {
     const value = secretValue(pair);
     if (value !== undefined) encoded.push(value);
   }
-  const secrets = [...new Set(encoded.flatMap((secret) => [secret, decoded(secret)]))].sort((a, b) => b.length - a.length);
-  if (secrets.length === 0) return (text) => text;
-  return function redactUrlSecrets(text) {
+  return encoded.flatMap((secret) => [secret, decoded(secret)]);
+}
+
+/**
+ * Header values are as secret as the URL's credentials (the API never shows
+ * them). A value written `<scheme> <credentials>` (`Bearer sk-...`) is
+ * echoed by some destinations without its scheme, so the credentials count
+ * alone too. Values shorter than this carry no secret worth hiding, and
+ * hiding them would turn every `1` or `on` of a destination's message into `***`.
+ */
+const MIN_HEADER_SECRET_LENGTH = 4;
+
+function headerSecrets(headers: Readonly<Record<string, string>>): string[] {
+  const secrets: string[] = [];
+  for (const value of Object.values(headers)) {
+    const trimmed = value.trim();
+    const credentials = /^[A-Za-z][\w.+-]*\s+(\S+)$/.exec(trimmed)?.[1];
+    for (const secret of [trimmed, credentials]) if (secret !== undefined && secret.length >= MIN_HEADER_SECRET_LENGTH) secrets.push(secret);
+  }
+  return secrets;
+}
+
+/** Replaces each secret wherever it occurs in a text, the longest first (one may contain another). */
+function redactorOf(secrets: readonly string[]): (text: string) => string {
+  const ordered = [...new Set(secrets)].filter((secret) => secret !== '').sort((a, b) => b.length - a.length);
+  if (ordered.length === 0) return (text) => text;
+  return function redactSecrets(text) {
     let out = text;
-    for (const secret of secrets) out = out.replaceAll(secret, REDACTED);
+    for (const secret of ordered) out = out.replaceAll(secret, REDACTED);
     return out;
   };
+}
+
+/**
+ * A function that replaces, wherever they occur in a text, the credentials
+ * redactUrl hides in `url` and the values of the headers sent with each
+ * request: a destination's answer may echo the request's URL back, whole or
+ * in part, and one that refuses a key may say which key it refused.
+ */
+export function deliverySecretsRedactor(url: string, headers: Readonly<Record<string, string>>): (text: string) => string {
+  return redactorOf([...urlSecrets(url), ...headerSecrets(headers)]);
 }
 
 function decoded(component: string): string {

@@ -5,6 +5,8 @@
 // chromium driven by playwright-core, against the built daemon.
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
@@ -183,6 +185,40 @@ describe('web console', () => {
     await poll(focused).toBe('h1#form-title:Drain from-config');
     await page.getByRole('button', { name: 'Back' }).click();
     await poll(() => hasFocus(edit)).toBe(true);
+  });
+
+  it('never shows a header value that a refusing destination echoes, in the table or in Test delivery', async () => {
+    const echo = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(401, { 'content-type': 'text/plain' }).end(`unknown key ${String(req.headers['x-api-key'])}`));
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/v1/traces`;
+      await signIn();
+      await page.getByRole('button', { name: 'New drain' }).click();
+      await page.getByLabel('Name').fill('echoing');
+      await page.getByLabel('Endpoint URL').fill(url);
+      await page.getByLabel('Allow plain http:// (insecure, for local testing only)').check();
+      await page.getByLabel('Headers').fill('x-api-key: echoed-key-value');
+      await page.getByRole('button', { name: 'Test delivery' }).click();
+      await poll(() => page.getByRole('status').textContent()).toMatch(/^Failed: HTTP 401 in \d+ ms \(HTTP 401: unknown key \*\*\*\)$/);
+      await page.getByRole('button', { name: 'Save' }).click();
+      const row = page.getByRole('row').filter({ hasText: 'echoing' });
+      await row.waitFor();
+      // A trace through the drain fails the same way: its last error hides the value too.
+      const traceId = '0af7651916cd43dd8448eb211c80319c';
+      const spans = { resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ spans: [{ traceId, spanId: 'b7ad6b7169203331', name: 'GET /', kind: 2, startTimeUnixNano: '1', endTimeUnixNano: '2' }] }] }] };
+      const sent = await fetch(`http://127.0.0.1:${ports.otlp}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${OTLP_KEY}` }, body: JSON.stringify(spans) });
+      expect(sent.status).toBe(200);
+      await poll(() => row.getByRole('cell').nth(6).textContent()).toMatch(/^HTTP 401: unknown key \*\*\*/);
+      expect(await page.content()).not.toContain('echoed-key-value');
+      expect(await (await fetch(`${base}/v1/drains`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).text()).not.toContain('echoed-key-value');
+      expect(daemon.logs.join('\n')).not.toContain('echoed-key-value');
+    } finally {
+      echo.closeAllConnections();
+      await new Promise((resolve) => echo.close(resolve));
+    }
   });
 
   it('says why it signed out when a reload changed the admin key, and signs in with the new one', async () => {

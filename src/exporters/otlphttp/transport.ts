@@ -10,7 +10,7 @@ import { parseJsonResponse } from '../../otlp/json-codec.js';
 import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
 import { wantJsonReuse } from '../../otlp/json-reuse.js';
 import { parseRetryAfter } from './retry-after.js';
-import { redactUrl, urlSecretsRedactor } from '../../shared/redact-url.js';
+import { deliverySecretsRedactor, redactUrl } from '../../shared/redact-url.js';
 import { Deadline } from '../../shared/abort-callbacks.js';
 import { concatSliced, signSliced } from './body-sliced.js';
 import { gzipSliced } from './gzip-sliced.js';
@@ -139,8 +139,8 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
     connect: { timeout: CONNECT_TIMEOUT, ...(options.ca === undefined ? {} : { ca: options.ca }) },
   });
   const baseHeaders = { ...options.headers, 'user-agent': options.userAgent };
-  // What a destination says goes to logs and the drains API: never with the URL's credentials it may echo.
-  const redact = urlSecretsRedactor(options.url);
+  // What a destination says goes to logs and the drains API: never with the URL's credentials or the header values it may echo.
+  const redact = deliverySecretsRedactor(options.url, options.headers);
   // A JSON destination's records were often transcoded already, for the `file` exporter's lines:
   // wanted from the first delivery on (a transport that never sends, such as a drain that failed to start, wants nothing).
   let releaseJsonReuse: (() => void) | undefined;

@@ -54,6 +54,23 @@ describe('the OTLP/HTTP transport', () => {
     expect(error).not.toMatch(/SECRET/);
   });
 
+  it('keeps the header values out of an error that echoes them, the credentials of a `Bearer` value alone included', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      const token = (req.headers.authorization ?? '').replace(/^Bearer /, '');
+      req.on('end', () => res.writeHead(403, { 'content-type': 'text/plain' }).end(`key ${String(req.headers['x-api-key'])} refused; token ${token} unknown; flag ${String(req.headers['x-flag'])} seen`));
+    });
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+    const headers = { 'x-api-key': 'hdr-SECRET-1', authorization: 'Bearer tok-SECRET-2', 'x-flag': 'on' };
+    const t = createHttpTransport({ url, headers, encoding: 'protobuf', compression: 'none', insecure: true, timeoutMs: 5_000, userAgent: 'sluice-test' });
+    const result = await t.send(records, 0, new AbortController().signal);
+    await t.close();
+    expect(result).toMatchObject({ status: 'failure', httpStatus: 403 });
+    // A value as short as `on` hides nothing and stays, so the rest of the message reads as sent.
+    expect((result as { error: string }).error).toBe('HTTP 403: key *** refused; token *** unknown; flag on seen');
+  });
 
   it('delivers to a destination that answers', async () => {
     const t = transport(await destination(true), 5_000);
