@@ -10,6 +10,8 @@ import type { CorsConfig } from './config.js';
 const BASE_HEADERS = ['accept', 'authorization', 'content-type', 'content-encoding', 'x-requested-with', 'traceparent', 'tracestate'];
 
 function originPattern(allowed: string): RegExp {
+  // Elsewhere a `*` stands for part of a host; alone it is any origin, slashes included.
+  if (allowed === '*') return /^/;
   const escaped = allowed
     .split('*')
     .map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'))

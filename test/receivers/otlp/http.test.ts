@@ -262,6 +262,27 @@ describe('OTLP/HTTP receiver', () => {
     await send(tracesUrl, protoBody(), { 'content-type': PROTOBUF });
     expect(await metricValue(telemetry, 'sluice_receiver_accepted_spans_total', { receiver: 'otlp', transport: 'http' })).toBe(2);
   });
+
+  it('allows every origin, whatever its scheme and host, when cors.allowed_origins is "*"', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0', cors: { allowed_origins: ['*'] } } });
+    const origin = 'https://app.test';
+    const preflight = await send(tracesUrl, undefined, { origin, 'access-control-request-method': 'POST' }, 'OPTIONS');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers['access-control-allow-origin']).toBe(origin);
+    const answer = await send(tracesUrl, protoBody(), { origin, 'content-type': PROTOBUF });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['access-control-allow-origin']).toBe(origin);
+  });
+
+  it('matches a wildcard origin on its host part only', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0', cors: { allowed_origins: ['https://*.example.com'] } } });
+    const allowed = await send(tracesUrl, undefined, { origin: 'https://a.example.com', 'access-control-request-method': 'POST' }, 'OPTIONS');
+    expect(allowed.headers['access-control-allow-origin']).toBe('https://a.example.com');
+    for (const origin of ['https://example.com', 'https://a.evilexample.com', 'http://a.example.com', 'https://evil.test/.example.com']) {
+      const refused = await send(tracesUrl, undefined, { origin, 'access-control-request-method': 'POST' }, 'OPTIONS');
+      expect(refused.headers['access-control-allow-origin'], origin).toBeUndefined();
+    }
+  });
 });
 
 function gzipZeros(size: number): Promise<Buffer> {
