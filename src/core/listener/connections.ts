@@ -105,9 +105,13 @@ export class ConnectionTracker {
     server.on('drop', function refuse() {
       metrics.refused();
     });
-    // Emitted by TLS servers only; Node closes the socket either way.
-    server.on('tlsClientError', function handshakeFailed() {
+    // Emitted by TLS servers only. Node closes the socket after a handshake
+    // error, but not after a handshake timeout (https.Server does; a bare
+    // tls.Server leaves it open): a client that never finishes its
+    // ClientHello would keep its slot.
+    server.on('tlsClientError', function handshakeFailed(_err: Error, socket: Socket) {
       metrics.handshakeFailed();
+      socket.destroy();
     });
   }
 

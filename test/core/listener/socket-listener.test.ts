@@ -101,6 +101,18 @@ describe('socket listener', () => {
     peer.destroy();
   });
 
+  it('closes a TLS connection that has not finished its handshake by the silent timeout, and counts it', async () => {
+    const pki = testTls();
+    const tls: TlsMaterial = { cert: Buffer.from(pki.cert), key: Buffer.from(pki.key), clientCa: undefined, minVersion: 'TLSv1.2' };
+    const { port, listener, telemetry } = await start(10, 300, { tls });
+    // A TCP connection that never sends its ClientHello, and one that sends only the start of a TLS record.
+    const silent = await rawClient(port);
+    const partial = await rawClient(port, '\x16\x03\x01\x02\x00');
+    await Promise.all([silent.closed, partial.closed]);
+    await waitUntil(() => listener.connections === 0, 5_000, 'the slots to be free');
+    expect(await telemetry.registry.metrics()).toContain('sluice_listener_tls_handshake_failures_total{listener="test/grpc"} 2');
+  });
+
   it('runs its force-close hook and destroys every connection on destroy()', async () => {
     const { port, listener } = await start(10, 60_000);
     const client = await rawClient(port, 'x');
