@@ -8,6 +8,7 @@ import type { HttpListenerConfig } from './config.js';
 import { ConnectionTracker, listenerMetrics, listenOn, type ListenerTelemetry } from './connections.js';
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
+import { KeepAliveDeadline } from './keep-alive-deadline.js';
 import { tlsServerOptions } from './tls.js';
 import { LinkedSet } from '../../shared/linked-set.js';
 
@@ -37,6 +38,7 @@ export class HttpListener implements ManagedListener {
   #address: Endpoint | undefined;
   #stopping = false;
   #idleSweep: NodeJS.Timeout | undefined;
+  #keepAliveSweep: NodeJS.Timeout | undefined;
 
   constructor(options: HttpListenerOptions) {
     const { config } = options;
@@ -51,17 +53,19 @@ export class HttpListener implements ManagedListener {
     };
     const handler = options.handler;
     const inFlight = this.#inFlight;
+    let keepAlive: KeepAliveDeadline | undefined;
     const handle = (req: IncomingMessage, res: ServerResponse): void => {
+      const socket = req.socket;
+      keepAlive?.requestStarted(socket);
       // A request answered while stopping closes its connection after the
       // answer (`Connection: close`), so no client reuses it.
-      if (this.#stopping) res.shouldKeepAlive = false;
-      else {
-        const link = inFlight.add(res);
-        // 'close' is emitted once: on() spares the once() wrapper and its removal.
-        res.on('close', function answered() {
-          inFlight.delete(link);
-        });
-      }
+      const link = this.#stopping ? undefined : inFlight.add(res);
+      if (link === undefined) res.shouldKeepAlive = false;
+      // 'close' is emitted once: on() spares the once() wrapper and its removal.
+      res.on('close', function answered() {
+        if (link !== undefined) inFlight.delete(link);
+        keepAlive?.requestEnded(socket);
+      });
       handler(req, res);
     };
     this.#server =
@@ -69,6 +73,16 @@ export class HttpListener implements ManagedListener {
         ? createHttpServer(serverOptions, handle)
         : createHttpsServer({ ...serverOptions, ...tlsServerOptions(config.tls), handshakeTimeout: config.read_header_timeout }, handle);
     this.#server.keepAliveTimeout = idleMs;
+    if (idleMs > 0) {
+      const deadline = new KeepAliveDeadline(this.#server, idleMs + config.read_header_timeout, config.tls !== undefined);
+      keepAlive = deadline;
+      this.#server.once('listening', () => {
+        this.#keepAliveSweep = setInterval(function sweepKeepAlive() {
+          deadline.sweep();
+        }, TIMEOUT_CHECK_INTERVAL_MS);
+        this.#keepAliveSweep.unref();
+      });
+    }
     // A client that connects and sends nothing is closed by Node's header
     // timeout too (408), and over TLS by the handshake timeout.
     this.#tracker = new ConnectionTracker(this.#server, config.max_connections, listenerMetrics(options.telemetry, options.name, config.tls !== undefined));
@@ -76,6 +90,7 @@ export class HttpListener implements ManagedListener {
     this.#closed = new Promise<void>((resolve) => {
       server.once('close', () => {
         clearInterval(this.#idleSweep);
+        clearInterval(this.#keepAliveSweep);
         resolve();
       });
     });

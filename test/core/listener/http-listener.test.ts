@@ -66,6 +66,27 @@ describe('http listener', () => {
     await client.closed;
   });
 
+  it('closes a kept-alive connection whose client sends only blank lines after its answer, which restart no timer of Node\'s', async () => {
+    const { port } = await start({ idle_timeout: 300, read_header_timeout: 300 });
+    const client = await idleKeepAlive(port, '/');
+    // Empty lines before a request line are allowed (RFC 9112 2.2); they begin no request.
+    const blankLines = setInterval(() => client.socket.write('\r\n'), 50);
+    try {
+      await client.closed;
+    } finally {
+      clearInterval(blankLines);
+    }
+    expect(client.received()).toContain('ok');
+  });
+
+  it('serves a kept-alive connection\'s next request after its answer', async () => {
+    const { port } = await start({ idle_timeout: 300, read_header_timeout: 300 });
+    const client = await idleKeepAlive(port, '/');
+    client.socket.write('GET /second HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await waitUntil(() => client.received().split('ok').length === 3, 5_000, 'the second answer');
+    client.socket.destroy();
+  });
+
   it('closes a kept-alive connection after read_timeout when idle_timeout is 0, as Go\'s server does', async () => {
     const { port } = await start({ idle_timeout: 0, read_timeout: 400, read_header_timeout: 300 });
     const client = await idleKeepAlive(port, '/');

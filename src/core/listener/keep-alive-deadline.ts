@@ -1,0 +1,57 @@
+// idle_timeout as a deadline counted from a connection's last answer, not
+// only as an inactivity timer. Node closes a kept-alive connection after
+// idle_timeout without a byte, but bytes that begin no request (the empty
+// lines RFC 9112 2.2 lets a client send before a request line) restart that
+// timer, and Node's header timeout runs only once a request has begun: a
+// client sending "\r\n" every few seconds held its connection, and a
+// max_connections slot, for ever. Go's server (the collector's) takes any
+// byte for the next request's start and gives it the header timeout.
+//
+// Here a connection with no request in flight for idle_timeout +
+// read_header_timeout since its last answer is closed: a request begun within
+// idle_timeout has until then to send its headers before Node answers it 408
+// anyway, so no request Node would take is cut.
+import type { Server, Socket } from 'node:net';
+
+interface Requests {
+  inFlight: number;
+  /** When the last one was answered (ms); Infinity before the first, when Node's header timeout covers the connection. */
+  idleSince: number;
+}
+
+export class KeepAliveDeadline {
+  readonly #connections = new Map<Socket, Requests>();
+  readonly #limitMs: number;
+
+  /** `secure`: requests arrive on the TLS sockets, not on the TCP ones under them. */
+  constructor(server: Server, limitMs: number, secure: boolean) {
+    this.#limitMs = limitMs;
+    const connections = this.#connections;
+    server.on(secure ? 'secureConnection' : 'connection', function watch(socket: Socket) {
+      connections.set(socket, { inFlight: 0, idleSince: Infinity });
+      socket.once('close', function forget() {
+        connections.delete(socket);
+      });
+    });
+  }
+
+  requestStarted(socket: Socket): void {
+    const requests = this.#connections.get(socket);
+    if (requests !== undefined) requests.inFlight += 1;
+  }
+
+  requestEnded(socket: Socket): void {
+    const requests = this.#connections.get(socket);
+    if (requests === undefined) return;
+    requests.inFlight -= 1;
+    if (requests.inFlight === 0) requests.idleSince = Date.now();
+  }
+
+  /** Destroys the connections past their deadline. */
+  sweep(): void {
+    const before = Date.now() - this.#limitMs;
+    for (const [socket, requests] of this.#connections) {
+      if (requests.inFlight === 0 && requests.idleSince < before) socket.destroy();
+    }
+  }
+}
