@@ -17,9 +17,13 @@ export interface SocketListenerOptions {
   readonly endpoint: Endpoint;
   readonly tls: TlsMaterial | undefined;
   readonly maxConnections: number;
-  /** A connection that completed no TLS handshake, or in plaintext sent no byte, by then is closed (ms). */
+  /**
+   * A connection that completed no TLS handshake by then is closed (ms), as is
+   * one that has not sent `minFirstBytes` by then (plaintext: since it was
+   * accepted; TLS: since its handshake).
+   */
   readonly silentTimeoutMs: number;
-  /** Plaintext: bytes a connection must have sent by silentTimeoutMs (HTTP/2's preface for gRPC). */
+  /** Bytes a connection must have sent by silentTimeoutMs (HTTP/2's preface for gRPC). */
   readonly minFirstBytes?: number;
   /** ALPN protocols offered with TLS (`h2` for gRPC). */
   readonly alpn: readonly string[];
@@ -39,10 +43,20 @@ export class SocketListener implements ManagedListener {
   constructor(options: SocketListenerOptions) {
     this.#endpoint = options.endpoint;
     const onConnection = options.onConnection;
+    const silentMs = options.silentTimeoutMs;
+    const minBytes = options.minFirstBytes ?? 1;
     if (options.tls === undefined) {
       this.#server = createNetServer(onConnection);
     } else {
-      const server = createTlsServer({ ...tlsServerOptions(options.tls), ALPNProtocols: [...options.alpn], handshakeTimeout: options.silentTimeoutMs });
+      const server = createTlsServer({ ...tlsServerOptions(options.tls), ALPNProtocols: [...options.alpn], handshakeTimeout: silentMs });
+      // The TCP socket's bytes include the handshake's: the TLS socket counts what the client sent over it.
+      server.on('secureConnection', function awaitFirstBytes(socket: TLSSocket) {
+        const timer = setTimeout(function silentTooLong() {
+          if (socket.bytesRead < minBytes) socket.destroy();
+        }, silentMs);
+        timer.unref();
+        socket.once('close', () => clearTimeout(timer));
+      });
       server.on('secureConnection', onConnection);
       this.#server = server;
     }
@@ -51,8 +65,6 @@ export class SocketListener implements ManagedListener {
     const server = this.#server;
     // A plaintext client that connects and never sends a byte (TLS: the handshake timeout).
     if (options.tls === undefined) {
-      const silentMs = options.silentTimeoutMs;
-      const minBytes = options.minFirstBytes ?? 1;
       server.once('listening', () => {
         this.#silentSweep = setInterval(function sweepSilent() {
           tracker.destroySilent(silentMs, minBytes);

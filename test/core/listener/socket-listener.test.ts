@@ -113,6 +113,30 @@ describe('socket listener', () => {
     expect(await telemetry.registry.metrics()).toContain('sluice_listener_tls_handshake_failures_total{listener="test/grpc"} 2');
   });
 
+  it('closes a TLS connection that has not sent HTTP/2\'s whole preface by the silent timeout after its handshake, and keeps one that did', async () => {
+    const pki = testTls();
+    const tls: TlsMaterial = { cert: Buffer.from(pki.cert), key: Buffer.from(pki.key), clientCa: undefined, minVersion: 'TLSv1.2' };
+    const { port } = await start(10, 300, { tls, minFirstBytes: 24 });
+    async function handshaken(first: string) {
+      const socket = connectTls({ port, host: '127.0.0.1', ca: pki.ca, rejectUnauthorized: false, ALPNProtocols: ['h2'] });
+      let received = '';
+      socket.on('error', () => {});
+      socket.on('data', (chunk: Buffer) => (received += chunk.toString()));
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      await new Promise<void>((resolve) => socket.once('secureConnect', () => resolve()));
+      socket.write(first);
+      return { socket, closed, received: () => received };
+    }
+    // The talking one first: by the time the stalled one is closed, its own deadline has passed too.
+    const talking = await handshaken('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
+    const stalled = await handshaken('PRI * HTTP/2.0');
+    await stalled.closed;
+    await waitUntil(() => talking.received() === 'seen', 5_000, 'the first answer');
+    talking.socket.write('more');
+    await waitUntil(() => talking.received() === 'seenseen', 5_000, 'an answer after the deadline');
+    talking.socket.destroy();
+  });
+
   it('runs its force-close hook and destroys every connection on destroy()', async () => {
     const { port, listener } = await start(10, 60_000);
     const client = await rawClient(port, 'x');
