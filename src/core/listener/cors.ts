@@ -2,7 +2,12 @@
 // confighttp does it: allowed origins may hold `*` wildcards
 // (`https://*.example.com`, or `*` alone for any origin); a preflight is
 // answered here, before routing and authentication, since browsers send it
-// without credentials.
+// without credentials. Credentials are allowed, as the collector allows them:
+// `navigator.sendBeacon` (what the OTel web exporter sent with when it had no
+// headers to send, before its fetch transport) always includes them, and a
+// browser refuses such a request's preflight without
+// `Access-Control-Allow-Credentials: true`. The origin is echoed, never `*`,
+// which browsers refuse with credentials.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { CorsConfig } from './config.js';
 
@@ -54,6 +59,7 @@ export class CorsPolicy {
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] !== undefined) {
       if (origin !== undefined) {
         res.setHeader('Access-Control-Allow-Origin', origin);
+        res.setHeader('Access-Control-Allow-Credentials', 'true');
         res.setHeader('Access-Control-Allow-Methods', this.#allowMethods);
         const requested = req.headers['access-control-request-headers'];
         res.setHeader('Access-Control-Allow-Headers', this.#anyHeader && requested !== undefined ? requested : this.#allowHeaders);
@@ -66,6 +72,7 @@ export class CorsPolicy {
     }
     if (origin !== undefined) {
       res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Allow-Credentials', 'true');
       if (this.#exposeHeaders !== undefined) res.setHeader('Access-Control-Expose-Headers', this.#exposeHeaders);
     }
     return false;

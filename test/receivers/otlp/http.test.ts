@@ -274,6 +274,18 @@ describe('OTLP/HTTP receiver', () => {
     expect(answer.headers['access-control-allow-origin']).toBe(origin);
   });
 
+  it('allows credentials to an allowed origin, as the collector does, so that a request sent with them (sendBeacon) passes', async () => {
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0', cors: { allowed_origins: ['https://app.example.com'] } } });
+    const origin = 'https://app.example.com';
+    const preflight = await send(tracesUrl, undefined, { origin, 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' }, 'OPTIONS');
+    expect(preflight.headers['access-control-allow-credentials']).toBe('true');
+    const answer = await send(tracesUrl, protoBody(), { origin, 'content-type': PROTOBUF, cookie: 'session=1' });
+    expect(answer.status).toBe(200);
+    expect(answer.headers['access-control-allow-credentials']).toBe('true');
+    const stranger = await send(tracesUrl, undefined, { origin: 'https://evil.test', 'access-control-request-method': 'POST' }, 'OPTIONS');
+    expect(stranger.headers['access-control-allow-credentials']).toBeUndefined();
+  });
+
   it('matches a wildcard origin on its host part only', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0', cors: { allowed_origins: ['https://*.example.com'] } } });
     const allowed = await send(tracesUrl, undefined, { origin: 'https://a.example.com', 'access-control-request-method': 'POST' }, 'OPTIONS');
