@@ -27,6 +27,7 @@ import { decodeBody } from './body-decode.js';
 import { encodeResponse } from '../../otlp/proto-codec.js';
 import type { GrpcProtocolConfig } from './config.js';
 import { formatEndpoint, type Endpoint } from '../../core/listener/endpoint.js';
+import { authInterceptor } from './grpc-auth.js';
 import { oneMessageInterceptor } from './grpc-one-message.js';
 import { readTimeoutInterceptor } from './grpc-read-timeout.js';
 import { listenError } from './listen-error.js';
@@ -61,11 +62,10 @@ export interface GrpcReceiverOptions {
   readonly logger: Logger;
   readonly metrics: TransportMetrics;
   readonly telemetry: Telemetry;
-  /** receivers.otlp.auth: undefined when calls need no key. */
+  /** receivers.otlp.auth (checked by authInterceptor): undefined when calls need no key. */
   readonly keys: BearerKeys | undefined;
 }
 
-const UNAUTHENTICATED = 16;
 /** `PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n`: a plaintext client that has not sent it by read_header_timeout is closed. */
 const HTTP2_PREFACE_BYTES = 24;
 
@@ -85,9 +85,18 @@ export class OtlpGrpcServer {
       'grpc.max_receive_message_length': config.max_recv_msg_size,
       'grpc.max_concurrent_streams': config.max_concurrent_streams,
       ...connectionLimits(config),
-      // The last listed is the outermost. The read timeout stays innermost: it resets the call's stream, which it finds on the call grpc-js made.
+      // The last listed is the outermost; what the client sends reaches the innermost first. The read
+      // timeout stays innermost: it resets the call's stream, which it finds on the call grpc-js made.
+      // Authentication comes next, so a call without a key is refused as such, whatever it sends.
       interceptors: [
         ...(config.read_timeout > 0 ? [readTimeoutInterceptor(config.read_timeout)] : []),
+        ...(options.keys === undefined
+          ? []
+          : [
+              authInterceptor(options.keys, function countUnauthenticated() {
+                options.metrics.refused('unauthenticated', 0);
+              }),
+            ]),
         oneMessageInterceptor(function countMalformed() {
           options.metrics.refused('malformed', 0);
         }),
@@ -152,19 +161,6 @@ export class OtlpGrpcServer {
   }
 
   #export(call: ServerUnaryCall<Buffer, Buffer>, callback: sendUnaryData<Buffer>): void {
-    const keys = this.#options.keys;
-    if (keys !== undefined) {
-      const presented = call.metadata.get('authorization')[0];
-      if (!keys.accepts(typeof presented === 'string' ? presented : undefined)) {
-        this.#options.metrics.refused('unauthenticated', 0);
-        const error: ServerErrorResponse = Object.assign(new Error('missing or unknown API key: send authorization: Bearer <key> metadata'), {
-          code: UNAUTHENTICATED,
-          details: 'missing or unknown API key: send authorization: Bearer <key> metadata',
-        });
-        callback(error, null);
-        return;
-      }
-    }
     decodeBody('protobuf', call.request).then(
       (batch) => this.#consume(batch, callback),
       (err: unknown) => this.#refuse(callback, err, 0),

@@ -1,5 +1,5 @@
 import { connect } from 'node:http2';
-import { compressionAlgorithms, status, type ServiceError } from '@grpc/grpc-js';
+import { compressionAlgorithms, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../../src/shared/errors.js';
@@ -28,19 +28,19 @@ function frame(message: Uint8Array, announced = message.length): Buffer {
 }
 
 /** An Export call whose body is `body` as it is, over a bare HTTP/2 client; resolves with its grpc-status and message. */
-function exportFramed(target: string, body: Buffer): Promise<{ code: number; details: string }> {
+function exportFramed(target: string, body: Buffer, headers: Record<string, string> = {}): Promise<{ code: number; details: string }> {
   return new Promise((resolve, reject) => {
     const session = connect(`http://${target}`);
     session.on('error', reject);
-    const stream = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers' });
-    let headers: Record<string, unknown> = {};
-    stream.on('response', (h) => (headers = { ...h }));
-    stream.on('trailers', (t) => (headers = { ...headers, ...t }));
+    const stream = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers', ...headers });
+    let answer: Record<string, unknown> = {};
+    stream.on('response', (h) => (answer = { ...h }));
+    stream.on('trailers', (t) => (answer = { ...answer, ...t }));
     stream.on('error', reject);
     stream.resume();
     stream.on('close', () => {
       session.close();
-      resolve({ code: Number(headers['grpc-status']), details: decodeURIComponent(String(headers['grpc-message'] ?? '')) });
+      resolve({ code: Number(answer['grpc-status']), details: decodeURIComponent(String(answer['grpc-message'] ?? '')) });
     });
     stream.end(body);
   });
@@ -125,6 +125,28 @@ describe('OTLP/gRPC receiver', () => {
     const answer = await exportRaw(grpcTarget, Buffer.alloc(4096));
     expect(isServiceError(answer) && answer.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(consumer.calls).toBe(0);
+  });
+
+  it('answers UNAUTHENTICATED, counted as such, to a call without a known key whatever it sends, and serves one with a key', async () => {
+    const { grpcTarget, consumer, telemetry } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } }, { auth: { api_keys: ['k1'] } });
+    const body = protoBody();
+    const calls: Array<[Buffer, Record<string, string>]> = [
+      [frame(body), {}],
+      [frame(body), { authorization: 'Bearer wrong' }],
+      [Buffer.alloc(0), {}], // no message at all
+      [Buffer.concat([frame(body), frame(body)]), {}], // two messages
+      [frame(Buffer.from('not protobuf')), {}],
+    ];
+    for (const [call, headers] of calls) {
+      expect(await exportFramed(grpcTarget, call, headers)).toEqual({ code: status.UNAUTHENTICATED, details: expect.stringContaining('API key') });
+    }
+    expect(await metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'grpc', reason: 'unauthenticated' })).toBe(calls.length);
+    expect(await metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'grpc', reason: 'malformed' })).toBe(0);
+    expect(consumer.calls).toBe(0);
+    const metadata = new Metadata();
+    metadata.set('authorization', 'Bearer k1');
+    expect(isServiceError(await exportBytes(grpcClient(grpcTarget), Buffer.from(body), metadata))).toBe(false);
+    expect(consumer.calls).toBe(1);
   });
 
   it('counts accepted spans for the grpc transport', async () => {

@@ -55,11 +55,12 @@ export async function startReceiver(
     http: { endpoint: '127.0.0.1:0' },
     grpc: { endpoint: '127.0.0.1:0' },
   },
+  rest: Record<string, unknown> = {},
   logger: Logger = pino({ level: 'silent' }),
 ): Promise<Harness> {
   const telemetry = new Telemetry({ defaultMetrics: false });
   const consumer = new FakeConsumer();
-  const config = parseConfig({ protocols });
+  const config = parseConfig({ ...rest, protocols });
   const receiver = otlpReceiverFactory.create(
     { id: 'otlp', logger, telemetry, storageDirectory: '/nonexistent', version: '0.0.0-test' },
     config,
@@ -96,9 +97,9 @@ function identity(bytes: Buffer): Buffer {
 }
 
 /** One Export call of raw request bytes on `client`; resolves with the response bytes or the ServiceError. */
-export function exportBytes(client: Client, body: Buffer): Promise<Buffer | ServiceError> {
+export function exportBytes(client: Client, body: Buffer, metadata = new Metadata()): Promise<Buffer | ServiceError> {
   return new Promise((resolve) => {
-    client.makeUnaryRequest(EXPORT_PATH, identity, identity, body, new Metadata(), {}, (err, response) => {
+    client.makeUnaryRequest(EXPORT_PATH, identity, identity, body, metadata, {}, (err, response) => {
       resolve(err ?? response ?? Buffer.alloc(0));
     });
   });

@@ -246,7 +246,7 @@ describe('OTLP/HTTP receiver', () => {
   it('logs a refusal the pipeline caused at most once per interval, not once per request', async () => {
     const lines: Array<{ msg: string }> = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(JSON.parse(line) as { msg: string }) });
-    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } }, logger);
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } }, {}, logger);
     consumer.behaviour = () => {
       throw new Error('ENOSPC: no space left on device');
     };
