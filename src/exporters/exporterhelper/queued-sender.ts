@@ -67,6 +67,8 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
   let state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
   let gaugeTimer: NodeJS.Timeout | undefined;
+  /** Called after each acknowledgement while shutdown waits for a memory queue to empty. */
+  let afterAck: (() => void) | undefined;
 
   function drop(reason: DropReason, spans: number, error: string): void {
     metrics.dropped.inc({ exporter: id, reason }, spans);
@@ -134,7 +136,10 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
     queue
       .ack(records.map((r) => r.id))
       .catch((err: unknown) => logger.warn({ exporter: id, err }, 'persisting the queue ack position failed; records may be delivered twice'))
-      .finally(refreshGauges);
+      .finally(function acknowledged() {
+        refreshGauges();
+        afterAck?.();
+      });
   }
 
   /** Sends one batch until it is delivered, dropped, or the sender stops (then it stays queued). */
@@ -216,17 +221,34 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
   }
 
   async function stopAll(graceMs: number): Promise<void> {
+    const wasRunning = state === 'running';
     state = 'stopped';
     clearInterval(gaugeTimer);
+    const endsAt = Date.now() + graceMs;
+    // A memory queue loses what it holds when it closes: as in the collector, its workers first get the grace period to deliver it.
+    if (wasRunning && queueConfig.storage === 'memory') await settlesWithin(emptied(), graceMs);
     stop.abort();
     const finished = Promise.allSettled(workers);
-    if (!(await settlesWithin(finished, graceMs))) {
+    if (!(await settlesWithin(finished, Math.max(0, endsAt - Date.now())))) {
       logger.warn({ exporter: id, graceMs }, 'deliveries still in flight after the grace period; aborting them, their records stay queued');
       abortSends.abort();
       await settlesWithin(finished, ABORT_SETTLE_MS);
     }
+    if (queueConfig.storage === 'memory' && queue.stats().records > 0) {
+      logger.warn({ exporter: id, records: queue.stats().records, graceMs }, 'records still in the memory queue after the grace period are lost');
+    }
     await queue.close();
     refreshGauges();
+  }
+
+  /** Resolves once every queued record is acknowledged (delivered or given up on). */
+  function emptied(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      afterAck = function checkEmpty() {
+        if (queue.stats().records === 0) resolve();
+      };
+      afterAck();
+    });
   }
 
   return { consume, start, shutdown };

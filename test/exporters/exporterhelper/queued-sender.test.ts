@@ -12,7 +12,7 @@ import {
   type QueuedSenderConfig,
   type Transport,
 } from '../../../src/exporters/exporterhelper/index.js';
-import { DiskQueue } from '../../../src/queue/index.js';
+import { DiskQueue, MemoryQueue } from '../../../src/queue/index.js';
 import { createFakeTransport, createHangingTransport } from './fake-transport.js';
 
 const logger = pino({ level: process.env.LOG_LEVEL ?? 'silent' });
@@ -203,6 +203,22 @@ describe('createQueuedSender', () => {
 
     const second = await makeSender(createFakeTransport([]));
     expect(second.queue.stats().records).toBe(1);
+  });
+
+  it('delivers what a memory queue holds before it closes at shutdown, within the grace period', async () => {
+    const config = makeConfig({ queue: { storage: 'memory', max_batch_spans: 1 } });
+    const queue = new MemoryQueue({ name: 'otlphttp/test', maxSizeBytes: config.sending_queue.max_size });
+    const inner = createFakeTransport([]);
+    // Each send takes a turn of the timers, so records are still queued when shutdown begins.
+    const transport: Transport = {
+      send: (records, spans, signal) => new Promise((resolve) => setTimeout(resolve, 1)).then(() => inner.send(records, spans, signal)),
+    };
+    const sender = createQueuedSender({ id: 'otlphttp/test', queue, transport, logger, telemetry, config });
+    senders.push(sender);
+    await sender.start();
+    for (let tag = 0; tag < 20; tag++) await sender.consume(record(tag), 1);
+    await sender.shutdown(10_000);
+    expect(inner.delivered().sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, tag) => tag));
   });
 
   it('shuts down idempotently, even before start', async () => {
