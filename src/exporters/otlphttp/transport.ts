@@ -7,6 +7,7 @@ import { Agent } from 'undici';
 import { abortableRequest } from '../../shared/abortable-request.js';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
+import { decodeStatus } from '../../otlp/rpc-status.js';
 import { transcodeToJsonSliced } from '../../otlp/json-transcoder.js';
 import { wantJsonReuse } from '../../otlp/json-reuse.js';
 import { parseRetryAfter } from './retry-after.js';
@@ -97,6 +98,23 @@ function partialSuccess(contentType: string | undefined, body: Buffer): { reject
 }
 
 /**
+ * What a failed answer says. The OTLP/HTTP spec has a destination answer a
+ * protobuf request's error with a protobuf google.rpc.Status: its message is
+ * read out, as the collector does, rather than shown as raw bytes.
+ */
+function errorText(contentType: string | undefined, body: Buffer): string {
+  if (contentType?.includes('protobuf')) {
+    try {
+      const { message } = decodeStatus(body);
+      if (message !== '') return message;
+    } catch {
+      // Not a Status after all: shown as it came.
+    }
+  }
+  return body.toString('utf8');
+}
+
+/**
  * Where a 307/308 answer points, when it stays on the destination's origin.
  * Header values (API keys) were configured for that origin only: a redirect
  * elsewhere is not followed, and fails as the 3xx it is.
@@ -110,6 +128,12 @@ function sameOriginLocation(from: URL, location: string | string[] | undefined):
   } catch {
     return undefined;
   }
+}
+
+function whyNotFollowed(status: number): string {
+  if (REDIRECT_STATUS.has(status)) return `another origin, or more than ${MAX_REDIRECTS} redirects`;
+  // 301, 302 and 303 would turn the POST into a GET without its body.
+  return 'only a 307 or 308 keeps the POST and its body';
 }
 
 /** At most MAX_RESPONSE_BYTES of an answer: a destination cannot make a delivery hold its whole body in memory. */
@@ -168,9 +192,9 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
           return rejectedMessage === undefined ? { status: 'success', httpStatus: status, rejectedSpans } : { status: 'success', httpStatus: status, rejectedSpans, rejectedMessage: redact(rejectedMessage) };
         }
         const location = response.headers['location'];
-        const error = REDIRECT_STATUS.has(status)
-          ? `HTTP ${status}: redirected to ${redact(redactUrl(String(location ?? '(no location)')))}, not followed (another origin, or more than ${MAX_REDIRECTS} redirects): configure the new URL`
-          : `HTTP ${status}: ${redact(responseBody.toString('utf8')).slice(0, ERROR_BODY_PREVIEW)}`;
+        const error = REDIRECT_STATUS.has(status) || (status >= 300 && status < 400 && location !== undefined)
+          ? `HTTP ${status}: redirected to ${redact(redactUrl(String(location ?? '(no location)')))}, not followed (${whyNotFollowed(status)}): configure the new URL`
+          : `HTTP ${status}: ${redact(errorText(response.headers['content-type']?.toString(), responseBody)).slice(0, ERROR_BODY_PREVIEW)}`;
         if (RETRYABLE_STATUS.has(status)) {
           const retryInMs = parseRetryAfter(response.headers['retry-after']);
           return retryInMs === undefined ? { status: 'retryable', httpStatus: status, error } : { status: 'retryable', httpStatus: status, retryInMs, error };

@@ -33,7 +33,7 @@ import { readTimeoutInterceptor } from './grpc-read-timeout.js';
 import { listenError } from './listen-error.js';
 import type { TransportMetrics } from './metrics.js';
 import { classify } from './outcome.js';
-import { encodeStatus } from './rpc-status.js';
+import { encodeStatus } from '../../otlp/rpc-status.js';
 
 export const EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 

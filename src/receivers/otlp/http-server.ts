@@ -20,7 +20,7 @@ import { formatEndpoint, type Endpoint } from '../../core/listener/endpoint.js';
 import { listenError } from './listen-error.js';
 import type { TransportMetrics } from './metrics.js';
 import { classify } from './outcome.js';
-import { encodeStatus } from './rpc-status.js';
+import { encodeStatus } from '../../otlp/rpc-status.js';
 
 const TRACES_PATH = '/v1/traces';
 const PROTOBUF = 'application/x-protobuf';

@@ -5,6 +5,7 @@ import { createHttpTransport } from '../../../src/exporters/otlphttp/transport.j
 import { takeRememberedResourceSpans } from '../../../src/otlp/json-reuse.js';
 import { transcodeToJson } from '../../../src/otlp/json-transcoder.js';
 import { encodeRequest } from '../../../src/otlp/proto-codec.js';
+import { encodeStatus } from '../../../src/otlp/rpc-status.js';
 
 const servers: Server[] = [];
 const netServers: NetServer[] = [];
@@ -191,6 +192,32 @@ describe('the OTLP/HTTP transport', () => {
     expect(seen.some((line) => line.startsWith('other'))).toBe(false);
     await t.close();
     await away.close();
+  });
+
+  it('reads the message out of a protobuf google.rpc.Status error, as the OTLP/HTTP spec has destinations answer', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(400, { 'content-type': 'application/x-protobuf' }).end(encodeStatus(3, 'resource attribute service.name is required')));
+    });
+    const t = transport(await listen(server), 5_000);
+    const result = await t.send(records, 0, new AbortController().signal);
+    await t.close();
+    expect(result).toEqual({ status: 'failure', httpStatus: 400, error: 'HTTP 400: resource attribute service.name is required' });
+  });
+
+  it('names where a 301, 302 or 303 points, and does not follow it', async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(req.url ?? '');
+      req.resume();
+      req.on('end', () => res.writeHead(301, { location: 'https://collector.example.com/v1/traces' }).end());
+    });
+    const t = transport(await listen(server), 5_000);
+    const result = await t.send(records, 0, new AbortController().signal);
+    await t.close();
+    expect(result).toMatchObject({ status: 'failure', httpStatus: 301 });
+    expect('error' in result ? result.error : '').toContain('redirected to https://collector.example.com/v1/traces, not followed');
+    expect(seen).toEqual(['/v1/traces']);
   });
 });
 

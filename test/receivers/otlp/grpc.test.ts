@@ -3,7 +3,7 @@ import { compressionAlgorithms, Metadata, status, type ServiceError } from '@grp
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../../src/shared/errors.js';
-import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
+import { decodeStatus } from '../../../src/otlp/rpc-status.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
 import { EXPORT_PATH } from '../../../src/receivers/otlp/grpc-server.js';
 import { exportBytes, grpcClient, metricValue, startReceiver, stopAll } from './harness.js';

@@ -4,7 +4,7 @@ import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otl
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../../src/shared/errors.js';
-import { decodeStatus } from '../../../src/receivers/otlp/rpc-status.js';
+import { decodeStatus } from '../../../src/otlp/rpc-status.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
 import { metricValue, startReceiver, stopAll } from './harness.js';
 

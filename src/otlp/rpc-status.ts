@@ -47,7 +47,7 @@ export interface DecodedStatus {
   retryDelayMs: number | undefined;
 }
 
-/** The inverse of encodeStatus, for tests and diagnostics. */
+/** The inverse of encodeStatus: tests, and the error a destination answers (exporters). */
 export function decodeStatus(bytes: Uint8Array): DecodedStatus {
   const out: DecodedStatus = { code: 0, message: '', retryDelayMs: undefined };
   const reader = protobuf.Reader.create(bytes);
