@@ -295,6 +295,15 @@ describe('drains exporter', () => {
     expect(await telemetry.registry.metrics()).toContain(`sluice_exporter_dropped_spans_total{exporter="drain/${state?.definition.id ?? ''}",reason="max_age"} 3`);
   });
 
+  it('reports a test delivery to a destination that never answers as timed out after the drains timeout', async () => {
+    const sink = await sinkFor();
+    sink.behaviour = 'hang';
+    const { exporter } = await started([], { timeout: '200ms' });
+    const outcome = await exporter.testDelivery({ url: sink.url, encoding: 'protobuf', compression: 'gzip', headers: {}, ca: pki.ca, insecure: false });
+    expect(outcome).toMatchObject({ ok: false, status: null });
+    expect(outcome.error).toContain('timed out after 200ms');
+  });
+
   it('retries retryable failures until the destination recovers', async () => {
     const sink = await sinkFor();
     sink.behaviour = 503;
