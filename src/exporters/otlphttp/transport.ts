@@ -89,7 +89,8 @@ function partialSuccess(contentType: string | undefined, body: Buffer): { reject
   try {
     const response = contentType?.includes('json') ? parseJsonResponse(body.toString('utf8')) : decodeResponse(body);
     const partial = response.partialSuccess;
-    const rejectedSpans = Number(partial?.rejectedSpans ?? 0);
+    // An int64 on the wire: a negative count would add to the spans counted as sent.
+    const rejectedSpans = Math.max(0, Number(partial?.rejectedSpans ?? 0));
     return partial?.errorMessage ? { rejectedSpans, rejectedMessage: partial.errorMessage } : { rejectedSpans };
   } catch {
     // A destination may answer 200 with a body that is not an OTLP response; the data was accepted.

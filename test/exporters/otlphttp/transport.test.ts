@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createHttpTransport } from '../../../src/exporters/otlphttp/transport.js';
 import { takeRememberedResourceSpans } from '../../../src/otlp/json-reuse.js';
 import { transcodeToJson } from '../../../src/otlp/json-transcoder.js';
-import { encodeRequest } from '../../../src/otlp/proto-codec.js';
+import { encodeRequest, encodeResponse } from '../../../src/otlp/proto-codec.js';
 import { encodeStatus } from '../../../src/otlp/rpc-status.js';
 
 const servers: Server[] = [];
@@ -203,6 +203,17 @@ describe('the OTLP/HTTP transport', () => {
     const result = await t.send(records, 0, new AbortController().signal);
     await t.close();
     expect(result).toEqual({ status: 'failure', httpStatus: 400, error: 'HTTP 400: resource attribute service.name is required' });
+  });
+
+  it('counts no spans rejected when a partial_success reports a negative rejected_spans', async () => {
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end(encodeResponse({ partialSuccess: { rejectedSpans: '-5', errorMessage: 'odd' } })));
+    });
+    const t = transport(await listen(server), 5_000);
+    const result = await t.send(records, 3, new AbortController().signal);
+    await t.close();
+    expect(result).toMatchObject({ status: 'success', httpStatus: 200, rejectedSpans: 0 });
   });
 
   it('names where a 301, 302 or 303 points, and does not follow it', async () => {
