@@ -1,6 +1,7 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startSilentServer, type SilentServer } from '../../helpers/silent-server.js';
 import { createHttpTransport } from '../../../src/exporters/otlphttp/transport.js';
 import { takeRememberedResourceSpans } from '../../../src/otlp/json-reuse.js';
 import { transcodeToJson } from '../../../src/otlp/json-transcoder.js';
@@ -8,12 +9,13 @@ import { encodeRequest, encodeResponse } from '../../../src/otlp/proto-codec.js'
 import { encodeStatus } from '../../../src/otlp/rpc-status.js';
 
 const servers: Server[] = [];
-const netServers: NetServer[] = [];
+const silentServers: SilentServer[] = [];
 const stalled: ServerResponse[] = [];
 
 afterEach(async () => {
   for (const res of stalled.splice(0)) res.destroy();
-  await Promise.all([...servers.splice(0), ...netServers.splice(0)].map((s) => new Promise((resolve) => s.close(resolve))));
+  await Promise.all(servers.splice(0).map((s) => new Promise((resolve) => s.close(resolve))));
+  await Promise.all(silentServers.splice(0).map((s) => s.close()));
 });
 
 /** A destination that answers 200 to every request, or never answers. */
@@ -89,26 +91,19 @@ describe('the OTLP/HTTP transport', () => {
 
   it('times out and closes while a destination accepts the connection but never answers its TLS handshake', async () => {
     // undici hears no abort while a connection is being made: the handshake would run to its connect timeout (10 s).
-    const open = new Set<Socket>();
-    const silent = createNetServer((socket) => {
-      open.add(socket);
-      socket.on('close', () => open.delete(socket));
-      socket.resume();
-    });
-    netServers.push(silent);
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const t = createHttpTransport({ url: `https://127.0.0.1:${(silent.address() as AddressInfo).port}/v1/traces`, headers: {}, encoding: 'protobuf', compression: 'none', insecure: false, timeoutMs: 200, userAgent: 'sluice-test' });
+    const silent = await startSilentServer();
+    silentServers.push(silent);
+    const t = createHttpTransport({ url: `https://127.0.0.1:${silent.port}/v1/traces`, headers: {}, encoding: 'protobuf', compression: 'none', insecure: false, timeoutMs: 200, userAgent: 'sluice-test' });
     const result = await t.send(records, 0, new AbortController().signal);
     expect(result).toMatchObject({ status: 'retryable', httpStatus: null });
     expect((result as { error: string }).error).toContain('timed out after 200ms');
     // Answered while the handshake still hangs (undici gives it up at its connect timeout, and the socket closes then).
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(open.size).toBe(1);
+    expect(silent.open()).toBe(1);
     // Closing does not wait for the handshake either (the exporter's shutdown, a reload).
     await t.close();
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(open.size).toBe(1);
-    for (const socket of open) socket.destroy();
+    expect(silent.open()).toBe(1);
   });
 
   it('stops a delivery when the exporter shuts down, and does not call it a timeout', async () => {

@@ -1,23 +1,21 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startSilentServer, type SilentServer } from '../../../helpers/silent-server.js';
 import { API_KEY, attr, chunk, completion, EventPump, openaiProvider, postUnread, readRest, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];
 const servers: Server[] = [];
-const netServers: NetServer[] = [];
-const netSockets = new Set<Socket>();
+const silentServers: SilentServer[] = [];
 
 afterEach(async () => {
   await gateway?.close();
   gateway = undefined;
   await Promise.all(upstreams.splice(0).map((u) => u.close()));
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => { s.closeAllConnections(); s.close(r); })));
-  for (const socket of netSockets) socket.destroy();
-  netSockets.clear();
-  await Promise.all(netServers.splice(0).map((s) => new Promise((r) => s.close(r))));
+  await Promise.all(silentServers.splice(0).map((s) => s.close()));
 });
 
 async function upstream(handler: UpstreamHandler): Promise<Upstream> {
@@ -59,20 +57,6 @@ async function refusedPort(): Promise<number> {
   const port = (s.address() as AddressInfo).port;
   await new Promise((r) => s.close(r));
   return port;
-}
-
-/** A server that accepts connections and never says a word (a TLS handshake there never completes); `open` counts those still open. */
-async function silentServer(): Promise<{ port: number; open: () => number }> {
-  const open = new Set<Socket>();
-  const s = createNetServer((socket) => {
-    open.add(socket);
-    netSockets.add(socket);
-    socket.on('close', () => open.delete(socket));
-    socket.resume();
-  });
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  netServers.push(s);
-  return { port: (s.address() as AddressInfo).port, open: () => open.size };
 }
 
 const threeWay = (a: Upstream, b: Upstream, c: Upstream, extra: Record<string, unknown> = {}) => ({
@@ -179,7 +163,8 @@ describe('gateway routing and fallback', () => {
   });
 
   it('falls back at first_byte_timeout from a provider that accepts the connection but never answers its TLS handshake', async () => {
-    const silent = await silentServer();
+    const silent = await startSilentServer();
+    silentServers.push(silent);
     const b = await upstream((body, res) => (body['stream'] === true ? textStream(res, ['B']) : sendJson(res, 200, completion('B'))));
     const hanging = { type: 'openai', base_url: `https://127.0.0.1:${silent.port}/v1`, api_key: 'sk-upstream', first_byte_timeout: '150ms' };
     gateway = await startGateway({

@@ -1,5 +1,5 @@
-import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startSilentServer } from '../../../../helpers/silent-server.js';
 import { googleAdapter } from '../../../../../src/receivers/gateway/providers/google/index.js';
 import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/shared/inputs.js';
 import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/shared/types.js';
@@ -331,22 +331,15 @@ describe('google adapter', () => {
 
   it('refuses an image whose server never answers its TLS handshake at image_fetch.timeout, not at the connect timeout', async () => {
     // undici hears no abort while a connection is being made: the handshake would run to its connect timeout (10 s).
-    const open = new Set<Socket>();
-    const silent = createNetServer((socket) => {
-      open.add(socket);
-      socket.on('close', () => open.delete(socket));
-      socket.resume();
-    });
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silent = await startSilentServer();
     try {
       const ctx = await setup(() => undefined, { image_fetch: { allow_private_addresses: true, timeout: '200ms' } });
-      const url = `https://127.0.0.1:${(silent.address() as AddressInfo).port}/dot.png`;
+      const url = `https://127.0.0.1:${silent.port}/dot.png`;
       await expect(googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url } }] }] }, ctx)).rejects.toThrow(/image could not be fetched/);
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(open.size).toBe(1);
+      expect(silent.open()).toBe(1);
     } finally {
-      for (const socket of open) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
+      await silent.close();
     }
   });
 
