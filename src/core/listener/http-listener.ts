@@ -73,6 +73,16 @@ export class HttpListener implements ManagedListener {
         ? createHttpServer(serverOptions, handle)
         : createHttpsServer({ ...serverOptions, ...tlsServerOptions(config.tls), handshakeTimeout: config.read_header_timeout }, handle);
     this.#server.keepAliveTimeout = idleMs;
+    // A client that sent `Expect: 100-continue` is told to go on once its
+    // body is read (every reader here takes it with on('data'), which resumes
+    // the stream), not at once as Node would: a request refused on its
+    // headers alone (401, 413, 415) is answered before its body is uploaded.
+    this.#server.on('checkContinue', function continueOnRead(req: IncomingMessage, res: ServerResponse) {
+      req.once('resume', function bodyWanted() {
+        if (!res.headersSent) res.writeContinue();
+      });
+      handle(req, res);
+    });
     if (idleMs > 0) {
       const deadline = new KeepAliveDeadline(this.#server, idleMs + config.read_header_timeout, config.tls !== undefined);
       keepAlive = deadline;

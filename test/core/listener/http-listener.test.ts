@@ -79,6 +79,36 @@ describe('http listener', () => {
     expect(client.received()).toContain('ok');
   });
 
+  it('answers a request that expects 100-continue without asking for its body when the handler refuses it on its headers, and asks when it reads it', async () => {
+    const listener = new HttpListener({
+      name: 'test',
+      endpoint: { host: '127.0.0.1', port: 0 },
+      config: DEFAULT_HTTP_LISTENER,
+      telemetry: new Telemetry({ defaultMetrics: false }),
+      handler: (req, res) => {
+        if (req.headers.authorization === undefined) res.writeHead(401, { connection: 'close' }).end('no key');
+        else {
+          req.resume();
+          req.on('end', () => res.end('ok'));
+        }
+      },
+    });
+    listeners.push(listener);
+    const { port } = await listener.listen();
+    const head = (auth: string) => `POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 5\r\nexpect: 100-continue\r\n${auth}\r\n`;
+    const refused = await rawClient(port);
+    refused.socket.write(head(''));
+    await waitUntil(() => refused.received().includes('\r\n\r\n'), 5_000, 'an answer');
+    expect(refused.received()).toMatch(/^HTTP\/1\.1 401/);
+    const accepted = await rawClient(port);
+    accepted.socket.write(head('authorization: Bearer k\r\n'));
+    await waitUntil(() => accepted.received().includes('\r\n\r\n'), 5_000, 'the go-ahead');
+    expect(accepted.received()).toMatch(/^HTTP\/1\.1 100 Continue/);
+    accepted.socket.write('hello');
+    await waitUntil(() => accepted.received().includes('ok'), 5_000, 'the answer');
+    expect(accepted.received()).toContain('HTTP/1.1 200');
+  });
+
   it('serves a kept-alive connection\'s next request after its answer', async () => {
     const { port } = await start({ idle_timeout: 300, read_header_timeout: 300 });
     const client = await idleKeepAlive(port, '/');
