@@ -14,7 +14,8 @@ export interface LoadOptions {
 /** Parses YAML text; YAML syntax errors and unset variables are reported with the schema problems. */
 export function parseConfigText(text: string, options: LoadOptions, source = 'config'): ValidatedConfig {
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { prettyErrors: false, lineCounter });
+  // Merge keys (`<<: *defaults`) are not YAML 1.2, but go-yaml, and so the collector, reads them.
+  const doc = parseDocument(text, { prettyErrors: false, lineCounter, merge: true });
   if (doc.errors.length > 0) {
     throw new ConfigError(doc.errors.map(function yamlProblem(error) {
       const at = lineCounter.linePos(error.pos[0]);

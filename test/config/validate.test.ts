@@ -163,6 +163,24 @@ service:
     expect(problemsOf('receivers: [\n')[0]).toMatch(/^config:\d+:\d+: /);
   });
 
+  it('reads YAML merge keys (<<), as the collector does, so an anchored block can be reused with overrides', () => {
+    const text = `
+receivers:
+  fakein: {}
+exporters:
+  fakeout/a: &defaults { encoding: json, delay_ms: 5 }
+  fakeout/b:
+    <<: *defaults
+    encoding: protobuf
+service:
+  pipelines:
+    traces: { receivers: [fakein], exporters: [fakeout/a, fakeout/b] }
+`;
+    const config = parseConfigText(text, { registry: fakeRegistry(), env: {} });
+    expect(config.exporters.get('fakeout/a')?.config).toEqual({ encoding: 'json', reject: 'none', delay_ms: 5 });
+    expect(config.exporters.get('fakeout/b')?.config).toEqual({ encoding: 'protobuf', reject: 'none', delay_ms: 5 });
+  });
+
   it('reports an empty file', () => {
     expect(problemsOf('')).toEqual(['(root): the config is empty']);
   });
