@@ -8,10 +8,12 @@
 import { parse as parseYamlScalar } from 'yaml';
 import { formatPath, type ConfigPath } from './path.js';
 
-const REFERENCE = /\$(\$)?\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
-/** Where a reference starts (escaped or not); one REFERENCE does not match there is malformed. */
-const REFERENCE_START = /\$(\$)?\{env:/g;
-const WHOLE_REFERENCE = new RegExp(REFERENCE.source, 'y');
+/**
+ * In one left-to-right pass: `$${` (a literal `${`, whatever follows), a
+ * reference, or the start of a reference that is none of the readable forms.
+ */
+const TOKEN = /\$\$\{|\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}|\$\{env:/g;
+const WHOLE_REFERENCE = /^\$\{env:[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}$/;
 
 export type Environment = Readonly<Record<string, string | undefined>>;
 
@@ -49,8 +51,7 @@ export function substituteEnv(value: unknown, env: Environment, problems: string
 }
 
 function isWholeReference(text: string): boolean {
-  WHOLE_REFERENCE.lastIndex = 0;
-  return text.startsWith('${') && WHOLE_REFERENCE.test(text) && WHOLE_REFERENCE.lastIndex === text.length;
+  return WHOLE_REFERENCE.test(text);
 }
 
 /** The number or boolean a YAML scalar of this text would be, if it is one. */
@@ -73,16 +74,13 @@ export function setAtPath(tree: unknown, path: ConfigPath, value: unknown): void
 }
 
 function substituteString(text: string, env: Environment, problems: string[], path: ConfigPath): string {
-  for (const start of text.matchAll(REFERENCE_START)) {
-    if (start[1] !== undefined) continue;
-    WHOLE_REFERENCE.lastIndex = start.index;
-    if (!WHOLE_REFERENCE.test(text)) {
-      const shown = text.slice(start.index, text.indexOf('}', start.index) + 1 || undefined);
+  return text.replace(TOKEN, function replace(token: string, name: string | undefined, fallback: string | undefined, at: number) {
+    if (token === '$${') return '${';
+    if (name === undefined) {
+      const shown = text.slice(at, text.indexOf('}', at) + 1 || undefined);
       problems.push(`${formatPath(path)}: ${shown} is not a reference Sluice can read: write \${env:NAME} or \${env:NAME:-default}, NAME of letters, digits and _ not starting with a digit (\$\${ for a literal \${)`);
+      return token;
     }
-  }
-  return text.replace(REFERENCE, function replace(whole: string, escaped: string | undefined, name: string, fallback: string | undefined) {
-    if (escaped !== undefined) return whole.slice(1);
     const set = env[name];
     // As in sh and the OpenTelemetry spec, an empty variable counts as unset when there is a default.
     if (set !== undefined && (set !== '' || fallback === undefined)) return set;

@@ -52,6 +52,12 @@ describe('${env:...} substitution', () => {
     expect(substitute('$${env:HOME}', { HOME: '/root' }).value).toBe('${env:HOME}');
   });
 
+  it('writes $${ as a literal ${ whatever follows it, a reference Sluice could not read or no reference at all', () => {
+    const { value, problems } = substitute(['$${env:MY-KEY}', 'pa$${x}ss', '$${', 'a$$b'], {});
+    expect(problems).toEqual([]);
+    expect(value).toEqual(['${env:MY-KEY}', 'pa${x}ss', '${', 'a$$b']);
+  });
+
   it('reports unset variables together with schema problems', () => {
     const text = `
 receivers: { fakein: {} }
