@@ -77,6 +77,15 @@ export function timerDuration() {
   return duration().pipe(z.number().max(MAX_TIMER_MS, { error: 'must be at most 21d' }));
 }
 
+/**
+ * A timer duration that must not be 0: for a key whose timer at 0 would fire
+ * before any answer could come (every delivery or upstream attempt failing at
+ * once), rather than mean "no limit".
+ */
+export function positiveTimerDuration() {
+  return timerDuration().pipe(z.number().positive({ error: 'must be greater than 0' }));
+}
+
 /** A byte size in the config; parses to a whole number of bytes. */
 export function byteSize() {
   return z.union([z.string(), z.number()], { error: requiredOr(SIZE_HINT) }).transform(function toBytes(value, ctx) {
@@ -87,4 +96,9 @@ export function byteSize() {
     }
     return bytes;
   });
+}
+
+/** A byte size that must not be 0: a limit of 0 would refuse everything. */
+export function positiveByteSize() {
+  return byteSize().pipe(z.number().positive({ error: 'must be greater than 0' }));
 }

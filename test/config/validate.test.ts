@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { builtinRegistry } from '../../src/components.js';
 import { parseConfigText } from '../../src/config/load.js';
 import { ConfigError } from '../../src/shared/errors.js';
 import { fakeExporterFactory, createRecorder, fakeRegistry } from '../core/fakes.js';
@@ -179,6 +180,41 @@ service:
     const config = parseConfigText(text, { registry: fakeRegistry(), env: {} });
     expect(config.exporters.get('fakeout/a')?.config).toEqual({ encoding: 'json', reject: 'none', delay_ms: 5 });
     expect(config.exporters.get('fakeout/b')?.config).toEqual({ encoding: 'protobuf', reject: 'none', delay_ms: 5 });
+  });
+
+  it('refuses 0 for a timeout or limit at which every request or delivery would fail at once, naming each key', () => {
+    const text = `
+receivers:
+  gateway:
+    endpoint: 127.0.0.1:0
+    environment: dev
+    api_keys: [k]
+    max_request_body_size: 0
+    first_byte_timeout: 0
+    stream_idle_timeout: 0ms
+    providers:
+      o: { type: openai, base_url: "http://127.0.0.1:1/v1", stream_idle_timeout: 0s }
+      g: { type: google, api_key: x, image_fetch: { max_size: 0, timeout: 0 } }
+exporters:
+  otlphttp/a: { endpoint: "http://127.0.0.1:1/v1/traces", timeout: 0 }
+  drains: { timeout: 0 }
+drains:
+  - { name: d, url: "https://127.0.0.1:1/v1/traces", sending_queue: { max_size: 0 } }
+service:
+  pipelines:
+    traces: { receivers: [gateway], exporters: [otlphttp/a, drains] }
+`;
+    expect(problemsOf(text, {}, builtinRegistry())).toEqual([
+      'drains[0].sending_queue.max_size: must be greater than 0',
+      'receivers.gateway.max_request_body_size: must be greater than 0',
+      'receivers.gateway.first_byte_timeout: must be greater than 0',
+      'receivers.gateway.stream_idle_timeout: must be greater than 0',
+      'receivers.gateway.providers.o.stream_idle_timeout: must be greater than 0',
+      'receivers.gateway.providers.g.image_fetch.max_size: must be greater than 0',
+      'receivers.gateway.providers.g.image_fetch.timeout: must be greater than 0',
+      'exporters.otlphttp/a.timeout: must be greater than 0',
+      'exporters.drains.timeout: must be greater than 0',
+    ]);
   });
 
   it('reports an empty file', () => {

@@ -3,7 +3,7 @@
 // config loader and injected into the exporter as its `drains` key.
 import { z } from 'zod';
 import { caFileProblem } from '../../shared/pem.js';
-import { byteSize, timerDuration } from '../../shared/units.js';
+import { positiveByteSize, positiveTimerDuration, timerDuration } from '../../shared/units.js';
 import { samplingRuleSchema } from '../../processors/sampling/config.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 import { checkHeaders } from '../otlphttp/headers.js';
@@ -12,7 +12,7 @@ import { MAX_DRAINS, MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from './limits.js
 export const ON_FULL = ['drop', 'refuse'] as const;
 
 const queueOverrideSchema = z.strictObject({
-  max_size: byteSize().optional(),
+  max_size: positiveByteSize().optional(),
   on_full: z.enum(ON_FULL).optional(),
 });
 
@@ -82,7 +82,7 @@ export const drainsExporterConfigSchema = z
     decision_wait: timerDuration(),
     max_pending_spans: z.number().int().positive(),
     /** ms, per delivery request */
-    timeout: timerDuration(),
+    timeout: positiveTimerDuration(),
     ...queuedSenderConfigShape,
   })
   .superRefine(function drainsQueueOnDisk(config, ctx) {

@@ -2,7 +2,7 @@
 // `512MiB` or a byte count, durations `200ms`, `24h` or a number of ms; both
 // parse to numbers here. Defaults live here only.
 import { z } from 'zod';
-import { byteSize, timerDuration } from '../../shared/units.js';
+import { positiveByteSize, positiveTimerDuration, timerDuration } from '../../shared/units.js';
 
 const MIB = 1024 * 1024;
 
@@ -25,18 +25,16 @@ export const DEFAULT_RETRY_ON_FAILURE = {
 } as const satisfies RetryConfig;
 
 const positiveInt = z.number().int().positive();
-const positiveBytes = () => byteSize().pipe(z.number().positive({ error: 'must be greater than 0' }));
-const positiveMs = () => timerDuration().pipe(z.number().positive({ error: 'must be greater than 0' }));
 
 export const sendingQueueSchema = z
   .object({
     enabled: z.boolean().default(DEFAULT_SENDING_QUEUE.enabled),
     storage: z.enum(['disk', 'memory']).default(DEFAULT_SENDING_QUEUE.storage),
-    max_size: positiveBytes().default(DEFAULT_SENDING_QUEUE.max_size),
+    max_size: positiveByteSize().default(DEFAULT_SENDING_QUEUE.max_size),
     on_full: z.enum(['drop', 'refuse']).default(DEFAULT_SENDING_QUEUE.on_full),
     num_consumers: positiveInt.default(DEFAULT_SENDING_QUEUE.num_consumers),
     max_batch_spans: positiveInt.default(DEFAULT_SENDING_QUEUE.max_batch_spans),
-    max_batch_bytes: positiveBytes().default(DEFAULT_SENDING_QUEUE.max_batch_bytes),
+    max_batch_bytes: positiveByteSize().default(DEFAULT_SENDING_QUEUE.max_batch_bytes),
     flush_timeout: timerDuration().default(DEFAULT_SENDING_QUEUE.flush_timeout),
   })
   .strict()
@@ -45,9 +43,9 @@ export const sendingQueueSchema = z
 export const retryOnFailureSchema = z
   .object({
     enabled: z.boolean().default(DEFAULT_RETRY_ON_FAILURE.enabled),
-    initial_interval: positiveMs().default(DEFAULT_RETRY_ON_FAILURE.initial_interval),
-    max_interval: positiveMs().default(DEFAULT_RETRY_ON_FAILURE.max_interval),
-    max_age: positiveMs().default(DEFAULT_RETRY_ON_FAILURE.max_age),
+    initial_interval: positiveTimerDuration().default(DEFAULT_RETRY_ON_FAILURE.initial_interval),
+    max_interval: positiveTimerDuration().default(DEFAULT_RETRY_ON_FAILURE.max_interval),
+    max_age: positiveTimerDuration().default(DEFAULT_RETRY_ON_FAILURE.max_age),
   })
   .strict()
   .refine((r) => r.max_interval >= r.initial_interval, {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { caFileProblem } from '../../shared/pem.js';
-import { timerDuration } from '../../shared/units.js';
+import { positiveTimerDuration } from '../../shared/units.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 import { checkHeaders } from './headers.js';
 
@@ -20,7 +20,7 @@ export const otlphttpConfigSchema = z
         if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
       }).optional(),
     }).strict(),
-    timeout: timerDuration(),
+    timeout: positiveTimerDuration(),
     ...queuedSenderConfigShape,
   })
   .strict();

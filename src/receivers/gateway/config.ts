@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { keyText } from '../../config/key-text.js';
 import { configErrorMap } from '../../config/format-issues.js';
 import { keysParsed } from '../../config/when-parsed.js';
-import { byteSize, timerDuration } from '../../shared/units.js';
+import { positiveByteSize, positiveTimerDuration } from '../../shared/units.js';
 import { endpointText } from '../../core/listener/endpoint.js';
 import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
 import { BUDGET_PERIODS } from '../../shared/periods.js';
@@ -58,8 +58,8 @@ const apiKeySchema = z.unknown().transform(function validateKey(value, ctx): str
 const providerSchema = z
   .looseObject({
     type: z.string(),
-    first_byte_timeout: timerDuration().optional(),
-    stream_idle_timeout: timerDuration().optional(),
+    first_byte_timeout: positiveTimerDuration().optional(),
+    stream_idle_timeout: positiveTimerDuration().optional(),
   })
   .transform(function validateProvider(raw, ctx): BaseProviderConfig {
     const schema = providerConfigSchemas.get(raw.type);
@@ -82,9 +82,9 @@ export const gatewayConfigSchema = z
     endpoint: endpointSchema,
     environment: z.string().min(1),
     api_keys: z.array(apiKeySchema).min(1, 'must list at least one key'),
-    max_request_body_size: byteSize(),
-    first_byte_timeout: timerDuration(),
-    stream_idle_timeout: timerDuration(),
+    max_request_body_size: positiveByteSize(),
+    first_byte_timeout: positiveTimerDuration(),
+    stream_idle_timeout: positiveTimerDuration(),
     providers: z.record(z.string().regex(/^[^/\s]+$/, 'a provider slug must not contain "/"'), providerSchema),
     models: z.array(modelSchema),
     capture_content: z.boolean(),

@@ -3,7 +3,7 @@
 // with its defaults. At least one protocol is required.
 import { z } from 'zod';
 import { keyText } from '../../config/key-text.js';
-import { byteSize } from '../../shared/units.js';
+import { byteSize, positiveByteSize } from '../../shared/units.js';
 import { checkHttpTimeouts, corsSchema, grpcListenerShape, httpListenerShape, resolveGrpcLimits } from '../../core/listener/config.js';
 import { endpointSchema } from '../../core/listener/endpoint.js';
 import { isPlainObject } from '../../shared/plain-object.js';
@@ -22,7 +22,7 @@ export function createDefaultConfig(): { protocols: Record<string, unknown> } {
 const httpSchema = z
   .strictObject({
     endpoint: endpointSchema(),
-    max_request_body_size: byteSize().refine((n) => n > 0, 'must be greater than 0'),
+    max_request_body_size: positiveByteSize(),
     ...httpListenerShape,
     cors: corsSchema.optional(),
   })

@@ -5,7 +5,7 @@ import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { abortableRequest } from '../../../../shared/abortable-request.js';
 import { z } from 'zod';
-import { byteSize, timerDuration } from '../../../../shared/units.js';
+import { positiveByteSize, positiveTimerDuration } from '../../../../shared/units.js';
 import { guardedLookup, isPublicAddress } from './address-guard.js';
 import { imageMediaType, invalidRequest, type InlineImage } from './inputs.js';
 
@@ -19,8 +19,8 @@ export interface ImageFetchConfig {
 
 export const imageFetchConfigSchema = z
   .strictObject({
-    max_size: byteSize().default(10 * 1024 * 1024),
-    timeout: timerDuration().default(10_000),
+    max_size: positiveByteSize().default(10 * 1024 * 1024),
+    timeout: positiveTimerDuration().default(10_000),
     allow_private_addresses: z.boolean().default(false),
   })
   .prefault({});
