@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { configErrorMap } from '../../config/format-issues.js';
+import { isPlainObject } from '../../shared/plain-object.js';
 
 export const ACTIONS = ['insert', 'update', 'upsert', 'delete'] as const;
 export type Action = (typeof ACTIONS)[number];
@@ -21,10 +23,6 @@ export interface AttributeAction {
   action: Action;
 }
 
-/**
- * `attributes` is either a map (every key upserted, DESIGN section 4) or the
- * collector's list of `{key, value, action}`; both normalize to the list.
- */
 const mapForm = z.record(z.string(), scalar);
 const listForm = z.array(action);
 
@@ -37,7 +35,11 @@ export const resourceConfigSchema = z
   .object({
     attributes: z.unknown().transform(function normalize(value, ctx): AttributeAction[] {
       const list = Array.isArray(value);
-      const parsed = list ? listForm.safeParse(value) : mapForm.safeParse(value);
+      if (!list && !isPlainObject(value)) {
+        ctx.addIssue({ code: 'custom', message: 'must be a mapping of keys to values, or a list of { key, value, action }' });
+        return z.NEVER;
+      }
+      const parsed = list ? listForm.safeParse(value, { error: configErrorMap }) : mapForm.safeParse(value, { error: configErrorMap });
       if (!parsed.success) {
         for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
         return z.NEVER;

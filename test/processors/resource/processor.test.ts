@@ -5,6 +5,7 @@ import { resourceConfigSchema } from '../../../src/processors/resource/config.js
 import { applyActions, createResourceProcessor } from '../../../src/processors/resource/processor.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
+import { validationProblems } from '../../helpers/validate.js';
 
 async function run(attributes: unknown, resource: Record<string, string>) {
   const processor = createResourceProcessor(resourceConfigSchema.parse({ attributes }));
@@ -87,5 +88,17 @@ describe('resource processor', () => {
     expect(result.success).toBe(false);
     expect(result.error?.issues[0]?.path).toEqual(['attributes', 0, 'action']);
     expect(result.error?.issues[0]?.message).toBe('must be one of insert, update, upsert, delete');
+  });
+
+  it('says in the config\'s own words what is wrong with attributes of neither form, naming the path', () => {
+    const problems = (attributes: unknown) =>
+      validationProblems({
+        receivers: { otlp: { protocols: { http: {} } } },
+        processors: { resource: { attributes } },
+        exporters: { debug: {} },
+        service: { pipelines: { traces: { receivers: ['otlp'], processors: ['resource'], exporters: ['debug'] } } },
+      });
+    expect(problems('platform.projectId=prj_1')).toEqual(['processors.resource.attributes: must be a mapping of keys to values, or a list of { key, value, action }']);
+    expect(problems(['platform.projectId'])).toEqual(['processors.resource.attributes[0]: must be an object']);
   });
 });
