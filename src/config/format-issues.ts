@@ -47,6 +47,14 @@ export function configErrorMap(issue: RawIssue): string | undefined {
   }
 }
 
+/** Re-reports a nested parse's problems (worded by configErrorMap, as the outer parse words its own) at their paths; unknown keys one by one, as everywhere else in the config. */
+export function forwardIssues(issues: readonly Issue[], ctx: z.RefinementCtx): void {
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) ctx.addIssue({ code: 'custom', path: [...issue.path, key], message: 'unknown key' });
+    else ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
+  }
+}
+
 function unionMessage(branches: readonly (readonly Issue[])[]): string {
   const expected = new Set<string>();
   for (const branch of branches) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { configErrorMap } from '../../config/format-issues.js';
+import { configErrorMap, forwardIssues } from '../../config/format-issues.js';
 import { isPlainObject } from '../../shared/plain-object.js';
 
 export const ACTIONS = ['insert', 'update', 'upsert', 'delete'] as const;
@@ -41,7 +41,7 @@ export const resourceConfigSchema = z
       }
       const parsed = list ? listForm.safeParse(value, { error: configErrorMap }) : mapForm.safeParse(value, { error: configErrorMap });
       if (!parsed.success) {
-        for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+        forwardIssues(parsed.error.issues, ctx);
         return z.NEVER;
       }
       if (Array.isArray(parsed.data)) return parsed.data;

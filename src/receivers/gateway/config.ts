@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { keyText } from '../../config/key-text.js';
-import { configErrorMap } from '../../config/format-issues.js';
+import { configErrorMap, forwardIssues } from '../../config/format-issues.js';
 import { keysParsed } from '../../config/when-parsed.js';
 import { positiveByteSize, positiveTimerDuration } from '../../shared/units.js';
 import { endpointText } from '../../core/listener/endpoint.js';
@@ -13,14 +13,6 @@ import { BUDGET_PERIODS } from '../../shared/periods.js';
 import { modelSchema } from './core/catalog-config.js';
 import { providerConfigSchemas, providerTypes } from './providers/config-schemas.js';
 import type { BaseProviderConfig } from './providers/shared/types.js';
-
-/** Re-reports a nested parse's problems (worded by configErrorMap, as the outer parse words its own) at their paths; unknown keys one by one, as everywhere else in the config. */
-function forwardIssues(issues: readonly z.core.$ZodIssue[], ctx: z.RefinementCtx): void {
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') for (const key of issue.keys) ctx.addIssue({ code: 'custom', path: [...issue.path, key], message: 'unknown key' });
-    else ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
-  }
-}
 
 const bareKeySchema = keyText({ min: 1 });
 
