@@ -12,7 +12,10 @@ function describe(value: unknown): string {
 
 function bound(kind: 'least' | 'most', origin: string, limit: number | bigint, inclusive: boolean | undefined): string {
   const comparison = kind === 'least' ? (inclusive === false ? 'greater than' : 'at least') : inclusive === false ? 'less than' : 'at most';
-  if (origin === 'string') return `must be ${comparison} ${limit} characters long`;
+  if (origin === 'string') {
+    if (kind === 'least' && Number(limit) === 1 && inclusive !== false) return 'must not be empty';
+    return `must be ${comparison} ${limit} character${Number(limit) === 1 ? '' : 's'} long`;
+  }
   if (origin === 'array' || origin === 'set') return `must have ${comparison} ${limit} items`;
   return `must be ${comparison === 'at least' ? '>=' : comparison === 'at most' ? '<=' : comparison === 'greater than' ? '>' : '<'} ${limit}`;
 }

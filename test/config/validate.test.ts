@@ -217,6 +217,11 @@ service:
     ]);
   });
 
+  it('says "must not be empty" of an empty string where one is required', () => {
+    const text = GOOD.replace('service:\n', 'service:\n  storage: { directory: "" }\n');
+    expect(problemsOf(text)).toEqual(['service.storage.directory: must not be empty']);
+  });
+
   it('reports an empty file', () => {
     expect(problemsOf('')).toEqual(['(root): the config is empty']);
   });
