@@ -19,12 +19,21 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
   if (doc.errors.length > 0) {
     throw new ConfigError(doc.errors.map(function yamlProblem(error) {
       const at = lineCounter.linePos(error.pos[0]);
-      return `${source}:${at.line}:${at.col}: ${error.message}`;
+      // The library's own words point to its API (`use YAML.parseAllDocuments()`).
+      const message = error.code === 'MULTIPLE_DOCS' ? 'a config file holds one YAML document: this `---` starts a second' : error.message;
+      return `${source}:${at.line}:${at.col}: ${message}`;
     }));
+  }
+  let raw: unknown;
+  try {
+    raw = doc.toJS({ maxAliasCount: 1000 });
+  } catch (err) {
+    // Aliases that would expand past maxAliasCount nodes (a "billion laughs" file).
+    throw new ConfigError([`${source}: ${errorMessage(err)}`]);
   }
   const envProblems: string[] = [];
   const typed = new Map<string, TypedReference>();
-  const tree = substituteEnv(doc.toJS({ maxAliasCount: 1000 }), options.env ?? process.env, envProblems, [], typed);
+  const tree = substituteEnv(raw, options.env ?? process.env, envProblems, [], typed);
   let config: ValidatedConfig;
   try {
     config = validateTyped(tree, options.registry, typed);

@@ -222,6 +222,16 @@ service:
     expect(problemsOf(text)).toEqual(['service.storage.directory: must not be empty']);
   });
 
+  it('says in its own words that a file holds a second YAML document, and where', () => {
+    expect(problemsOf(`${GOOD}---\nreceivers: {}\n`)).toEqual(['config:14:1: a config file holds one YAML document: this `---` starts a second']);
+  });
+
+  it('names the file of aliases that would expand too far', () => {
+    const laughs = ['a0: &a0 [x, x, x, x, x, x, x, x, x]'];
+    for (let i = 1; i < 7; i++) laughs.push(`a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(', ')}]`);
+    expect(problemsOf(laughs.join('\n'))).toEqual(['config: Excessive alias count indicates a resource exhaustion attack']);
+  });
+
   it('reports an empty file', () => {
     expect(problemsOf('')).toEqual(['(root): the config is empty']);
   });
