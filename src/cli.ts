@@ -126,12 +126,21 @@ async function main(argv: string[]): Promise<number | undefined> {
     return 0;
   }
   const command = positionals[0];
-  if (values.help === true || command === undefined || command === 'help') {
+  if (values.help === true || command === 'help') {
     process.stdout.write(USAGE);
-    return command === undefined && values.help !== true ? 2 : 0;
+    return 0;
+  }
+  // Misuse: the usage goes to stderr, as every error does.
+  if (command === undefined) {
+    process.stderr.write(USAGE);
+    return 2;
   }
   if (command !== 'run' && command !== 'validate') {
     process.stderr.write(`unknown command "${command}"\n\n${USAGE}`);
+    return 2;
+  }
+  if (positionals.length > 1) {
+    process.stderr.write(`${command}: unexpected argument "${positionals[1]}" (the config file goes after --config)\n`);
     return 2;
   }
   if (values.config === undefined) {

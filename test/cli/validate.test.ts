@@ -50,6 +50,31 @@ async function validate(text: string, env: Record<string, string> = {}): Promise
   }
 }
 
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [CLI, ...args], { env: { PATH: process.env['PATH'] ?? '' } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const failed = err as { code: number; stdout: string; stderr: string };
+    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
+  }
+}
+
+describe('sluice command line', () => {
+  it('prints the usage to stdout for --help, and to stderr with exit 2 when no command is given', async () => {
+    const help = await cli(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: sluice <command> --config FILE/);
+    expect(await cli([])).toEqual({ code: 2, stdout: '', stderr: help.stdout });
+  });
+
+  it('refuses a stray argument instead of ignoring it', async () => {
+    const file = join(directory, 'stray.yaml');
+    writeFileSync(file, GOOD);
+    expect(await cli(['validate', '--config', file, 'other.yaml'])).toEqual({ code: 2, stdout: '', stderr: 'validate: unexpected argument "other.yaml" (the config file goes after --config)\n' });
+  });
+});
+
 describe('sluice validate', () => {
   it('prints config OK and exits 0 for a good config', async () => {
     expect(await validate(GOOD)).toEqual({ code: 0, stdout: 'config OK\n', stderr: '' });
