@@ -22,9 +22,11 @@ function setsPlatformKeys(ids: readonly string[], processors: ReadonlyMap<string
   for (const id of ids) {
     if (parseComponentId(id).type !== 'resource') continue;
     const config = processors.get(id)?.config as ResourceConfig | undefined;
-    for (const { key, action } of config?.actions ?? []) {
-      if (action === 'insert' || action === 'upsert') set.add(key);
-      else if (action === 'delete') set.delete(key);
+    for (const { key, value, action } of config?.actions ?? []) {
+      // An empty value (a variable set to nothing) stamps no id anyone can use: it unsets the key where it would write it.
+      const stamps = value !== '';
+      if (action === 'delete' || (!stamps && (action === 'upsert' || action === 'update'))) set.delete(key);
+      else if (stamps && (action === 'insert' || action === 'upsert')) set.add(key);
     }
   }
   return PLATFORM_KEYS.every((key) => set.has(key));

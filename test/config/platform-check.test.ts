@@ -39,4 +39,9 @@ describe('platform attribute check', () => {
     const update = '  resource:\n    attributes: [{ key: platform.projectId, value: prj_1, action: update }, { key: platform.deploymentId, value: dpl_1, action: upsert }]';
     expect(unstamped(update, { a: '[resource]', b: '[]' })).toEqual(['traces/a', 'traces/b']);
   });
+
+  it('does not count an empty value (a variable set to nothing), which stamps no id at all', () => {
+    const empty = '  resource:\n    attributes: { platform.projectId: prj_1, platform.deploymentId: "${env:DEPLOYMENT_ID:-}" }';
+    expect(unstamped(empty, { a: '[resource]', b: '[]' })).toEqual(['traces/a', 'traces/b']);
+  });
 });
