@@ -31,7 +31,8 @@ export const serviceSchema = z.strictObject({
     .prefault({}),
   telemetry: z
     .strictObject({
-      logs: z.strictObject({ level: z.enum(LOG_LEVELS).default('info') }).prefault({}),
+      // In any case (`INFO`, as a LOG_LEVEL variable often holds it), as the collector reads its levels.
+      logs: z.strictObject({ level: z.preprocess((level) => (typeof level === 'string' ? level.toLowerCase() : level), z.enum(LOG_LEVELS)).default('info') }).prefault({}),
     })
     .prefault({}),
   memory_limit_mib: z.number().int().positive().optional(),

@@ -56,6 +56,12 @@ describe('config validation', () => {
     expect(problemsOf(text)).toEqual(['service.admin.idle_timeout: must be at most 21d', 'service.shutdown_grace: must be at most 21d']);
   });
 
+  it('reads a log level in any case, as a LOG_LEVEL variable often holds it', () => {
+    const config = parseConfigText(GOOD.replace('service:\n', 'service:\n  telemetry: { logs: { level: "${env:LOG_LEVEL}" } }\n'), { registry: fakeRegistry(), env: { LOG_LEVEL: 'WARN' } });
+    expect(config.service.telemetry.logs.level).toBe('warn');
+    expect(problemsOf(GOOD.replace('service:\n', 'service:\n  telemetry: { logs: { level: loud } }\n'))).toEqual(['service.telemetry.logs.level: must be one of fatal, error, warn, info, debug, trace, silent']);
+  });
+
   it('names the YAML path of a bad enum value', () => {
     expect(problemsOf(GOOD.replace('encoding: json', 'encoding: xml'))).toEqual(['exporters.fakeout/acme.encoding: must be one of json, protobuf']);
   });
