@@ -22,6 +22,7 @@ import type { Host } from './core/component.js';
 import { LISTENER_GROUP, provideService, SHUTDOWN_DEADLINE } from './core/host-services.js';
 import { ConfigError, errorMessage } from './shared/errors.js';
 import { Graph } from './core/graph.js';
+import { formatEndpoint } from './core/listener/endpoint.js';
 import { ListenerGroup } from './core/listener/group.js';
 import { ShutdownDeadline } from './core/shutdown-deadline.js';
 import { ensureStorageDirectory, lockStorageDirectory } from './core/storage.js';
@@ -108,7 +109,9 @@ export class Service {
         await this.admin.close();
         throw err;
       }
-      this.logger.info({ pipelines: Object.keys(config.service.pipelines), admin: config.service.admin.endpoint }, 'sluice started');
+      // The bound address: with port 0 in the endpoint, the port the OS chose.
+      const admin = this.admin.address();
+      this.logger.info({ pipelines: Object.keys(config.service.pipelines), admin: admin === undefined ? config.service.admin.endpoint : formatEndpoint(admin.address, admin.port) }, 'sluice started');
     });
   }
 

@@ -69,6 +69,29 @@ service:
     for (const line of stdout.trim().split('\n')) expect(() => JSON.parse(line) as unknown).not.toThrow();
   });
 
+  it('logs the port the admin endpoint took when it asked for port 0', async () => {
+    directory = mkdtempSync(join(tmpdir(), 'sluice-run-'));
+    const file = join(directory, 'config.yaml');
+    writeFileSync(file, `
+receivers:
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:0" } } }
+exporters:
+  debug: {}
+service:
+  storage: { directory: "${join(directory, 'data')}" }
+  admin: { endpoint: "127.0.0.1:0" }
+  pipelines: { traces: { receivers: [otlp], exporters: [debug] } }
+`);
+    const proc = spawn(process.execPath, [CLI, 'run', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    let stdout = '';
+    proc.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    await waitFor(async () => stdout.includes('sluice started'));
+    const started = stdout.split('\n').map((line) => (line === '' ? {} : (JSON.parse(line) as { msg?: string; admin?: string }))).find((line) => line.msg === 'sluice started');
+    expect(started?.admin).toMatch(/^127\.0\.0\.1:[1-9]\d*$/);
+    expect((await fetch(`http://${started?.admin ?? ''}/healthz`)).status).toBe(200);
+  });
+
   it('logs every problem and exits 1 on an invalid config', async () => {
     directory = mkdtempSync(join(tmpdir(), 'sluice-run-'));
     const file = join(directory, 'config.yaml');
