@@ -40,7 +40,8 @@ async function logSpans(logger: Logger, wire: WireIndex, detailed: boolean): Pro
       for (let i = 0; i < ss.spans.length; i++) {
         const span = decodeSpan(ss.spans.content(i));
         if (detailed) logger.info({ resource, scope: head?.scope, schemaUrl: head?.schemaUrl, span }, 'span');
-        else logger.info({ traceId: span.traceId, spanId: span.spanId, name: span.name, kind: span.kind }, 'span');
+        // `kind` is the component's (the logger's bindings): a second `kind` would make the line a JSON object with a duplicate key.
+        else logger.info({ traceId: span.traceId, spanId: span.spanId, name: span.name, spanKind: span.kind }, 'span');
         if (slices.due) await slices.turn();
       }
     }

@@ -40,7 +40,8 @@ function loggerInto(lines: Line[]) {
 /** Runs one batch through a debug exporter; resolves with the lines it logged. */
 async function logged(verbosity: DebugConfig['verbosity'], bytes: Uint8Array): Promise<Line[]> {
   const lines: Line[] = [];
-  const logger = loggerInto(lines);
+  // Bound as the pipeline graph binds every component's logger.
+  const logger = loggerInto(lines).child({ kind: 'exporter', component: 'debug' });
   const telemetry = new Telemetry({ defaultMetrics: false });
   const exporter = createDebugExporter({ id: 'debug', logger, telemetry, storageDirectory: '/nonexistent', version: '0.0.0-test' }, { verbosity });
   await exporter.consume(TraceBatch.fromProto(bytes));
@@ -55,12 +56,12 @@ describe('debug exporter', () => {
     expect(lines).toEqual([expect.objectContaining({ msg: 'traces', exporter: 'debug', resourceSpans: 2, spans: 4 })]);
   });
 
-  it('normal: one line per span with its ids, name and kind', async () => {
+  it('normal: one line per span with its ids, name and kind, beside the component\'s own kind', async () => {
     const model = decodeRequest(BYTES);
     const spans = model.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
     const lines = await logged('normal', BYTES);
-    expect(lines.map(({ msg, traceId, spanId, name, kind }) => ({ msg, traceId, spanId, name, kind }))).toEqual(
-      spans.map((s) => ({ msg: 'span', traceId: s.traceId, spanId: s.spanId, name: s.name, kind: s.kind })),
+    expect(lines.map(({ msg, kind, traceId, spanId, name, spanKind }) => ({ msg, kind, traceId, spanId, name, spanKind }))).toEqual(
+      spans.map((s) => ({ msg: 'span', kind: 'exporter', traceId: s.traceId, spanId: s.spanId, name: s.name, spanKind: s.kind })),
     );
   });
 
