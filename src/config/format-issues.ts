@@ -28,7 +28,9 @@ export function configErrorMap(issue: RawIssue): string | undefined {
   switch (issue.code) {
     case 'invalid_type':
       if (issue.input === undefined) return 'required';
-      return `must be ${issue.expected === 'object' || issue.expected === 'array' ? 'an' : 'a'} ${issue.expected === 'int' ? 'integer' : issue.expected}`;
+      // `record` is zod's word for a mapping of keys the schema does not list; a user wrote an object either way.
+      if (issue.expected === 'object' || issue.expected === 'record') return 'must be an object';
+      return `must be ${issue.expected === 'array' ? 'an' : 'a'} ${issue.expected === 'int' ? 'integer' : issue.expected}`;
     case 'invalid_value':
       return issue.values.length === 1 ? `must be ${describe(issue.values[0])}` : `must be one of ${issue.values.map(describe).join(', ')}`;
     case 'too_small':

@@ -238,6 +238,10 @@ service:
     expect(problemsOf(laughs.join('\n'))).toEqual(['config: Excessive alias count indicates a resource exhaustion attack']);
   });
 
+  it('says "must be an object" of a mapping that is something else, whatever the schema calls it', () => {
+    expect(problemsOf(GOOD.replace(/ {2}pipelines:[^]*$/, '  pipelines: [traces]\n'))).toEqual(['service.pipelines: must be an object']);
+  });
+
   it('reports an empty file', () => {
     expect(problemsOf('')).toEqual(['(root): the config is empty']);
   });
