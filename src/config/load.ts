@@ -1,6 +1,6 @@
 // Reading a config file: YAML, then ${env:...} substitution, then validation.
 import { readFile } from 'node:fs/promises';
-import { LineCounter, parseDocument } from 'yaml';
+import { LineCounter, parseDocument, type YAMLError } from 'yaml';
 import { ConfigError, errorMessage } from '../shared/errors.js';
 import type { ComponentRegistry } from '../core/registry.js';
 import { type Environment, setAtPath, substituteEnv, type TypedReference } from './env.js';
@@ -17,11 +17,16 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
   // Merge keys (`<<: *defaults`) are not YAML 1.2, but go-yaml, and so the collector, reads them.
   const doc = parseDocument(text, { prettyErrors: false, lineCounter, merge: true });
   if (doc.errors.length > 0) {
-    throw new ConfigError(doc.errors.map(function yamlProblem(error) {
+    const problem = (error: YAMLError, message = error.message) => {
       const at = lineCounter.linePos(error.pos[0]);
-      // The library's own words point to its API (`use YAML.parseAllDocuments()`).
-      const message = error.code === 'MULTIPLE_DOCS' ? 'a config file holds one YAML document: this `---` starts a second' : error.message;
       return `${source}:${at.line}:${at.col}: ${message}`;
+    };
+    // `{ b: ${env:X} }`: in a flow collection `{` ends a plain scalar, and every error after it follows from this one.
+    const unquoted = doc.errors.find((error) => isReferenceAt(text, error.pos[0]));
+    if (unquoted !== undefined) throw new ConfigError([problem(unquoted, `${unquoted.message} (inside { } or [ ], quote a reference: "\${env:NAME}")`)]);
+    throw new ConfigError(doc.errors.map(function yamlProblem(error) {
+      // The library's own words point to its API (`use YAML.parseAllDocuments()`).
+      return error.code === 'MULTIPLE_DOCS' ? problem(error, 'a config file holds one YAML document: this `---` starts a second') : problem(error);
     }));
   }
   let raw: unknown;
@@ -43,6 +48,11 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
   }
   if (envProblems.length > 0) throw new ConfigError(envProblems);
   return config;
+}
+
+/** Whether a `${env:` starts at, or just before, this offset. */
+function isReferenceAt(text: string, offset: number): boolean {
+  return text.startsWith('${env:', offset) || text.startsWith('${env:', offset - 1);
 }
 
 /**

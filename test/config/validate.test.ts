@@ -242,6 +242,13 @@ service:
     expect(problemsOf(GOOD.replace(/ {2}pipelines:[^]*$/, '  pipelines: [traces]\n'))).toEqual(['service.pipelines: must be an object']);
   });
 
+  it('says to quote a reference written bare inside { } or [ ], where YAML reads its { as syntax, instead of every error that follows', () => {
+    expect(problemsOf(GOOD.replace('encoding: json', 'encoding: ${env:ENCODING}'), { ENCODING: 'json' })).toEqual([
+      'config:7:30: Unexpected flow-map-start at node end (inside { } or [ ], quote a reference: "${env:NAME}")',
+    ]);
+    expect(problemsOf(GOOD.replace('[fakein]', '[${env:RECEIVER}]'))).toEqual(['config:11:20: Missing , or : between flow sequence items (inside { } or [ ], quote a reference: "${env:NAME}")']);
+  });
+
   it('reports an empty file', () => {
     expect(problemsOf('')).toEqual(['(root): the config is empty']);
   });
