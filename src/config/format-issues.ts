@@ -56,6 +56,8 @@ export function configErrorMap(issue: RawIssue): string | undefined {
 export function forwardIssues(issues: readonly Issue[], ctx: z.RefinementCtx): void {
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') for (const key of issue.keys) ctx.addIssue({ code: 'custom', path: [...issue.path, key], message: 'unknown key' });
+    // A bad key of a mapping: its path ends with that key, so the mapping is named instead.
+    else if (issue.code === 'invalid_key') for (const inner of issue.issues) ctx.addIssue({ code: 'custom', path: issue.path.slice(0, -1), message: inner.message });
     else ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
   }
 }

@@ -23,7 +23,7 @@ export interface AttributeAction {
   action: Action;
 }
 
-const mapForm = z.record(z.string(), scalar);
+const mapForm = z.record(z.string().min(1, { error: 'an attribute key must not be empty' }), scalar);
 const listForm = z.array(action);
 
 /**

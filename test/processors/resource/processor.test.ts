@@ -101,5 +101,7 @@ describe('resource processor', () => {
     expect(problems('platform.projectId=prj_1')).toEqual(['processors.resource.attributes: must be a mapping of keys to values, or a list of { key, value, action }']);
     expect(problems(['platform.projectId'])).toEqual(['processors.resource.attributes[0]: must be an object']);
     expect(problems([{ key: 'a', value: 'b', action: 'upsert', foo: 1 }])).toEqual(['processors.resource.attributes[0].foo: unknown key']);
+    // As the list form refuses { key: "" }: YAML's `~: x` (a null key) reads as "" too.
+    expect(problems({ '': 'x', 'platform.projectId': 'prj_1' })).toEqual(['processors.resource.attributes: an attribute key must not be empty']);
   });
 });
