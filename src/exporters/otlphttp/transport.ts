@@ -3,8 +3,8 @@
 // is returned, never thrown, classified as the OTLP spec says: 429, 502, 503,
 // 504 and network errors are retryable (honouring Retry-After), any other
 // non-2xx is permanent.
-import { Agent } from 'undici';
 import { abortableRequest } from '../../shared/abortable-request.js';
+import { outboundAgent } from '../../shared/outbound-agent.js';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
 import { decodeStatus } from '../../otlp/rpc-status.js';
@@ -159,7 +159,7 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.insecure)) {
     throw new InsecureUrlError(`${options.url}: must be an https URL (set insecure: true to allow http for local testing)`);
   }
-  const dispatcher = new Agent({
+  const dispatcher = outboundAgent({
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT,
     connect: { timeout: CONNECT_TIMEOUT, ...(options.ca === undefined ? {} : { ca: options.ca }) },
   });

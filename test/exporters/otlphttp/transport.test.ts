@@ -1,7 +1,10 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startConnectProxy } from '../../helpers/connect-proxy.js';
 import { startSilentServer, type SilentServer } from '../../helpers/silent-server.js';
+import { testTls } from '../../helpers/tls.js';
 import { createHttpTransport } from '../../../src/exporters/otlphttp/transport.js';
 import { takeRememberedResourceSpans } from '../../../src/otlp/json-reuse.js';
 import { transcodeToJson } from '../../../src/otlp/json-transcoder.js';
@@ -104,6 +107,40 @@ describe('the OTLP/HTTP transport', () => {
     await t.close();
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(silent.open()).toBe(1);
+  });
+
+  it('delivers through the proxy HTTPS_PROXY names, trusting the destination\'s CA through the tunnel, and directly to a host NO_PROXY lists', async () => {
+    const tls = testTls();
+    const destination = createHttpsServer({ cert: tls.cert, key: tls.key }, (req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+    });
+    servers.push(destination);
+    await new Promise<void>((resolve) => destination.listen(0, '127.0.0.1', resolve));
+    const port = (destination.address() as AddressInfo).port;
+    const proxy = await startConnectProxy();
+    const saved = { HTTPS_PROXY: process.env['HTTPS_PROXY'], NO_PROXY: process.env['NO_PROXY'] };
+    const viaLocalhost = (): ReturnType<typeof createHttpTransport> =>
+      createHttpTransport({ url: `https://localhost:${port}/v1/traces`, headers: {}, encoding: 'protobuf', compression: 'none', ca: tls.ca, insecure: false, timeoutMs: 5_000, userAgent: 'sluice-test' });
+    try {
+      process.env['HTTPS_PROXY'] = proxy.url;
+      delete process.env['NO_PROXY'];
+      const proxied = viaLocalhost();
+      expect(await proxied.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success', httpStatus: 200 });
+      await proxied.close();
+      expect(proxy.targets).toEqual([`localhost:${port}`]);
+      process.env['NO_PROXY'] = 'localhost';
+      const direct = viaLocalhost();
+      expect(await direct.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success', httpStatus: 200 });
+      await direct.close();
+      expect(proxy.targets).toHaveLength(1);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await proxy.close();
+    }
   });
 
   it('stops a delivery when the exporter shuts down, and does not call it a timeout', async () => {

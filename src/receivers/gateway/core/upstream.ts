@@ -1,7 +1,8 @@
 // Upstream HTTP: one keep-alive undici Agent per provider slug, and the
 // per-attempt clock that turns the first-byte and stream-idle timeouts (and a
 // client that went away) into an abort of that attempt.
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { outboundAgent } from '../../../shared/outbound-agent.js';
 import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
 import { exchange, type BufferedResponse } from './upstream-exchange.js';
@@ -11,12 +12,12 @@ export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client
 const KEEP_ALIVE_TIMEOUT = 30_000; // ms an idle upstream connection is kept
 
 export class UpstreamAgents {
-  readonly #agents = new Map<string, Agent>();
+  readonly #agents = new Map<string, Dispatcher>();
 
   constructor(slugs: Iterable<string>) {
     for (const slug of slugs) {
       // Our own clock owns the timeouts, so undici's are off.
-      this.#agents.set(slug, new Agent({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT, headersTimeout: 0, bodyTimeout: 0 }));
+      this.#agents.set(slug, outboundAgent({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT, headersTimeout: 0, bodyTimeout: 0 }));
     }
   }
 
@@ -36,7 +37,7 @@ export class UpstreamAgents {
     return exchange(this.#agent(slug), request, url, clock);
   }
 
-  #agent(slug: string): Agent {
+  #agent(slug: string): Dispatcher {
     const agent = this.#agents.get(slug);
     if (agent === undefined) throw new Error(`no upstream agent for provider ${slug}`);
     return agent;

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { startConnectProxy } from '../../../helpers/connect-proxy.js';
 import { startSilentServer, type SilentServer } from '../../../helpers/silent-server.js';
 import { API_KEY, attr, chunk, completion, EventPump, openaiProvider, postUnread, readRest, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
@@ -183,6 +184,31 @@ describe('gateway routing and fallback', () => {
     const metrics = await gateway.telemetry.registry.metrics();
     expect(metrics).toContain('sluice_gateway_attempts_total{receiver="gateway",provider="alpha",outcome="timeout"} 2');
     expect(metrics).not.toContain('outcome="network_error"');
+  });
+
+  it('reaches providers through the proxy HTTP_PROXY names, streaming or not', async () => {
+    const b = await upstream((body, res) => (body['stream'] === true ? textStream(res, ['B']) : sendJson(res, 200, completion('B'))));
+    const proxy = await startConnectProxy();
+    const saved = { HTTP_PROXY: process.env['HTTP_PROXY'], NO_PROXY: process.env['NO_PROXY'] };
+    try {
+      process.env['HTTP_PROXY'] = proxy.url;
+      delete process.env['NO_PROXY'];
+      gateway = await startGateway({ providers: { beta: openaiProvider(b) }, models: [{ id: 'acme/model', endpoints: [{ provider: 'beta', model: 'm' }] }] });
+      expect(await ask()).toEqual({ text: 'B', provider: 'beta', attempts: '1' });
+      const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
+      let text = '';
+      for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+      expect(text).toBe('B');
+      expect(proxy.targets.length).toBeGreaterThanOrEqual(1);
+      expect(new Set(proxy.targets)).toEqual(new Set([new URL(b.url).host]));
+      expect(b.requests).toHaveLength(2);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await proxy.close();
+    }
   });
 
   it('falls back when a stream sends headers but stalls before its first byte', async () => {
