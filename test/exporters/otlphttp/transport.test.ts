@@ -119,17 +119,18 @@ describe('the OTLP/HTTP transport', () => {
     await new Promise<void>((resolve) => destination.listen(0, '127.0.0.1', resolve));
     const port = (destination.address() as AddressInfo).port;
     const proxy = await startConnectProxy();
-    const saved = { HTTPS_PROXY: process.env['HTTPS_PROXY'], NO_PROXY: process.env['NO_PROXY'] };
+    const saved = { HTTPS_PROXY: process.env['HTTPS_PROXY'], https_proxy: process.env['https_proxy'], NO_PROXY: process.env['NO_PROXY'], no_proxy: process.env['no_proxy'] };
     const viaLocalhost = (): ReturnType<typeof createHttpTransport> =>
       createHttpTransport({ url: `https://localhost:${port}/v1/traces`, headers: {}, encoding: 'protobuf', compression: 'none', ca: tls.ca, insecure: false, timeoutMs: 5_000, userAgent: 'sluice-test' });
     try {
-      process.env['HTTPS_PROXY'] = proxy.url;
+      process.env['HTTPS_PROXY'] = process.env['https_proxy'] = proxy.url;
       delete process.env['NO_PROXY'];
+      delete process.env['no_proxy'];
       const proxied = viaLocalhost();
       expect(await proxied.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success', httpStatus: 200 });
       await proxied.close();
       expect(proxy.targets).toEqual([`localhost:${port}`]);
-      process.env['NO_PROXY'] = 'localhost';
+      process.env['NO_PROXY'] = process.env['no_proxy'] = 'localhost';
       const direct = viaLocalhost();
       expect(await direct.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success', httpStatus: 200 });
       await direct.close();

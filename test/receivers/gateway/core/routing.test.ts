@@ -189,10 +189,11 @@ describe('gateway routing and fallback', () => {
   it('reaches providers through the proxy HTTP_PROXY names, streaming or not', async () => {
     const b = await upstream((body, res) => (body['stream'] === true ? textStream(res, ['B']) : sendJson(res, 200, completion('B'))));
     const proxy = await startConnectProxy();
-    const saved = { HTTP_PROXY: process.env['HTTP_PROXY'], NO_PROXY: process.env['NO_PROXY'] };
+    const saved = { HTTP_PROXY: process.env['HTTP_PROXY'], http_proxy: process.env['http_proxy'], NO_PROXY: process.env['NO_PROXY'], no_proxy: process.env['no_proxy'] };
     try {
-      process.env['HTTP_PROXY'] = proxy.url;
+      process.env['HTTP_PROXY'] = process.env['http_proxy'] = proxy.url;
       delete process.env['NO_PROXY'];
+      delete process.env['no_proxy'];
       gateway = await startGateway({ providers: { beta: openaiProvider(b) }, models: [{ id: 'acme/model', endpoints: [{ provider: 'beta', model: 'm' }] }] });
       expect(await ask()).toEqual({ text: 'B', provider: 'beta', attempts: '1' });
       const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });
