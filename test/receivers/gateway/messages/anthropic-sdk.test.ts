@@ -676,6 +676,24 @@ describe('POST /v1/messages translated to Bedrock', () => {
     });
   });
 
+  it('sends a tool_result with no text (empty, or images only) as an empty JSON result, never the blank text block Converse refuses', async () => {
+    const client = await setup({ bedrock: (_seen, res) => sendConverse(res, [{ text: 'Done.' }]) });
+    const calls = [
+      { type: 'tool_use' as const, id: 'tu_1', name: 'get_weather', input: { city: 'Oslo' } },
+      { type: 'tool_use' as const, id: 'tu_2', name: 'get_weather', input: { city: 'Rome' } },
+    ];
+    const results = [
+      { type: 'tool_result' as const, tool_use_id: 'tu_1', content: '' },
+      { type: 'tool_result' as const, tool_use_id: 'tu_2', content: [{ type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: PNG_BASE64 } }] },
+    ];
+    const answer = await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 100, tools: [weatherTool], messages: [{ role: 'user', content: 'Weather?' }, { role: 'assistant', content: calls }, { role: 'user', content: results }] });
+    expect(answer.content).toEqual([{ type: 'text', text: 'Done.' }]);
+    expect((bedrock?.requests[0]?.body as { messages: unknown[] }).messages[2]).toEqual({
+      role: 'user',
+      content: [{ toolResult: { toolUseId: 'tu_1', content: [{ json: {} }] } }, { toolResult: { toolUseId: 'tu_2', content: [{ json: {} }] } }, { image: { format: 'png', source: { bytes: PNG_BASE64 } } }],
+    });
+  });
+
   it('turns cache_control into cachePoints and reports cache reads in usage', async () => {
     const client = await setup({
       bedrock: (_seen, res) => sendConverse(res, [{ text: 'ok' }], 'end_turn', { usage: { inputTokens: 10, outputTokens: 2, totalTokens: 412, cacheReadInputTokens: 400 } }),

@@ -8,7 +8,7 @@ import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import type { ConverseCachePoint, ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice, ConverseToolConfig } from './wire.js';
+import type { ConverseCachePoint, ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice, ConverseToolConfig, ConverseToolResultContent } from './wire.js';
 
 const CACHE_POINT: ConverseCachePoint = { cachePoint: { type: 'default' } };
 
@@ -163,7 +163,7 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
       }
       case 'tool': {
         const cached = typeof message.content !== 'string' && message.content.some((part) => part.cache_control !== undefined);
-        turn = { role: 'user', content: [{ toolResult: { toolUseId: anthropicToolCallId(message.tool_call_id), content: [{ text: textOf(message.content) }] } }, ...(cached ? [CACHE_POINT] : [])] };
+        turn = { role: 'user', content: [{ toolResult: { toolUseId: anthropicToolCallId(message.tool_call_id), content: toolResultContent(textOf(message.content)) } }, ...(cached ? [CACHE_POINT] : [])] };
         break;
       }
     }
@@ -175,6 +175,11 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
   }
   if (messages.length === 0) invalidRequest('messages', 'provider type bedrock needs a user or assistant message with content');
   return messages;
+}
+
+/** Converse refuses a blank text block, in a tool result too: a tool that returned no text (or only images) answers an empty JSON object. */
+function toolResultContent(text: string): ConverseToolResultContent[] {
+  return text.trim() === '' ? [{ json: {} }] : [{ text }];
 }
 
 function textBlocks(text: string): ConverseContentBlock[] {

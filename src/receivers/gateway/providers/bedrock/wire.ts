@@ -18,11 +18,14 @@ export interface ConverseCachePoint {
   cachePoint: { type: 'default' };
 }
 
+/** ToolResultContentBlock: text or a JSON value (images, documents and video too, which nothing here sends). */
+export type ConverseToolResultContent = { text: string } | { json: Record<string, unknown> };
+
 export type ConverseContentBlock =
   | { text: string }
   | { image: { format: ConverseImageFormat; source: { bytes: string } } }
   | { toolUse: ConverseToolUse }
-  | { toolResult: { toolUseId: string; content: Array<{ text: string }>; status?: 'success' | 'error' } }
+  | { toolResult: { toolUseId: string; content: ConverseToolResultContent[]; status?: 'success' | 'error' } }
   | { reasoningContent: ConverseReasoningContent }
   | ConverseCachePoint;
 

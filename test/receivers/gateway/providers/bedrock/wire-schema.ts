@@ -9,7 +9,9 @@ const oneOf = (keys: readonly string[]) => (block: Record<string, unknown>) => k
 
 // https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html
 const cachePoint = z.strictObject({ type: z.literal('default') });
-const toolResultContent = z.union([z.strictObject({ text: z.string() }), z.strictObject({ json: z.record(z.string(), z.unknown()) })]);
+// Converse refuses a blank text block ("The text field in the ContentBlock object at ... is blank"), in a tool result too.
+const nonBlank = z.string().regex(/\S/, 'a text block must not be blank');
+const toolResultContent = z.union([z.strictObject({ text: nonBlank }), z.strictObject({ json: z.record(z.string(), z.unknown()) })]);
 // ToolUseBlock.toolUseId: length 1-64, pattern ^[a-zA-Z0-9_-]+$ (Converse API reference).
 const toolUseId = z.string().max(64).regex(/^[a-zA-Z0-9_-]+$/);
 const contentBlock = z
