@@ -32,8 +32,6 @@ function stringField(block: Block, key: string, at: string): string {
 
 export function toChatRequest(request: MessagesRequest, providerType: string): ChatCompletionRequest {
   for (const key of Object.keys(request)) if (!CARRIED.has(key)) refuse(key, providerType);
-  // Gemini takes top_k, the others have no counterpart; the Chat shape has no field for it either.
-  if (request.top_k !== undefined) refuse('top_k', providerType);
   const messages: ChatMessage[] = [];
   const system = systemParts(request.system, providerType);
   if (system.length > 0) messages.push(fromOrigin({ role: 'system', content: system }, 'system'));
@@ -46,6 +44,8 @@ export function toChatRequest(request: MessagesRequest, providerType: string): C
   if (request.stream === true) chat.stream_options = { include_usage: true };
   if (request.temperature !== undefined) chat.temperature = request.temperature;
   if (request.top_p !== undefined) chat.top_p = request.top_p;
+  // Gemini takes it as topK, OpenAI-compatible servers as top_k; the bedrock adapter refuses it, naming it.
+  if (request.top_k !== undefined) chat.top_k = request.top_k;
   if (request.stop_sequences !== undefined && request.stop_sequences.length > 0) chat.stop = request.stop_sequences;
   const user = request.metadata?.user_id;
   if (typeof user === 'string') chat.user = user;

@@ -9,20 +9,24 @@ import { API_KEY, attr, chunk, completion, EventPump, postUnread, readRest, send
 import { message as anthropicMessage, messageEnd, messageStart, sendEvents, textBlock } from '../providers/anthropic/fixtures.js';
 import { endFrames, frame, sendConverse, sendError as sendBedrockError, sendFrames, textFrames } from '../providers/bedrock/fixtures.js';
 import { requestProblems } from '../providers/bedrock/wire-schema.js';
+import { sendResponse as sendGemini } from '../providers/google/fixtures.js';
+import { validateGemini } from '../providers/google/wire-schema.js';
 import { json, PNG_BASE64, startFake, type FakeUpstream, type Handler, type Seen } from '../providers/shared/fake-upstream.js';
 
 let gateway: Gateway | undefined;
 let anthropic: FakeUpstream | undefined;
 let bedrock: FakeUpstream | undefined;
+let google: FakeUpstream | undefined;
 let openai: Upstream | undefined;
 
 afterEach(async () => {
-  const problems = [...(anthropic?.problems ?? []), ...(bedrock?.problems ?? [])];
+  const problems = [...(anthropic?.problems ?? []), ...(bedrock?.problems ?? []), ...(google?.problems ?? [])];
   await gateway?.close();
   await anthropic?.close();
   await bedrock?.close();
+  await google?.close();
   await openai?.close();
-  gateway = anthropic = bedrock = openai = undefined;
+  gateway = anthropic = bedrock = google = openai = undefined;
   expect(problems).toEqual([]);
 });
 
@@ -40,12 +44,14 @@ const MODELS = [
   { id: 'anthropic/claude-test', name: 'Claude Test', endpoints: [{ provider: 'anthropic', model: 'claude-upstream-1' }, { provider: 'bedrock', model: 'anthropic.claude-upstream-v1:0' }] },
   { id: 'openai/gpt-test', name: 'GPT Test', endpoints: [{ provider: 'openai', model: 'gpt-upstream' }] },
   { id: 'bedrock/nova-test', name: 'Nova Test', endpoints: [{ provider: 'bedrock', model: 'anthropic.claude-sonnet-v1:0' }] },
+  { id: 'google/gemini-test', name: 'Gemini Test', endpoints: [{ provider: 'google', model: 'gemini-upstream' }] },
 ];
 
 interface Fakes {
   anthropic?: Handler;
   openai?: (body: Record<string, unknown>, res: ServerResponse) => void;
   bedrock?: Handler;
+  google?: Handler;
 }
 
 async function setup(fakes: Fakes, extra: Record<string, unknown> = {}): Promise<Anthropic> {
@@ -61,6 +67,10 @@ async function setup(fakes: Fakes, extra: Record<string, unknown> = {}): Promise
   if (fakes.bedrock !== undefined) {
     bedrock = await startFake(requestProblems, fakes.bedrock);
     providers['bedrock'] = { type: 'bedrock', base_url: bedrock.url, region: 'us-east-1', api_key: 'bedrock-key' };
+  }
+  if (fakes.google !== undefined) {
+    google = await startFake(validateGemini, fakes.google);
+    providers['google'] = { type: 'google', base_url: google.url, api_key: 'gm-test-key' };
   }
   const models = MODELS.filter((m) => m.endpoints.every((e) => providers[e.provider] !== undefined) || m.endpoints.some((e) => providers[e.provider] !== undefined)).map((m) => ({ ...m, endpoints: m.endpoints.filter((e) => providers[e.provider] !== undefined) }));
   gateway = await startGateway({ providers, models, ...extra });
@@ -651,6 +661,19 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     const error = await stream.finalMessage().catch((err: unknown) => err);
     expect(error).toBeInstanceOf(Anthropic.APIError);
     expect(String((error as Error).message)).toMatch(/api_error|upstream/);
+  });
+});
+
+describe('POST /v1/messages translated to Gemini', () => {
+  it('carries top_k to Gemini as generationConfig.topK; Bedrock, which has no top-k setting, refuses it by name', async () => {
+    const client = await setup({ google: (_seen, res) => sendGemini(res, [{ text: 'Bonjour.' }]), bedrock: (_seen, res) => sendConverse(res, [{ text: 'Hi.' }]) });
+    const answer = await client.messages.create({ model: 'google/gemini-test', max_tokens: 100, top_k: 40, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(answer.content).toEqual([{ type: 'text', text: 'Bonjour.' }]);
+    expect(google?.requests[0]?.body).toMatchObject({ generationConfig: { topK: 40, maxOutputTokens: 100 } });
+    const error = await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 100, top_k: 40, messages: [{ role: 'user', content: 'Hi' }] }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('top_k') } });
+    expect(bedrock?.requests).toHaveLength(0);
   });
 });
 

@@ -36,7 +36,6 @@ describe('Messages -> Chat Completions translation', () => {
   });
 
   it.each([
-    ['top_k', { top_k: 5, messages: [{ role: 'user', content: 'a' }] }],
     ['container', { container: 'c1', messages: [{ role: 'user', content: 'a' }] }],
     ['cache_control', { cache_control: { type: 'ephemeral' }, messages: [{ role: 'user', content: 'a' }] }],
     ['tools.0.type', { tools: [{ type: 'web_search_20250305', name: 'web_search' }], messages: [{ role: 'user', content: 'a' }] }],
