@@ -667,10 +667,12 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
 describe('POST /v1/messages translated to Gemini', () => {
   it('carries top_k to Gemini as generationConfig.topK; Bedrock, which has no top-k setting, refuses it by name', async () => {
     const client = await setup({ google: (_seen, res) => sendGemini(res, [{ text: 'Bonjour.' }]), bedrock: (_seen, res) => sendConverse(res, [{ text: 'Hi.' }]) });
-    const answer = await client.messages.create({ model: 'google/gemini-test', max_tokens: 100, top_k: 40, messages: [{ role: 'user', content: 'Hi' }] });
+    // This SDK's types no longer list top_k (newer Claude models refuse it); the API still takes it.
+    const params = (model: string) => ({ model, max_tokens: 100, top_k: 40, messages: [{ role: 'user' as const, content: 'Hi' }] });
+    const answer = await client.messages.create(params('google/gemini-test'));
     expect(answer.content).toEqual([{ type: 'text', text: 'Bonjour.' }]);
     expect(google?.requests[0]?.body).toMatchObject({ generationConfig: { topK: 40, maxOutputTokens: 100 } });
-    const error = await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 100, top_k: 40, messages: [{ role: 'user', content: 'Hi' }] }).catch((err: unknown) => err);
+    const error = await client.messages.create(params('bedrock/nova-test')).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as InstanceType<typeof Anthropic.BadRequestError>).error).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: expect.stringContaining('top_k') } });
     expect(bedrock?.requests).toHaveLength(0);
