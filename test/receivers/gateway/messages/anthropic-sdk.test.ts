@@ -719,6 +719,20 @@ describe('POST /v1/messages translated to Bedrock', () => {
     });
   });
 
+  it('leaves out a whitespace-only text block Claude put before a tool call, which Converse refuses when it comes back', async () => {
+    const client = await setup({
+      bedrock: (_seen, res) => {
+        if (bedrock?.requests.length === 1) sendConverse(res, [{ text: '\n\n' }, { toolUse: { toolUseId: 'tu_1', name: 'get_weather', input: { city: 'Oslo' } } }], 'tool_use');
+        else sendConverse(res, [{ text: 'Cold.' }]);
+      },
+    });
+    const first = await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 100, tools: [weatherTool], messages: [{ role: 'user', content: 'Oslo?' }] });
+    expect(first.content).toEqual([{ type: 'text', text: '\n\n' }, { type: 'tool_use', id: 'tu_1', name: 'get_weather', input: { city: 'Oslo' } }]);
+    const second = await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 100, tools: [weatherTool], messages: [{ role: 'user', content: 'Oslo?' }, { role: 'assistant', content: first.content }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'tu_1', content: 'minus 5' }] }] });
+    expect(second.content).toEqual([{ type: 'text', text: 'Cold.' }]);
+    expect((bedrock?.requests[1]?.body as { messages: unknown[] }).messages[1]).toEqual({ role: 'assistant', content: [{ toolUse: { toolUseId: 'tu_1', name: 'get_weather', input: { city: 'Oslo' } } }] });
+  });
+
   it('turns cache_control into cachePoints and reports cache reads in usage', async () => {
     const client = await setup({
       bedrock: (_seen, res) => sendConverse(res, [{ text: 'ok' }], 'end_turn', { usage: { inputTokens: 10, outputTokens: 2, totalTokens: 412, cacheReadInputTokens: 400 } }),

@@ -182,8 +182,13 @@ function toolResultContent(text: string): ConverseToolResultContent[] {
   return text.trim() === '' ? [{ json: {} }] : [{ text }];
 }
 
+/**
+ * Converse refuses a blank text block; Claude writes whitespace-only text
+ * before a tool call at times, which the client sends back. Such text says
+ * nothing, so it is left out.
+ */
 function textBlocks(text: string): ConverseContentBlock[] {
-  return text === '' ? [] : [{ text }];
+  return text.trim() === '' ? [] : [{ text }];
 }
 
 /** Text parts as blocks; a part with cache_control is followed by a cache point. */

@@ -9,14 +9,14 @@ const oneOf = (keys: readonly string[]) => (block: Record<string, unknown>) => k
 
 // https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html
 const cachePoint = z.strictObject({ type: z.literal('default') });
-// Converse refuses a blank text block ("The text field in the ContentBlock object at ... is blank"), in a tool result too.
+// Converse refuses a blank (empty or whitespace-only) text block ("The text field in the ContentBlock object at ... is blank"), in a tool result too.
 const nonBlank = z.string().regex(/\S/, 'a text block must not be blank');
 const toolResultContent = z.union([z.strictObject({ text: nonBlank }), z.strictObject({ json: z.record(z.string(), z.unknown()) })]);
 // ToolUseBlock.toolUseId: length 1-64, pattern ^[a-zA-Z0-9_-]+$ (Converse API reference).
 const toolUseId = z.string().max(64).regex(/^[a-zA-Z0-9_-]+$/);
 const contentBlock = z
   .strictObject({
-    text: z.string().min(1).optional(),
+    text: nonBlank.optional(),
     image: z.strictObject({ format: z.enum(['png', 'jpeg', 'gif', 'webp']), source: z.strictObject({ bytes: z.base64() }) }).optional(),
     toolUse: z.strictObject({ toolUseId, name: z.string().min(1), input: z.record(z.string(), z.unknown()) }).optional(),
     toolResult: z.strictObject({ toolUseId, content: z.array(toolResultContent).min(1), status: z.enum(['success', 'error']).optional() }).optional(),
@@ -31,7 +31,7 @@ const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
 
 export const converseRequest = z.strictObject({
   messages: z.array(z.strictObject({ role: z.enum(['user', 'assistant']), content: z.array(contentBlock).min(1) })).min(1),
-  system: z.array(z.union([z.strictObject({ text: z.string().min(1) }), z.strictObject({ cachePoint })])).optional(),
+  system: z.array(z.union([z.strictObject({ text: nonBlank }), z.strictObject({ cachePoint })])).optional(),
   // Claude: https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html
   // Nova 2: https://docs.aws.amazon.com/nova/latest/userguide/extended-thinking.html
   additionalModelRequestFields: z
