@@ -114,10 +114,10 @@ function cacheControlOf(block: Block): CacheControl | undefined {
  * (Chat's tool messages take text only).
  */
 function userTurn(content: string | Block[], at: string, providerType: string): ChatMessage[] {
-  if (typeof content === 'string') return [fromOrigin({ role: 'user', content }, at)];
   const param = `${at}.content`;
-  // Anthropic refuses an empty user turn too; leaving it out would change the conversation (a prefill, or no message at all).
+  // Anthropic refuses an empty user turn too; leaving it out (as google does) would change the conversation (a prefill, or no message at all).
   if (content.length === 0) throw new ProviderRequestError(param, 'user messages must have non-empty content');
+  if (typeof content === 'string') return [fromOrigin({ role: 'user', content }, at)];
   const tools: ChatMessage[] = [];
   const toolImages: ContentPart[] = [];
   const parts: ContentPart[] = [];

@@ -55,6 +55,7 @@ describe('Messages -> Chat Completions translation', () => {
     ['messages.1.content.0.thinking', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'thinking', signature: 's' }] }] }],
     ['messages.1.content.0.data', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: [{ type: 'redacted_thinking' }] }] }],
     ['messages.0.content', { messages: [{ role: 'user', content: [] }] }],
+    ['messages.2.content', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: '' }] }],
     ['messages.2.content', { messages: [{ role: 'user', content: 'a' }, { role: 'assistant', content: 'b' }, { role: 'user', content: [] }] }],
   ])('refuses what it cannot carry, naming %s', (param, body) => {
     expect(refusal(body)).toBe(param);
