@@ -10,12 +10,30 @@ export function parseOpenAIResponse(body: Uint8Array): ChatCompletion {
 
 export function parseOpenAIResponseText(text: string): ChatCompletion {
   const parsed: unknown = JSON.parse(text);
-  if (!isObject(parsed) || !hasChoiceObjects(parsed, 'message')) {
+  if (!isObject(parsed)) throw new UpstreamStreamError('upstream answered with a body that is not a chat completion');
+  // OpenRouter, LiteLLM and others may answer 200 with an error object (one met after the status went out).
+  const error = inBandError(parsed, text);
+  if (error !== undefined) throw error;
+  if (!hasChoiceObjects(parsed, 'message')) {
     throw new UpstreamStreamError('upstream answered with a body that is not a chat completion');
   }
   const problem = completionProblem(parsed['choices'] as Record<string, unknown>[]);
   if (problem !== undefined) throw new InvalidResponseError(problem);
   return parsed as unknown as ChatCompletion;
+}
+
+/**
+ * The failure a 2xx body or stream event reports in place of a completion or
+ * chunk (`{"error": {...}}`), if it does. vLLM and OpenRouter give the HTTP
+ * status the error stands for as its code: it is then judged as that answer.
+ */
+export function inBandError(parsed: Record<string, unknown>, text: string): UpstreamStreamError | undefined {
+  const error = parsed['error'];
+  if (error === undefined || error === null) return undefined;
+  const wire = isObject(error) ? error : { message: String(error) };
+  const code = wire['code'];
+  const answer = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? classifyOpenAIError(code, new TextEncoder().encode(text)) : undefined;
+  return new UpstreamStreamError(typeof wire['message'] === 'string' ? wire['message'] : 'upstream reported an error', typeof wire['type'] === 'string' ? wire['type'] : 'api_error', answer);
 }
 
 /** What makes a completion's choices unreadable: none at all, or a tool call without its function. */

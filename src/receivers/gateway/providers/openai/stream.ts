@@ -1,7 +1,7 @@
-import { RAW_EVENT, type ChatCompletionChunk } from '../shared/openai-types.js';
+import { RAW_EVENT, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types.js';
 import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
 import { UpstreamStreamError, type StreamMapper } from '../shared/types.js';
-import { classifyOpenAIError, hasChoiceObjects, isObject } from './response.js';
+import { hasChoiceObjects, inBandError, isObject, parseOpenAIResponseText } from './response.js';
 
 /** The chunk an event carries, or undefined for `[DONE]`. */
 function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
@@ -13,14 +13,8 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
     throw new UpstreamStreamError('upstream sent an event that is not JSON');
   }
   if (!isObject(parsed)) throw new UpstreamStreamError('upstream sent an event that is not a JSON object');
-  const error = parsed['error'];
-  if (error !== undefined && error !== null) {
-    const wire = isObject(error) ? error : { message: String(error) };
-    // vLLM and OpenRouter give the HTTP status the error stands for as its code.
-    const code = wire['code'];
-    const answer = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? classifyOpenAIError(code, new TextEncoder().encode(event.data)) : undefined;
-    throw new UpstreamStreamError(typeof wire['message'] === 'string' ? wire['message'] : 'upstream stream error', typeof wire['type'] === 'string' ? wire['type'] : 'api_error', answer);
-  }
+  const error = inBandError(parsed, event.data);
+  if (error !== undefined) throw error;
   if (!hasChoiceObjects(parsed, 'delta')) throw new UpstreamStreamError('upstream sent an event that is not a chat.completion.chunk');
   const chunk = parsed as unknown as ChatCompletionChunk;
   // One line of data can be passed on as it came; a multi-line event is serialized again.
@@ -41,5 +35,73 @@ const OPENAI_EVENTS: SseEventMapper = {
 };
 
 export function openAIStreamMapper(): StreamMapper {
-  return new SseStreamMapper(OPENAI_EVENTS);
+  return new OpenAIStreamMapper();
+}
+
+/**
+ * An OpenAI-compatible stream: SSE, or one JSON document where a server
+ * ignored `stream: true` (a completion) or failed after its 200 went out (an
+ * error object, as OpenRouter and LiteLLM send). SSE has no line opening
+ * with `{`, so the body's first character tells which.
+ */
+class OpenAIStreamMapper implements StreamMapper {
+  readonly #sse = new SseStreamMapper(OPENAI_EVENTS);
+  /** The JSON body's parts, once the body turned out to be one; undefined while it is SSE or not yet known. */
+  #json: Buffer[] | undefined;
+  #known = false;
+  #finished = false;
+  #error: unknown;
+
+  get finished(): boolean {
+    return this.#json === undefined ? this.#sse.finished : this.#finished;
+  }
+
+  get error(): unknown {
+    return this.#json === undefined ? this.#sse.error : this.#error;
+  }
+
+  push(part: Uint8Array): readonly ChatCompletionChunk[] {
+    if (!this.#known) this.#known = this.#sniff(part);
+    if (this.#json === undefined) return this.#sse.push(part);
+    this.#json.push(Buffer.from(part));
+    return [];
+  }
+
+  end(): readonly ChatCompletionChunk[] {
+    if (this.#json === undefined) return this.#sse.end();
+    this.#finished = true;
+    try {
+      return completionChunks(parseOpenAIResponseText(Buffer.concat(this.#json).toString('utf8').replace(/^\uFEFF/, '')));
+    } catch (err) {
+      this.#error = err;
+      return [];
+    }
+  }
+
+  /** True once the part shows what the body is: its first byte past whitespace and a byte order mark. */
+  #sniff(part: Uint8Array): boolean {
+    for (let i = 0; i < part.length; i++) {
+      const byte = part[i] as number;
+      // Whitespace, and the bytes of a byte order mark (EF BB BF), which nothing else before the first character has.
+      if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d || byte === 0xef || byte === 0xbb || byte === 0xbf) continue;
+      if (byte === 0x7b) this.#json = []; // '{'
+      return true;
+    }
+    return false;
+  }
+}
+
+/** A whole completion as the chunks that would have streamed it: each choice whole in one, then usage in its own. */
+function completionChunks(completion: ChatCompletion): ChatCompletionChunk[] {
+  const { id, created, model } = completion;
+  const chunks: ChatCompletionChunk[] = completion.choices.map(function choiceChunk(choice, i) {
+    const { tool_calls: calls, ...message } = choice.message;
+    const delta: ChatCompletionChunk['choices'][number]['delta'] = calls === undefined || calls === null ? message : { ...message, tool_calls: calls.map((call, index) => ({ index, ...call })) };
+    const index = typeof choice.index === 'number' ? choice.index : i;
+    const streamed: ChatCompletionChunk['choices'][number] = { index, delta, finish_reason: choice.finish_reason ?? null };
+    if (choice.logprobs !== undefined) streamed.logprobs = choice.logprobs;
+    return { id, object: 'chat.completion.chunk', created, model, choices: [streamed] };
+  });
+  if (completion.usage != null) chunks.push({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: completion.usage });
+  return chunks;
 }

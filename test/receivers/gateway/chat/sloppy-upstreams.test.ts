@@ -1,0 +1,103 @@
+// OpenAI-compatible servers (vLLM, Ollama, llama.cpp, LiteLLM, OpenRouter,
+// Groq, Together) that stray from OpenAI's own answers, through the official
+// openai SDK.
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
+
+let gateway: Gateway | undefined;
+const upstreams: Upstream[] = [];
+
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  await Promise.all(upstreams.splice(0).map((u) => u.close()));
+});
+
+/** A gateway whose model `sloppy/m` goes to `first`, then (when given) to `second`. */
+async function setup(first: UpstreamHandler, second?: UpstreamHandler): Promise<OpenAI> {
+  const providers: Record<string, unknown> = {};
+  const endpoints = [];
+  for (const [slug, handler] of [['first', first], ['second', second]] as const) {
+    if (handler === undefined) continue;
+    const upstream = await startUpstream(handler);
+    upstreams.push(upstream);
+    providers[slug] = openaiProvider(upstream);
+    endpoints.push({ provider: slug, model: 'm' });
+  }
+  gateway = await startGateway({ providers, models: [{ id: 'sloppy/m', endpoints }] });
+  return new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+}
+
+const messages = [{ role: 'user' as const, content: 'hi' }];
+
+async function failure(promise: Promise<unknown>): Promise<OpenAI.APIError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(OpenAI.APIError);
+  return err as OpenAI.APIError;
+}
+
+describe('an OpenAI-compatible upstream answering 200 with an error object', () => {
+  it('gives a whole answer the error with its message and the status its code stands for, not tried elsewhere', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, { error: { message: 'prompt is too long', type: 'invalid_request_error', code: 400 } }), (_body, res) => sendJson(res, 200, completion('from second')));
+    const err = await failure(client.chat.completions.create({ model: 'sloppy/m', messages }));
+    expect(err.status).toBe(400);
+    expect(err.message).toContain('Provider first failed: prompt is too long');
+    expect(upstreams[1]?.requests).toHaveLength(0);
+  });
+
+  it('falls back from a whole answer whose error has no status, and says what it was when none is left', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, { error: { message: 'model overloaded', type: 'server_error' } }));
+    const err = await failure(client.chat.completions.create({ model: 'sloppy/m', messages }));
+    expect(err.status).toBe(502);
+    expect(err.message).toContain('Provider first failed: model overloaded');
+  });
+
+  it('gives a stream the error of a JSON error body, with its status', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, { error: { message: 'rate limited upstream', code: 429 } }));
+    const err = await failure(client.chat.completions.create({ model: 'sloppy/m', messages, stream: true }));
+    expect(err.status).toBe(429);
+    expect(err.message).toContain('Provider first failed: rate limited upstream');
+  });
+
+  it('falls back from a stream answered with a JSON error body', async () => {
+    const client = await setup(
+      (_body, res) => sendJson(res, 200, { error: 'upstream worker crashed' }),
+      (_body, res) => textStream(res, ['from ', 'second']),
+    );
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text).toBe('from second');
+  });
+});
+
+describe('an OpenAI-compatible upstream answering stream: true with a whole completion', () => {
+  it('streams the completion to the client: content, tool calls, finish_reason, usage and id', async () => {
+    const toolCall = { id: 'call_1', type: 'function', function: { name: 'weather', arguments: '{"city":"Zürich"}' } };
+    const client = await setup((_body, res) =>
+      sendJson(res, 200, completion('it is', { id: 'chatcmpl-whole', choices: [{ index: 0, message: { role: 'assistant', content: 'it is', tool_calls: [toolCall] }, finish_reason: 'tool_calls' }] })),
+    );
+    const stream = client.chat.completions.stream({ model: 'sloppy/m', messages, stream: true, stream_options: { include_usage: true } });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const final = await stream.finalChatCompletion();
+    expect(final.id).toBe('chatcmpl-whole');
+    expect(final.choices[0]?.message.content).toBe('it is');
+    expect(final.choices[0]?.message.tool_calls).toEqual([toolCall]);
+    expect(final.choices[0]?.finish_reason).toBe('tool_calls');
+    expect(chunks.at(-1)?.usage).toEqual({ prompt_tokens: 11, completion_tokens: 7, total_tokens: 18 });
+  });
+
+  it('leaves the usage chunk out when the client did not ask for it', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, completion('whole')));
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.map((c) => c.choices[0]?.delta.content)).toEqual(['whole']);
+    expect(chunks.some((c) => c.usage != null)).toBe(false);
+  });
+});
