@@ -20,13 +20,17 @@ export interface AttemptFailure {
   outcome: AttemptOutcome;
 }
 
-/** A failure that is not an upstream HTTP status: timeouts, network errors, bad upstream data, a client gone. */
-export function attemptFailure(err: unknown, clock: AttemptClock, slug: string): AttemptFailure {
-  const failure = classify(err, clock, slug);
+/**
+ * A failure that is not an upstream HTTP status: timeouts, network errors,
+ * bad upstream data, a client gone. `answering`: the upstream's 2xx answer
+ * had begun, so a network error broke it off rather than kept it from being reached.
+ */
+export function attemptFailure(err: unknown, clock: AttemptClock, slug: string, answering = false): AttemptFailure {
+  const failure = classify(err, clock, slug, answering);
   return 'spanMessage' in failure ? failure : { ...failure, spanMessage: failure.error.message };
 }
 
-function classify(err: unknown, clock: AttemptClock, slug: string): Omit<AttemptFailure, 'spanMessage'> | AttemptFailure {
+function classify(err: unknown, clock: AttemptClock, slug: string, answering: boolean): Omit<AttemptFailure, 'spanMessage'> | AttemptFailure {
   const reason = clock.reason;
   if (reason === 'client_closed') {
     return { error: new GatewayHttpError(499, 'The client closed the request.', { code: 'client_closed' }), fallback: false, spanErrorType: 'cancelled', outcome: 'cancelled' };
@@ -67,7 +71,8 @@ function classify(err: unknown, clock: AttemptClock, slug: string): Omit<Attempt
   }
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') {
-    return { error: upstreamError(`Provider ${slug} could not be reached (${code}).`), fallback: true, spanErrorType: code, outcome: 'network_error' };
+    const what = answering ? 'broke off its answer' : 'could not be reached';
+    return { error: upstreamError(`Provider ${slug} ${what} (${code}).`), fallback: true, spanErrorType: code, outcome: 'network_error' };
   }
   // Network and system errors carry a code; one without is this gateway failing on what it was given
   // (an upstream answer of a shape it did not expect, say), not an unreachable provider.

@@ -117,7 +117,7 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
 
   fail(err: unknown): StreamResult {
     const { state, span, clock, slug } = this.#options;
-    const failure = attemptFailure(err, clock, slug);
+    const failure = attemptFailure(err, clock, slug, true);
     span.fail(failure.spanErrorType, failure.spanMessage);
     const encoder = this.#encoder;
     // Nothing reached the client yet: the fallback loop may try the next endpoint.

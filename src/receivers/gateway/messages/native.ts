@@ -194,7 +194,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
 
   fail(err: unknown): AttemptResult {
     const { span, state, clock, slug } = this.#options;
-    const failure = attemptFailure(err, clock, slug);
+    const failure = attemptFailure(err, clock, slug, true);
     span.fail(failure.spanErrorType, failure.spanMessage);
     if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
     // Charged before the client's stream ends: the generation is recorded once it has.

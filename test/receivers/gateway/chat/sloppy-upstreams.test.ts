@@ -3,7 +3,7 @@
 // openai SDK.
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
+import { API_KEY, chunk, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];
@@ -31,13 +31,15 @@ async function setup(first: UpstreamHandler, second?: UpstreamHandler): Promise<
 
 const messages = [{ role: 'user' as const, content: 'hi' }];
 
-async function failure(promise: Promise<unknown>): Promise<OpenAI.APIError> {
+type APIError = InstanceType<typeof OpenAI.APIError>;
+
+async function failure(promise: Promise<unknown>): Promise<APIError> {
   const err = await promise.then(
     () => undefined,
     (e: unknown) => e,
   );
   expect(err).toBeInstanceOf(OpenAI.APIError);
-  return err as OpenAI.APIError;
+  return err as APIError;
 }
 
 describe('an OpenAI-compatible upstream answering 200 with an error object', () => {
@@ -99,5 +101,23 @@ describe('an OpenAI-compatible upstream answering stream: true with a whole comp
     for await (const chunk of stream) chunks.push(chunk);
     expect(chunks.map((c) => c.choices[0]?.delta.content)).toEqual(['whole']);
     expect(chunks.some((c) => c.usage != null)).toBe(false);
+  });
+});
+
+describe('an OpenAI-compatible upstream whose connection drops mid-stream', () => {
+  it('ends the stream with an error saying the provider broke off its answer, not that it could not be reached', async () => {
+    const client = await setup((_body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'Hel' }))}\n\n`, () => setTimeout(() => res.destroy(), 50));
+    });
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    let text = '';
+    const err = await failure(
+      (async () => {
+        for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+      })(),
+    );
+    expect(text).toBe('Hel');
+    expect(err.message).toMatch(/^Provider first broke off its answer \(UND_ERR_SOCKET\)\.$/);
   });
 });
