@@ -85,7 +85,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
     const adapter = provider.adapter;
     if (adapter.passthrough === true) {
-      const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');
+      const text = bodyText(response.body);
       const completion = adapter.parseResponseText === undefined ? adapter.parseResponse(response.body, ctx) : adapter.parseResponseText(text, ctx);
       recordCompletion(span, completion, env.captureContent, state, served);
       state.answer.complete(state.res, completion, text, state, provider.slug);
@@ -146,6 +146,12 @@ class AttemptContextOf implements AttemptContext {
 
 export function attemptContext(provider: ResolvedProvider, endpoint: Endpoint, clock: AttemptClock): AttemptContext {
   return new AttemptContextOf(provider, endpoint, clock);
+}
+
+/** A passthrough answer's text, without the byte order mark some servers open with (JSON.parse refuses one, and so would the client). */
+function bodyText(body: Uint8Array): string {
+  const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? 3 : 0;
+  return Buffer.from(body.buffer, body.byteOffset + bom, body.byteLength - bom).toString('utf8');
 }
 
 export function isSuccess(status: number): boolean {

@@ -121,3 +121,16 @@ describe('an OpenAI-compatible upstream whose connection drops mid-stream', () =
     expect(err.message).toMatch(/^Provider first broke off its answer \(UND_ERR_SOCKET\)\.$/);
   });
 });
+
+describe('an OpenAI-compatible upstream opening its answer with a byte order mark', () => {
+  it('answers the completion without it', async () => {
+    const client = await setup((_body, res) => {
+      const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(completion('Grüezi')))]);
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length });
+      res.end(body);
+    });
+    const answer = await client.chat.completions.create({ model: 'sloppy/m', messages });
+    expect(answer.choices[0]?.message.content).toBe('Grüezi');
+    expect(answer.usage?.total_tokens).toBe(18);
+  });
+});
