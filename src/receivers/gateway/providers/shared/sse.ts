@@ -17,14 +17,21 @@ export interface SseEvent {
 const NO_EVENTS: readonly SseEvent[] = [];
 
 export class SseParser {
-  // The byte order mark a stream may open with is dropped by #text, not by the
-  // decoder: the decoder would drop one at the start of whatever it decodes
-  // first, which need not be the start of the stream.
+  // The byte order mark a stream may open with is dropped by #opening, not by
+  // the decoder: the decoder would drop one at the start of whatever it
+  // decodes first, which need not be the start of the stream.
   readonly #decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   /** The decoder may hold the first bytes of a character split across chunks. */
   #split = false;
   #started = false;
-  #buffer = '';
+  /**
+   * The pieces of a line not ended yet. Kept apart and joined once the line
+   * ends, so a line that comes in many parts (a megabyte of base64 image) is
+   * searched and copied once, not again with every part.
+   */
+  #pending: string[] = [];
+  /** The last line ended with a CR at the end of its text: an LF opening the next text is that line's CRLF. */
+  #afterCr = false;
   #event: string | undefined;
   #data: string[] = [];
 
@@ -35,71 +42,90 @@ export class SseParser {
     // whole UTF-8 (most are: an event ends in "\n\n"); Buffer decodes it
     // faster than the streaming decoder, which is kept for the rest.
     const last = chunk[chunk.length - 1] as number;
-    if (!this.#split && last < 0x80 && Buffer.isBuffer(chunk)) this.#text(chunk.toString('utf8'));
-    else {
-      this.#text(this.#decoder.decode(chunk, { stream: true }));
-      this.#split = last >= 0x80;
-    }
-    return this.#takeLines(false);
+    if (!this.#split && last < 0x80 && Buffer.isBuffer(chunk)) return this.#lines(chunk.toString('utf8'));
+    const text = this.#decoder.decode(chunk, { stream: true });
+    this.#split = last >= 0x80;
+    return this.#lines(text);
   }
 
   /** The events left when the body ends; the last one may lack its blank line. */
   end(): readonly SseEvent[] {
-    this.#text(this.#decoder.decode());
-    if (this.#buffer !== '') this.#buffer += '\n';
-    const events = [...this.#takeLines(true)];
-    if (this.#data.length > 0) events.push({ event: this.#event, data: this.#data.join('\n') });
-    this.#event = undefined;
-    this.#data = [];
+    const events = [...this.#lines(this.#decoder.decode())];
+    if (this.#pending.length > 0) {
+      const line = this.#pending.join('');
+      this.#pending = [];
+      const event = this.#line(line);
+      if (event !== undefined) events.push(event);
+    }
+    const last = this.#line('');
+    if (last !== undefined) events.push(last);
     return events;
   }
 
-  #text(text: string): void {
-    if (this.#started) this.#buffer += text;
-    else if (text !== '') {
-      this.#started = true;
-      this.#buffer += text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-    }
+  #opening(text: string): string {
+    if (this.#started || text === '') return text;
+    this.#started = true;
+    return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   }
 
-  #takeLines(final: boolean): readonly SseEvent[] {
-    const buffer = this.#buffer;
+  /** The events the lines this text ends complete; what follows its last line end waits in #pending. */
+  #lines(decoded: string): readonly SseEvent[] {
+    const text = this.#opening(decoded);
+    if (text === '') return NO_EVENTS;
     let events: SseEvent[] | undefined;
     let start = 0;
+    if (this.#afterCr) {
+      this.#afterCr = false;
+      if (text.charCodeAt(0) === 10) start = 1;
+    }
     // The next CR at or after `start`, found once and reused: most streams have none.
-    let cr = buffer.indexOf('\r');
+    let cr = text.indexOf('\r', start);
     for (;;) {
-      if (cr !== -1 && cr < start) cr = buffer.indexOf('\r', start);
-      const lf = buffer.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
+      const lf = text.indexOf('\n', start);
       let end: number;
       let next: number;
       if (cr !== -1 && (lf === -1 || cr < lf)) {
-        // A trailing lone CR may be the first half of CRLF: wait for more input.
-        if (cr === buffer.length - 1 && !final) break;
         end = cr;
-        next = buffer.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+        if (cr === text.length - 1) {
+          // The LF of a CRLF may open the next text.
+          this.#afterCr = true;
+          next = cr + 1;
+        } else next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
       } else if (lf !== -1) {
         end = lf;
         next = lf + 1;
       } else break;
-      const line = buffer.slice(start, end);
-      start = next;
-      if (line === '') {
-        if (this.#data.length > 0) (events ??= []).push({ event: this.#event, data: this.#data.join('\n') });
-        this.#event = undefined;
-        this.#data = [];
-        continue;
+      let line = text.slice(start, end);
+      if (this.#pending.length > 0) {
+        this.#pending.push(line);
+        line = this.#pending.join('');
+        this.#pending = [];
       }
-      if (line.charCodeAt(0) === 58) continue; // ':' starts a comment
-      const colon = line.indexOf(':');
-      const field = colon === -1 ? line : line.slice(0, colon);
-      let value = colon === -1 ? '' : line.slice(colon + 1);
-      if (value.charCodeAt(0) === 32) value = value.slice(1);
-      if (field === 'data') this.#data.push(value);
-      else if (field === 'event') this.#event = value;
+      start = next;
+      const event = this.#line(line);
+      if (event !== undefined) (events ??= []).push(event);
     }
-    this.#buffer = start === 0 ? buffer : buffer.slice(start);
+    if (start < text.length) this.#pending.push(start === 0 ? text : text.slice(start));
     return events ?? NO_EVENTS;
+  }
+
+  /** One line: a blank one completes the event, if it has data. */
+  #line(line: string): SseEvent | undefined {
+    if (line === '') {
+      const event = this.#data.length > 0 ? { event: this.#event, data: this.#data.join('\n') } : undefined;
+      this.#event = undefined;
+      this.#data = [];
+      return event;
+    }
+    if (line.charCodeAt(0) === 58) return undefined; // ':' starts a comment
+    const colon = line.indexOf(':');
+    const field = colon === -1 ? line : line.slice(0, colon);
+    let value = colon === -1 ? '' : line.slice(colon + 1);
+    if (value.charCodeAt(0) === 32) value = value.slice(1);
+    if (field === 'data') this.#data.push(value);
+    else if (field === 'event') this.#event = value;
+    return undefined;
   }
 }
 

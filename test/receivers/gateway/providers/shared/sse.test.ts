@@ -80,4 +80,17 @@ describe('SSE parsing', () => {
     ]);
     expect(parser.end()).toEqual([{ event: undefined, data: 'c' }]);
   });
+
+  it('joins a line that comes in many parts, a CR ending one part and its LF opening the next', () => {
+    const image = 'A'.repeat(256 * 1024);
+    const body = Buffer.from(`data: {"b64":"${image}"}\r\n\r\ndata: next\r\r`);
+    const parts = [];
+    for (let i = 0; i < body.length; i += 1000) parts.push(body.subarray(i, i + 1000));
+    const crlf = body.indexOf('\r\n');
+    expect(all([body.subarray(0, crlf + 1), body.subarray(crlf + 1, crlf + 2), body.subarray(crlf + 2)])).toEqual(all(parts));
+    expect(all(parts)).toEqual([
+      { event: undefined, data: `{"b64":"${image}"}` },
+      { event: undefined, data: 'next' },
+    ]);
+  });
 });
