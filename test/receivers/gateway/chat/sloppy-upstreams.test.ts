@@ -134,3 +134,19 @@ describe('an OpenAI-compatible upstream opening its answer with a byte order mar
     expect(answer.usage?.total_tokens).toBe(18);
   });
 });
+
+describe('an OpenAI-compatible upstream whose last chunk has no delta', () => {
+  it('gives the client the choice with an empty delta, as every chunk of OpenAI has one', async () => {
+    const client = await setup((_body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'Hi' }))}\n\n`);
+      res.write(`data: ${JSON.stringify({ ...chunk({}, 'stop'), choices: [{ index: 0, finish_reason: 'stop' }] })}\n\n`);
+      res.write(`data: ${JSON.stringify({ ...chunk({}, 'stop'), choices: [{ index: 0, delta: null, finish_reason: 'stop' }] })}\n\n`);
+      res.end('data: [DONE]\n\n');
+    });
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    const deltas = [];
+    for await (const c of stream) deltas.push(c.choices[0]?.delta);
+    expect(deltas).toEqual([{ role: 'assistant', content: 'Hi' }, {}, {}]);
+  });
+});

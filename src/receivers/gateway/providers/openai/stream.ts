@@ -15,10 +15,13 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
   if (!isObject(parsed)) throw new UpstreamStreamError('upstream sent an event that is not a JSON object');
   const error = inBandError(parsed, event.data);
   if (error !== undefined) throw error;
+  const choices = parsed['choices'];
+  // A choice without a delta is given an empty one (clients read delta.content), so that event's own text will not do.
+  const asSent = Array.isArray(choices) && choices.every((choice) => isObject(choice) && isObject(choice['delta']));
   if (!hasChoiceObjects(parsed, 'delta')) throw new UpstreamStreamError('upstream sent an event that is not a chat.completion.chunk');
   const chunk = parsed as unknown as ChatCompletionChunk;
   // One line of data can be passed on as it came; a multi-line event is serialized again.
-  if (!event.data.includes('\n')) chunk[RAW_EVENT] = event.data;
+  if (asSent && !event.data.includes('\n')) chunk[RAW_EVENT] = event.data;
   return chunk;
 }
 
