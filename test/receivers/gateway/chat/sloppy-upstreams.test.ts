@@ -150,3 +150,29 @@ describe('an OpenAI-compatible upstream whose last chunk has no delta', () => {
     expect(deltas).toEqual([{ role: 'assistant', content: 'Hi' }, {}, {}]);
   });
 });
+
+describe('an OpenAI-compatible upstream that fails right after its opening role chunk', () => {
+  it('falls back, since the role chunk alone is held until there is more to send', async () => {
+    const client = await setup(
+      (_body, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: '' }))}\n\n`);
+        res.end(`data: ${JSON.stringify({ error: { message: 'provider returned error', code: 502 } })}\n\n`);
+      },
+      (_body, res) => textStream(res, ['from ', 'second']),
+    );
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    const chunks = [];
+    for await (const c of stream) chunks.push(c);
+    expect(chunks.map((c) => c.choices[0]?.delta.content).join('')).toBe('from second');
+    expect(upstreams[1]?.requests).toHaveLength(1);
+  });
+
+  it('still sends the role chunk, first, once content follows it', async () => {
+    const client = await setup((_body, res) => textStream(res, ['Hi']));
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    const deltas = [];
+    for await (const c of stream) deltas.push(c.choices[0]?.delta);
+    expect(deltas).toEqual([{ role: 'assistant', content: '' }, { content: 'Hi' }, {}]);
+  });
+});

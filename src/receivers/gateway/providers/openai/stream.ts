@@ -25,17 +25,48 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
   return chunk;
 }
 
-const OPENAI_EVENTS: SseEventMapper = {
-  event(event, out) {
+/**
+ * One stream's events. The opening chunk that only says the role (vLLM,
+ * OpenRouter and OpenAI send it at once) is held until more comes: an error
+ * right after it then finds no byte sent to the client, and the attempt can
+ * still fall back, as it can for the translating adapters (chunks.ts).
+ */
+class OpenAIEvents implements SseEventMapper {
+  #held: ChatCompletionChunk | undefined;
+  #first = true;
+
+  event(event: SseEvent, out: ChatCompletionChunk[]): boolean {
     const chunk = toChunk(event);
-    if (chunk === undefined) return true;
+    if (chunk === undefined) {
+      this.end(out);
+      return true;
+    }
+    if (this.#first) {
+      this.#first = false;
+      if (saysOnlyRole(chunk)) {
+        this.#held = chunk;
+        return false;
+      }
+    }
+    this.end(out);
     out.push(chunk);
     return false;
-  },
+  }
+
   // Some OpenAI-compatible servers end the body without `[DONE]`: that is the end too
   // (a body that ends before any chunk is a failed attempt: stream-pipe.ts).
-  end() {},
-};
+  end(out: ChatCompletionChunk[]): void {
+    if (this.#held === undefined) return;
+    out.push(this.#held);
+    this.#held = undefined;
+  }
+}
+
+/** A chunk with nothing for the client but the role: no text, calls, finish or usage. */
+function saysOnlyRole(chunk: ChatCompletionChunk): boolean {
+  if (chunk.usage != null || chunk.choices.length === 0) return false;
+  return chunk.choices.every((choice) => choice.finish_reason == null && Object.entries(choice.delta).every(([key, value]) => key === 'role' || value === '' || value === null));
+}
 
 export function openAIStreamMapper(): StreamMapper {
   return new OpenAIStreamMapper();
@@ -48,7 +79,7 @@ export function openAIStreamMapper(): StreamMapper {
  * with `{`, so the body's first character tells which.
  */
 class OpenAIStreamMapper implements StreamMapper {
-  readonly #sse = new SseStreamMapper(OPENAI_EVENTS);
+  readonly #sse = new SseStreamMapper(new OpenAIEvents());
   /** The JSON body's parts, once the body turned out to be one; undefined while it is SSE or not yet known. */
   #json: Buffer[] | undefined;
   #known = false;
