@@ -38,7 +38,7 @@ class OpenAIEvents implements SseEventMapper {
   event(event: SseEvent, out: ChatCompletionChunk[]): boolean {
     const chunk = toChunk(event);
     if (chunk === undefined) {
-      this.end(out);
+      this.#release(out);
       return true;
     }
     if (this.#first) {
@@ -48,7 +48,7 @@ class OpenAIEvents implements SseEventMapper {
         return false;
       }
     }
-    this.end(out);
+    this.#release(out);
     out.push(chunk);
     return false;
   }
@@ -56,6 +56,10 @@ class OpenAIEvents implements SseEventMapper {
   // Some OpenAI-compatible servers end the body without `[DONE]`: that is the end too
   // (a body that ends before any chunk is a failed attempt: stream-pipe.ts).
   end(out: ChatCompletionChunk[]): void {
+    this.#release(out);
+  }
+
+  #release(out: ChatCompletionChunk[]): void {
     if (this.#held === undefined) return;
     out.push(this.#held);
     this.#held = undefined;
