@@ -176,3 +176,25 @@ describe('an OpenAI-compatible upstream that fails right after its opening role 
     expect(deltas).toEqual([{ role: 'assistant', content: '' }, { content: 'Hi' }, {}]);
   });
 });
+
+describe('a base_url that leads to a web page answering 200', () => {
+  const page = '<!doctype html><html><head><title>Open WebUI</title></head><body></body></html>';
+  function sendPage(_body: Record<string, unknown>, res: import('node:http').ServerResponse): void {
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end(page);
+  }
+
+  it('answers a whole request with an error quoting the page', async () => {
+    const client = await setup(sendPage);
+    const err = await failure(client.chat.completions.create({ model: 'sloppy/m', messages }));
+    expect(err.status).toBe(502);
+    expect(err.message).toContain(`Provider first answered with an invalid response: the body is not JSON: ${page}`);
+  });
+
+  it('answers a stream with an error quoting the page', async () => {
+    const client = await setup(sendPage);
+    const err = await failure(client.chat.completions.create({ model: 'sloppy/m', messages, stream: true }));
+    expect(err.status).toBe(502);
+    expect(err.message).toContain(`Provider first failed: upstream answered with a body that is not an event stream: ${page}`);
+  });
+});

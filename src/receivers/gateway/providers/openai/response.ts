@@ -9,7 +9,13 @@ export function parseOpenAIResponse(body: Uint8Array): ChatCompletion {
 }
 
 export function parseOpenAIResponseText(text: string): ChatCompletion {
-  const parsed: unknown = JSON.parse(text);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // Quoted: a base_url that leads to a web page (no /v1, a UI's port) answers 200 with HTML.
+    throw new InvalidResponseError(`the body is not JSON: ${quoted(text)}`);
+  }
   if (!isObject(parsed)) throw new UpstreamStreamError('upstream answered with a body that is not a chat completion');
   // OpenRouter, LiteLLM and others may answer 200 with an error object (one met after the status went out).
   const error = inBandError(parsed, text);
@@ -120,6 +126,15 @@ function readWireError(text: string): WireError | undefined {
 function fallbackMessage(status: number, text: string): string {
   const trimmed = text.trim().slice(0, 500);
   return trimmed === '' ? `upstream answered HTTP ${status}` : `upstream answered HTTP ${status}: ${trimmed}`;
+}
+
+const QUOTED_CHARS = 100;
+
+/** The start of a body that is not what was expected, for an error message. */
+export function quoted(text: string): string {
+  const trimmed = text.trim();
+  if (trimmed === '') return '(empty)';
+  return trimmed.length > QUOTED_CHARS ? `${trimmed.slice(0, QUOTED_CHARS)}...` : trimmed;
 }
 
 export function isObject(value: unknown): value is Record<string, unknown> {

@@ -1,7 +1,7 @@
 import { RAW_EVENT, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types.js';
 import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
 import { UpstreamStreamError, type StreamMapper } from '../shared/types.js';
-import { hasChoiceObjects, inBandError, isObject, parseOpenAIResponseText } from './response.js';
+import { hasChoiceObjects, inBandError, isObject, parseOpenAIResponseText, quoted } from './response.js';
 
 /** The chunk an event carries, or undefined for `[DONE]`. */
 function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
@@ -79,13 +79,15 @@ export function openAIStreamMapper(): StreamMapper {
 /**
  * An OpenAI-compatible stream: SSE, or one JSON document where a server
  * ignored `stream: true` (a completion) or failed after its 200 went out (an
- * error object, as OpenRouter and LiteLLM send). SSE has no line opening
- * with `{`, so the body's first character tells which.
+ * error object, as OpenRouter and LiteLLM send), or a web page where
+ * base_url leads to one. SSE has no line opening with `{` or `<`, so the
+ * body's first character tells which.
  */
 class OpenAIStreamMapper implements StreamMapper {
   readonly #sse = new SseStreamMapper(new OpenAIEvents());
-  /** The JSON body's parts, once the body turned out to be one; undefined while it is SSE or not yet known. */
+  /** The body's parts, once it turned out to be JSON or markup; undefined while it is SSE or not yet known. */
   #json: Buffer[] | undefined;
+  #markup = false;
   #known = false;
   #finished = false;
   #error: unknown;
@@ -108,8 +110,13 @@ class OpenAIStreamMapper implements StreamMapper {
   end(): readonly ChatCompletionChunk[] {
     if (this.#json === undefined) return this.#sse.end();
     this.#finished = true;
+    const text = Buffer.concat(this.#json).toString('utf8');
+    if (this.#markup) {
+      this.#error = new UpstreamStreamError(`upstream answered with a body that is not an event stream: ${quoted(text)}`);
+      return [];
+    }
     try {
-      return completionChunks(parseOpenAIResponseText(Buffer.concat(this.#json).toString('utf8').replace(/^\uFEFF/, '')));
+      return completionChunks(parseOpenAIResponseText(text.replace(/^\uFEFF/, '')));
     } catch (err) {
       this.#error = err;
       return [];
@@ -122,7 +129,9 @@ class OpenAIStreamMapper implements StreamMapper {
       const byte = part[i] as number;
       // Whitespace, and the bytes of a byte order mark (EF BB BF), which nothing else before the first character has.
       if (byte === 0x20 || byte === 0x09 || byte === 0x0a || byte === 0x0d || byte === 0xef || byte === 0xbb || byte === 0xbf) continue;
-      if (byte === 0x7b) this.#json = []; // '{'
+      // '{' opens JSON, '<' markup.
+      if (byte === 0x7b || byte === 0x3c) this.#json = [];
+      this.#markup = byte === 0x3c;
       return true;
     }
     return false;
