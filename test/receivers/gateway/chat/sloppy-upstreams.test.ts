@@ -198,3 +198,20 @@ describe('a base_url that leads to a web page answering 200', () => {
     expect(err.message).toContain(`Provider first failed: upstream answered with a body that is not an event stream: ${page}`);
   });
 });
+
+describe('an OpenAI-compatible upstream whose usage chunk has no choices (Vertex AI Mistral, Bedrock Mantle)', () => {
+  it('passes the usage on with choices [] instead of ending the finished stream with an error', async () => {
+    const client = await setup((_body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'Hi' }))}\n\n`);
+      res.write(`data: ${JSON.stringify(chunk({}, 'stop'))}\n\n`);
+      res.write(`data: ${JSON.stringify({ id: 'chatcmpl-s', object: 'chat.completion.chunk', created: 1700000000, model: 'gpt-test-2024', usage: { prompt_tokens: 4, completion_tokens: 1, total_tokens: 5 } })}\n\n`);
+      res.end('data: [DONE]\n\n');
+    });
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true, stream_options: { include_usage: true } });
+    const chunks = [];
+    for await (const c of stream) chunks.push(c);
+    expect(chunks.map((c) => c.choices[0]?.delta.content ?? null)).toEqual(['Hi', null, null]);
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 4, completion_tokens: 1, total_tokens: 5 } });
+  });
+});

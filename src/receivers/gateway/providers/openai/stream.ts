@@ -16,7 +16,9 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
   const error = inBandError(parsed, event.data);
   if (error !== undefined) throw error;
   const choices = parsed['choices'];
-  // A choice without a delta is given an empty one (clients read delta.content), so that event's own text will not do.
+  // Some servers (Vertex AI's Mistral, Bedrock's OpenAI-compatible endpoints) leave choices out of a usage-only chunk.
+  if (choices === undefined || choices === null) parsed['choices'] = [];
+  // A choice without a delta is given an empty one (clients read delta.content): either way the event's own text will not do.
   const asSent = Array.isArray(choices) && choices.every((choice) => isObject(choice) && isObject(choice['delta']));
   if (!hasChoiceObjects(parsed, 'delta')) throw new UpstreamStreamError('upstream sent an event that is not a chat.completion.chunk');
   const chunk = parsed as unknown as ChatCompletionChunk;
