@@ -36,6 +36,12 @@ import { Telemetry } from './shared/telemetry.js';
  */
 const AFTER_GRACE_MS = 800;
 
+interface WaitingReload {
+  /** The config loader of the latest call: the file is read when the reload begins. */
+  load: () => ValidatedConfig | Promise<ValidatedConfig>;
+  applied: Promise<boolean>;
+}
+
 export interface ServiceOptions {
   readonly logger: Logger;
   readonly version: string;
@@ -69,6 +75,8 @@ export class Service {
   #shutdown: Promise<void> | undefined;
   // Starts and reloads run one at a time, in order.
   #queue: Promise<unknown> = Promise.resolve();
+  /** The reload queued behind the running start or reload, not begun yet. */
+  #waitingReload: WaitingReload | undefined;
 
   constructor(options: ServiceOptions) {
     this.logger = options.logger;
@@ -121,29 +129,44 @@ export class Service {
    * restored) and true when it runs.
    */
   reload(load: () => ValidatedConfig | Promise<ValidatedConfig>): Promise<boolean> {
-    return this.#serially(async () => {
-      if (this.#stopping) return false;
-      let next: ValidatedConfig;
-      try {
-        next = await load();
-      } catch (err) {
-        const problems = err instanceof ConfigError ? err.problems : [errorMessage(err)];
-        this.logger.error({ problems }, 'config reload refused; the running config stays');
-        return false;
-      }
-      const previous = this.#config;
-      await this.#stopGraph();
-      try {
-        await this.#apply(next);
-        this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
-        return true;
-      } catch (err) {
-        this.logger.error({ err: errorMessage(err) }, 'new config failed to start; restoring the previous one');
-        if (previous === undefined) throw err;
-        await this.#apply(previous);
-        return false;
-      }
+    // A reload still waiting its turn has loaded nothing yet: it takes this
+    // one's place, so a burst of SIGHUPs swaps the graph once more, not once each.
+    const waiting = this.#waitingReload;
+    if (waiting !== undefined) {
+      waiting.load = load;
+      return waiting.applied;
+    }
+    const reload: WaitingReload = { load, applied: Promise.resolve(false) };
+    this.#waitingReload = reload;
+    reload.applied = this.#serially(async () => {
+      this.#waitingReload = undefined;
+      return this.#reloadNow(reload.load);
     });
+    return reload.applied;
+  }
+
+  async #reloadNow(load: () => ValidatedConfig | Promise<ValidatedConfig>): Promise<boolean> {
+    if (this.#stopping) return false;
+    let next: ValidatedConfig;
+    try {
+      next = await load();
+    } catch (err) {
+      const problems = err instanceof ConfigError ? err.problems : [errorMessage(err)];
+      this.logger.error({ problems }, 'config reload refused; the running config stays');
+      return false;
+    }
+    const previous = this.#config;
+    await this.#stopGraph();
+    try {
+      await this.#apply(next);
+      this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
+      return true;
+    } catch (err) {
+      this.logger.error({ err: errorMessage(err) }, 'new config failed to start; restoring the previous one');
+      if (previous === undefined) throw err;
+      await this.#apply(previous);
+      return false;
+    }
   }
 
   /**

@@ -8,6 +8,7 @@ import { ConfigError, PermanentError } from '../../src/shared/errors.js';
 import { Service } from '../../src/service.js';
 import { Telemetry } from '../../src/shared/telemetry.js';
 import { createRecorder, fakeBatch, fakeRegistry, type Recorder } from './fakes.js';
+import { waitUntil } from '../helpers/daemon.js';
 
 let directory: string;
 let recorder: Recorder;
@@ -128,6 +129,32 @@ describe('service', () => {
     expect(recorder.events.slice(2)).toEqual(['shutdown receiver fakein', 'shutdown exporter fakeout', 'start exporter fakeout/new', 'start receiver fakein']);
     await next('fakein').consume(fakeBatch(1, 'after'));
     expect(recorder.exported.get('fakeout/new')?.length).toBe(1);
+  });
+
+  it('folds reloads asked for while one waits its turn into that one, so a burst of SIGHUPs restarts the graph twice, not once per signal', async () => {
+    PIPELINES = '    traces: { receivers: [fakein], exporters: [fakeout] }\n';
+    await service.start(config('receivers: { fakein: {} }\nexporters: { fakeout: {} }'));
+    let loads = 0;
+    let releaseFirst: () => void = () => undefined;
+    const firstLoading = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    const first = service.reload(async () => {
+      loads += 1;
+      await firstLoading;
+      return config('receivers: { fakein: {} }\nexporters: { fakeout: {} }');
+    });
+    await waitUntil(() => loads === 1);
+    const burst = Array.from({ length: 5 }, () =>
+      service.reload(() => {
+        loads += 1;
+        return config('receivers: { fakein: {} }\nexporters: { fakeout: {} }');
+      }),
+    );
+    releaseFirst();
+    expect(await Promise.all([first, ...burst])).toEqual([true, true, true, true, true, true]);
+    expect(loads).toBe(2);
+    expect(recorder.events.filter((event) => event === 'start receiver fakein')).toHaveLength(3);
   });
 
   it('restores the previous graph when the new one fails to start', async () => {
