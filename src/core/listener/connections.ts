@@ -48,7 +48,14 @@ export function listenerMetrics(telemetry: ListenerTelemetry, listener: string, 
   };
 }
 
-/** Binds the server; rejects with the bind error (EADDRINUSE, ...). Resolves the bound address (port 0 resolved). */
+/**
+ * Binds the server; rejects with the bind error (EADDRINUSE, ...). Resolves
+ * the bound address (port 0 resolved). As many connections as the server
+ * admits (its maxConnections) may wait to be accepted, as in Go's listeners
+ * (the kernel caps it at net.core.somaxconn): past Node's default of 511, a
+ * burst of connections while the loop was busy left clients retransmitting
+ * for seconds, and some were reset.
+ */
 export function listenOn(server: Server, endpoint: Endpoint): Promise<Endpoint> {
   const { host, port } = endpoint;
   return new Promise<Endpoint>((resolve, reject) => {
@@ -63,7 +70,7 @@ export function listenOn(server: Server, endpoint: Endpoint): Promise<Endpoint> 
     }
     server.once('error', onError);
     server.once('listening', onListening);
-    server.listen(port, host);
+    server.listen({ port, host, backlog: Number.isFinite(server.maxConnections) ? server.maxConnections : undefined });
   });
 }
 

@@ -1,6 +1,8 @@
 // The shared HTTP listener's limits, on real sockets: clients that stall in
 // the headers, in the body or between requests are closed; connections past
 // max_connections are closed at once and counted.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_HTTP_LISTENER, type HttpListenerConfig } from '../../../src/core/listener/config.js';
 import { HttpListener } from '../../../src/core/listener/http-listener.js';
@@ -150,5 +152,14 @@ describe('http listener', () => {
     await closed;
     expect(destroyedHookRan).toBe(true);
     expect(listener.connections).toBe(0);
+  });
+
+  // ss shows a listening socket's accept backlog (Linux) as its Send-Q.
+  it.runIf(existsSync('/proc/sys/net/core/somaxconn') && spawnSync('ss', ['-V']).status === 0)('lets as many connections as max_connections wait to be accepted (up to the kernel\'s somaxconn), not Node\'s default 511', async () => {
+    const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
+    const { port } = await start({ max_connections: 3000 });
+    const [, , sendQ] = execFileSync('ss', ['-ltnH', `sport = :${port}`], { encoding: 'utf8' }).trim().split(/\s+/);
+    // A burst of 3000 connections past a backlog of 511 left clients retransmitting; some were reset.
+    expect(Number(sendQ)).toBe(Math.min(3000, somaxconn));
   });
 });
