@@ -48,7 +48,7 @@ export async function ensureStorageDirectory(directory: string): Promise<string>
 }
 
 /**
- * Takes the storage directory's lock (a `lock` file in it, as each queue's
+ * Takes the storage directory's lock (a `lock` link in it, as each queue's
  * directory has) before anything in it is opened: a second daemon on the
  * same directory stops here, having touched none of the running one's files
  * (its sampling decisions were rewritten before a queue's lock refused it).

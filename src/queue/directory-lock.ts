@@ -4,15 +4,19 @@
 // dead process (SIGKILL) is taken over; so is one naming our own pid (a
 // container restart reuses pid 1), since this process does not hold it.
 //
-// Node has no flock, so taking the file must be atomic by itself: it is
-// written whole under a name of its own and then hard-linked as `lock`,
-// which fails if a `lock` exists (two processes starting at once: one
-// wins). A dead holder's file is renamed aside before it goes, and put back
-// if it turns out to be a live holder's that replaced it meanwhile, so two
-// processes taking over one stale lock never remove each other's.
+// Node has no flock, so taking the lock must be atomic by itself: `lock` is
+// a symbolic link whose target is the pid, made in one step that fails if a
+// `lock` exists (two processes starting at once: one wins). A short link
+// lives in its inode, with no data block, so the lock is taken on a full
+// disk too: a daemon restarted there must start to deliver its queues and
+// free the space. (Locks written by earlier versions, a file holding the
+// pid, are still read.) A dead holder's lock is renamed aside before it goes,
+// and put back if it turns out to be a live holder's that replaced it
+// meanwhile, so two processes taking over one stale lock never remove each
+// other's.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises';
+import { link, readFile, readlink, rename, symlink, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { QueueLockedError } from './errors.js';
 
@@ -59,22 +63,21 @@ async function acquire(directory: string, path: string): Promise<void> {
   throw new QueueLockedError(directory, 'other processes taking it over at the same time');
 }
 
-/** Creates `path` holding our pid, whole, or returns false if it exists. */
+/** Creates `path` naming our pid, or returns false if it exists. */
 async function createExclusively(path: string): Promise<boolean> {
-  const own = `${path}.${process.pid}.${randomUUID()}`;
-  await writeFile(own, String(process.pid), { flag: 'wx' });
   try {
-    await link(own, path);
+    await symlink(String(process.pid), path);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw err;
-  } finally {
-    await unlink(own);
   }
 }
 
-/** Removes the lock file `stale` (a dead holder, or none) left; one another process took over meanwhile is put back. */
+/**
+ * Removes the lock `stale` (a dead holder, or none) left; one another process
+ * took over meanwhile is put back (Linux's link() links a symbolic link itself).
+ */
 async function removeStale(path: string, stale: number | undefined): Promise<void> {
   const aside = `${path}.stale.${process.pid}.${randomUUID()}`;
   try {
@@ -98,10 +101,20 @@ function ignoreExisting(err: unknown): void {
 
 async function readHolder(path: string): Promise<number | undefined> {
   try {
-    const pid = Number.parseInt(await readFile(path, 'utf8'), 10);
+    const pid = Number.parseInt(await readLock(path), 10);
     return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** The pid text of a lock: a link's target, or an earlier version's file content. */
+async function readLock(path: string): Promise<string> {
+  try {
+    return await readlink(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EINVAL') return readFile(path, 'utf8');
     throw err;
   }
 }

@@ -2,13 +2,14 @@
 // the same instant, on a free directory or over a dead holder's lock, never
 // both get it. Each round runs two real processes on the built module
 // (`npm test` builds dist/ first).
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readlink, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { lockDirectory } from '../../src/queue/directory-lock.js';
 
 const MODULE = join(import.meta.dirname, '../../dist/src/queue/directory-lock.js');
 const ROUNDS = 12;
@@ -60,5 +61,23 @@ describe('queue directory lock', () => {
       outcomes.push(answers.sort());
     }
     expect(outcomes).toEqual(Array.from({ length: ROUNDS }, () => ['held', 'refused']));
+  });
+
+  // A small tmpfs makes a real full disk; mounting one needs root.
+  it.runIf(process.getuid?.() === 0)('is taken on a full disk, over the lock a killed process left, so a restarted daemon can deliver its queues', async () => {
+    const full = join(dir, 'full');
+    await mkdir(full);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', full]);
+    try {
+      const queue = join(full, 'q');
+      await mkdir(queue);
+      await writeFile(join(queue, 'lock'), '999999999'); // an earlier version's lock, of a dead holder (above any pid_max)
+      await writeFile(join(full, 'filler'), Buffer.alloc(256 * 1024)).catch((err: NodeJS.ErrnoException) => expect(err.code).toBe('ENOSPC'));
+      const lock = await lockDirectory(queue);
+      expect(await readlink(join(queue, 'lock'))).toBe(String(process.pid));
+      await lock.release();
+    } finally {
+      execFileSync('umount', [full]);
+    }
   });
 });
