@@ -67,16 +67,27 @@ export class LocalDecisionStore implements DecisionStore {
     if (directory === undefined || this.#log !== undefined) return;
     const now = this.#now();
     const live: string[] = [];
+    let newestLines = 0;
     for (const file of [OLD_LOG_FILE, LOG_FILE]) {
-      for (const line of await readLines(join(directory, file))) {
+      const lines = await readLines(join(directory, file));
+      if (file === LOG_FILE) newestLines = lines.length;
+      for (const line of lines) {
         if (line.x <= now) continue;
         this.#remember(line.t, { keep: line.k === 1, rule: line.r }, line.x);
         live.push(JSON.stringify(line));
       }
     }
     // Compact: what is still live becomes the old generation, the new one starts empty.
-    await writeAtomically(join(directory, OLD_LOG_FILE), live.length === 0 ? '' : `${live.join('\n')}\n`);
-    this.#log = await open(join(directory, LOG_FILE), 'w', 0o600);
+    try {
+      await writeAtomically(join(directory, OLD_LOG_FILE), live.length === 0 ? '' : `${live.join('\n')}\n`);
+      this.#log = await open(join(directory, LOG_FILE), 'w', 0o600);
+    } catch (err) {
+      // On a full disk the drain must still start, to deliver its queue and
+      // free the space: both generations stay as they are, new lines go after them.
+      this.#options.logger?.warn({ err: errorMessage(err) }, 'sampling decisions could not be compacted; appending to the log as it is');
+      this.#log = await open(join(directory, LOG_FILE), 'a', 0o600);
+      this.#linesInGeneration = newestLines;
+    }
     this.#timer = setInterval(() => void this.#flush(), FLUSH_INTERVAL_MS);
     this.#timer.unref();
   }

@@ -105,14 +105,15 @@ export async function writeAtomically(path: string, text: string): Promise<void>
   const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await open(temporary, 'w', 0o600);
   try {
-    await handle.writeFile(text);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    try {
+      await handle.writeFile(text);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await rename(temporary, path);
   } catch (err) {
+    // A write that failed (a full disk) must not leave its part behind either.
     await unlink(temporary).catch(() => undefined);
     throw err;
   }

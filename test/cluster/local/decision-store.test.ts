@@ -1,4 +1,5 @@
-import { appendFileSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -76,5 +77,31 @@ describe('the local decision store', () => {
     expect(store.get('3')).toEqual({ keep: true, rule: '0' });
     expect(await store.lookup()).toEqual(new Map());
     await store.close();
+  });
+
+  // A small tmpfs makes a real full disk; mounting one needs root.
+  it.runIf(process.getuid?.() === 0)('opens on a full disk, keeping what its log holds, so a restarted drain can deliver its queue', async () => {
+    const full = join(dir, 'full');
+    mkdirSync(full);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', full]);
+    try {
+      const store = new LocalDecisionStore({ directory: full });
+      await store.open();
+      store.set(TRACE_A, { keep: true, rule: '0' }, true);
+      await store.close();
+      try {
+        writeFileSync(join(full, 'filler'), Buffer.alloc(256 * 1024));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+
+      const reopened = new LocalDecisionStore({ directory: full });
+      await reopened.open();
+      expect(reopened.get(TRACE_A)).toEqual({ keep: true, rule: '0' });
+      await reopened.close();
+      expect(readdirSync(full).sort()).toEqual(['decisions.log', 'decisions.old.log', 'filler']);
+    } finally {
+      execFileSync('umount', [full]);
+    }
   });
 });
