@@ -96,7 +96,15 @@ export class LocalSpendLedger implements SpendLedger {
       );
     }
     ledger.#dropPastPeriods(options.nowMs ?? Date.now());
-    await ledger.#writeSnapshot({ upTo: ledger.#seq, keys: ledger.#snapshot() });
+    try {
+      await ledger.#writeSnapshot({ upTo: ledger.#seq, keys: ledger.#snapshot() });
+    } catch (err) {
+      // On a full disk the gateway must still start: the logs stay (their
+      // entries carry sequence numbers), new entries follow them, and the
+      // next fold or start writes the snapshot.
+      logger.warn({ err: String(err) }, 'the spend snapshot could not be written; keeping the spend logs as they are');
+      return ledger;
+    }
     for (const name of [LEGACY_LOG_FILE, ...LOG_FILES]) await unlink(join(directory, name)).catch(() => undefined);
     return ledger;
   }
@@ -148,12 +156,19 @@ export class LocalSpendLedger implements SpendLedger {
     await old.close();
     await this.#writeSnapshot(snapshot);
     await unlink(old.path).catch(() => undefined);
+    // Left by a start whose snapshot could not be written; this one holds its entries.
+    await unlink(join(this.#directory, LEGACY_LOG_FILE)).catch(() => undefined);
   }
 
   async #writeSnapshot(snapshot: Snapshot): Promise<void> {
     const path = join(this.#directory, SNAPSHOT_FILE);
-    await writeFile(`${path}.tmp`, JSON.stringify(snapshot), { mode: 0o600, flush: true });
-    await rename(`${path}.tmp`, path);
+    try {
+      await writeFile(`${path}.tmp`, JSON.stringify(snapshot), { mode: 0o600, flush: true });
+      await rename(`${path}.tmp`, path);
+    } catch (err) {
+      await unlink(`${path}.tmp`).catch(() => undefined);
+      throw err;
+    }
   }
 
   #apply(key: string, cost: Cost, atMs: number): void {

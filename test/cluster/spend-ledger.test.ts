@@ -1,4 +1,5 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -78,5 +79,36 @@ describe('LocalSpendLedger', () => {
     expect(await reopened.spent('k', 'total', now)).toBe(parseUsd('0.0002'));
     await reopened.close();
     await ledger.close();
+  });
+
+  // A small tmpfs makes a real full disk; mounting one needs root.
+  it.runIf(process.getuid?.() === 0)('opens on a full disk with what it had spent, and keeps counting across the next start', async () => {
+    const full = join(tempDir(), 'full');
+    mkdirSync(full);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', full]);
+    try {
+      const now = Date.UTC(2026, 10, 23, 12);
+      const ledger = await LocalSpendLedger.open(full, logger, { nowMs: now });
+      await ledger.add('k', parseUsd('0.5'), now);
+      await ledger.close();
+      try {
+        writeFileSync(join(full, 'filler'), Buffer.alloc(256 * 1024));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+
+      const onFullDisk = await LocalSpendLedger.open(full, logger, { nowMs: now });
+      expect(await onFullDisk.spent('k', 'day', now)).toBe(parseUsd('0.5'));
+      expect(readdirSync(full).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+      await onFullDisk.add('k', parseUsd('0.25'), now);
+      await onFullDisk.close();
+      rmSync(join(full, 'filler'));
+
+      const later = await LocalSpendLedger.open(full, logger, { nowMs: now });
+      expect(await later.spent('k', 'day', now)).toBe(parseUsd('0.75'));
+      await later.close();
+    } finally {
+      execFileSync('umount', [full]);
+    }
   });
 });
