@@ -2,6 +2,8 @@
 // ResourceExhaustedError (HTTP 429 / gRPC RESOURCE_EXHAUSTED) so clients back
 // off, instead of the process growing until the kernel kills it and takes
 // whatever is only in memory with it. RSS is sampled, not read per request.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { TraceBatch } from '../otlp/batch.js';
 import type { TracesConsumer } from './component.js';
 import { ResourceExhaustedError } from '../shared/errors.js';
@@ -10,13 +12,28 @@ import { ResourceExhaustedError } from '../shared/errors.js';
 export const MEMORY_SAMPLE_INTERVAL_MS = 100;
 /** Retry-After offered to clients refused for memory (ms). */
 export const MEMORY_RETRY_AFTER_MS = 1_000;
+/**
+ * While above the limit, a full garbage collection runs at most this often
+ * (ms), as the collector's memory_limiter forces one: an idle process
+ * collects nothing, so the garbage a burst of large requests left kept RSS
+ * above the limit, and every request was refused, for good.
+ */
+export const MEMORY_GC_INTERVAL_MS = 1_000;
 const BYTES_PER_MIB = 1024 * 1024;
+
+/** V8's full collection, without starting node with --expose-gc. */
+function fullCollection(): () => void {
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+}
 
 export interface MemoryGuardOptions {
   readonly limitMib: number;
   /** Resident set size in bytes; process.memoryUsage.rss by default. */
   readonly rss?: () => number;
   readonly now?: () => number;
+  /** Runs a full garbage collection; V8's by default. */
+  readonly collect?: () => void;
 }
 
 /** Wraps the consumer a receiver feeds; refuses while the process is above the limit. */
@@ -24,7 +41,9 @@ export function guardMemory(next: TracesConsumer, options: MemoryGuardOptions): 
   const limitBytes = options.limitMib * BYTES_PER_MIB;
   const rss = options.rss ?? (() => process.memoryUsage.rss());
   const now = options.now ?? Date.now;
+  let collect = options.collect;
   let sampledAt = Number.NEGATIVE_INFINITY;
+  let collectedAt = Number.NEGATIVE_INFINITY;
   let over = false;
   let lastRss = 0;
   return {
@@ -34,6 +53,13 @@ export function guardMemory(next: TracesConsumer, options: MemoryGuardOptions): 
         sampledAt = t;
         lastRss = rss();
         over = lastRss > limitBytes;
+        if (over && t - collectedAt >= MEMORY_GC_INTERVAL_MS) {
+          collectedAt = t;
+          collect ??= fullCollection();
+          collect();
+          lastRss = rss();
+          over = lastRss > limitBytes;
+        }
       }
       if (over) {
         const message = `process memory ${Math.round(lastRss / BYTES_PER_MIB)} MiB is above service.memory_limit_mib ${options.limitMib}`;

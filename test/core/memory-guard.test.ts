@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TracesConsumer } from '../../src/core/component.js';
 import { ResourceExhaustedError } from '../../src/shared/errors.js';
-import { MEMORY_SAMPLE_INTERVAL_MS, guardMemory } from '../../src/core/memory-guard.js';
+import { MEMORY_GC_INTERVAL_MS, MEMORY_SAMPLE_INTERVAL_MS, guardMemory } from '../../src/core/memory-guard.js';
 import { TraceBatch } from '../../src/otlp/batch.js';
 
 const MIB = 1024 * 1024;
@@ -42,5 +42,38 @@ describe('memory guard', () => {
     now += MEMORY_SAMPLE_INTERVAL_MS;
     await guarded.consume(batch);
     expect(reads).toBe(2);
+  });
+
+  it('collects garbage when above the limit, so memory a past burst left behind does not refuse every later request', async () => {
+    let garbage = 200 * MIB;
+    let collections = 0;
+    let now = 0;
+    const next = counting();
+    const guarded = guardMemory(next, {
+      limitMib: 64,
+      rss: () => 10 * MIB + garbage,
+      now: () => now,
+      collect: () => {
+        collections += 1;
+        garbage = 0;
+      },
+    });
+    await guarded.consume(batch);
+    expect(next.calls).toBe(1);
+    expect(collections).toBe(1);
+  });
+
+  it('collects at most once per interval while memory stays above the limit', async () => {
+    let collections = 0;
+    let now = 0;
+    const guarded = guardMemory(counting(), { limitMib: 64, rss: () => 100 * MIB, now: () => now, collect: () => (collections += 1) });
+    for (let i = 0; i < 5; i++) {
+      await guarded.consume(batch).catch(() => undefined);
+      now += MEMORY_SAMPLE_INTERVAL_MS;
+    }
+    expect(collections).toBe(1);
+    now += MEMORY_GC_INTERVAL_MS;
+    await guarded.consume(batch).catch(() => undefined);
+    expect(collections).toBe(2);
   });
 });
