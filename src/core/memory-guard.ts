@@ -2,11 +2,10 @@
 // ResourceExhaustedError (HTTP 429 / gRPC RESOURCE_EXHAUSTED) so clients back
 // off, instead of the process growing until the kernel kills it and takes
 // whatever is only in memory with it. RSS is sampled, not read per request.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { TraceBatch } from '../otlp/batch.js';
 import type { TracesConsumer } from './component.js';
 import { ResourceExhaustedError } from '../shared/errors.js';
+import { collectGarbage } from '../shared/full-gc.js';
 
 /** RSS is read at most this often (ms). */
 export const MEMORY_SAMPLE_INTERVAL_MS = 100;
@@ -20,12 +19,6 @@ export const MEMORY_RETRY_AFTER_MS = 1_000;
  */
 export const MEMORY_GC_INTERVAL_MS = 1_000;
 const BYTES_PER_MIB = 1024 * 1024;
-
-/** V8's full collection, without starting node with --expose-gc. */
-function fullCollection(): () => void {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-}
 
 export interface MemoryGuardOptions {
   readonly limitMib: number;
@@ -41,7 +34,7 @@ export function guardMemory(next: TracesConsumer, options: MemoryGuardOptions): 
   const limitBytes = options.limitMib * BYTES_PER_MIB;
   const rss = options.rss ?? (() => process.memoryUsage.rss());
   const now = options.now ?? Date.now;
-  let collect = options.collect;
+  const collect = options.collect ?? collectGarbage;
   let sampledAt = Number.NEGATIVE_INFINITY;
   let collectedAt = Number.NEGATIVE_INFINITY;
   let over = false;
@@ -55,7 +48,6 @@ export function guardMemory(next: TracesConsumer, options: MemoryGuardOptions): 
         over = lastRss > limitBytes;
         if (over && t - collectedAt >= MEMORY_GC_INTERVAL_MS) {
           collectedAt = t;
-          collect ??= fullCollection();
           collect();
           lastRss = rss();
           over = lastRss > limitBytes;
