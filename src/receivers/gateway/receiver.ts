@@ -247,7 +247,8 @@ export class GatewayReceiver implements Receiver {
     this.#dispatch(req, res, route, onPath, method, path, queryAt === -1 ? '' : rawUrl.slice(queryAt + 1), server, spans, client, meter).then(settle, (err: unknown) => {
       try {
         const error = err instanceof GatewayHttpError ? err : internalError(err, this.#logger);
-        server.fail(error.spanErrorType, error.message);
+        if (error.status < 500) server.refuse(error.spanErrorType);
+        else server.fail(error.spanErrorType, error.message);
         const generationId = meter.generationId;
         sendError(res, generationId === undefined ? error : error.withHeaders({ 'x-sluice-generation-id': generationId }), errors);
       } finally {

@@ -92,6 +92,16 @@ export class SpanRecord {
     return this;
   }
 
+  /**
+   * Records error.type of an answer the client caused (a 4xx), leaving the
+   * status UNSET: on a SERVER span a 4xx is not the server's error
+   * (OpenTelemetry HTTP conventions), and backends count ERROR spans as failures.
+   */
+  refuse(errorType: string): this {
+    if (this.#error === undefined) this.str('error.type', errorType);
+    return this;
+  }
+
   get flags(): number | undefined {
     return this.#flags;
   }

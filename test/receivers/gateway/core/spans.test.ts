@@ -157,12 +157,21 @@ describe('gateway spans', () => {
     ]);
   });
 
-  it('records a rejected request as a SERVER span with error.type and status ERROR', async () => {
+  it('records a rejected request as a SERVER span with error.type, its status UNSET (a 4xx is the client\'s error)', async () => {
     const client = await setup();
     await client.chat.completions.create({ model: 'acme/model', messages, temperature: 9 }).catch(() => undefined);
     const [server] = await gateway!.spans(1);
     expect(attr(server, 'http.response.status_code')).toBe(400);
     expect(attr(server, 'error.type')).toBe('invalid_value');
+    expect(server?.status).toEqual({});
+  });
+
+  it('sets status ERROR on the SERVER span when every endpoint failed with a 5xx', async () => {
+    const client = await setup({ models: [{ id: 'acme/model', endpoints: [{ provider: 'first', model: 'm-first' }] }] });
+    await client.chat.completions.create({ model: 'acme/model', messages }).catch(() => undefined);
+    const server = (await gateway!.spans(2)).find((s) => s.kind === SpanKind.SERVER);
+    expect(attr(server, 'http.response.status_code')).toBe(503);
+    expect(attr(server, 'error.type')).toBeDefined();
     expect(server?.status?.code).toBe(StatusCode.ERROR);
   });
 
