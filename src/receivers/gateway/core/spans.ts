@@ -106,6 +106,10 @@ export class SpanRecord {
     return this.#flags;
   }
 
+  get traceState(): string | undefined {
+    return this.#traceState;
+  }
+
   get failed(): boolean {
     return this.#error !== undefined;
   }
@@ -173,5 +177,6 @@ export function startServerSpan(name: string, parent: ParentContext | undefined)
 }
 
 export function startClientSpan(name: string, server: SpanRecord): SpanRecord {
-  return new SpanRecord(name, SpanKind.CLIENT, { traceId: server.traceId, spanId: server.spanId, flags: server.flags });
+  // A child inherits its parent's tracestate (W3C Trace Context), as its trace id and flags.
+  return new SpanRecord(name, SpanKind.CLIENT, { traceId: server.traceId, spanId: server.spanId, flags: server.flags, traceState: server.traceState });
 }

@@ -104,6 +104,14 @@ describe('gateway spans', () => {
     expect(spans.every((s) => s.traceId === traceId)).toBe(true);
   });
 
+  it('carries the incoming tracestate onto the attempts as well as the SERVER span', async () => {
+    const client = await setup();
+    await client.chat.completions.create({ model: 'acme/model', messages }, { headers: { traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', tracestate: 'vendor=abc' } });
+    const spans = await gateway!.spans(3);
+    expect(spans.filter((s) => s.kind === SpanKind.CLIENT)).toHaveLength(2);
+    expect(spans.map((s) => s.traceState)).toEqual(['vendor=abc', 'vendor=abc', 'vendor=abc']);
+  });
+
   it('starts a new trace when the traceparent is malformed', async () => {
     const client = await setup();
     await client.models.list({ headers: { traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01' } });
