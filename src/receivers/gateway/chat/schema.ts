@@ -29,7 +29,14 @@ const imagePart = z.object({
   }),
   cache_control: cacheControl.optional(),
 });
-const userPart = z.discriminatedUnion('type', [textPart, imagePart]);
+// Audio and file inputs are kept as sent (unknown keys included) for OpenAI-compatible upstreams.
+const inputAudioPart = z.object({ type: z.literal('input_audio'), input_audio: z.looseObject({ data: z.string(), format: z.string() }), cache_control: cacheControl.optional() });
+const filePart = z.object({
+  type: z.literal('file'),
+  file: z.looseObject({ file_data: z.string().optional(), file_id: z.string().optional(), filename: z.string().optional() }),
+  cache_control: cacheControl.optional(),
+});
+const userPart = z.discriminatedUnion('type', [textPart, imagePart, inputAudioPart, filePart]);
 const textContent = z.union([z.string(), z.array(textPart)]);
 
 const toolCall = z.object({

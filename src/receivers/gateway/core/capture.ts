@@ -6,7 +6,8 @@ import type { ChatCompletion, ChatMessage, ContentPart, ToolCall } from '../prov
 type Part =
   | { type: 'text'; content: string }
   | { type: 'uri'; modality: 'image'; uri: string }
-  | { type: 'blob'; modality: 'image'; mime_type: string; content: '[omitted]' }
+  | { type: 'blob'; modality: 'image' | 'audio'; mime_type: string; content: '[omitted]' }
+  | { type: 'file'; content: '[omitted]' }
   | { type: 'tool_call'; id: string; name: string; arguments: string }
   | { type: 'tool_call_response'; id: string; response: string };
 
@@ -21,6 +22,8 @@ function contentParts(content: string | readonly ContentPart[] | null | undefine
   if (typeof content === 'string') return [{ type: 'text', content }];
   return content.map(function toPart(part): Part {
     if (part.type === 'text') return { type: 'text', content: part.text };
+    if (part.type === 'input_audio') return { type: 'blob', modality: 'audio', mime_type: `audio/${part.input_audio.format}`, content: '[omitted]' };
+    if (part.type === 'file') return { type: 'file', content: '[omitted]' };
     const url = part.image_url.url;
     if (!url.startsWith('data:')) return { type: 'uri', modality: 'image', uri: url };
     return { type: 'blob', modality: 'image', mime_type: url.slice(5, url.indexOf(';')), content: '[omitted]' };

@@ -337,3 +337,35 @@ describe('gateway with the official openai SDK', () => {
     expect(error).toBeInstanceOf(OpenAI.APIError);
   });
 });
+
+describe('audio and file inputs', () => {
+  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
+    {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'what is in these?' },
+        { type: 'input_audio', input_audio: { data: 'UklGRg==', format: 'wav' } },
+        { type: 'file', file: { file_id: 'file-abc123' } },
+        { type: 'file', file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0=' } },
+      ],
+    },
+  ];
+
+  it('reach an openai-type upstream as the client sent them', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, completion('ok')));
+    await client.chat.completions.create({ model: 'openai/gpt-test', messages });
+    expect(upstream?.requests[0]?.body['messages']).toEqual(messages);
+  });
+
+  it('are refused by provider types that cannot take them, naming the part', async () => {
+    upstream = await startUpstream(() => undefined);
+    gateway = await startGateway({
+      providers: { claude: { type: 'anthropic', base_url: upstream.url, api_key: 'k' } },
+      models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] }],
+    });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const error = await client.chat.completions.create({ model: 'acme/claude', messages }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'messages[0].content[1]' });
+    expect(upstream.requests).toHaveLength(0);
+  });
+});

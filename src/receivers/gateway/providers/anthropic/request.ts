@@ -157,6 +157,7 @@ function thinkingBlocks(message: AssistantMessage): AnthropicRequestBlock[] {
 
 function mapPart(part: ContentPart, param: string): AnthropicRequestBlock[] {
   if (part.type === 'text') return textParts([part]);
+  if (part.type !== 'image_url') invalidRequest(param, `${part.type} parts are not supported by provider type anthropic`);
   const url = part.image_url.url;
   const inline = parseDataUrl(url, `${param}.image_url.url`);
   if (inline !== undefined) {

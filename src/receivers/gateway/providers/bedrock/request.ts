@@ -209,6 +209,7 @@ function reasoningBlocks(message: AssistantMessage): ConverseContentBlock[] {
 
 async function mapPart(part: ContentPart, param: string, ctx: AttemptContext<BedrockProviderConfig>): Promise<ConverseContentBlock[]> {
   if (part.type === 'text') return textBlocksOf([part]);
+  if (part.type !== 'image_url') invalidRequest(param, `${part.type} parts are not supported by provider type bedrock`);
   const url = part.image_url.url;
   const urlParam = `${param}.image_url.url`;
   const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await fetchImage(url, ctx.provider.image_fetch, ctx.signal, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));

@@ -164,6 +164,7 @@ function textParts(text: string): GeminiPart[] {
 
 async function mapPart(part: ContentPart, param: string, ctx: AttemptContext<GoogleProviderConfig>): Promise<GeminiPart[]> {
   if (part.type === 'text') return textParts(part.text);
+  if (part.type !== 'image_url') invalidRequest(param, `${part.type} parts are not supported by provider type google`);
   const url = part.image_url.url;
   const urlParam = `${param}.image_url.url`;
   const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await fetchImage(url, ctx.provider.image_fetch, ctx.signal, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));

@@ -21,7 +21,20 @@ export interface ImageUrlPart {
   cache_control?: CacheControl;
 }
 
-export type ContentPart = TextPart | ImageUrlPart;
+/** Audio and file inputs: only OpenAI-compatible upstreams take them; the other provider types refuse them. */
+export interface InputAudioPart {
+  type: 'input_audio';
+  input_audio: { data: string; format: string };
+  cache_control?: CacheControl;
+}
+
+export interface FilePart {
+  type: 'file';
+  file: { file_data?: string; file_id?: string; filename?: string };
+  cache_control?: CacheControl;
+}
+
+export type ContentPart = TextPart | ImageUrlPart | InputAudioPart | FilePart;
 
 export interface ToolCall {
   id: string;
