@@ -38,6 +38,8 @@ const filePart = z.object({
 });
 const userPart = z.discriminatedUnion('type', [textPart, imagePart, inputAudioPart, filePart]);
 const textContent = z.union([z.string(), z.array(textPart)]);
+const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() });
+const assistantPart = z.discriminatedUnion('type', [textPart, refusalPart]);
 
 const toolCall = z.object({
   id: z.string().min(1),
@@ -58,18 +60,20 @@ const userMessage = z.object({ role: z.literal('user'), content: z.union([z.stri
 const assistantMessage = z
   .object({
     role: z.literal('assistant'),
-    content: textContent.nullable().optional(),
+    content: z.union([z.string(), z.array(assistantPart)]).nullable().optional(),
     name: z.string().optional(),
     tool_calls: z.array(toolCall).min(1).optional(),
     refusal: z.string().nullable().optional(),
+    // A previous audio answer, replayed by id.
+    audio: z.object({ id: z.string().min(1) }).nullable().optional(),
     reasoning: z.string().nullable().optional(),
     reasoning_details: z
       .array(reasoningDetail)
       .optional()
       .transform((details) => details?.filter((d) => d.type !== 'reasoning.summary')),
   })
-  .refine((m) => (m.content !== undefined && m.content !== null) || m.tool_calls !== undefined, {
-    message: 'an assistant message needs content or tool_calls',
+  .refine((m) => (m.content !== undefined && m.content !== null) || m.tool_calls !== undefined || (m.audio !== undefined && m.audio !== null), {
+    message: 'an assistant message needs content, tool_calls or audio',
     path: ['content'],
   });
 const toolMessage = z.object({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1) });

@@ -1,7 +1,7 @@
 // capture_content: prompt and completion as the GenAI semantic conventions'
 // gen_ai.input.messages / gen_ai.output.messages JSON. Image data never goes
 // into a span: data URLs are reduced to their media type.
-import type { ChatCompletion, ChatMessage, ContentPart, ToolCall } from '../providers/shared/openai-types.js';
+import type { ChatCompletion, ChatMessage, ContentPart, RefusalPart, ToolCall } from '../providers/shared/openai-types.js';
 
 type Part =
   | { type: 'text'; content: string }
@@ -17,11 +17,12 @@ interface CapturedMessage {
   finish_reason?: string;
 }
 
-function contentParts(content: string | readonly ContentPart[] | null | undefined): Part[] {
+function contentParts(content: string | ReadonlyArray<ContentPart | RefusalPart> | null | undefined): Part[] {
   if (content === null || content === undefined) return [];
   if (typeof content === 'string') return [{ type: 'text', content }];
   return content.map(function toPart(part): Part {
     if (part.type === 'text') return { type: 'text', content: part.text };
+    if (part.type === 'refusal') return { type: 'text', content: part.refusal };
     if (part.type === 'input_audio') return { type: 'blob', modality: 'audio', mime_type: `audio/${part.input_audio.format}`, content: '[omitted]' };
     if (part.type === 'file') return { type: 'file', content: '[omitted]' };
     const url = part.image_url.url;

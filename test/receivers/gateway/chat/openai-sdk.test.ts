@@ -369,3 +369,36 @@ describe('audio and file inputs', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 });
+
+describe('assistant turns with refusal parts and audio', () => {
+  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
+    { role: 'user', content: 'say it' },
+    { role: 'assistant', content: [{ type: 'text', text: 'Well, ' }, { type: 'refusal', refusal: 'I cannot help with that.' }] },
+    { role: 'user', content: 'say it aloud' },
+    { role: 'assistant', content: null, audio: { id: 'audio_abc123' } },
+    { role: 'user', content: 'again' },
+  ];
+
+  it('reach an openai-type upstream as the client sent them', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, completion('ok')));
+    await client.chat.completions.create({ model: 'openai/gpt-test', messages });
+    expect(upstream?.requests[0]?.body['messages']).toEqual(messages);
+  });
+
+  it('give other provider types the refusal as text and refuse the audio, naming it', async () => {
+    upstream = await startUpstream((_body, res) => sendJson(res, 200, { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }));
+    gateway = await startGateway({
+      providers: { claude: { type: 'anthropic', base_url: upstream.url, api_key: 'k' } },
+      models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] }],
+    });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    await client.chat.completions.create({ model: 'acme/claude', messages: messages.slice(0, 3) });
+    expect(upstream.requests[0]?.body['messages']).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'say it' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'Well, ' }, { type: 'text', text: 'I cannot help with that.' }] },
+      { role: 'user', content: [{ type: 'text', text: 'say it aloud' }] },
+    ]);
+    const error = await client.chat.completions.create({ model: 'acme/claude', messages }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'messages[3].audio' });
+  });
+});

@@ -1,7 +1,7 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
@@ -109,7 +109,7 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
         break;
       case 'assistant': {
         // Signed thinking comes first in the turn, as Anthropic returned it.
-        const content: AnthropicRequestBlock[] = [...thinkingBlocks(message), ...textParts(message.content ?? '')];
+        const content: AnthropicRequestBlock[] = [...thinkingBlocks(message), ...textParts(assistantContent(message, param, 'anthropic'))];
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
           content.push({ type: 'tool_use', id: anthropicToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) });
         }

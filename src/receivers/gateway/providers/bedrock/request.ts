@@ -1,7 +1,7 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { fetchImage } from '../shared/image-fetch.js';
-import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
@@ -154,7 +154,7 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
         break;
       case 'assistant': {
         // Signed reasoning comes first in the turn, as the model returned it.
-        const content = [...reasoningBlocks(message), ...textBlocksOf(message.content ?? '')];
+        const content = [...reasoningBlocks(message), ...textBlocksOf(assistantContent(message, param, 'bedrock'))];
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
           content.push({ toolUse: { toolUseId: anthropicToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } });
         }

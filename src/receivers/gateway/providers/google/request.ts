@@ -3,7 +3,7 @@ import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { fetchImage } from '../shared/image-fetch.js';
-import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { toGeminiSchema } from './schema.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
@@ -119,7 +119,7 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
         break;
       }
       case 'assistant': {
-        const parts = textParts(textOf(message.content));
+        const parts = textParts(textOf(assistantContent(message, param, 'google')));
         for (const [j, call] of (message.tool_calls ?? []).entries()) {
           const part: GeminiPart = { functionCall: { name: call.function.name, args: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } };
           // Parallel calls: Gemini signs only the first call of a turn.

@@ -1,6 +1,6 @@
 // OpenAI-compatible upstreams take the request as it came: only `model` is
 // replaced and the gateway's own routing fields are dropped.
-import { RAW_REQUEST, type ChatCompletionRequest, type ChatMessage, type ContentPart } from '../shared/openai-types.js';
+import { RAW_REQUEST, type ChatCompletionRequest, type ChatMessage, type ContentPart, type TextPart } from '../shared/openai-types.js';
 import { withModel } from '../shared/raw-request.js';
 import { invalidRequest } from '../shared/inputs.js';
 import { portableToolCallId } from '../shared/tool-call-id.js';
@@ -59,7 +59,7 @@ function withoutExtensions(messages: ChatMessage[]): ChatMessage[] {
     if (!hasExtension(message)) return message;
     if (message.role === 'assistant') {
       const { reasoning: _reasoning, reasoning_details: _details, ...rest } = message;
-      return typeof rest.content === 'string' || rest.content == null ? rest : { ...rest, content: rest.content.map(({ cache_control: _c, ...part }) => part) };
+      return typeof rest.content === 'string' || rest.content == null ? rest : { ...rest, content: rest.content.map((part) => (part.type === 'text' ? withoutCacheControl(part) : part)) };
     }
     if (typeof message.content === 'string') return message;
     if (message.role === 'user') return { ...message, content: message.content.map(({ cache_control: _c, ...part }): ContentPart => part) };
@@ -88,7 +88,11 @@ function hasGeminiId(message: ChatMessage): boolean {
 
 function hasExtension(message: ChatMessage): boolean {
   if (message.role === 'assistant' && (message.reasoning !== undefined || message.reasoning_details !== undefined)) return true;
-  return typeof message.content !== 'string' && message.content != null && message.content.some((part) => part.cache_control !== undefined);
+  return typeof message.content !== 'string' && message.content != null && message.content.some((part) => part.type !== 'refusal' && part.cache_control !== undefined);
+}
+
+function withoutCacheControl({ cache_control: _c, ...part }: TextPart): TextPart {
+  return part;
 }
 
 interface FixedParts {

@@ -3,7 +3,7 @@
 // import them from here (one copy, no shared folder of their own).
 import { randomUUID } from 'node:crypto';
 import { MalformedDataError } from '../../../../shared/errors.js';
-import type { ChatCompletionRequest } from './openai-types.js';
+import type { AssistantMessage, ChatCompletionRequest, TextPart } from './openai-types.js';
 
 export interface InlineImage {
   /** image/png, image/jpeg, ... (lower-cased, parameters dropped) */
@@ -116,6 +116,18 @@ function changesAnswer(request: ChatCompletionRequest, param: SamplingParam): bo
 export function textOf(content: string | ReadonlyArray<{ type: 'text'; text: string }> | null | undefined): string {
   if (content === null || content === undefined) return '';
   return typeof content === 'string' ? content : content.map((part) => part.text).join('');
+}
+
+/**
+ * An assistant turn's content for provider types without OpenAI's audio
+ * answers or refusal parts: a refusal part is what the model said, so it goes
+ * as text; a previous audio answer (`audio.id`) cannot be replayed.
+ */
+export function assistantContent(message: AssistantMessage, param: string, type: string): string | TextPart[] {
+  if (message.audio != null) invalidRequest(`${param}.audio`, `is not supported by provider type ${type}`);
+  const content = message.content;
+  if (content === null || content === undefined || typeof content === 'string') return content ?? '';
+  return content.map((part): TextPart => (part.type === 'refusal' ? { type: 'text', text: part.refusal } : part));
 }
 
 /** An assistant tool call's `arguments` string as a JSON object (empty means no arguments). */

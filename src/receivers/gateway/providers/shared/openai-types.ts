@@ -64,12 +64,20 @@ export type ReasoningDetail =
   | { type: 'reasoning.text'; text: string; signature?: string | null; format?: string; index?: number }
   | { type: 'reasoning.encrypted'; data: string; format?: string; index?: number };
 
+/** A refusal the model gave, sent back in an assistant turn's content. */
+export interface RefusalPart {
+  type: 'refusal';
+  refusal: string;
+}
+
 export interface AssistantMessage {
   role: 'assistant';
-  content?: string | TextPart[] | null;
+  content?: string | Array<TextPart | RefusalPart> | null;
   name?: string;
   tool_calls?: ToolCall[];
   refusal?: string | null;
+  /** A previous audio answer, by id: only OpenAI-compatible upstreams take it. */
+  audio?: { id: string } | null;
   /** The reasoning text of this turn, as the gateway returned it (informational; details carry the signatures). */
   reasoning?: string | null;
   reasoning_details?: ReasoningDetail[];
