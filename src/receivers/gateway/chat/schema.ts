@@ -64,6 +64,8 @@ const assistantMessage = z
     name: z.string().optional(),
     tool_calls: z.array(toolCall).min(1).optional(),
     refusal: z.string().nullable().optional(),
+    // Legacy function calling (with `functions`).
+    function_call: z.object({ name: z.string().min(1), arguments: z.string() }).nullable().optional(),
     // A previous audio answer, replayed by id.
     audio: z.object({ id: z.string().min(1) }).nullable().optional(),
     reasoning: z.string().nullable().optional(),
@@ -72,13 +74,15 @@ const assistantMessage = z
       .optional()
       .transform((details) => details?.filter((d) => d.type !== 'reasoning.summary')),
   })
-  .refine((m) => (m.content !== undefined && m.content !== null) || m.tool_calls !== undefined || (m.audio !== undefined && m.audio !== null), {
-    message: 'an assistant message needs content, tool_calls or audio',
+  .refine((m) => (m.content !== undefined && m.content !== null) || m.tool_calls !== undefined || m.function_call != null || m.audio != null, {
+    message: 'an assistant message needs content, tool_calls, function_call or audio',
     path: ['content'],
   });
 const toolMessage = z.object({ role: z.literal('tool'), content: textContent, tool_call_id: z.string().min(1) });
 
-const message = z.discriminatedUnion('role', [systemMessage, developerMessage, userMessage, assistantMessage, toolMessage]);
+const functionMessage = z.object({ role: z.literal('function'), name: z.string().min(1), content: z.string().nullable() });
+
+const message = z.discriminatedUnion('role', [systemMessage, developerMessage, userMessage, assistantMessage, toolMessage, functionMessage]);
 
 const jsonSchemaObject = z
   .record(z.string(), z.unknown())

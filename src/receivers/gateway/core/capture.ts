@@ -41,6 +41,7 @@ export function captureInput(messages: readonly ChatMessage[]): string {
       const text = typeof m.content === 'string' ? m.content : m.content.map((p) => p.text).join('');
       return { role: 'tool', parts: [{ type: 'tool_call_response', id: m.tool_call_id, response: text }] };
     }
+    if (m.role === 'function') return { role: 'tool', parts: [{ type: 'tool_call_response', id: m.name, response: m.content ?? '' }] };
     if (m.role === 'assistant') return { role: 'assistant', parts: [...contentParts(m.content), ...toolCallParts(m.tool_calls)] };
     return { role: m.role, parts: contentParts(m.content) };
   });

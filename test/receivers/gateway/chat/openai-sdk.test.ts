@@ -402,3 +402,30 @@ describe('assistant turns with refusal parts and audio', () => {
     expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'messages[3].audio' });
   });
 });
+
+describe('legacy function calling', () => {
+  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [
+    { role: 'user', content: 'weather in Paris?' },
+    { role: 'assistant', content: null, function_call: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+    { role: 'function', name: 'get_weather', content: '{"temp":21}' },
+  ];
+  const functions = [{ name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } }];
+
+  it('sends the call and its result on to an openai-type upstream, as documented for functions', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, completion('21 degrees')));
+    await client.chat.completions.create({ model: 'openai/gpt-test', messages, functions, function_call: 'auto' });
+    expect(upstream?.requests[0]?.body).toMatchObject({ messages, functions, function_call: 'auto' });
+  });
+
+  it('is refused by other provider types, naming the message', async () => {
+    upstream = await startUpstream(() => undefined);
+    gateway = await startGateway({
+      providers: { claude: { type: 'anthropic', base_url: upstream.url, api_key: 'k' } },
+      models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] }],
+    });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const error = await client.chat.completions.create({ model: 'acme/claude', messages }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'messages[1].function_call' });
+    expect(upstream.requests).toHaveLength(0);
+  });
+});

@@ -116,6 +116,8 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
         turn = { role: 'assistant', content };
         break;
       }
+      case 'function':
+        return invalidRequest(`${param}.role`, 'function (legacy function calling) is not supported by provider type anthropic; use tools');
       case 'tool': {
         // An empty result is sent without content (Anthropic rejects empty text).
         const text = textOf(message.content);

@@ -161,6 +161,8 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
         turn = { role: 'assistant', content };
         break;
       }
+      case 'function':
+        return invalidRequest(`${param}.role`, 'function (legacy function calling) is not supported by provider type bedrock; use tools');
       case 'tool': {
         const cached = typeof message.content !== 'string' && message.content.some((part) => part.cache_control !== undefined);
         turn = { role: 'user', content: [{ toolResult: { toolUseId: anthropicToolCallId(message.tool_call_id), content: toolResultContent(textOf(message.content)) } }, ...(cached ? [CACHE_POINT] : [])] };

@@ -130,6 +130,8 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
         turn = { role: 'model', parts };
         break;
       }
+      case 'function':
+        return invalidRequest(`${param}.role`, 'function (legacy function calling) is not supported by provider type google; use tools');
       case 'tool': {
         const name = functionNames.get(message.tool_call_id);
         if (name === undefined) invalidRequest(`${param}.tool_call_id`, `no assistant tool call with id ${message.tool_call_id} precedes this tool message`);

@@ -61,7 +61,7 @@ function withoutExtensions(messages: ChatMessage[]): ChatMessage[] {
       const { reasoning: _reasoning, reasoning_details: _details, ...rest } = message;
       return typeof rest.content === 'string' || rest.content == null ? rest : { ...rest, content: rest.content.map((part) => (part.type === 'text' ? withoutCacheControl(part) : part)) };
     }
-    if (typeof message.content === 'string') return message;
+    if (message.role === 'function' || typeof message.content === 'string') return message;
     if (message.role === 'user') return { ...message, content: message.content.map(({ cache_control: _c, ...part }): ContentPart => part) };
     return { ...message, content: message.content.map(({ cache_control: _c, ...part }) => part) };
   });

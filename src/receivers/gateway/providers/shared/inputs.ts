@@ -120,11 +120,12 @@ export function textOf(content: string | ReadonlyArray<{ type: 'text'; text: str
 
 /**
  * An assistant turn's content for provider types without OpenAI's audio
- * answers or refusal parts: a refusal part is what the model said, so it goes
+ * answers, legacy function calls or refusal parts: a refusal part is what the model said, so it goes
  * as text; a previous audio answer (`audio.id`) cannot be replayed.
  */
 export function assistantContent(message: AssistantMessage, param: string, type: string): string | TextPart[] {
   if (message.audio != null) invalidRequest(`${param}.audio`, `is not supported by provider type ${type}`);
+  if (message.function_call != null) invalidRequest(`${param}.function_call`, `(legacy function calling) is not supported by provider type ${type}; use tool_calls`);
   const content = message.content;
   if (content === null || content === undefined || typeof content === 'string') return content ?? '';
   return content.map((part): TextPart => (part.type === 'refusal' ? { type: 'text', text: part.refusal } : part));

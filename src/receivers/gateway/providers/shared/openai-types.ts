@@ -76,6 +76,8 @@ export interface AssistantMessage {
   name?: string;
   tool_calls?: ToolCall[];
   refusal?: string | null;
+  /** A legacy function call (with `functions`): only OpenAI-compatible upstreams take it. */
+  function_call?: { name: string; arguments: string } | null;
   /** A previous audio answer, by id: only OpenAI-compatible upstreams take it. */
   audio?: { id: string } | null;
   /** The reasoning text of this turn, as the gateway returned it (informational; details carry the signatures). */
@@ -89,7 +91,14 @@ export interface ToolMessage {
   tool_call_id: string;
 }
 
-export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage;
+/** A legacy function call's result (with `functions`): only OpenAI-compatible upstreams take it. */
+export interface FunctionMessage {
+  role: 'function';
+  name: string;
+  content: string | null;
+}
+
+export type ChatMessage = SystemMessage | UserMessage | AssistantMessage | ToolMessage | FunctionMessage;
 
 export interface FunctionTool {
   type: 'function';
