@@ -106,6 +106,10 @@ const tool = z.object({
 const toolChoice = z.union([
   z.enum(['auto', 'none', 'required']),
   z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
+  z.object({
+    type: z.literal('allowed_tools'),
+    allowed_tools: z.object({ mode: z.enum(['auto', 'required']), tools: z.array(z.looseObject({ type: z.string() })).min(1) }),
+  }),
 ]);
 
 const responseFormat = z.discriminatedUnion('type', [
@@ -175,7 +179,7 @@ export const chatRequestSchema = z
     if (choice !== undefined && choice !== 'none' && (request.tools === undefined || request.tools.length === 0)) {
       ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: 'tool_choice is only allowed when tools are given' });
     }
-    if (typeof choice === 'object' && request.tools?.some((t) => t.function.name === choice.function.name) !== true) {
+    if (typeof choice === 'object' && choice.type === 'function' && request.tools?.some((t) => t.function.name === choice.function.name) !== true) {
       ctx.addIssue({ code: 'custom', path: ['tool_choice', 'function', 'name'], message: `no tool named ${choice.function.name} in tools` });
     }
     if (request.reasoning_effort != null && request.reasoning?.effort !== undefined && request.reasoning.effort !== request.reasoning_effort) {

@@ -429,3 +429,29 @@ describe('legacy function calling', () => {
     expect(upstream.requests).toHaveLength(0);
   });
 });
+
+describe('tool_choice allowed_tools', () => {
+  const tools: OpenAI.Chat.ChatCompletionTool[] = [
+    { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: {} } } },
+    { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
+  ];
+  const toolChoice: OpenAI.Chat.ChatCompletionToolChoiceOption = { type: 'allowed_tools', allowed_tools: { mode: 'required', tools: [{ type: 'function', function: { name: 'get_time' } }] } };
+
+  it('reaches an openai-type upstream as sent', async () => {
+    const client = await setup((_body, res) => sendJson(res, 200, completion('ok')));
+    await client.chat.completions.create({ model: 'openai/gpt-test', messages: [{ role: 'user', content: 'time?' }], tools, tool_choice: toolChoice });
+    expect(upstream?.requests[0]?.body['tool_choice']).toEqual(toolChoice);
+  });
+
+  it('is refused by other provider types', async () => {
+    upstream = await startUpstream(() => undefined);
+    gateway = await startGateway({
+      providers: { claude: { type: 'anthropic', base_url: upstream.url, api_key: 'k' } },
+      models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] }],
+    });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const error = await client.chat.completions.create({ model: 'acme/claude', messages: [{ role: 'user', content: 'time?' }], tools, tool_choice: toolChoice }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'tool_choice' });
+    expect(upstream.requests).toHaveLength(0);
+  });
+});

@@ -83,6 +83,7 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
 
 function mapToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): AnthropicToolChoice | undefined {
   const noParallel = parallel === false ? { disable_parallel_tool_use: true } : {};
+  if (typeof choice === 'object' && choice.type === 'allowed_tools') return invalidRequest('tool_choice', 'allowed_tools is not supported by provider type anthropic');
   if (choice === undefined) return parallel === false ? { type: 'auto', ...noParallel } : undefined;
   if (choice === 'none') return { type: 'none' };
   if (choice === 'auto') return { type: 'auto', ...noParallel };

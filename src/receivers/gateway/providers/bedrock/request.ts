@@ -132,6 +132,7 @@ function calledTools(messages: readonly ConverseMessage[]): ConverseToolConfig['
 }
 
 function mapToolChoice(choice: ToolChoice | undefined): ConverseToolChoice | undefined {
+  if (typeof choice === 'object' && choice.type === 'allowed_tools') return invalidRequest('tool_choice', 'allowed_tools is not supported by provider type bedrock');
   if (choice === undefined || choice === 'none') return undefined;
   if (choice === 'auto') return { auto: {} };
   if (choice === 'required') return { any: {} };

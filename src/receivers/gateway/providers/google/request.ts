@@ -93,6 +93,7 @@ function mapGenerationConfig(request: ChatCompletionRequest): GeminiGenerationCo
 }
 
 function mapToolChoice(choice: ToolChoice): { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] } {
+  if (typeof choice === 'object' && choice.type === 'allowed_tools') return invalidRequest('tool_choice', 'allowed_tools is not supported by provider type google');
   if (choice === 'auto') return { mode: 'AUTO' };
   if (choice === 'none') return { mode: 'NONE' };
   if (choice === 'required') return { mode: 'ANY' };

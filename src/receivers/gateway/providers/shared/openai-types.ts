@@ -113,7 +113,13 @@ export interface FunctionTool {
   };
 }
 
-export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+/** `allowed_tools`: the tools the model may call this turn, a subset of `tools`; only OpenAI-compatible upstreams take it. */
+export interface AllowedToolsChoice {
+  type: 'allowed_tools';
+  allowed_tools: { mode: 'auto' | 'required'; tools: Array<Record<string, unknown>> };
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } } | AllowedToolsChoice;
 
 export type ResponseFormat =
   | { type: 'text' }
