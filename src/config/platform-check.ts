@@ -2,8 +2,7 @@
 // platform.deploymentId on its resource, set by a resource processor
 // (DESIGN section 5). A pipeline without one that sets both still runs, as
 // the collector would run it, but `validate` and `run` warn about it.
-import { parseComponentId, type ComponentConfig, type ProcessorFactory } from '../core/component.js';
-import type { ResourceConfig } from '../processors/resource/config.js';
+import type { ComponentConfig, ProcessorFactory } from '../core/component.js';
 import type { PipelineConfig } from './service-schema.js';
 
 const PLATFORM_KEYS = ['platform.projectId', 'platform.deploymentId'] as const;
@@ -20,13 +19,10 @@ export function unstampedPipelines(pipelines: Readonly<Record<string, PipelineCo
 function setsPlatformKeys(ids: readonly string[], processors: ReadonlyMap<string, ComponentConfig<ProcessorFactory>>): boolean {
   const set = new Set<string>();
   for (const id of ids) {
-    if (parseComponentId(id).type !== 'resource') continue;
-    const config = processors.get(id)?.config as ResourceConfig | undefined;
-    for (const { key, value, action } of config?.actions ?? []) {
-      // An empty value (a variable set to nothing) stamps no id anyone can use: it unsets the key where it would write it.
-      const stamps = value !== '';
-      if (action === 'delete' || (!stamps && (action === 'upsert' || action === 'update'))) set.delete(key);
-      else if (stamps && (action === 'insert' || action === 'upsert')) set.add(key);
+    const entry = processors.get(id);
+    for (const { key, sets } of entry?.factory.resourceStamps?.(entry.config) ?? []) {
+      if (sets) set.add(key);
+      else set.delete(key);
     }
   }
   return PLATFORM_KEYS.every((key) => set.has(key));

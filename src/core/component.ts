@@ -90,8 +90,16 @@ export interface ReceiverFactory<C = unknown> extends FactoryBase<'receiver', C>
   create(settings: CreateSettings, config: C, next: TracesConsumer): Receiver;
 }
 
+/** A resource attribute a processor sets to a usable value, or leaves unset (deleted, or written empty). */
+export interface ResourceStamp {
+  readonly key: string;
+  readonly sets: boolean;
+}
+
 export interface ProcessorFactory<C = unknown> extends FactoryBase<'processor', C> {
   create(settings: CreateSettings, config: C): Processor;
+  /** What a processor of this config does to resource attributes, in order; absent for processors that touch none. */
+  resourceStamps?(config: C): readonly ResourceStamp[];
 }
 
 export interface ExporterFactory<C = unknown> extends FactoryBase<'exporter', C> {
