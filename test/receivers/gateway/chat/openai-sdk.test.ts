@@ -32,6 +32,16 @@ async function setup(handler: Parameters<typeof startUpstream>[0], extra: Record
   return new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
 }
 
+/** The same, with one anthropic-type provider behind `acme/claude`. */
+async function setupAnthropic(handler: Parameters<typeof startUpstream>[0]): Promise<OpenAI> {
+  upstream = await startUpstream(handler);
+  gateway = await startGateway({
+    providers: { claude: { type: 'anthropic', base_url: upstream.url, api_key: 'k' } },
+    models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] }],
+  });
+  return new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+}
+
 describe('gateway with the official openai SDK', () => {
   it('lists the catalog in the DESIGN record shape', async () => {
     const client = await setup(() => undefined);
@@ -358,15 +368,10 @@ describe('audio and file inputs', () => {
   });
 
   it('are refused by provider types that cannot take them, naming the part', async () => {
-    upstream = await startUpstream(() => undefined);
-    gateway = await startGateway({
-      providers: { claude: { type: 'anthropic', base_url: upstream.url, api_key: 'k' } },
-      models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] }],
-    });
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const client = await setupAnthropic(() => undefined);
     const error = await client.chat.completions.create({ model: 'acme/claude', messages }).catch((err: unknown) => err);
     expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'messages[0].content[1]' });
-    expect(upstream.requests).toHaveLength(0);
+    expect(upstream?.requests).toHaveLength(0);
   });
 });
 
@@ -386,14 +391,9 @@ describe('assistant turns with refusal parts and audio', () => {
   });
 
   it('give other provider types the refusal as text and refuse the audio, naming it', async () => {
-    upstream = await startUpstream((_body, res) => sendJson(res, 200, { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }));
-    gateway = await startGateway({
-      providers: { claude: { type: 'anthropic', base_url: upstream.url, api_key: 'k' } },
-      models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] }],
-    });
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const client = await setupAnthropic((_body, res) => sendJson(res, 200, { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 1 } }));
     await client.chat.completions.create({ model: 'acme/claude', messages: messages.slice(0, 3) });
-    expect(upstream.requests[0]?.body['messages']).toEqual([
+    expect(upstream?.requests[0]?.body['messages']).toEqual([
       { role: 'user', content: [{ type: 'text', text: 'say it' }] },
       { role: 'assistant', content: [{ type: 'text', text: 'Well, ' }, { type: 'text', text: 'I cannot help with that.' }] },
       { role: 'user', content: [{ type: 'text', text: 'say it aloud' }] },
@@ -418,15 +418,10 @@ describe('legacy function calling', () => {
   });
 
   it('is refused by other provider types, naming the message', async () => {
-    upstream = await startUpstream(() => undefined);
-    gateway = await startGateway({
-      providers: { claude: { type: 'anthropic', base_url: upstream.url, api_key: 'k' } },
-      models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] }],
-    });
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const client = await setupAnthropic(() => undefined);
     const error = await client.chat.completions.create({ model: 'acme/claude', messages }).catch((err: unknown) => err);
     expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'messages[1].function_call' });
-    expect(upstream.requests).toHaveLength(0);
+    expect(upstream?.requests).toHaveLength(0);
   });
 });
 
@@ -444,14 +439,9 @@ describe('tool_choice allowed_tools', () => {
   });
 
   it('is refused by other provider types', async () => {
-    upstream = await startUpstream(() => undefined);
-    gateway = await startGateway({
-      providers: { claude: { type: 'anthropic', base_url: upstream.url, api_key: 'k' } },
-      models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] }],
-    });
-    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const client = await setupAnthropic(() => undefined);
     const error = await client.chat.completions.create({ model: 'acme/claude', messages: [{ role: 'user', content: 'time?' }], tools, tool_choice: toolChoice }).catch((err: unknown) => err);
     expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'tool_choice' });
-    expect(upstream.requests).toHaveLength(0);
+    expect(upstream?.requests).toHaveLength(0);
   });
 });

@@ -6,6 +6,7 @@ import { API_KEY, completion, openaiProvider, sendJson, startGateway, startUpstr
 import { sendMessage } from '../providers/anthropic/fixtures.js';
 import { validateAnthropic } from '../providers/anthropic/wire-schema.js';
 import { startFake, type FakeUpstream } from '../providers/shared/fake-upstream.js';
+import { OPENAI_ONLY, OPENAI_ONLY_NEUTRAL } from '../providers/shared/openai-only.js';
 
 let gateway: Gateway | undefined;
 let fake: FakeUpstream | undefined;
@@ -32,16 +33,6 @@ async function setup(endpoints: Array<{ provider: string; model: string }>): Pro
   return new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
 }
 
-const OPENAI_ONLY = [
-  { functions: [{ name: 'get_weather', parameters: { type: 'object', properties: {} } }], function_call: 'auto' },
-  { function_call: { name: 'get_weather' } },
-  { modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } },
-  { audio: { voice: 'alloy', format: 'wav' } },
-  { web_search_options: {} },
-  { verbosity: 'low' },
-];
-// What those parameters' neutral values look like: leaving them out changes nothing.
-const NEUTRAL = { functions: [], function_call: 'none', modalities: ['text'], audio: null, web_search_options: null, verbosity: 'medium' };
 
 describe('sampling parameters a provider type has no setting for', () => {
   it('answers 400 unsupported_value naming the param when no endpoint can take it', async () => {
@@ -57,7 +48,7 @@ describe('sampling parameters a provider type has no setting for', () => {
     const error = await client.chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'a' }], ...params } as never).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(OpenAI.BadRequestError);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'unsupported_value', param: Object.keys(params)[0] });
-    const out = await client.chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'a' }], ...NEUTRAL, store: true, metadata: { a: 'b' }, service_tier: 'auto' } as never);
+    const out = await client.chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'a' }], ...OPENAI_ONLY_NEUTRAL, store: true, metadata: { a: 'b' }, service_tier: 'auto' } as never);
     expect(out.choices[0]?.message.content).toBe('from anthropic');
     expect(fake?.requests).toHaveLength(1);
   });

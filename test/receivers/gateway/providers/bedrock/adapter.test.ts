@@ -6,6 +6,7 @@ import { UpstreamStreamError } from '../../../../../src/receivers/gateway/provid
 import { assemble, complete, context, PNG_BASE64, PNG_DATA_URL, servePng, startFake, stream, type FakeUpstream, type Handler, type Seen } from '../shared/fake-upstream.js';
 import { endFrames, exceptionFrame, frame, sendConverse, sendError, sendFrames, textFrames, toolFrames } from './fixtures.js';
 import { converseRequest, CREDENTIALS, REGION, requestProblems, sigV4Problems, type ConverseRequest } from './wire-schema.js';
+import { OPENAI_ONLY, OPENAI_ONLY_NEUTRAL } from '../shared/openai-only.js';
 
 const MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1:0';
 const ENCODED_MODEL = 'anthropic.claude-3-5-sonnet-20240620-v1%3A0';
@@ -36,16 +37,6 @@ const weatherTool = { type: 'function' as const, function: { name: 'get_weather'
 // A Gemini thought signature (base64), as the google adapter appends it to the tool call ids it mints.
 const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
 
-const OPENAI_ONLY = [
-  { functions: [{ name: 'get_weather', parameters: { type: 'object', properties: {} } }], function_call: 'auto' },
-  { function_call: { name: 'get_weather' } },
-  { modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } },
-  { audio: { voice: 'alloy', format: 'wav' } },
-  { web_search_options: {} },
-  { verbosity: 'low' },
-];
-// What those parameters' neutral values look like: leaving them out changes nothing.
-const OPENAI_ONLY_NEUTRAL = { functions: [], function_call: 'none', modalities: ['text'], audio: null, web_search_options: null, verbosity: 'medium' };
 
 describe('bedrock adapter', () => {
   it('signs and maps a plain text Converse exchange', async () => {

@@ -6,6 +6,7 @@ import { UpstreamStreamError } from '../../../../../src/receivers/gateway/provid
 import { assemble, complete, context, json, PNG_BASE64, PNG_DATA_URL, servePng, startFake, stream, type FakeUpstream, type Handler, type Seen } from '../shared/fake-upstream.js';
 import { response, sendResponse, sendStream, usageMetadata } from './fixtures.js';
 import { generateContentRequest, validateGemini, type GenerateContentRequest } from './wire-schema.js';
+import { OPENAI_ONLY, OPENAI_ONLY_NEUTRAL } from '../shared/openai-only.js';
 
 let fake: FakeUpstream | undefined;
 
@@ -28,16 +29,6 @@ function sent(index = 0): GenerateContentRequest {
 const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
 const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
 
-const OPENAI_ONLY = [
-  { functions: [{ name: 'get_weather', parameters: { type: 'object', properties: {} } }], function_call: 'auto' },
-  { function_call: { name: 'get_weather' } },
-  { modalities: ['text', 'audio'], audio: { voice: 'alloy', format: 'wav' } },
-  { audio: { voice: 'alloy', format: 'wav' } },
-  { web_search_options: {} },
-  { verbosity: 'low' },
-];
-// What those parameters' neutral values look like: leaving them out changes nothing.
-const OPENAI_ONLY_NEUTRAL = { functions: [], function_call: 'none', modalities: ['text'], audio: null, web_search_options: null, verbosity: 'medium' };
 
 describe('google adapter', () => {
   it('maps a plain text exchange, system text and generation settings', async () => {
