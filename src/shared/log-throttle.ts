@@ -16,11 +16,14 @@ export class LogThrottle {
     this.#now = now;
   }
 
-  /** Calls `log` with how many occurrences were left out since the last line, or leaves this one out. */
-  run(log: (leftOut: number) => void): void {
+  /**
+   * Calls `log` with how many occurrences were left out since the last line,
+   * or leaves this one out. An occurrence counts `weight` (a drop, its spans).
+   */
+  run(log: (leftOut: number) => void, weight = 1): void {
     const now = this.#now();
     if (now < this.#nextAt) {
-      this.#leftOut += 1;
+      this.#leftOut += weight;
       return;
     }
     const leftOut = this.#leftOut;

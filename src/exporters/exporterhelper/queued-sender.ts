@@ -4,6 +4,7 @@
 import type { Logger } from 'pino';
 import { PermanentError, ResourceExhaustedError, RetryableError, errorMessage } from '../../shared/errors.js';
 import { exporterMetrics, type Telemetry } from '../../shared/telemetry.js';
+import { LogThrottle } from '../../shared/log-throttle.js';
 import { QueueFullError, queueMetrics, RecordTooLargeError, updateQueueGauges, type Queue, type QueueRecord } from '../../queue/index.js';
 import { retryDelayMs, sleep, type BackoffPolicy } from './backoff.js';
 import { collectBatch, type BatchLimits } from './batch-reader.js';
@@ -14,7 +15,6 @@ export const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
 /** Retry-After offered to clients refused by a full `on_full: refuse` queue (ms). */
 export const FULL_QUEUE_RETRY_AFTER_MS = 5_000;
 /** Drops are logged at most once per this interval, with the count since (ms). */
-const DROP_LOG_INTERVAL_MS = 10_000;
 /** After the grace period, aborted sends get this long to unwind before the queue closes anyway (ms). */
 const ABORT_SETTLE_MS = 1_000;
 /** A worker whose queue read failed waits this long before reading again (ms). */
@@ -269,16 +269,12 @@ async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boo
   }
 }
 
-/** Logs the first drop at once, then at most one summary per interval. */
+/** Logs the first drop at once, then at most one summary per interval, with the spans dropped since the last. */
 function createDropLogger(logger: Logger, id: string): (reason: DropReason, spans: number, error: string) => void {
-  let lastLoggedAt = Number.NEGATIVE_INFINITY;
-  let unloggedSpans = 0;
+  const throttle = new LogThrottle();
   return function logDrop(reason, spans, error) {
-    unloggedSpans += spans;
-    const now = Date.now();
-    if (now - lastLoggedAt < DROP_LOG_INTERVAL_MS) return;
-    logger.warn({ exporter: id, reason, spans: unloggedSpans, error }, 'dropped spans');
-    lastLoggedAt = now;
-    unloggedSpans = 0;
+    throttle.run(function summarize(leftOut) {
+      logger.warn({ exporter: id, reason, spans: leftOut + spans, error }, 'dropped spans');
+    }, spans);
   };
 }
