@@ -5,14 +5,14 @@
 // input string; `finish` always comes last.
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletionChunk, FinishReason, ReasoningDetail, ToolCallDelta, Usage } from '../providers/shared/openai-types.js';
+import { toolCallKey, type ChatCompletionChunk, type FinishReason, type ReasoningDetail, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
 import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
 
 interface OpenToolCall {
-  /** The upstream's index for the call, where it sends one. */
-  readonly index: number | undefined;
+  /** What tells the call's deltas apart (toolCallKey). */
+  readonly key: string | undefined;
   readonly id: string;
   readonly name: string;
   input: string;
@@ -79,7 +79,7 @@ export class AiSdkStream implements StreamEncoder {
       let open = this.#openCall(call);
       if (open === undefined) {
         out += this.#closeReasoning() + this.#closeText();
-        open = { index: call.index, id: call.id ?? `call_${this.#tools.length}`, name: call.function?.name ?? '', input: '' };
+        open = { key: toolCallKey(call), id: call.id ?? `call_${this.#tools.length}`, name: call.function?.name ?? '', input: '' };
         this.#tools.push(open);
         out += event({ type: 'tool-input-start', id: open.id, toolName: open.name });
       }
@@ -113,10 +113,10 @@ export class AiSdkStream implements StreamEncoder {
     return aiSdkErrorPart(error);
   }
 
-  /** The call a delta continues: by index, or (servers that leave index out) by id, a delta with neither continuing the last call. */
+  /** The call a delta continues (see toolCallKey); one with no key continues the last call. */
   #openCall(call: ToolCallDelta): OpenToolCall | undefined {
-    if (typeof call.index === 'number') return this.#tools.find((open) => open.index === call.index);
-    return call.id === undefined ? this.#tools.at(-1) : this.#tools.find((open) => open.id === call.id);
+    const key = toolCallKey(call);
+    return key === undefined ? this.#tools.at(-1) : this.#tools.find((open) => open.key === key);
   }
 
   #closeText(): string {

@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import type { ChatCompletion, ChatCompletionChunk, FinishReason, ToolCallDelta, Usage } from '../providers/shared/openai-types.js';
+import { toolCallKey, type ChatCompletion, type ChatCompletionChunk, type FinishReason, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import { UpstreamStreamError } from '../providers/shared/types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
@@ -123,8 +123,7 @@ class MessagesStreamEncoder implements StreamEncoder {
   }
 
   #toolCall(call: ToolCallDelta): string {
-    // Without an index, a call is told by its id; a piece with neither continues the last call.
-    const key = typeof call.index === 'number' ? `index:${call.index}` : call.id !== undefined ? `id:${call.id}` : undefined;
+    const key = toolCallKey(call);
     let state = key === undefined ? this.#lastCall : this.#calls.get(key);
     if (state === undefined) {
       if (call.id === undefined || key === undefined) return '';

@@ -240,6 +240,16 @@ export interface ToolCallDelta {
 }
 
 /**
+ * What tells a streamed tool call's deltas apart: its index, or, from servers
+ * that leave index out, its id. Undefined for a delta with neither, which
+ * continues the last call.
+ */
+export function toolCallKey(delta: ToolCallDelta): string | undefined {
+  if (typeof delta.index === 'number') return `index:${delta.index}`;
+  return delta.id === undefined ? undefined : `id:${delta.id}`;
+}
+
+/**
  * The upstream event text a chunk was parsed from, when an OpenAI-compatible
  * upstream sent it: a Chat Completions stream passes it on unchanged instead
  * of serializing the chunk again. A symbol key, so JSON.stringify skips it.
