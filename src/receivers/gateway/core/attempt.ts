@@ -73,14 +73,14 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
       const mapper = provider.adapter.streamMapper(ctx);
       const pipe = new ChatStreamPipe({ mapper, slug: provider.slug, state, span, capture: env.captureContent, clock, served });
       const exchange = new StreamExchange(state.res, clock, span, pipe);
-      env.agents.stream(provider.slug, upstream, url, clock, exchange);
+      env.agents.stream(provider.slug, upstream, url, clock, span, exchange);
       const outcome = await exchange.outcome;
       if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
       const committed = outcome.piped;
       env.countAttempt(provider.slug, committed.outcome);
       return committed.answered ? { answered: true } : { answered: false, fallback: committed.fallback, error: committed.error };
     }
-    const response = await env.agents.exchange(provider.slug, upstream, url, clock);
+    const response = await env.agents.exchange(provider.slug, upstream, url, clock, span);
     span.int('http.response.status_code', response.statusCode);
     if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
     const adapter = provider.adapter;

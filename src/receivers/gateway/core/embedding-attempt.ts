@@ -51,7 +51,7 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
     for (const upstream of upstreams) {
       const url = parseUpstreamUrl(upstream.url);
       span.str('server.address', url.hostname).int('server.port', url.port);
-      const response = await env.agents.exchange(provider.slug, upstream, url, clock);
+      const response = await env.agents.exchange(provider.slug, upstream, url, clock, span);
       span.int('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
       replies.push({ body: response.body, headers: response.headers });

@@ -25,6 +25,11 @@ export function parseTraceparent(header: string | undefined, tracestate: string 
   return { traceId, spanId, flags: Number.parseInt(flags, 16) & 0xff, traceState: tracestate === undefined || tracestate === '' ? undefined : tracestate };
 }
 
+/** The `traceparent` (version 00) that makes a request a child of span `spanId`. */
+export function formatTraceparent(traceId: string, spanId: string, flags: number): string {
+  return `00-${traceId}-${spanId}-${(flags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
 // Ids come from a pool refilled by randomFillSync: one syscall per 256 span ids.
 const POOL_SIZE = 4096;
 const pool = Buffer.allocUnsafe(POOL_SIZE);

@@ -5,6 +5,8 @@ import type { Dispatcher } from 'undici';
 import { outboundAgent } from '../../../shared/outbound-agent.js';
 import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
+import type { SpanRecord } from './spans.js';
+import { formatTraceparent } from './trace-context.js';
 import { exchange, type BufferedResponse } from './upstream-exchange.js';
 
 export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client_closed' | 'client_stalled';
@@ -24,17 +26,18 @@ export class UpstreamAgents {
   /**
    * A streaming request on the dispatch API: `handler` gets the answer's parts
    * as they arrive. An attempt already aborted (the client left while an
-   * adapter fetched an image) throws instead of being sent.
+   * adapter fetched an image) throws instead of being sent. Like every
+   * request upstream, it carries the attempt span's trace context.
    */
-  stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, handler: Dispatcher.DispatchHandler): void {
+  stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord, handler: Dispatcher.DispatchHandler): void {
     const reason = clock.error;
     if (reason !== undefined) throw reason;
-    this.#agent(slug).dispatch({ origin: url.origin, path: url.path, method: request.method, headers: request.headers, body: request.body }, handler);
+    this.#agent(slug).dispatch({ origin: url.origin, path: url.path, method: request.method, headers: tracedHeaders(request.headers, span), body: request.body }, handler);
   }
 
   /** A non-streaming request: the whole answer in one buffer. */
-  exchange(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock): Promise<BufferedResponse> {
-    return exchange(this.#agent(slug), request, url, clock);
+  exchange(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord): Promise<BufferedResponse> {
+    return exchange(this.#agent(slug), { ...request, headers: tracedHeaders(request.headers, span) }, url, clock);
   }
 
   #agent(slug: string): Dispatcher {
@@ -47,6 +50,21 @@ export class UpstreamAgents {
     await Promise.all([...this.#agents.values()].map((a) => a.destroy()));
     this.#agents.clear();
   }
+}
+
+/**
+ * The adapter's headers (often one frozen object per provider) plus W3C Trace
+ * Context naming the attempt's CLIENT span as the parent, as OpenTelemetry's
+ * HTTP client instrumentations propagate it: an upstream that traces (a
+ * self-hosted model server) continues the gateway's trace. Added after a
+ * Bedrock request is signed, so the signature does not cover them (SigV4
+ * allows unsigned headers).
+ */
+function tracedHeaders(headers: Record<string, string>, span: SpanRecord): Record<string, string> {
+  const traced: Record<string, string> = { ...headers, traceparent: formatTraceparent(span.traceId, span.spanId, span.flags ?? 1) };
+  const traceState = span.traceState;
+  if (traceState !== undefined) traced['tracestate'] = traceState;
+  return traced;
 }
 
 /**

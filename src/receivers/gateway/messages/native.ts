@@ -74,14 +74,14 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.stream) {
       const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ state, span, clock, slug: provider.slug, observed, served }));
-      env.agents.stream(provider.slug, upstream, url, clock, exchange);
+      env.agents.stream(provider.slug, upstream, url, clock, span, exchange);
       const outcome = await exchange.outcome;
       if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
       const result = outcome.piped;
       env.countAttempt(provider.slug, result.answered ? (span.failed ? 'stream_error' : 'success') : 'stream_error');
       return result;
     }
-    const response = await env.agents.exchange(provider.slug, upstream, url, clock);
+    const response = await env.agents.exchange(provider.slug, upstream, url, clock, span);
     span.int('http.response.status_code', response.statusCode);
     if (response.statusCode < 200 || response.statusCode >= 300) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
     const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');

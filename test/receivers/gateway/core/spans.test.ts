@@ -112,6 +112,23 @@ describe('gateway spans', () => {
     expect(spans.map((s) => s.traceState)).toEqual(['vendor=abc', 'vendor=abc', 'vendor=abc']);
   });
 
+  it('sends each attempt upstream as a child of its CLIENT span (traceparent, tracestate), streamed or not', async () => {
+    const down = await startUpstream((_b, res) => sendJson(res, 503, { error: { message: 'down' } }));
+    const up = await startUpstream((body, res) => (body['stream'] === true ? textStream(res, ['streamed']) : sendJson(res, 200, completion('hello'))));
+    upstreams.push(down, up);
+    gateway = await startGateway({ providers: { first: openaiProvider(down), second: openaiProvider(up) }, models: [{ id: 'acme/model', endpoints: [{ provider: 'first', model: 'm-first' }, { provider: 'second', model: 'm-second' }] }] });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    await client.chat.completions.create({ model: 'acme/model', messages }, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-00`, tracestate: 'vendor=abc' } });
+    const stream = await client.chat.completions.create({ model: 'acme/model', messages, stream: true });
+    for await (const _chunk of stream) void _chunk;
+    const attempts = (await gateway.spans(6)).filter((s) => s.kind === SpanKind.CLIENT);
+    const sent = [down.requests[0], up.requests[0], down.requests[1], up.requests[1]];
+    expect(sent.map((r) => r?.headers['traceparent'])).toEqual(attempts.map((s) => `00-${s.traceId}-${s.spanId}-${s === attempts[0] || s === attempts[1] ? '00' : '01'}`));
+    expect(attempts[0]?.traceId).toBe(traceId);
+    expect(sent.map((r) => r?.headers['tracestate'])).toEqual(['vendor=abc', 'vendor=abc', undefined, undefined]);
+  });
+
   it('starts a new trace when the traceparent is malformed', async () => {
     const client = await setup();
     await client.models.list({ headers: { traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01' } });
