@@ -38,7 +38,8 @@ export class AiSdkAnswer implements CompletionAnswer {
     }
     if (typeof message?.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
     for (const image of message?.images ?? []) content.push(...filePart(image, this.#tagged));
-    for (const call of message?.tool_calls ?? []) content.push({ type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments });
+    // (A custom tool's call, whose input is free text, comes only from a Chat Completions request naming one.)
+    for (const call of message?.tool_calls ?? []) content.push(call.type === 'custom' ? { type: 'tool-call', toolCallId: call.id, toolName: call.custom.name, input: call.custom.input } : { type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments });
     const payload = JSON.stringify({
       content,
       finishReason: finishReason(choice?.finish_reason),

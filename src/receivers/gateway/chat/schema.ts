@@ -41,11 +41,10 @@ const textContent = z.union([z.string(), z.array(textPart)]);
 const refusalPart = z.object({ type: z.literal('refusal'), refusal: z.string() });
 const assistantPart = z.discriminatedUnion('type', [textPart, refusalPart]);
 
-const toolCall = z.object({
-  id: z.string().min(1),
-  type: z.literal('function'),
-  function: z.object({ name: z.string().min(1), arguments: z.string() }),
-});
+const toolCall = z.discriminatedUnion('type', [
+  z.object({ id: z.string().min(1), type: z.literal('function'), function: z.object({ name: z.string().min(1), arguments: z.string() }) }),
+  z.object({ id: z.string().min(1), type: z.literal('custom'), custom: z.object({ name: z.string().min(1), input: z.string() }) }),
+]);
 
 const reasoningDetail = z.discriminatedUnion('type', [
   z.object({ type: z.literal('reasoning.text'), text: z.string(), signature: z.string().nullable().optional(), format: z.string().optional(), index: z.number().int().optional() }),
@@ -93,19 +92,39 @@ const jsonSchemaObject = z
     path: ['required'],
   });
 
-const tool = z.object({
+const toolName = z.string().regex(FUNCTION_NAME, 'must be 1 to 64 letters, digits, underscores or dashes');
+
+const functionTool = z.object({
   type: z.literal('function'),
   function: z.object({
-    name: z.string().regex(FUNCTION_NAME, 'must be 1 to 64 letters, digits, underscores or dashes'),
+    name: toolName,
     description: z.string().optional(),
     parameters: jsonSchemaObject.optional(),
     strict: z.boolean().nullable().optional(),
   }),
 });
 
+// A tool whose input is free text, or text in a grammar (OpenAI's custom tools).
+const customTool = z.object({
+  type: z.literal('custom'),
+  custom: z.object({
+    name: toolName,
+    description: z.string().optional(),
+    format: z
+      .discriminatedUnion('type', [
+        z.object({ type: z.literal('text') }),
+        z.object({ type: z.literal('grammar'), grammar: z.object({ definition: z.string().min(1), syntax: z.enum(['lark', 'regex']) }) }),
+      ])
+      .optional(),
+  }),
+});
+
+const tool = z.discriminatedUnion('type', [functionTool, customTool]);
+
 const toolChoice = z.union([
   z.enum(['auto', 'none', 'required']),
   z.object({ type: z.literal('function'), function: z.object({ name: z.string().min(1) }) }),
+  z.object({ type: z.literal('custom'), custom: z.object({ name: z.string().min(1) }) }),
   z.object({
     type: z.literal('allowed_tools'),
     allowed_tools: z.object({ mode: z.enum(['auto', 'required']), tools: z.array(z.looseObject({ type: z.string() })).min(1) }),
@@ -179,8 +198,11 @@ export const chatRequestSchema = z
     if (choice !== undefined && choice !== 'none' && (request.tools === undefined || request.tools.length === 0)) {
       ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: 'tool_choice is only allowed when tools are given' });
     }
-    if (typeof choice === 'object' && choice.type === 'function' && request.tools?.some((t) => t.function.name === choice.function.name) !== true) {
-      ctx.addIssue({ code: 'custom', path: ['tool_choice', 'function', 'name'], message: `no tool named ${choice.function.name} in tools` });
+    if (typeof choice === 'object' && choice.type === 'function' && request.tools?.some((t) => t.type === 'function' && t.function.name === choice.function.name) !== true) {
+      ctx.addIssue({ code: 'custom', path: ['tool_choice', 'function', 'name'], message: `no function tool named ${choice.function.name} in tools` });
+    }
+    if (typeof choice === 'object' && choice.type === 'custom' && request.tools?.some((t) => t.type === 'custom' && t.custom.name === choice.custom.name) !== true) {
+      ctx.addIssue({ code: 'custom', path: ['tool_choice', 'custom', 'name'], message: `no custom tool named ${choice.custom.name} in tools` });
     }
     if (request.reasoning_effort != null && request.reasoning?.effort !== undefined && request.reasoning.effort !== request.reasoning_effort) {
       ctx.addIssue({ code: 'custom', path: ['reasoning', 'effort'], message: 'differs from reasoning_effort; set one of them' });

@@ -1,7 +1,7 @@
 // capture_content: prompt and completion as the GenAI semantic conventions'
 // gen_ai.input.messages / gen_ai.output.messages JSON. Image data never goes
 // into a span: data URLs are reduced to their media type.
-import type { ChatCompletion, ChatMessage, ContentPart, RefusalPart, ToolCall } from '../providers/shared/openai-types.js';
+import type { ChatCompletion, ChatMessage, ContentPart, CustomToolCall, RefusalPart, ToolCall } from '../providers/shared/openai-types.js';
 
 type Part =
   | { type: 'text'; content: string }
@@ -31,8 +31,9 @@ function contentParts(content: string | ReadonlyArray<ContentPart | RefusalPart>
   });
 }
 
-function toolCallParts(calls: readonly ToolCall[] | undefined): Part[] {
-  return (calls ?? []).map((c) => ({ type: 'tool_call', id: c.id, name: c.function.name, arguments: c.function.arguments }));
+function toolCallParts(calls: ReadonlyArray<ToolCall | CustomToolCall> | undefined): Part[] {
+  // A custom tool's free-form input stands where a function's arguments would.
+  return (calls ?? []).map((c) => (c.type === 'custom' ? { type: 'tool_call', id: c.id, name: c.custom.name, arguments: c.custom.input } : { type: 'tool_call', id: c.id, name: c.function.name, arguments: c.function.arguments }));
 }
 
 export function captureInput(messages: readonly ChatMessage[]): string {
@@ -50,7 +51,7 @@ export function captureInput(messages: readonly ChatMessage[]): string {
 
 export interface CapturedChoice {
   content: string;
-  toolCalls: ToolCall[];
+  toolCalls: Array<ToolCall | CustomToolCall>;
   finishReason: string | null;
 }
 

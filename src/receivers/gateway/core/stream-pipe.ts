@@ -10,7 +10,7 @@ import type { GatewayHttpError } from './http-error.js';
 import type { StreamEncoder } from './protocol.js';
 import { endFailedStream, type StreamExchange, type StreamPipe } from './stream-exchange.js';
 import { UpstreamStreamError, type StreamMapper } from '../providers/shared/types.js';
-import type { ChatCompletionChunk, ToolCall, ToolCallDelta, Usage } from '../providers/shared/openai-types.js';
+import type { ChatCompletionChunk, CustomToolCall, ToolCall, ToolCallDelta, Usage } from '../providers/shared/openai-types.js';
 import { recordUsage } from './span-usage.js';
 import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
@@ -63,14 +63,20 @@ class StreamObserver {
 
 function collectDelta(seen: CapturedChoice, delta: ChatCompletionChunk['choices'][number]['delta']): void {
   if (typeof delta.content === 'string') seen.content += delta.content;
-  for (const call of delta.tool_calls ?? []) capturedCall(seen.toolCalls, call).function.arguments += call.function?.arguments ?? '';
+  for (const call of delta.tool_calls ?? []) {
+    const captured = capturedCall(seen.toolCalls, call);
+    if (captured.type === 'custom') captured.custom.input += call.custom?.input ?? '';
+    else captured.function.arguments += call.function?.arguments ?? '';
+  }
 }
 
 /** The call a delta continues or starts: by index, or (servers that leave index out) by id, a delta with neither continuing the last. */
-function capturedCall(calls: ToolCall[], call: ToolCallDelta): ToolCall {
+function capturedCall(calls: Array<ToolCall | CustomToolCall>, call: ToolCallDelta): ToolCall | CustomToolCall {
   const known = typeof call.index === 'number' ? calls[call.index] : call.id === undefined ? calls.at(-1) : calls.find((c) => c.id === call.id);
   if (known !== undefined) return known;
-  const started: ToolCall = { id: call.id ?? '', type: 'function', function: { name: call.function?.name ?? '', arguments: '' } };
+  const id = call.id ?? '';
+  const started: ToolCall | CustomToolCall =
+    call.type === 'custom' || call.custom !== undefined ? { id, type: 'custom', custom: { name: call.custom?.name ?? '', input: '' } } : { id, type: 'function', function: { name: call.function?.name ?? '', arguments: '' } };
   if (typeof call.index === 'number') calls[call.index] = started;
   else calls.push(started);
   return started;

@@ -132,7 +132,8 @@ export function toMessage(completion: ChatCompletion, model: string): Message {
   const refusal = message?.refusal;
   const refused = typeof refusal === 'string' && refusal !== '';
   if (refused) content.push({ type: 'text', text: refusal });
-  for (const call of message?.tool_calls ?? []) content.push(toolUseBlock(call));
+  // Messages has no custom tools, so no request of its sends one and no answer to it calls one.
+  for (const call of message?.tool_calls ?? []) if (call.type === 'function') content.push(toolUseBlock(call));
   return {
     id: messageId(completion.id),
     type: 'message',

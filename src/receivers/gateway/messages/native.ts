@@ -277,7 +277,7 @@ function observeEvent(type: string, data: Record<string, unknown>, observed: Obs
     if (block['type'] === 'tool_use') output.toolCalls.push({ id: String(block['id']), type: 'function', function: { name: String(block['name']), arguments: '' } });
     if (delta['type'] === 'text_delta') output.content += String(delta['text']);
     const last = output.toolCalls.at(-1);
-    if (delta['type'] === 'input_json_delta' && last !== undefined) last.function.arguments += String(delta['partial_json']);
+    if (delta['type'] === 'input_json_delta' && last?.type === 'function') last.function.arguments += String(delta['partial_json']);
   }
   if (type === 'message_start') observeMessage((data['message'] ?? {}) as Record<string, unknown>, observed);
   else if (type === 'message_delta') {

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, usageChunk, type Gateway, type Upstream } from '../harness.js';
+import { API_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, usageChunk, type Gateway, type Upstream } from '../harness.js';
 
 const PNG_DATA_URL = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
@@ -442,6 +442,64 @@ describe('tool_choice allowed_tools', () => {
     const client = await setupAnthropic(() => undefined);
     const error = await client.chat.completions.create({ model: 'acme/claude', messages: [{ role: 'user', content: 'time?' }], tools, tool_choice: toolChoice }).catch((err: unknown) => err);
     expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'tool_choice' });
+    expect(upstream?.requests).toHaveLength(0);
+  });
+});
+
+describe('custom tools (free-form input)', () => {
+  const tools: OpenAI.Chat.ChatCompletionTool[] = [
+    { type: 'custom', custom: { name: 'run_sql', description: 'runs one SQL query', format: { type: 'grammar', grammar: { syntax: 'regex', definition: '^SELECT .+$' } } } },
+    { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
+  ];
+  const call = { id: 'call_sql', type: 'custom' as const, custom: { name: 'run_sql', input: 'SELECT 1' } };
+  const history: OpenAI.Chat.ChatCompletionMessageParam[] = [
+    { role: 'user', content: 'how many?' },
+    { role: 'assistant', content: null, tool_calls: [call] },
+    { role: 'tool', tool_call_id: 'call_sql', content: '1' },
+  ];
+
+  it('reach an openai-type upstream as sent, and its custom tool call reaches the client, whole and streamed', async () => {
+    const client = await setup((body, res) =>
+      body['stream'] === true
+        ? sendStream(res, [
+            chunk({ role: 'assistant', content: null, tool_calls: [{ index: 0, id: 'call_2', type: 'custom', custom: { name: 'run_sql', input: '' } }] }),
+            chunk({ tool_calls: [{ index: 0, custom: { input: 'SELECT ' } }] }),
+            chunk({ tool_calls: [{ index: 0, custom: { input: '2' } }] }),
+            chunk({}, 'tool_calls'),
+            usageChunk,
+          ])
+        : sendJson(res, 200, completion('', { choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [call] }, finish_reason: 'tool_calls', logprobs: null }] })),
+    { capture_content: true });
+    const toolChoice = { type: 'custom' as const, custom: { name: 'run_sql' } };
+    const answer = await client.chat.completions.create({ model: 'openai/gpt-test', messages: history, tools, tool_choice: toolChoice });
+    expect(upstream?.requests[0]?.body).toMatchObject({ messages: history, tools, tool_choice: toolChoice });
+    expect(answer.choices[0]?.message.tool_calls).toEqual([call]);
+
+    const stream = await client.chat.completions.create({ model: 'openai/gpt-test', messages: history, tools, stream: true });
+    const inputs: string[] = [];
+    for await (const part of stream) for (const delta of part.choices[0]?.delta.tool_calls ?? []) inputs.push((delta as { custom?: { input?: string } }).custom?.input ?? '');
+    expect(inputs.join('')).toBe('SELECT 2');
+    const attempts = (await gateway!.spans(4)).filter((s) => s.name.startsWith('chat '));
+    const outputs = attempts.map((s) => JSON.parse(String(attr(s, 'gen_ai.output.messages'))) as unknown);
+    expect(outputs).toEqual([
+      [{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_sql', name: 'run_sql', arguments: 'SELECT 1' }], finish_reason: 'tool_calls' }],
+      [{ role: 'assistant', parts: [{ type: 'tool_call', id: 'call_2', name: 'run_sql', arguments: 'SELECT 2' }], finish_reason: 'tool_calls' }],
+    ]);
+  });
+
+  it('must name a custom tool in tool_choice', async () => {
+    const client = await setup(() => undefined);
+    const error = await client.chat.completions.create({ model: 'openai/gpt-test', messages: history, tools, tool_choice: { type: 'custom', custom: { name: 'get_time' } } }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 400, param: 'tool_choice.custom.name', message: expect.stringContaining('no custom tool named get_time') });
+    expect(upstream?.requests).toHaveLength(0);
+  });
+
+  it('are refused by other provider types, naming the tool or the call', async () => {
+    const client = await setupAnthropic(() => undefined);
+    const error = await client.chat.completions.create({ model: 'acme/claude', messages: history.slice(0, 1), tools }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 400, code: 'unsupported_value', param: 'tools[0].type' });
+    const replayed = await client.chat.completions.create({ model: 'acme/claude', messages: history, tools: tools.slice(1) }).catch((err: unknown) => err);
+    expect(replayed).toMatchObject({ status: 400, code: 'unsupported_value', param: 'messages[1].tool_calls[0].type' });
     expect(upstream?.requests).toHaveLength(0);
   });
 });

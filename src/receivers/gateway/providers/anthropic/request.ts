@@ -1,7 +1,7 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
@@ -41,8 +41,9 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
   const stop = stopList(request.stop);
   if (stop !== undefined && stop.length > 0) body.stop_sequences = stop;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
-  if (request.tools !== undefined && request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
+  const tools = functionTools(request.tools, 'anthropic');
+  if (tools.length > 0) {
+    body.tools = tools.map((tool) => ({
       name: tool.function.name,
       ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
       input_schema: objectSchema(tool.function.parameters),
@@ -83,12 +84,12 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
 
 function mapToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): AnthropicToolChoice | undefined {
   const noParallel = parallel === false ? { disable_parallel_tool_use: true } : {};
-  if (typeof choice === 'object' && choice.type === 'allowed_tools') return invalidRequest('tool_choice', 'allowed_tools is not supported by provider type anthropic');
-  if (choice === undefined) return parallel === false ? { type: 'auto', ...noParallel } : undefined;
-  if (choice === 'none') return { type: 'none' };
-  if (choice === 'auto') return { type: 'auto', ...noParallel };
-  if (choice === 'required') return { type: 'any', ...noParallel };
-  return { type: 'tool', name: choice.function.name, ...noParallel };
+  const named = functionToolChoice(choice, 'anthropic');
+  if (named === undefined) return parallel === false ? { type: 'auto', ...noParallel } : undefined;
+  if (named === 'none') return { type: 'none' };
+  if (named === 'auto') return { type: 'auto', ...noParallel };
+  if (named === 'required') return { type: 'any', ...noParallel };
+  return { type: 'tool', name: named.function.name, ...noParallel };
 }
 
 /** System and developer messages become `system`; the rest alternate user/assistant, same-role neighbours merged. */
@@ -111,7 +112,7 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
       case 'assistant': {
         // Signed thinking comes first in the turn, as Anthropic returned it.
         const content: AnthropicRequestBlock[] = [...thinkingBlocks(message), ...textParts(assistantContent(message, param, 'anthropic'))];
-        for (const [j, call] of (message.tool_calls ?? []).entries()) {
+        for (const [j, call] of functionCalls(message, param, 'anthropic').entries()) {
           content.push({ type: 'tool_use', id: anthropicToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) });
         }
         turn = { role: 'assistant', content };

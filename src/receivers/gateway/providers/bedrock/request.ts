@@ -1,7 +1,7 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { fetchImage } from '../shared/image-fetch.js';
-import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
@@ -41,12 +41,13 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
   if (Object.keys(inferenceConfig).length > 0) body.inferenceConfig = inferenceConfig;
   // Converse refuses tool blocks in the history without a toolConfig (OpenAI and Anthropic take them).
   const historyUsesTools = messages.some((message) => message.content.some((block) => 'toolUse' in block || 'toolResult' in block));
-  if (request.tools !== undefined && request.tools.length > 0) {
+  const tools = functionTools(request.tools, 'bedrock');
+  if (tools.length > 0) {
     // Converse has no "none": leave the tools out, unless the history needs them.
     if (request.tool_choice !== 'none' || historyUsesTools) {
       body.toolConfig = {
         // A tool with cache_control is followed by a cache point, as a cached block is.
-        tools: request.tools.flatMap(({ function: fn, cache_control: cache }) => {
+        tools: tools.flatMap(({ function: fn, cache_control: cache }) => {
           const tool = { toolSpec: { name: fn.name, ...(fn.description !== undefined ? { description: fn.description } : {}), inputSchema: { json: objectSchema(fn.parameters) } } };
           return cache === undefined ? [tool] : [tool, CACHE_POINT];
         }),
@@ -132,11 +133,11 @@ function calledTools(messages: readonly ConverseMessage[]): ConverseToolConfig['
 }
 
 function mapToolChoice(choice: ToolChoice | undefined): ConverseToolChoice | undefined {
-  if (typeof choice === 'object' && choice.type === 'allowed_tools') return invalidRequest('tool_choice', 'allowed_tools is not supported by provider type bedrock');
-  if (choice === undefined || choice === 'none') return undefined;
-  if (choice === 'auto') return { auto: {} };
-  if (choice === 'required') return { any: {} };
-  return { tool: { name: choice.function.name } };
+  const named = functionToolChoice(choice, 'bedrock');
+  if (named === undefined || named === 'none') return undefined;
+  if (named === 'auto') return { auto: {} };
+  if (named === 'required') return { any: {} };
+  return { tool: { name: named.function.name } };
 }
 
 async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<BedrockProviderConfig>): Promise<ConverseMessage[]> {
@@ -156,7 +157,7 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
       case 'assistant': {
         // Signed reasoning comes first in the turn, as the model returned it.
         const content = [...reasoningBlocks(message), ...textBlocksOf(assistantContent(message, param, 'bedrock'))];
-        for (const [j, call] of (message.tool_calls ?? []).entries()) {
+        for (const [j, call] of functionCalls(message, param, 'bedrock').entries()) {
           content.push({ toolUse: { toolUseId: anthropicToolCallId(call.id), name: call.function.name, input: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } });
         }
         turn = { role: 'assistant', content };

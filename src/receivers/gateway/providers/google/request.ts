@@ -3,7 +3,7 @@ import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { fetchImage } from '../shared/image-fetch.js';
-import { OPENAI_ONLY_PARAMS, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { toGeminiSchema } from './schema.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
@@ -34,10 +34,11 @@ export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: At
   const body: GeminiRequest = { contents: await mapMessages(request.messages, ctx) };
   const system = request.messages.flatMap((message) => (message.role === 'system' || message.role === 'developer' ? [textOf(message.content)] : [])).filter((text) => text !== '');
   if (system.length > 0) body.systemInstruction = { parts: system.map((text) => ({ text })) };
-  if (request.tools !== undefined && request.tools.length > 0) {
+  const tools = functionTools(request.tools, 'google');
+  if (tools.length > 0) {
     body.tools = [
       {
-        functionDeclarations: request.tools.map(({ function: fn }) => {
+        functionDeclarations: tools.map(({ function: fn }) => {
           const parameters = fn.parameters === undefined ? undefined : toGeminiSchema(fn.parameters);
           // Gemini rejects an OBJECT schema without properties: a function without parameters omits them.
           const hasProperties = parameters !== undefined && Object.keys((parameters['properties'] as object | undefined) ?? {}).length > 0;
@@ -93,18 +94,18 @@ function mapGenerationConfig(request: ChatCompletionRequest): GeminiGenerationCo
 }
 
 function mapToolChoice(choice: ToolChoice): { mode: 'AUTO' | 'ANY' | 'NONE'; allowedFunctionNames?: string[] } {
-  if (typeof choice === 'object' && choice.type === 'allowed_tools') return invalidRequest('tool_choice', 'allowed_tools is not supported by provider type google');
-  if (choice === 'auto') return { mode: 'AUTO' };
-  if (choice === 'none') return { mode: 'NONE' };
-  if (choice === 'required') return { mode: 'ANY' };
-  return { mode: 'ANY', allowedFunctionNames: [choice.function.name] };
+  const named = functionToolChoice(choice, 'google');
+  if (named === undefined || named === 'auto') return { mode: 'AUTO' };
+  if (named === 'none') return { mode: 'NONE' };
+  if (named === 'required') return { mode: 'ANY' };
+  return { mode: 'ANY', allowedFunctionNames: [named.function.name] };
 }
 
 async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext<GoogleProviderConfig>): Promise<GeminiContent[]> {
   // A functionResponse names its function; OpenAI's tool message only has the call id.
   const functionNames = new Map<string, string>();
   for (const message of messages) {
-    if (message.role === 'assistant') for (const call of message.tool_calls ?? []) functionNames.set(call.id, call.function.name);
+    if (message.role === 'assistant') for (const call of message.tool_calls ?? []) if (call.type === 'function') functionNames.set(call.id, call.function.name);
   }
   const contents: GeminiContent[] = [];
   for (const [i, message] of messages.entries()) {
@@ -121,7 +122,7 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
       }
       case 'assistant': {
         const parts = textParts(textOf(assistantContent(message, param, 'google')));
-        for (const [j, call] of (message.tool_calls ?? []).entries()) {
+        for (const [j, call] of functionCalls(message, param, 'google').entries()) {
           const part: GeminiPart = { functionCall: { name: call.function.name, args: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } };
           // Parallel calls: Gemini signs only the first call of a turn.
           const signature = thoughtSignatureOf(call.id) ?? (j === 0 && requiresThoughtSignatures(ctx.model) ? SKIP_SIGNATURE : undefined);

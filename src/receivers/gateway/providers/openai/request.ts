@@ -1,6 +1,6 @@
 // OpenAI-compatible upstreams take the request as it came: only `model` is
 // replaced and the gateway's own routing fields are dropped.
-import { RAW_REQUEST, type ChatCompletionRequest, type ChatMessage, type ContentPart, type TextPart } from '../shared/openai-types.js';
+import { RAW_REQUEST, type ChatCompletionRequest, type ChatMessage, type ContentPart, type FunctionTool, type TextPart } from '../shared/openai-types.js';
 import { withModel } from '../shared/raw-request.js';
 import { invalidRequest } from '../shared/inputs.js';
 import { portableToolCallId } from '../shared/tool-call-id.js';
@@ -25,7 +25,7 @@ export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptC
     if (key === 'model') body[key] = ctx.model;
     else if (key === 'messages') body[key] = withPortableIds(withoutExtensions(request.messages));
     // A Messages tool's cache_control, like a part's, is not OpenAI's.
-    else if (key === 'tools' && request.tools?.some((tool) => tool.cache_control !== undefined)) body[key] = request.tools.map(({ cache_control: _c, ...tool }) => tool);
+    else if (key === 'tools' && request.tools?.some((tool) => tool.type === 'function' && tool.cache_control !== undefined)) body[key] = request.tools.map((tool) => (tool.type === 'function' ? withoutCacheControl(tool) : tool));
     else body[key] = source[key];
   }
   if (request.reasoning !== undefined) mapReasoning(request, body);
@@ -91,8 +91,8 @@ function hasExtension(message: ChatMessage): boolean {
   return typeof message.content !== 'string' && message.content != null && message.content.some((part) => part.type !== 'refusal' && part.cache_control !== undefined);
 }
 
-function withoutCacheControl({ cache_control: _c, ...part }: TextPart): TextPart {
-  return part;
+function withoutCacheControl<T extends TextPart | FunctionTool>({ cache_control: _c, ...rest }: T): Omit<T, 'cache_control'> {
+  return rest;
 }
 
 interface FixedParts {

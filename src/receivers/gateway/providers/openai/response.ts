@@ -42,7 +42,7 @@ export function inBandError(parsed: Record<string, unknown>, text: string): Upst
   return new UpstreamStreamError(typeof wire['message'] === 'string' ? wire['message'] : 'upstream reported an error', typeof wire['type'] === 'string' ? wire['type'] : 'api_error', answer);
 }
 
-/** What makes a completion's choices unreadable: none at all, or a tool call without its function. */
+/** What makes a completion's choices unreadable: none at all, or a tool call without its function (or custom tool) name. */
 function completionProblem(choices: readonly Record<string, unknown>[]): string | undefined {
   if (choices.length === 0) return 'the completion has no choice';
   for (const [i, choice] of choices.entries()) {
@@ -50,8 +50,8 @@ function completionProblem(choices: readonly Record<string, unknown>[]): string 
     if (calls === undefined || calls === null) continue;
     if (!Array.isArray(calls)) return `choices[${i}].message.tool_calls is not a list`;
     for (const [j, call] of calls.entries()) {
-      const fn: unknown = isObject(call) ? call['function'] : undefined;
-      if (!isObject(fn) || typeof fn['name'] !== 'string') return `choices[${i}].message.tool_calls[${j}] has no function name`;
+      const named: unknown = !isObject(call) ? undefined : call['type'] === 'custom' ? call['custom'] : call['function'];
+      if (!isObject(named) || typeof named['name'] !== 'string') return `choices[${i}].message.tool_calls[${j}] has no function name`;
     }
   }
   return undefined;

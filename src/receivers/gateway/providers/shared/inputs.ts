@@ -3,7 +3,7 @@
 // import them from here (one copy, no shared folder of their own).
 import { randomUUID } from 'node:crypto';
 import { MalformedDataError } from '../../../../shared/errors.js';
-import type { AssistantMessage, ChatCompletionRequest, TextPart } from './openai-types.js';
+import type { AllowedToolsChoice, AssistantMessage, ChatCompletionRequest, FunctionTool, TextPart, ToolCall, ToolChoice } from './openai-types.js';
 
 export interface InlineImage {
   /** image/png, image/jpeg, ... (lower-cased, parameters dropped) */
@@ -129,6 +129,34 @@ export function assistantContent(message: AssistantMessage, param: string, type:
   const content = message.content;
   if (content === null || content === undefined || typeof content === 'string') return content ?? '';
   return content.map((part): TextPart => (part.type === 'refusal' ? { type: 'text', text: part.refusal } : part));
+}
+
+/**
+ * The request's tools, for provider types that take function tools only:
+ * a custom tool (free-form input, OpenAI's `type: "custom"`) is refused.
+ */
+export function functionTools(tools: ChatCompletionRequest['tools'], type: string): FunctionTool[] {
+  if (tools === undefined) return [];
+  return tools.map(function functionOnly(tool, i): FunctionTool {
+    if (tool.type !== 'function') return invalidRequest(`tools[${i}].type`, `custom tools are not supported by provider type ${type}; use function tools`);
+    return tool;
+  });
+}
+
+/** An assistant turn's tool calls, for provider types that take function tools only (see functionTools). */
+export function functionCalls(message: AssistantMessage, param: string, type: string): ToolCall[] {
+  const calls = message.tool_calls ?? [];
+  return calls.map(function functionOnly(call, j): ToolCall {
+    if (call.type !== 'function') return invalidRequest(`${param}.tool_calls[${j}].type`, `custom tool calls are not supported by provider type ${type}`);
+    return call;
+  });
+}
+
+/** A tool choice for provider types that take function tools only: `allowed_tools` and a named custom tool are refused. */
+export function functionToolChoice(choice: ToolChoice | undefined, type: string): Exclude<ToolChoice, AllowedToolsChoice | { type: 'custom' }> | undefined {
+  if (typeof choice !== 'object' || choice.type === 'function') return choice;
+  if (choice.type === 'allowed_tools') return invalidRequest('tool_choice', `allowed_tools is not supported by provider type ${type}`);
+  return invalidRequest('tool_choice', `custom tools are not supported by provider type ${type}`);
 }
 
 /** An assistant tool call's `arguments` string as a JSON object (empty means no arguments). */

@@ -42,6 +42,13 @@ export interface ToolCall {
   function: { name: string; arguments: string };
 }
 
+/** A call of a custom (free-form input) tool: only OpenAI-compatible upstreams take it. */
+export interface CustomToolCall {
+  id: string;
+  type: 'custom';
+  custom: { name: string; input: string };
+}
+
 export interface SystemMessage {
   role: 'system' | 'developer';
   content: string | TextPart[];
@@ -74,7 +81,7 @@ export interface AssistantMessage {
   role: 'assistant';
   content?: string | Array<TextPart | RefusalPart> | null;
   name?: string;
-  tool_calls?: ToolCall[];
+  tool_calls?: Array<ToolCall | CustomToolCall>;
   refusal?: string | null;
   /** A legacy function call (with `functions`): only OpenAI-compatible upstreams take it. */
   function_call?: { name: string; arguments: string } | null;
@@ -113,13 +120,23 @@ export interface FunctionTool {
   };
 }
 
+/** A tool taking free-form text (or text in a grammar) instead of JSON arguments: only OpenAI-compatible upstreams take it. */
+export interface CustomTool {
+  type: 'custom';
+  custom: {
+    name: string;
+    description?: string;
+    format?: { type: 'text' } | { type: 'grammar'; grammar: { definition: string; syntax: 'lark' | 'regex' } };
+  };
+}
+
 /** `allowed_tools`: the tools the model may call this turn, a subset of `tools`; only OpenAI-compatible upstreams take it. */
 export interface AllowedToolsChoice {
   type: 'allowed_tools';
   allowed_tools: { mode: 'auto' | 'required'; tools: Array<Record<string, unknown>> };
 }
 
-export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } } | AllowedToolsChoice;
+export type ToolChoice = 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } } | { type: 'custom'; custom: { name: string } } | AllowedToolsChoice;
 
 export type ResponseFormat =
   | { type: 'text' }
@@ -167,7 +184,7 @@ export interface ChatCompletionRequest {
   messages: ChatMessage[];
   stream?: boolean;
   stream_options?: { include_usage?: boolean };
-  tools?: FunctionTool[];
+  tools?: Array<FunctionTool | CustomTool>;
   tool_choice?: ToolChoice;
   parallel_tool_calls?: boolean;
   temperature?: number;
@@ -224,7 +241,7 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
+    message: { role: 'assistant'; content: string | null; tool_calls?: Array<ToolCall | CustomToolCall>; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   }>;
@@ -235,8 +252,9 @@ export interface ChatCompletion {
 export interface ToolCallDelta {
   index: number;
   id?: string;
-  type?: 'function';
+  type?: 'function' | 'custom';
   function?: { name?: string; arguments?: string };
+  custom?: { name?: string; input?: string };
 }
 
 /**

@@ -190,7 +190,7 @@ describe('google adapter', () => {
     expect(choice?.finish_reason).toBe('tool_calls');
     expect(choice?.message.content).toBeNull();
     const calls = choice?.message.tool_calls ?? [];
-    expect(calls.map((c) => [c.function.name, c.function.arguments])).toEqual([['get_weather', '{"city":"Paris"}'], ['get_weather', '{"city":"Rome"}']]);
+    expect(calls.map((c) => (c.type === 'function' ? [c.function.name, c.function.arguments] : c))).toEqual([['get_weather', '{"city":"Paris"}'], ['get_weather', '{"city":"Rome"}']]);
     expect(new Set(calls.map((c) => c.id)).size).toBe(2);
 
     await complete(googleAdapter, ctx, {
