@@ -36,7 +36,16 @@ export function costToNumber(cost: Cost): number {
   return Number(formatUsd(cost));
 }
 
-/** A budget given in USD as a YAML number (50, 0.0001): its exact decimal text, then units. */
+/**
+ * A budget given in USD as a YAML number (50.1, 0.0001) in units: the
+ * decimal it was written as, which is the shortest one that reads back as
+ * that double (toFixed(15) would give 50.100000000000001, the double's own
+ * value). Exponent forms (1e-7) and digits past the 15th place go through
+ * toFixed, rounded to 15 places.
+ */
 export function usdNumberToCost(usd: number): Cost {
-  return parseUsd(usd.toFixed(COST_DECIMALS).replace(/\.?0+$/, ''));
+  const shortest = String(usd);
+  const fraction = shortest.split('.')[1] ?? '';
+  const text = shortest.includes('e') || fraction.length > COST_DECIMALS ? usd.toFixed(COST_DECIMALS) : shortest;
+  return parseUsd(text);
 }

@@ -21,6 +21,12 @@ describe('money', () => {
     expect(usdNumberToCost(0.0001)).toBe(parseUsd('0.0001'));
     expect(usdNumberToCost(50)).toBe(parseUsd('50'));
     expect(usdNumberToCost(0)).toBe(0n);
+    // As written, not as the double holds them (50.100000000000001...).
+    expect(usdNumberToCost(50.1)).toBe(parseUsd('50.1'));
+    expect(usdNumberToCost(123.456)).toBe(parseUsd('123.456'));
+    expect(usdNumberToCost(1e-7)).toBe(parseUsd('0.0000001'));
+    expect(usdNumberToCost(1e15)).toBe(parseUsd('1000000000000000'));
+    expect(usdNumberToCost(0.1234567890123456)).toBe(parseUsd('0.123456789012346'));
   });
 
   it('sums a million tiny costs without drift, where floats would', () => {

@@ -149,6 +149,21 @@ describe('gateway usage and cost', () => {
     expect(Number(raw.headers.get('retry-after'))).toBeGreaterThan(0);
   });
 
+  it('refuses a key whose spend has reached a budget of $50.10 exactly', async () => {
+    // 50.1 has no exact double: the budget must be the decimal the config says, not 50.100000000000001.
+    upstream = await startUpstream(function answer(_body, res) {
+      sendJson(res, 200, completion('hi', { usage: { prompt_tokens: 2, completion_tokens: 0, total_tokens: 2 } }));
+    });
+    const costly = [{ id: 'openai/costly', pricing: { input: '25.05', output: '0' }, endpoints: [{ provider: 'openai', model: 'gpt-upstream' }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'exact', budget: { usd: 50.1, period: 'total' } }], providers: { openai: openaiProvider(upstream) }, models: costly });
+    const first = await client(KEY_A).chat.completions.create({ model: 'openai/costly', messages: [{ role: 'user', content: 'hi' }] });
+    expect((first.usage as { cost?: unknown } | undefined)?.cost).toBe(50.1);
+    const refused = await client(KEY_A).chat.completions.create({ model: 'openai/costly', messages: [{ role: 'user', content: 'again' }] }).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((refused as InstanceType<typeof OpenAI.RateLimitError>).code).toBe('budget_exceeded');
+    expect(upstream.requests).toHaveLength(1);
+  });
+
   it('never lets concurrent requests on one key pass requests_per_minute', async () => {
     await setup([{ key: KEY_A, name: 'limited', requests_per_minute: 5 }]);
     const results = await Promise.allSettled(Array.from({ length: 20 }, () => ask(KEY_A)));
