@@ -2,6 +2,10 @@
 // object. OpenAI counts cached prompt tokens inside prompt_tokens (and the
 // gateway's adapters map Anthropic, Bedrock and Gemini usage the same way),
 // so uncached input is what remains after cache reads and writes.
+// OpenAI-compatible servers name cache counts their own ways: reads are
+// OpenAI's cached_tokens or DeepSeek's prompt_cache_hit_tokens; writes are
+// cache_creation_tokens (what the gateway itself answers) or OpenRouter's
+// cache_write_tokens.
 
 export interface TokenCounts {
   /** All prompt tokens, cached ones included. */
@@ -19,16 +23,31 @@ export interface UsageLike {
   completion_tokens?: number;
   /** DeepSeek's count of cached prompt tokens, where OpenAI's prompt_tokens_details is absent. */
   prompt_cache_hit_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number } | null;
+  prompt_tokens_details?: {
+    cached_tokens?: number;
+    cache_creation_tokens?: number;
+    /** OpenRouter's count of prompt tokens written to the cache. */
+    cache_write_tokens?: number;
+  } | null;
   completion_tokens_details?: { reasoning_tokens?: number } | null;
+}
+
+/** The cache reads the upstream reported, as it wrote them (undefined when it reported none). */
+export function reportedCacheRead(usage: UsageLike): number | undefined {
+  return usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens;
+}
+
+/** The cache writes the upstream reported, as it wrote them (undefined when it reported none). */
+export function reportedCacheWrite(usage: UsageLike): number | undefined {
+  return usage.prompt_tokens_details?.cache_creation_tokens ?? usage.prompt_tokens_details?.cache_write_tokens;
 }
 
 export function tokensOf(usage: UsageLike): TokenCounts {
   return {
     input: tokenCount(usage.prompt_tokens),
     output: tokenCount(usage.completion_tokens),
-    cacheRead: tokenCount(usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens),
-    cacheWrite: tokenCount(usage.prompt_tokens_details?.cache_creation_tokens),
+    cacheRead: tokenCount(reportedCacheRead(usage)),
+    cacheWrite: tokenCount(reportedCacheWrite(usage)),
     reasoning: tokenCount(usage.completion_tokens_details?.reasoning_tokens),
   };
 }
@@ -43,7 +62,7 @@ export function tokenCount(value: unknown): number {
 }
 
 const USAGE_COUNTS = ['prompt_tokens', 'completion_tokens', 'total_tokens', 'prompt_cache_hit_tokens'];
-const PROMPT_DETAIL_COUNTS = ['cached_tokens', 'cache_creation_tokens'];
+const PROMPT_DETAIL_COUNTS = ['cached_tokens', 'cache_creation_tokens', 'cache_write_tokens'];
 const COMPLETION_DETAIL_COUNTS = ['reasoning_tokens'];
 
 /**

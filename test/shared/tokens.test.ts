@@ -11,6 +11,14 @@ describe('billed token counts', () => {
     expect(tokensOf({ prompt_tokens: 100, completion_tokens: 7, prompt_cache_hit_tokens: -3 })).toMatchObject({ cacheRead: 0 });
   });
 
+  it('reads cache writes from cache_creation_tokens, or OpenRouter\'s cache_write_tokens', () => {
+    expect(tokensOf({ prompt_tokens: 100, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 10, cache_creation_tokens: 30 } })).toMatchObject({ cacheRead: 10, cacheWrite: 30 });
+    expect(tokensOf({ prompt_tokens: 100, completion_tokens: 7, prompt_tokens_details: { cached_tokens: 10, cache_write_tokens: 30 } })).toMatchObject({ cacheRead: 10, cacheWrite: 30 });
+    const wrong = { prompt_tokens: 100, completion_tokens: 7, prompt_tokens_details: { cache_write_tokens: -30 } };
+    expect(zeroWrongCounts(wrong)).toBe(true);
+    expect(wrong.prompt_tokens_details.cache_write_tokens).toBe(0);
+  });
+
   it('zeroes the counts of a usage object that are present but not non-negative integers, and says whether it did', () => {
     const right = { prompt_tokens: 100, completion_tokens: 0, total_tokens: 100, prompt_tokens_details: null, completion_tokens_details: { reasoning_tokens: 3 } };
     expect(zeroWrongCounts(right)).toBe(false);

@@ -2,7 +2,7 @@
 // conventions' names (semconv 1.38+): input_tokens counts every prompt token,
 // cached ones included; cache reads and writes and reasoning tokens are their
 // own attributes, present only when the provider reported them.
-import { tokensOf } from '../../../shared/tokens.js';
+import { reportedCacheRead, reportedCacheWrite, tokensOf } from '../../../shared/tokens.js';
 import type { Usage } from '../providers/shared/openai-types.js';
 import type { SpanRecord } from './spans.js';
 
@@ -10,7 +10,7 @@ import type { SpanRecord } from './spans.js';
 export function recordUsage(span: SpanRecord, usage: Usage): void {
   const tokens = tokensOf(usage);
   span.int('gen_ai.usage.input_tokens', tokens.input).int('gen_ai.usage.output_tokens', tokens.output);
-  if (usage.prompt_tokens_details?.cached_tokens !== undefined) span.int('gen_ai.usage.cache_read.input_tokens', tokens.cacheRead);
-  if (usage.prompt_tokens_details?.cache_creation_tokens !== undefined) span.int('gen_ai.usage.cache_creation.input_tokens', tokens.cacheWrite);
+  if (reportedCacheRead(usage) !== undefined) span.int('gen_ai.usage.cache_read.input_tokens', tokens.cacheRead);
+  if (reportedCacheWrite(usage) !== undefined) span.int('gen_ai.usage.cache_creation.input_tokens', tokens.cacheWrite);
   if (usage.completion_tokens_details?.reasoning_tokens !== undefined) span.int('gen_ai.usage.reasoning.output_tokens', tokens.reasoning);
 }

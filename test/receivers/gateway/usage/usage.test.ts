@@ -94,6 +94,33 @@ describe('gateway usage and cost', () => {
     expect(info.generationTime).toBeGreaterThanOrEqual(info.latency);
   });
 
+  it('prices OpenRouter\'s cache_write_tokens as cache writes, in the answer, the span and /metrics', async () => {
+    const openRouterUsage = { prompt_tokens: 1234, completion_tokens: 567, total_tokens: 1801, prompt_tokens_details: { cached_tokens: 800, cache_write_tokens: 100 } };
+    upstream = await startUpstream(function answer(_body, res) {
+      sendJson(res, 200, completion('hi', { usage: openRouterUsage }));
+    });
+    const writePriced = [{ id: 'openai/gpt-cache', pricing: { ...models[0]?.pricing, input_cache_write: '0.000003125' }, endpoints: [{ provider: 'openai', model: 'gpt-upstream' }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { openai: openaiProvider(upstream) }, models: writePriced });
+    const answer = await client(KEY_A).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }] });
+    // 334 uncached x 2500 + 800 read x 123 + 100 written x 3125 + 567 x 10000 nano-dollars
+    const cost = (334 * 2500 + 800 * 123 + 100 * 3125 + 567 * 10000) / 1e9;
+    expect((answer.usage as { cost?: unknown } | undefined)?.cost).toBe(cost);
+    const clientSpan = (await gateway.spans(2)).find((s) => s.name === 'chat gpt-upstream');
+    expect(attr(clientSpan, 'gen_ai.usage.cache_creation.input_tokens')).toBe(100);
+    expect(attr(clientSpan, 'sluice.usage.cost')).toBe(cost);
+    expect(await gateway.telemetry.registry.metrics()).toContain('sluice_gateway_tokens_total{model="openai/gpt-cache",provider="openai",key="team-a",type="cache_write"} 100');
+  });
+
+  it('records DeepSeek\'s prompt_cache_hit_tokens on the span as cache reads, as it prices them', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      sendJson(res, 200, completion('hi', { usage: { prompt_tokens: 1234, completion_tokens: 567, total_tokens: 1801, prompt_cache_hit_tokens: 800, prompt_cache_miss_tokens: 434 } }));
+    });
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { openai: openaiProvider(upstream) }, models });
+    await client(KEY_A).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }] });
+    const clientSpan = (await gateway.spans(2)).find((s) => s.name === 'chat gpt-upstream');
+    expect(attr(clientSpan, 'gen_ai.usage.cache_read.input_tokens')).toBe(800);
+  });
+
   it('puts the cost in the streamed usage chunk and records the generation as streamed', async () => {
     const gw = await setup();
     const { id, cost } = await ask(KEY_A, true);
