@@ -5,6 +5,7 @@ import { dirname, resolve } from 'node:path';
 import type { CreateSettings, Exporter } from '../../core/component.js';
 import { exporterMetrics } from '../../shared/telemetry.js';
 import type { FileConfig } from './config.js';
+import { Rotation } from './rotation.js';
 
 const JSON_SLICE_MS = 0.5; // longest stretch of JSON encoding between two turns of the event loop
 
@@ -16,7 +17,10 @@ interface PendingLine {
 export function createFileExporter(settings: CreateSettings, config: FileConfig): Exporter {
   const path = resolve(config.path);
   const metrics = exporterMetrics(settings.telemetry);
+  const rotation = config.rotation === undefined ? undefined : new Rotation(path, config.rotation);
   let handle: FileHandle | undefined;
+  /** Between start() and shutdown(): a file lost to a failed rotation is opened again on the next write. */
+  let running = false;
   // Lines that arrive while a write is in flight go out together in the next
   // one (one writev, one fsync), in consume() order, so lines never interleave.
   let pending: PendingLine[] = [];
@@ -37,6 +41,27 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
       });
   }
 
+  /** The open file, after moving the current one aside when `bytes` more would take it past rotation.max_megabytes. */
+  async function fileFor(bytes: number): Promise<FileHandle> {
+    if (!running) throw new Error(`exporters.${settings.id}: not started`);
+    if (handle !== undefined && rotation !== undefined && rotation.due((await handle.stat()).size, bytes)) {
+      const full = handle;
+      handle = undefined;
+      await flushing;
+      await full.close();
+      const now = new Date();
+      try {
+        await rotation.moveAside(now);
+        await rotation.prune(now).catch((err: unknown) => settings.logger.warn({ exporter: settings.id, err: String(err) }, 'file exporter: removing old rotated files failed'));
+      } catch (err) {
+        // Writing on into the same file beats losing the lines.
+        settings.logger.warn({ exporter: settings.id, err: String(err) }, 'file exporter: moving the full file aside failed; writing on into it');
+      }
+    }
+    handle ??= await open(path, 'a');
+    return handle;
+  }
+
   async function writeGroups(): Promise<void> {
     while (pending.length > 0) {
       const group = pending;
@@ -46,11 +71,12 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
       for (const result of lines) if (result.status === 'fulfilled') ready.push(result.value);
       let failure: unknown;
       try {
-        if (handle === undefined) throw new Error(`exporters.${settings.id}: not started`);
+        if (!running) throw new Error(`exporters.${settings.id}: not started`);
         if (ready.length > 0) {
-          await appendLines(handle, ready);
-          if (config.fsync) await handle.sync();
-          else flushBehind(handle);
+          const file = await fileFor(ready.reduce((sum, line) => sum + line.byteLength, 0));
+          await appendLines(file, ready);
+          if (config.fsync) await file.sync();
+          else flushBehind(file);
         }
       } catch (err) {
         failure = err;
@@ -67,6 +93,7 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
     start: async function start() {
       await mkdir(dirname(path), { recursive: true });
       handle = await open(path, 'a');
+      running = true;
     },
     consume: function consume(batch) {
       // Encoding runs in slices beside other batches' encoding; the writes stay in consume() order.
@@ -89,6 +116,7 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
     },
     shutdown: async function shutdown() {
       await writing;
+      running = false;
       await flushing;
       const h = handle;
       handle = undefined;

@@ -1,4 +1,4 @@
-import { mkdtemp, open, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -81,5 +81,56 @@ describe('file exporter', () => {
       await file.close();
     }
     expect((await readFile(path, 'utf8')).split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as unknown)).toEqual([{ first: 1 }, { third: 3 }]);
+  });
+
+  describe('rotation', () => {
+    const logger = pino({ level: 'silent' });
+    /** A batch whose JSON line is about 300 KiB, so a 1 MiB file holds three. */
+    const bigBatch = (i: number) => TraceBatch.fromProto(ProtobufTraceSerializer.serializeRequest(makeSdkSpans({ 'service.name': `svc-${i}`, filler: 'x'.repeat(300_000) }))!);
+
+    async function writeBatches(rotation: Record<string, unknown>, count: number): Promise<TraceBatch[]> {
+      const telemetry = new Telemetry({ defaultMetrics: false });
+      const exporter = createFileExporter({ id: 'file', logger, telemetry, storageDirectory: dir, version: '0.0.0' }, fileConfigSchema.parse({ path: join(dir, 'traces.jsonl'), fsync: false, rotation }));
+      await exporter.start(testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' }));
+      const batches = Array.from({ length: count }, (_, i) => bigBatch(i));
+      for (const batch of batches) await exporter.consume(batch);
+      await exporter.shutdown();
+      return batches;
+    }
+
+    it('moves a file about to pass max_megabytes aside under its time, keeps max_backups of them, and loses no line', async () => {
+      const batches = await writeBatches({ max_megabytes: 1, max_backups: 2 }, 10);
+      const names = (await readdir(dir)).sort();
+      expect(names).toHaveLength(3);
+      for (const name of names.slice(0, 2)) expect(name).toMatch(/^traces-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}\.jsonl$/);
+      expect(names[2]).toBe('traces.jsonl');
+      const perFile = await Promise.all(names.map(async (name) => (await readFile(join(dir, name), 'utf8')).trimEnd().split('\n')));
+      // Three lines a file: 10 lines made three full files and one with a line; the oldest full one is gone.
+      expect(perFile.map((lines) => lines.length)).toEqual([3, 3, 1]);
+      perFile.flat().forEach((line, i) => expect(parseJsonRequest(line)).toEqual(batches[i + 3]?.toModel()));
+      for (const name of names) expect((await readFile(join(dir, name))).byteLength).toBeLessThanOrEqual(1024 * 1024);
+    });
+
+    it('removes moved-aside files older than max_days and leaves other files alone', async () => {
+      await writeFile(join(dir, 'traces-2020-01-01T00-00-00.000.jsonl'), '{}\n');
+      await writeFile(join(dir, 'traces-notes.jsonl'), 'mine\n');
+      await writeBatches({ max_megabytes: 1, max_days: 1, max_backups: 0 }, 4);
+      const names = (await readdir(dir)).sort();
+      expect(names).toHaveLength(3);
+      expect(names).not.toContain('traces-2020-01-01T00-00-00.000.jsonl');
+      expect(names).toContain('traces-notes.jsonl');
+      expect(names).toContain('traces.jsonl');
+    });
+
+    it('refuses a size under 1 MiB or a negative count, naming the key', () => {
+      const parsed = fileConfigSchema.safeParse({ path: 'x.jsonl', fsync: false, rotation: { max_megabytes: 0, max_backups: -1, max_hours: 2 } });
+      expect(parsed.success).toBe(false);
+      expect(parsed.error?.issues.map((i) => [i.path.join('.'), i.message])).toEqual(
+        expect.arrayContaining([
+          ['rotation.max_megabytes', 'must be at least 1'],
+          ['rotation.max_backups', 'must not be negative'],
+        ]),
+      );
+    });
   });
 });
