@@ -79,6 +79,13 @@ export class DrainNotFoundError extends SluiceError {
   }
 }
 
+/** A create would take the drains past their limit; nothing was created. */
+export class DrainLimitError extends SluiceError {
+  constructor(message: string) {
+    super('SLUICE_ERR_DRAIN_LIMIT', message);
+  }
+}
+
 /** Shared state cannot be changed now (Redis is unreachable); nothing was changed. */
 export class ClusterUnavailableError extends SluiceError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -3,10 +3,9 @@
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Host } from '../../core/component.js';
-import { ClusterUnavailableError, DrainNotFoundError, DrainsStoppingError } from '../../shared/errors.js';
+import { ClusterUnavailableError, DrainLimitError, DrainNotFoundError, DrainsStoppingError } from '../../shared/errors.js';
 import { hostService } from '../../core/host-services.js';
 import { DRAINS_CONTROLLER, type DrainEdit, type DrainsController } from '../../exporters/drains/controller.js';
-import { MAX_DRAINS } from '../../exporters/drains/limits.js';
 import { sendError, sendJson } from '../respond.js';
 import type { AdminRoutes } from '../routes.js';
 import { readJsonBody } from './body.js';
@@ -87,6 +86,7 @@ export function mountDrainsApi(routes: AdminRoutes, drains: DrainsLookup): () =>
     } catch (err) {
       // Shared drains need Redis to change; reads and running drains do not.
       if (err instanceof DrainNotFoundError) return fail(res, 404, 'not_found', err.message);
+      if (err instanceof DrainLimitError) return fail(res, 400, 'limit_exceeded', err.message);
       if (err instanceof ClusterUnavailableError) return fail(res, 503, 'cluster_unavailable', err.message);
       if (err instanceof DrainsStoppingError) return unavailable(res, err.message);
       throw err;
@@ -111,9 +111,6 @@ async function collection(req: IncomingMessage, res: ServerResponse, current: Cu
   if (!parsed.ok) return invalid(res, parsed.problems);
   const drains = current();
   if (drains === undefined) return;
-  if (drains.list().length >= MAX_DRAINS) {
-    return fail(res, 400, 'limit_exceeded', `drains: at most ${MAX_DRAINS} drains may exist; delete one first`);
-  }
   const created = await drains.create(changesFromBody(parsed.value));
   sendJson(res, 201, viewOf(created));
 }

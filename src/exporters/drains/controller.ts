@@ -34,6 +34,7 @@ export interface TestDeliveryResult {
 export interface DrainsController {
   list(): DrainState[];
   get(id: string): DrainState | undefined;
+  /** Rejects with DrainLimitError when MAX_DRAINS drains exist by the time the change runs. */
   create(changes: DrainChanges): Promise<DrainState>;
   /**
    * Applies `edit` to the drain as it is when the change runs, after every

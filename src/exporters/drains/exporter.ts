@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { DrainStore } from '../../cluster/drain-store.js';
 import type { SharedState } from '../../cluster/state.js';
 import type { CreateSettings, Exporter, Host } from '../../core/component.js';
-import { ClusterUnavailableError, DrainNotFoundError, DrainsStoppingError, errorMessage } from '../../shared/errors.js';
+import { ClusterUnavailableError, DrainLimitError, DrainNotFoundError, DrainsStoppingError, errorMessage } from '../../shared/errors.js';
 import { hostService, provideService, SHUTDOWN_DEADLINE } from '../../core/host-services.js';
 import type { ShutdownDeadline } from '../../core/shutdown-deadline.js';
 import type { TraceBatch } from '../../otlp/batch.js';
@@ -22,6 +22,7 @@ import type { DeliveryStats } from './delivery-stats.js';
 import { DRAIN_MEMORY, DrainMemory } from './drain-memory.js';
 import { createTransport } from './drain-sender.js';
 import { drainDirectory, drainLabel, DrainUnit } from './drain-unit.js';
+import { MAX_DRAINS } from './limits.js';
 import { sampleTrace } from './sample-trace.js';
 
 /** In-flight deliveries of a drain being removed or replaced get this long (ms); at shutdown, what is left of service.shutdown_grace. */
@@ -104,6 +105,8 @@ export class DrainsExporter implements Exporter, DrainsController {
 
   create(changes: DrainChanges): Promise<DrainState> {
     return this.#change(async () => {
+      // Counted in turn, so creates sent at once cannot pass the limit together.
+      if (this.#definitions.size >= MAX_DRAINS) throw new DrainLimitError(`drains: at most ${MAX_DRAINS} drains may exist; delete one first`);
       const now = Date.now();
       const definition: DrainDefinition = { id: newDrainId(), source: 'api', createdAt: now, updatedAt: now, ...changes };
       await this.#requiredStore().put(definition);

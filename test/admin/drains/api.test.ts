@@ -305,6 +305,16 @@ describe('drains API', () => {
     expect(errorMessage(refused.json)).toContain('at most 1000 drains');
   }, 120_000);
 
+  it('creates only the drains that fit under 1000 when creates arrive at once', async () => {
+    const changes = { name: 'filler', enabled: false, delivery: { url: sink.url, encoding: 'json' as const, compression: 'none' as const, headers: {}, insecure: false }, sampling: [] };
+    // With the config drain, 999 drains: room for one more.
+    for (let i = 0; i < 998; i++) await harness.exporter.create(changes);
+    const answers = await Promise.all([1, 2, 3].map((i) => call('POST', '/v1/drains', drainBody({ name: `racer-${i}` }))));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([201, 400, 400]);
+    for (const refused of answers.filter((answer) => answer.status === 400)) expect(errorMessage(refused.json)).toContain('at most 1000 drains');
+    expect((await call('GET', '/v1/drains')).json.drains).toHaveLength(1000);
+  }, 120_000);
+
   it('persists API drains atomically and reads them back after a restart', async () => {
     const created = (await call('POST', '/v1/drains', drainBody())).json;
     await harness.exporter.shutdown();
