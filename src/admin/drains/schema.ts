@@ -3,6 +3,7 @@
 // configErrorMap words a missing field `required` and one of the wrong type by its type.
 import { z } from 'zod';
 import { configErrorMap, formatIssues } from '../../config/format-issues.js';
+import { keysParsed } from '../../config/when-parsed.js';
 import { isPemBundle } from '../../shared/pem.js';
 import { urlProblem } from '../../exporters/drains/config.js';
 import { checkHeaders } from '../../exporters/otlphttp/headers.js';
@@ -25,10 +26,14 @@ export const deliverySchema = z
     insecure: z.boolean().default(false),
     tls: z.strictObject({ ca: z.string().refine(isPemBundle, { error: 'must be a PEM certificate' }) }).optional(),
   })
-  .superRefine(function checkEndpoint(delivery, ctx) {
-    const problem = urlProblem(delivery.endpoint.traces, delivery.insecure);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['endpoint', 'traces'], message: problem });
-  });
+  .superRefine(
+    function checkEndpoint(delivery, ctx) {
+      const problem = urlProblem(delivery.endpoint.traces, delivery.insecure);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['endpoint', 'traces'], message: problem });
+    },
+    // Beside the other fields' problems, not only once they are fixed.
+    { when: keysParsed('endpoint', 'insecure') },
+  );
 
 export const ruleSchema = z.strictObject({
   type: z.literal('head_sampling').default('head_sampling'),

@@ -2,6 +2,7 @@
 // exporter's own settings. The list is validated at `drains[i].<key>` by the
 // config loader and injected into the exporter as its `drains` key.
 import { z } from 'zod';
+import { keysParsed } from '../../config/when-parsed.js';
 import { caFileProblem } from '../../shared/pem.js';
 import { positiveByteSize, positiveTimerDuration, timerDuration } from '../../shared/units.js';
 import { samplingRuleSchema } from '../../processors/sampling/config.js';
@@ -41,10 +42,14 @@ export const drainConfigSchema = z
     /** Per-drain overrides of the exporter's sending_queue. */
     sending_queue: queueOverrideSchema.optional(),
   })
-  .superRefine(function checkUrl(drain, ctx) {
-    const problem = urlProblem(drain.url, drain.insecure);
-    if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: problem });
-  });
+  .superRefine(
+    function checkUrl(drain, ctx) {
+      const problem = urlProblem(drain.url, drain.insecure);
+      if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: problem });
+    },
+    // Beside the drain's other problems, not only once they are fixed.
+    { when: keysParsed('url', 'insecure') },
+  );
 
 export type DrainConfig = z.output<typeof drainConfigSchema>;
 

@@ -275,6 +275,12 @@ describe('drains API', () => {
     expect(errorMessage(json)).toBe('delivery.endpoint.traces: must be an https URL');
   });
 
+  it('names a URL that is not https beside the delivery\'s other bad fields', async () => {
+    const { status, json } = await call('POST', '/v1/drains', drainBody({ name: '' }, { endpoint: { traces: 'http://example.com/v1/traces' }, encoding: 'xml' }));
+    expect(status).toBe(400);
+    expect((json.error as unknown as { problems: string[] }).problems).toEqual(['name: must not be empty', 'delivery.encoding: must be one of proto, json', 'delivery.endpoint.traces: must be an https URL']);
+  });
+
   it('answers 400 for a body that is not JSON, and for a bad PATCH', async () => {
     expect(errorMessage((await call('POST', '/v1/drains', '{not json')).json)).toBe('body: must be valid JSON');
     const created = (await call('POST', '/v1/drains', drainBody())).json;

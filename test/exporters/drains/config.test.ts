@@ -66,6 +66,11 @@ describe('drains config', () => {
     );
   });
 
+  it('names a URL that is not https beside the drain\'s other bad keys', () => {
+    const problems = problemsOf(config('\n  - { name: a, url: "http://x.example/v1/traces", format: xml }'));
+    expect(problems).toEqual(['drains[0].format: must be one of protobuf, json', 'drains[0].url: must be an https URL']);
+  });
+
   it('names each header a delivery cannot send, as a secret with a trailing newline would give', () => {
     const problems = problemsOf(
       config(`
