@@ -93,7 +93,7 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
     new Map([...valid].filter(([id]) => !unused.has(`${KIND_SECTIONS[kind]}.${id}`)));
   const receivers = used('receiver', components.receiver.valid as Map<string, ComponentConfig<ReceiverFactory>>);
 
-  if (service.ok) problems.push(...sharedAddresses(receivers, service.value.admin.endpoint));
+  if (service.ok) problems.push(...sharedAddresses(receivers, service.value.admin.endpoint), ...sharedAdminKey(receivers, service.value.admin.api_key));
 
   if (problems.length > 0 || !service.ok) throw new ConfigError(problems);
   const processors = used('processor', components.processor.valid as Map<string, ComponentConfig<ProcessorFactory>>);
@@ -140,6 +140,23 @@ function sharedAddresses(receivers: ReadonlyMap<string, ComponentConfig<AnyFacto
     const earlier = listeners.slice(0, i).find((other, j) => other.port === listener.port && overlaps(j));
     if (earlier !== undefined) problems.push(`${listener.path}: ${formatEndpoint(listener.host, listener.port)} takes the port of ${earlier.path} (${formatEndpoint(earlier.host, earlier.port)}); two listeners cannot share an address`);
   });
+  return problems;
+}
+
+/**
+ * The admin key opens the drains API (where every trace goes) and every
+ * key's usage records: one that is also a client key hands both to each
+ * client that holds it, and on the gateway's usage routes it would act as
+ * the admin key rather than as the client key it also is.
+ */
+function sharedAdminKey(receivers: ReadonlyMap<string, ComponentConfig<AnyFactory>>, adminKey: string | undefined): string[] {
+  if (adminKey === undefined || adminKey === '') return [];
+  const problems: string[] = [];
+  for (const component of receivers.values()) {
+    for (const { path, key } of component.factory.clientKeys?.(component.config) ?? []) {
+      if (key === adminKey) problems.push(`service.admin.api_key: is also the client key receivers.${component.id}.${path}: give the admin endpoint a key of its own (a client holding it could change where every trace goes)`);
+    }
+  }
   return problems;
 }
 

@@ -84,6 +84,8 @@ interface FactoryBase<K extends ComponentKind, C> {
   checkTogether?(configs: ReadonlyArray<{ readonly id: string; readonly config: C }>): string[];
   /** The addresses the component listens on, each with its key's path within the component (`protocols.http.endpoint`). */
   listens?(config: C): ReadonlyArray<{ readonly path: string; readonly host: string; readonly port: number }>;
+  /** The keys its clients present, each with its path within the component (`api_keys[0]`): the admin key must be none of them. */
+  clientKeys?(config: C): ReadonlyArray<{ readonly path: string; readonly key: string }>;
 }
 
 export interface ReceiverFactory<C = unknown> extends FactoryBase<'receiver', C> {

@@ -223,6 +223,28 @@ service:
     ]);
   });
 
+  it('refuses an admin key that is also a gateway or OTLP client key, naming the key it repeats', () => {
+    const text = `
+receivers:
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:0" } }, auth: { api_keys: [otlp-key] } }
+  gateway:
+    endpoint: 127.0.0.1:0
+    api_keys: [gateway-key, { key: team-key, name: team }]
+    providers: { o: { type: openai, base_url: "http://127.0.0.1:1/v1" } }
+exporters:
+  debug: {}
+service:
+  admin: { api_key: ADMIN }
+  pipelines:
+    traces: { receivers: [otlp, gateway], exporters: [debug] }
+`;
+    const repeats = (admin: string) => problemsOf(text.replace('ADMIN', admin), {}, builtinRegistry());
+    expect(repeats('admin-key')).toEqual([]);
+    const problem = (path: string) => `service.admin.api_key: is also the client key ${path}: give the admin endpoint a key of its own (a client holding it could change where every trace goes)`;
+    expect(repeats('team-key')).toEqual([problem('receivers.gateway.api_keys[1]')]);
+    expect(repeats('otlp-key')).toEqual([problem('receivers.otlp.auth.api_keys[0]')]);
+  });
+
   it('says "must not be empty" of an empty string where one is required', () => {
     const text = GOOD.replace('service:\n', 'service:\n  storage: { directory: "" }\n');
     expect(problemsOf(text)).toEqual(['service.storage.directory: must not be empty']);

@@ -43,6 +43,9 @@ export const gatewayReceiverFactory: ReceiverFactory<GatewayConfig> = {
   listens(config) {
     return [{ path: 'endpoint', ...listenEndpoint(config.endpoint) }];
   },
+  clientKeys(config) {
+    return config.api_keys.map((entry, i) => ({ path: `api_keys[${i}]`, key: typeof entry === 'string' ? entry : entry.key }));
+  },
   create: function createGatewayReceiver(settings, config, next) {
     return new LazyGatewayReceiver(settings, config, next);
   },

@@ -18,6 +18,9 @@ export const otlpReceiverFactory: OtlpReceiverFactory = {
     if (config.protocols.grpc !== undefined) addresses.push({ path: 'protocols.grpc.endpoint', ...config.protocols.grpc.endpoint });
     return addresses;
   },
+  clientKeys(config) {
+    return (config.auth?.api_keys ?? []).map((key, i) => ({ path: `auth.api_keys[${i}]`, key }));
+  },
   create(settings, config, next) {
     return new OtlpReceiver(settings, config, next);
   },
