@@ -166,6 +166,35 @@ service:
     ]);
   });
 
+  it('refuses a key with a character no HTTP header can carry, which no request could present, naming each', async () => {
+    const { builtinRegistry } = await import('../../src/components.js');
+    const text = `
+receivers:
+  otlp:
+    protocols: { http: { endpoint: "127.0.0.1:0" } }
+    auth: { api_keys: ["otlp\\u0007key"] }
+  gateway:
+    endpoint: "127.0.0.1:0"
+    api_keys: ["ключ-1", { key: "team\\u2603", name: team }, "clé latin-1 is fine"]
+    providers:
+      openai: { type: openai, base_url: "https://api.openai.com/v1", api_key: "sk-\\u4e2d" }
+exporters:
+  debug: {}
+service:
+  admin: { api_key: "adm\\u0000" }
+  pipelines:
+    traces: { receivers: [otlp, gateway], exporters: [debug] }
+`;
+    const problem = 'must hold only characters an HTTP header can carry (no control characters, nothing beyond Latin-1): no request could carry it';
+    expect(problemsOf(text, {}, builtinRegistry())).toEqual([
+      `receivers.otlp.auth.api_keys[0]: ${problem}`,
+      `receivers.gateway.api_keys[0]: ${problem}`,
+      `receivers.gateway.api_keys[1].key: ${problem}`,
+      `receivers.gateway.providers.openai.api_key: ${problem}`,
+      `service.admin.api_key: ${problem}`,
+    ]);
+  });
+
   it('reports YAML syntax errors with their line', () => {
     expect(problemsOf('receivers: [\n')[0]).toMatch(/^config:\d+:\d+: /);
   });
