@@ -37,8 +37,8 @@ const STATUS_CODES: ReadonlyMap<string, number> = new Map([
 ]);
 /** Enums are int32 on the wire; OTLP's values are never negative. */
 const ENUM_MAX = 0x7fffffff;
-const UINT64 = /^\d{1,20}$/;
-const INT64 = /^-?\d{1,19}$/;
+const UNSIGNED = /^\d+$/;
+const SIGNED = /^-?\d+$/;
 
 function fail(path: string, message: string): never {
   throw new MalformedDataError(`${path}: ${message}`);
@@ -67,19 +67,22 @@ function uint32(value: unknown, path: string): number | undefined {
   return value;
 }
 
-const INT64_PAST_MAX = 1n << 63n;
-const UINT64_PAST_MAX = 1n << 64n;
+/**
+ * A JSON number past 2^53 reached a 64-bit field: JSON.parse kept only the
+ * double nearest to it, not its digits. The text is read again with such
+ * numbers quoted (quoteLongIntegers), so the field gets them exactly.
+ */
+class InexactIntegerError extends Error {}
 
 function int64(value: unknown, path: string, unsigned: boolean): string | undefined {
   if (value === undefined || value === null) return undefined;
   let n: bigint;
   if (typeof value === 'number') {
     if (!Number.isInteger(value) || (unsigned && value < 0)) fail(path, 'must be an integer');
+    if (!Number.isSafeInteger(value)) throw new InexactIntegerError(path);
     n = BigInt(value);
-    // JSON.parse reads the largest int64 (or uint64) as the double just past it: that one is taken as the largest.
-    if (n === (unsigned ? UINT64_PAST_MAX : INT64_PAST_MAX)) n -= 1n;
   } else {
-    if (typeof value !== 'string' || !(unsigned ? UINT64 : INT64).test(value)) fail(path, 'must be a 64-bit integer or a decimal string');
+    if (typeof value !== 'string' || !(unsigned ? UNSIGNED : SIGNED).test(value)) fail(path, 'must be a 64-bit integer or a decimal string');
     n = BigInt(value);
   }
   if (unsigned ? n > 0xffffffffffffffffn : n > 0x7fffffffffffffffn || n < -0x8000000000000000n) fail(path, 'is out of the 64-bit range');
@@ -285,17 +288,77 @@ function resourceSpans(value: unknown, path: string): ResourceSpans {
   );
 }
 
-/** Parses and validates an OTLP/JSON ExportTraceServiceRequest. */
-export function parseJsonRequest(body: string | Uint8Array): ExportTraceServiceRequest {
-  let parsed: unknown;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const MINUS = 0x2d;
+
+function isDigit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+
+/** Whether c can continue a JSON number: a digit, `.`, `e`, `E`, `+` or `-`. */
+function inNumber(c: number): boolean {
+  return isDigit(c) || c === 0x2e || c === 0x65 || c === 0x45 || c === 0x2b || c === MINUS;
+}
+
+/**
+ * The JSON text with every number whose value is an integer past 2^53 turned
+ * into a string of its digits: those written, for an integer literal; those
+ * of the double JSON.parse reads, for one with a fraction or exponent (1e30).
+ * (A string field given such a number then reads its digits.)
+ */
+function quoteLongIntegers(text: string): string {
+  let out = '';
+  let copied = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === QUOTE) {
+      for (i++; i < text.length && text.charCodeAt(i) !== QUOTE; i++) if (text.charCodeAt(i) === BACKSLASH) i++;
+    } else if (c === MINUS || isDigit(c)) {
+      let end = i + 1;
+      while (end < text.length && inNumber(text.charCodeAt(end))) end++;
+      const literal = text.slice(i, end);
+      const value = Number(literal);
+      if (Number.isInteger(value) && !Number.isSafeInteger(value)) {
+        out += `${text.slice(copied, i)}"${SIGNED.test(literal) ? literal : BigInt(value).toString()}"`;
+        copied = end;
+      }
+      i = end - 1;
+    }
+  }
+  return out + text.slice(copied);
+}
+
+function parseText(text: string): unknown {
   try {
-    parsed = JSON.parse(typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+    return JSON.parse(text);
   } catch (err) {
     throw new MalformedDataError(`malformed JSON: ${err instanceof Error ? err.message : String(err)}`);
   }
-  const root = object(parsed, '$');
-  const list = array(root.resourceSpans, 'resourceSpans');
-  return { resourceSpans: list.map((rs, i) => resourceSpans(rs, `resourceSpans[${i}]`)) };
+}
+
+/**
+ * Reads JSON text with `read`, keeping 64-bit integers written as numbers
+ * exact, as the proto3 JSON mapping wants them read: the text is parsed
+ * again, with long integers quoted, only when `read` meets one.
+ */
+function readExact<T>(text: string, read: (parsed: unknown) => T): T {
+  try {
+    return read(parseText(text));
+  } catch (err) {
+    if (!(err instanceof InexactIntegerError)) throw err;
+    return read(parseText(quoteLongIntegers(text)));
+  }
+}
+
+/** Parses and validates an OTLP/JSON ExportTraceServiceRequest. */
+export function parseJsonRequest(body: string | Uint8Array): ExportTraceServiceRequest {
+  const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  return readExact(text, function request(parsed) {
+    const root = object(parsed, '$');
+    const list = array(root.resourceSpans, 'resourceSpans');
+    return { resourceSpans: list.map((rs, i) => resourceSpans(rs, `resourceSpans[${i}]`)) };
+  });
 }
 
 export function stringifyRequest(request: ExportTraceServiceRequest): string {
@@ -311,13 +374,15 @@ export function stringifyResponse(response: ExportTraceServiceResponse): string 
 }
 
 export function parseJsonResponse(body: string): ExportTraceServiceResponse {
-  const parsed = object(JSON.parse(body) as unknown, '$');
-  if (parsed.partialSuccess === undefined || parsed.partialSuccess === null) return {};
-  const p = object(parsed.partialSuccess, 'partialSuccess');
-  return {
-    partialSuccess: assign<NonNullable<ExportTraceServiceResponse['partialSuccess']>>(
-      {},
-      { rejectedSpans: int64(p.rejectedSpans, 'partialSuccess.rejectedSpans', false), errorMessage: string(p.errorMessage, 'partialSuccess.errorMessage') },
-    ),
-  };
+  return readExact(body, function response(json): ExportTraceServiceResponse {
+    const parsed = object(json, '$');
+    if (parsed.partialSuccess === undefined || parsed.partialSuccess === null) return {};
+    const p = object(parsed.partialSuccess, 'partialSuccess');
+    return {
+      partialSuccess: assign<NonNullable<ExportTraceServiceResponse['partialSuccess']>>(
+        {},
+        { rejectedSpans: int64(p.rejectedSpans, 'partialSuccess.rejectedSpans', false), errorMessage: string(p.errorMessage, 'partialSuccess.errorMessage') },
+      ),
+    };
+  });
 }

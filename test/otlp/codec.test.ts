@@ -137,7 +137,7 @@ describe('OTLP codecs', () => {
     let empty: Record<string, unknown> = { arrayValue: { values: [null] } };
     for (let i = 2; i < 20; i++) empty = { arrayValue: { values: [empty] } };
     expect(() => parseJsonRequest(span({ attributes: [{ key: 'deep', value: { arrayValue: { values: [empty] } } }] }))).toThrow('is nested more than 20 levels deep');
-    // The largest int64 written as a JSON number parses to the double just past it: it is taken as the largest.
+    // The largest int64 written as a JSON number keeps its digits (JSON.parse alone would round it to 2^63).
     const largest = allSpans(parseJsonRequest('{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","attributes":[{"key":"n","value":{"intValue":9223372036854775807}}]}]}]}]}'));
     expect(largest[0]?.attributes).toEqual([{ key: 'n', value: { intValue: '9223372036854775807' } }]);
   });

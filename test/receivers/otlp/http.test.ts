@@ -194,6 +194,31 @@ describe('OTLP/HTTP receiver', () => {
     expect(bytes?.attributes?.map((a) => a.value?.bytesValue)).toEqual(['AP8=', '/+8=']);
   });
 
+  it('keeps every digit of a 64-bit integer written as a JSON number past 2^53, and refuses one past the 64-bit range', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    // Written as text: JSON.stringify cannot write these numbers, and JSON.parse rounds them to a double.
+    const withSpan = (fields: string) =>
+      Buffer.from(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","name":"x",${fields}}]}]}]}`);
+    const exact = withSpan(
+      '"startTimeUnixNano":1700000000123456789,"endTimeUnixNano":18446744073709551615,"events":[{"timeUnixNano":1700000000123456790,"name":"e"}],' +
+        '"attributes":[{"key":"max","value":{"intValue":9223372036854775806}},{"key":"min","value":{"intValue":-9223372036854775807}},' +
+        '{"key":"s","value":{"stringValue":"12345678901234567890"}},{"key":"d","value":{"doubleValue":12345678901234567890}},{"key":"f","value":{"doubleValue":1.12345678901234567891e5}}]',
+    );
+    expect((await send(tracesUrl, exact, { 'content-type': JSON_TYPE })).status).toBe(200);
+    const [span] = consumer.spans();
+    expect([span?.startTimeUnixNano, span?.endTimeUnixNano, span?.events?.[0]?.timeUnixNano]).toEqual(['1700000000123456789', '18446744073709551615', '1700000000123456790']);
+    expect(span?.attributes?.map((a) => a.value)).toEqual([
+      { intValue: '9223372036854775806' },
+      { intValue: '-9223372036854775807' },
+      { stringValue: '12345678901234567890' },
+      { doubleValue: 12345678901234567890 },
+      { doubleValue: 112345.678901234567891 },
+    ]);
+    const past = await send(tracesUrl, withSpan('"attributes":[{"key":"n","value":{"intValue":9223372036854775808}}]'), { 'content-type': JSON_TYPE });
+    expect(past.status).toBe(400);
+    expect(JSON.parse(past.body.toString()).message).toContain('attributes[0].value.intValue: is out of the 64-bit range');
+  });
+
   it('answers a broken gzip body with 400', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
     const answer = await send(tracesUrl, Buffer.from('not gzip at all'), { 'content-type': JSON_TYPE, 'content-encoding': 'gzip' });
