@@ -132,13 +132,15 @@ function anyValue(value: unknown, path: string, depth: number): AnyValue {
   if (depth > MAX_VALUE_DEPTH) fail(path, `is nested more than ${MAX_VALUE_DEPTH} levels deep`);
   if (value === undefined || value === null) return {};
   const v = object(value, path);
-  if (v.stringValue !== undefined) return { stringValue: string(v.stringValue, `${path}.stringValue`) ?? '' };
-  if (v.boolValue !== undefined) {
+  // A member given as null is not set, as in the proto3 JSON mapping: the OpenTelemetry JS SDK's
+  // JSON exporter writes a NaN or infinite attribute as {"doubleValue": null}.
+  if (v.stringValue != null) return { stringValue: string(v.stringValue, `${path}.stringValue`) ?? '' };
+  if (v.boolValue != null) {
     if (typeof v.boolValue !== 'boolean') fail(`${path}.boolValue`, 'must be a boolean');
     return { boolValue: v.boolValue };
   }
-  if (v.intValue !== undefined) return { intValue: int64(v.intValue, `${path}.intValue`, false) ?? '0' };
-  if (v.doubleValue !== undefined) {
+  if (v.intValue != null) return { intValue: int64(v.intValue, `${path}.intValue`, false) ?? '0' };
+  if (v.doubleValue != null) {
     // The proto3 JSON mapping accepts a double as a number or a string: "1.5",
     // "1e3", and the spellings JSON has no literal for ("NaN", "Infinity", "-Infinity").
     if (typeof v.doubleValue === 'string') {
@@ -149,15 +151,15 @@ function anyValue(value: unknown, path: string, depth: number): AnyValue {
     if (typeof v.doubleValue !== 'number') fail(`${path}.doubleValue`, 'must be a number');
     return { doubleValue: v.doubleValue };
   }
-  if (v.arrayValue !== undefined) {
+  if (v.arrayValue != null) {
     const values = array(object(v.arrayValue, `${path}.arrayValue`).values, `${path}.arrayValue.values`);
     return { arrayValue: { values: values.map((x, i) => anyValue(x, `${path}.arrayValue.values[${i}]`, depth + 1)) } };
   }
-  if (v.kvlistValue !== undefined) {
+  if (v.kvlistValue != null) {
     const values = object(v.kvlistValue, `${path}.kvlistValue`).values;
     return { kvlistValue: { values: attributes(values, `${path}.kvlistValue.values`, depth + 1) ?? [] } };
   }
-  if (v.bytesValue !== undefined) {
+  if (v.bytesValue != null) {
     const text = string(v.bytesValue, `${path}.bytesValue`) ?? '';
     if (!isBase64(text)) fail(`${path}.bytesValue`, 'must be base64');
     return { bytesValue: Buffer.from(text, 'base64').toString('base64') };

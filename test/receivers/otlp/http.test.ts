@@ -219,6 +219,15 @@ describe('OTLP/HTTP receiver', () => {
     expect(JSON.parse(past.body.toString()).message).toContain('attributes[0].value.intValue: is out of the 64-bit range');
   });
 
+  it('reads an attribute value member given as null as not set, as the proto3 JSON mapping does', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const members = ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'];
+    const attributes = [...members.map((member) => ({ key: member, value: { [member]: null } })), { key: 'next', value: { stringValue: null, intValue: '7' } }];
+    const body = { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'nulls', attributes }] }] }] };
+    expect((await send(tracesUrl, Buffer.from(JSON.stringify(body)), { 'content-type': JSON_TYPE })).status).toBe(200);
+    expect(consumer.spans()[0]?.attributes?.map((kv) => kv.value)).toEqual([...members.map(() => ({})), { intValue: '7' }]);
+  });
+
   it('answers a broken gzip body with 400', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
     const answer = await send(tracesUrl, Buffer.from('not gzip at all'), { 'content-type': JSON_TYPE, 'content-encoding': 'gzip' });

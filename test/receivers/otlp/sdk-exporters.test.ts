@@ -5,7 +5,7 @@ import { OTLPTraceExporter as JsonExporter } from '@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../../src/shared/errors.js';
 import { decodeRequest } from '../../../src/otlp/proto-codec.js';
@@ -74,4 +74,16 @@ describe('the OpenTelemetry JS SDK exporters', () => {
       expect(harness.consumer.batches[0]!.toModel()).toEqual(expectedModel(spans));
     });
   }
+
+  it('deliver a span with NaN and infinite attributes over http/json, which the SDK writes as null, keeping its other attributes', async () => {
+    const harness = await startReceiver();
+    const recorder = new InMemorySpanExporter();
+    const tracer = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(recorder)] }).getTracer('ratios');
+    tracer.startSpan('divide', { attributes: { ratio: NaN, ceiling: Infinity, floor: -Infinity, count: 2 } }).end();
+    const result = await exportSpans(makeExporter('http/json', harness, false), recorder.getFinishedSpans());
+    expect(result.code).toBe(ExportResultCode.SUCCESS);
+    const attributes = Object.fromEntries((harness.consumer.spans()[0]?.attributes ?? []).map((kv) => [kv.key, kv.value]));
+    // JSON has no NaN: the SDK's JSON.stringify writes null, which the proto3 JSON mapping reads as a value not set.
+    expect(attributes).toEqual({ ratio: {}, ceiling: {}, floor: {}, count: { intValue: '2' } });
+  });
 });
