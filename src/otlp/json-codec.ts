@@ -61,10 +61,12 @@ function string(value: unknown, path: string): string | undefined {
   return value;
 }
 
+/** A uint32 or fixed32: a number or, as the proto3 JSON mapping (and the collector) allow, a decimal string. */
 function uint32(value: unknown, path: string): number | undefined {
   if (value === undefined || value === null) return undefined;
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0xffffffff) fail(path, 'must be an unsigned 32-bit integer');
-  return value;
+  const n = typeof value === 'string' && UNSIGNED.test(value) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || n > 0xffffffff) fail(path, 'must be an unsigned 32-bit integer');
+  return n;
 }
 
 /**

@@ -228,6 +228,44 @@ describe('OTLP/HTTP receiver', () => {
     expect(consumer.spans()[0]?.attributes?.map((kv) => kv.value)).toEqual([...members.map(() => ({})), { intValue: '7' }]);
   });
 
+  it('reads 32-bit counts and flags from decimal strings as well as numbers, as the proto3 JSON mapping and the collector do', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const request = (flags: unknown) =>
+      Buffer.from(
+        JSON.stringify({
+          resourceSpans: [
+            {
+              resource: { attributes: [], droppedAttributesCount: '2' },
+              scopeSpans: [
+                {
+                  scope: { name: 's', droppedAttributesCount: '1' },
+                  spans: [
+                    {
+                      traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'counts', flags,
+                      droppedAttributesCount: '3', droppedEventsCount: '4', droppedLinksCount: '5',
+                      events: [{ timeUnixNano: '1', name: 'e', droppedAttributesCount: '6' }],
+                      links: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203332', flags: '256', droppedAttributesCount: '7' }],
+                    },
+                  ],
+                },
+              ],
+            },
+          ],
+        }),
+      );
+    expect((await send(tracesUrl, request('4294967295'), { 'content-type': JSON_TYPE })).status).toBe(200);
+    const model = consumer.batches[0]!.toModel();
+    const span = consumer.spans()[0];
+    expect([model.resourceSpans[0]?.resource?.droppedAttributesCount, model.resourceSpans[0]?.scopeSpans[0]?.scope?.droppedAttributesCount]).toEqual([2, 1]);
+    expect([span?.flags, span?.droppedAttributesCount, span?.droppedEventsCount, span?.droppedLinksCount]).toEqual([4294967295, 3, 4, 5]);
+    expect([span?.events?.[0]?.droppedAttributesCount, span?.links?.[0]?.flags, span?.links?.[0]?.droppedAttributesCount]).toEqual([6, 256, 7]);
+    for (const flags of ['4294967296', '-1', '1.5', '0x1', '', ' 1']) {
+      const answer = await send(tracesUrl, request(flags), { 'content-type': JSON_TYPE });
+      expect({ flags, status: answer.status }).toEqual({ flags, status: 400 });
+      expect(JSON.parse(answer.body.toString()).message).toContain('spans[0].flags: must be an unsigned 32-bit integer');
+    }
+  });
+
   it('answers a broken gzip body with 400', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
     const answer = await send(tracesUrl, Buffer.from('not gzip at all'), { 'content-type': JSON_TYPE, 'content-encoding': 'gzip' });
