@@ -339,6 +339,11 @@ export function encodeResource(resource: Resource): Uint8Array {
   return ProtoTypes.Resource.encode(resourceToPb(resource)).finish();
 }
 
+/** One attribute as a Resource's `attributes` field (tag, length, KeyValue), to add to an encoded Resource. */
+export function encodeResourceAttribute(attribute: KeyValue): Uint8Array {
+  return ProtoTypes.Resource.encode({ attributes: attributesToPb([attribute]) }).finish();
+}
+
 export function encodeResponse(response: ExportTraceServiceResponse): Uint8Array {
   const partial = response.partialSuccess;
   if (partial === undefined) return ProtoTypes.ExportTraceServiceResponse.encode({}).finish();

@@ -18,7 +18,7 @@ const attrs = (m: Awaited<ReturnType<typeof run>>['output']) =>
   Object.fromEntries((m.resourceSpans[0]?.resource?.attributes ?? []).map((kv) => [kv.key, kv.value]));
 
 describe('resource processor', () => {
-  it('stamps a resource holding a string that is not UTF-8, writing U+FFFD for the bad bytes', async () => {
+  it('stamps a resource holding a string that is not UTF-8, which decoders read with U+FFFD for the bad bytes', async () => {
     // resourceSpans { resource { attributes { key: "k", value { string_value: "a", 0xff } } } }
     const w = protobuf.Writer.create().uint32((1 << 3) | 2).fork().uint32((1 << 3) | 2).fork().uint32((1 << 3) | 2).fork();
     w.uint32((1 << 3) | 2).string('k').uint32((2 << 3) | 2).fork().uint32((1 << 3) | 2).bytes(Uint8Array.from([0x61, 0xff]));
@@ -28,15 +28,39 @@ describe('resource processor', () => {
     expect(attrs(output.toModel())).toEqual({ k: { stringValue: 'a\ufffd' }, 'platform.projectId': { stringValue: 'prj_1' } });
   });
 
+  it('keeps every byte of a resource but the attributes it stamps: fields it does not know, and strings that are not UTF-8, stay as sent', async () => {
+    const field = (n: number, content: Uint8Array) => protobuf.Writer.create().uint32((n << 3) | 2).bytes(content).finish();
+    const text = (s: string) => Buffer.from(s);
+    const attribute = (key: string, value: Uint8Array | undefined) =>
+      field(1, Buffer.concat([field(1, text(key)), ...(value === undefined ? [] : [field(2, value)])]));
+    const stringValue = (bytes: Uint8Array) => field(1, bytes);
+    const sent = [
+      attribute('service.name', stringValue(text('svc'))),
+      attribute('platform.projectId', stringValue(text('stale'))),
+      attribute('bad.utf8', stringValue(Uint8Array.from([0x61, 0xff, 0x62]))),
+      attribute('no.value', undefined),
+      Uint8Array.from([0x10, 0x07]), // dropped_attributes_count: 7
+      field(3, field(1, text('service'))), // entity_refs, a Resource field of OTLP 1.7
+    ];
+    const request = field(1, field(1, Buffer.concat(sent)));
+    const processor = createResourceProcessor(resourceConfigSchema.parse({ attributes: { 'platform.projectId': 'prj_1', 'platform.deploymentId': 'dpl_1' } }));
+    const output = (await processor.process(TraceBatch.fromProto(request)))!;
+    const index = output.wire();
+    const range = index.resourceSpans[0]!.resource!;
+    const stamped = [sent[0]!, attribute('platform.projectId', stringValue(text('prj_1'))), ...sent.slice(2), attribute('platform.deploymentId', stringValue(text('dpl_1')))];
+    expect(Buffer.from(index.buf.subarray(range[0], range[1])).toString('hex')).toBe(Buffer.concat(stamped).toString('hex'));
+  });
+
   it('leaves one stamped value where a sender repeated the key, and deletes every copy', () => {
-    const repeated = { attributes: [{ key: 'platform.projectId', value: { stringValue: 'stale' } }, { key: 'service.name', value: { stringValue: 'svc' } }, { key: 'platform.projectId', value: { stringValue: 'older' } }] };
-    expect(applyActions(repeated, [{ key: 'platform.projectId', value: 'prj_1', action: 'upsert' }]).attributes).toEqual([
+    const repeated = [{ key: 'platform.projectId', value: { stringValue: 'stale' } }, { key: 'service.name', value: { stringValue: 'svc' } }, { key: 'platform.projectId', value: { stringValue: 'older' } }];
+    const entry = (key: string, value: unknown) => ({ key, value: { stringValue: String(value) } });
+    expect(applyActions(repeated, [{ key: 'platform.projectId', value: 'prj_1', action: 'upsert' }], entry)).toEqual([
       { key: 'platform.projectId', value: { stringValue: 'prj_1' } },
       { key: 'service.name', value: { stringValue: 'svc' } },
     ]);
-    expect(applyActions(repeated, [{ key: 'platform.projectId', action: 'delete' }]).attributes).toEqual([{ key: 'service.name', value: { stringValue: 'svc' } }]);
+    expect(applyActions(repeated, [{ key: 'platform.projectId', action: 'delete' }], entry)).toEqual([{ key: 'service.name', value: { stringValue: 'svc' } }]);
     // insert leaves what is there as it is.
-    expect(applyActions(repeated, [{ key: 'platform.projectId', value: 'prj_1', action: 'insert' }]).attributes).toEqual(repeated.attributes);
+    expect(applyActions(repeated, [{ key: 'platform.projectId', value: 'prj_1', action: 'insert' }], entry)).toEqual(repeated);
   });
 
   it('upserts every attribute of the map form on every resource', async () => {
