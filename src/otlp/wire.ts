@@ -135,6 +135,15 @@ function skip(reader: protobuf.Reader, wireType: number, end: number): void {
   if (reader.pos > end) throw malformed('a field overruns its container');
 }
 
+/**
+ * An empty id, or all zeros: no valid span id (W3C trace context), so no
+ * parent. Some exporters send a root span's unset parent as eight zero bytes.
+ */
+function isInvalidId(buf: Uint8Array, start: number, end: number): boolean {
+  for (let i = start; i < end; i++) if (buf[i] !== 0) return false;
+  return true;
+}
+
 /** Writes one span's cells at `at` (content is the Span message's range). */
 function readSpan(reader: protobuf.Reader, cells: Uint32Array, at: number, fieldStart: number, content: Range): void {
   let traceStart = 0;
@@ -150,7 +159,7 @@ function readSpan(reader: protobuf.Reader, cells: Uint32Array, at: number, field
       [traceStart, traceEnd] = lengthDelimited(reader, content[1], 'span.trace_id');
     } else if (fieldNumber === SPAN_PARENT_SPAN_ID && wireType === WIRE_LEN) {
       const [s, e] = lengthDelimited(reader, content[1], 'span.parent_span_id');
-      isRoot = e === s;
+      isRoot = isInvalidId(reader.buf, s, e);
     } else if (fieldNumber === SPAN_KIND && wireType === WIRE_VARINT) {
       kind = reader.uint32() & KIND_MASK;
     } else {

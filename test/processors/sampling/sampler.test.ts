@@ -44,6 +44,16 @@ describe('sampler', () => {
     expect(result.pending).toBeUndefined();
   });
 
+  it('takes a span whose parent_span_id is all zeros (no valid span id: no parent) as its trace\'s root, as exporters of root spans sometimes send', () => {
+    const sampler = makeSampler([{ environment: 'production', percentage: 100, path_prefix: '/api' }]);
+    const traceId = traceIdWithR(LOW);
+    const rootId = randomSpanId();
+    const root: TestSpan = { traceId, spanId: rootId, parent: '0000000000000000', kind: SpanKind.INTERNAL, attributes: { 'url.path': '/api/cart' } };
+    const result = sample(sampler, [root, { traceId, parent: rootId }]);
+    expect(result.pending).toBeUndefined();
+    expect(result.kept?.spanCount).toBe(2);
+  });
+
   it('reads the environment from deployment.environment when deployment.environment.name is absent', () => {
     const sampler = makeSampler([{ environment: 'staging', percentage: 100 }]);
     const result = sample(sampler, trace({ resource: { 'deployment.environment': 'staging' } }));
