@@ -39,6 +39,10 @@ const STATUS_CODES: ReadonlyMap<string, number> = new Map([
 const ENUM_MAX = 0x7fffffff;
 const UNSIGNED = /^\d+$/;
 const SIGNED = /^-?\d+$/;
+/** A decimal integer string: its sign, and its digits without leading zeros. */
+const DECIMAL_INTEGER = /^(-?)0*(\d+)$/;
+/** 2^64 has 20 digits: an integer with more is out of range whatever they are, and BigInt() reads a long string in quadratic time. */
+const MAX_INT64_DIGITS = 20;
 
 function fail(path: string, message: string): never {
   throw new MalformedDataError(`${path}: ${message}`);
@@ -84,8 +88,11 @@ function int64(value: unknown, path: string, unsigned: boolean): string | undefi
     if (!Number.isSafeInteger(value)) throw new InexactIntegerError(path);
     n = BigInt(value);
   } else {
-    if (typeof value !== 'string' || !(unsigned ? UNSIGNED : SIGNED).test(value)) fail(path, 'must be a 64-bit integer or a decimal string');
-    n = BigInt(value);
+    const decimal = typeof value === 'string' ? DECIMAL_INTEGER.exec(value) : null;
+    if (decimal === null || (unsigned && decimal[1] === '-')) fail(path, 'must be a 64-bit integer or a decimal string');
+    const [, sign = '', digits = ''] = decimal;
+    if (digits.length > MAX_INT64_DIGITS) fail(path, 'is out of the 64-bit range');
+    n = BigInt(sign + digits);
   }
   if (unsigned ? n > 0xffffffffffffffffn : n > 0x7fffffffffffffffn || n < -0x8000000000000000n) fail(path, 'is out of the 64-bit range');
   return n.toString();

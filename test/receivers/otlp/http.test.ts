@@ -214,9 +214,14 @@ describe('OTLP/HTTP receiver', () => {
       { doubleValue: 12345678901234567890 },
       { doubleValue: 112345.678901234567891 },
     ]);
-    const past = await send(tracesUrl, withSpan('"attributes":[{"key":"n","value":{"intValue":9223372036854775808}}]'), { 'content-type': JSON_TYPE });
-    expect(past.status).toBe(400);
-    expect(JSON.parse(past.body.toString()).message).toContain('attributes[0].value.intValue: is out of the 64-bit range');
+    for (const n of ['9223372036854775808', `"${'9'.repeat(100_000)}"`, '1e30']) {
+      const past = await send(tracesUrl, withSpan(`"attributes":[{"key":"n","value":{"intValue":${n}}}]`), { 'content-type': JSON_TYPE });
+      expect(past.status).toBe(400);
+      expect(JSON.parse(past.body.toString()).message).toContain('attributes[0].value.intValue: is out of the 64-bit range');
+    }
+    const padded = await send(tracesUrl, withSpan('"attributes":[{"key":"n","value":{"intValue":"-00000000000000000000000042"}}]'), { 'content-type': JSON_TYPE });
+    expect(padded.status).toBe(200);
+    expect(consumer.spans()[1]?.attributes?.[0]?.value).toEqual({ intValue: '-42' });
   });
 
   it('reads an attribute value member given as null as not set, as the proto3 JSON mapping does', async () => {
