@@ -107,7 +107,7 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
       case 'user':
         turn = { role: 'user', content: typeof message.content === 'string' ? textBlocks(message.content) : message.content.flatMap((part, j) => mapPart(part, `${param}.content[${j}]`)) };
         // Leaving it out would change the conversation (a last one would turn the assistant's turn into a prefill).
-        if (turn.content.length === 0) invalidRequest(`${param}.content`, 'is empty, which provider type anthropic refuses');
+        if (turn.content.length === 0) invalidRequest(`${param}.content`, 'is empty or whitespace only, which provider type anthropic refuses');
         break;
       case 'assistant': {
         // Signed thinking comes first in the turn, as Anthropic returned it.
@@ -121,10 +121,10 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
       case 'function':
         return invalidRequest(`${param}.role`, 'function (legacy function calling) is not supported by provider type anthropic; use tools');
       case 'tool': {
-        // An empty result is sent without content (Anthropic rejects empty text).
+        // An empty or blank result is sent without content (Anthropic rejects such text).
         const text = textOf(message.content);
         const cache = typeof message.content === 'string' ? undefined : message.content.findLast((part) => part.cache_control !== undefined)?.cache_control;
-        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: anthropicToolCallId(message.tool_call_id), ...(text !== '' ? { content: text } : {}), ...(cache !== undefined ? { cache_control: cache } : {}) }] };
+        turn = { role: 'user', content: [{ type: 'tool_result', tool_use_id: anthropicToolCallId(message.tool_call_id), ...(isBlank(text) ? {} : { content: text }), ...(cache !== undefined ? { cache_control: cache } : {}) }] };
         break;
       }
     }
@@ -138,14 +138,24 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
   return { system, messages };
 }
 
+/**
+ * Anthropic refuses text blocks that are empty or whitespace only (400 "text
+ * content blocks must contain non-whitespace text"), in system too. Claude
+ * writes such text before a tool call at times, which the client sends back;
+ * it says nothing, so it is left out.
+ */
+function isBlank(text: string): boolean {
+  return text.trim() === '';
+}
+
 function textBlocks(text: string): AnthropicTextBlock[] {
-  return text === '' ? [] : [{ type: 'text', text }];
+  return isBlank(text) ? [] : [{ type: 'text', text }];
 }
 
 /** Text parts as blocks, each keeping its cache_control breakpoint. */
 function textParts(content: string | readonly TextPart[]): AnthropicTextBlock[] {
   if (typeof content === 'string') return textBlocks(content);
-  return content.flatMap((part) => (part.text === '' ? [] : [withCache({ type: 'text', text: part.text }, part)]));
+  return content.flatMap((part) => (isBlank(part.text) ? [] : [withCache({ type: 'text', text: part.text }, part)]));
 }
 
 function withCache<B extends AnthropicTextBlock | Extract<AnthropicRequestBlock, { type: 'image' }>>(block: B, part: ContentPart): B {

@@ -236,6 +236,35 @@ describe('anthropic adapter', () => {
     expect(fake?.requests).toHaveLength(0);
   });
 
+  it('leaves out whitespace-only text, which Anthropic refuses, such as the "\\n\\n" Claude writes before a tool call', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'Noon.' }]));
+    const out = await complete(anthropicAdapter, ctx, {
+      messages: [
+        { role: 'system', content: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: ' ' }] },
+        { role: 'developer', content: '\n' },
+        { role: 'user', content: [{ type: 'text', text: 'Time?' }, { type: 'text', text: '\n' }] },
+        { role: 'assistant', content: '\n\n', tool_calls: [{ id: 'toolu_a', type: 'function', function: { name: 'get_time', arguments: '{}' } }] },
+        { role: 'tool', tool_call_id: 'toolu_a', content: ' \n' },
+      ],
+      tools: [{ type: 'function', function: { name: 'get_time' } }],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent().system).toBe('Be brief.');
+    expect(sent().messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Time?' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_a', name: 'get_time', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_a' }] },
+    ]);
+  });
+
+  it('refuses a user message of whitespace only, as an empty one', async () => {
+    const ctx = await setup(() => undefined);
+    const tryBuild = (messages: unknown[]) => () => anthropicAdapter.buildRequest({ model: 'm', messages } as never, ctx);
+    expect(tryBuild([{ role: 'user', content: 'hi' }, { role: 'assistant', content: 'Hello!' }, { role: 'user', content: ' \n' }])).toThrow(/^messages\[2\]\.content: /);
+    expect(tryBuild([{ role: 'user', content: [{ type: 'text', text: '\t' }] }])).toThrow(/^messages\[0\]\.content: /);
+    expect(fake?.requests).toHaveLength(0);
+  });
+
   it('refuses penalties, token biases and a seed, which the Messages API has no setting for, and lets their neutral values through', async () => {
     const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]));
     const tryBuild = (body: Record<string, unknown>) => anthropicAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);

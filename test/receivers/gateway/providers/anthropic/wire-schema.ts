@@ -6,7 +6,9 @@ import { zodProblems } from '../shared/fake-upstream.js';
 
 // https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
 const cacheControl = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).optional();
-const textBlock = z.strictObject({ type: z.literal('text'), text: z.string().min(1), cache_control: cacheControl });
+// Anthropic answers 400 "text content blocks must contain non-whitespace text" (in system too).
+const nonBlank = z.string().regex(/\S/, 'must contain non-whitespace text');
+const textBlock = z.strictObject({ type: z.literal('text'), text: nonBlank, cache_control: cacheControl });
 const imageBlock = z.strictObject({
   type: z.literal('image'),
   cache_control: cacheControl,
@@ -40,7 +42,8 @@ export const messagesRequest = z.strictObject({
   temperature: z.number().min(0).max(1).optional(),
   top_p: z.number().min(0).max(1).optional(),
   top_k: z.int().min(0).optional(),
-  stop_sequences: z.array(z.string().min(1)).optional(),
+  // 400 "stop_sequences: each stop sequence must contain non-whitespace".
+  stop_sequences: z.array(nonBlank).optional(),
   stream: z.boolean().optional(),
   thinking: z.discriminatedUnion('type', [z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }), z.strictObject({ type: z.literal('disabled') })]).optional(),
   metadata: z.strictObject({ user_id: z.string() }).optional(),
@@ -69,6 +72,13 @@ export function validateAnthropic(seen: Seen): string[] {
   const body = messagesRequest.parse(seen.body);
   if (body.thinking?.type === 'enabled' && body.thinking.budget_tokens >= body.max_tokens) problems.push('body thinking.budget_tokens: must be below max_tokens');
   if (body.thinking?.type === 'enabled' && (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool')) problems.push('body tool_choice: thinking allows only auto or none');
+  // https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#feature-compatibility
+  if (body.thinking?.type === 'enabled' && body.temperature !== undefined && body.temperature !== 1) problems.push('body temperature: may only be set to 1 when thinking is enabled');
+  if (body.thinking?.type === 'enabled' && body.top_k !== undefined) problems.push('body top_k: not compatible with thinking');
+  if (body.thinking?.type === 'enabled' && body.top_p !== undefined && body.top_p < 0.95) problems.push('body top_p: must be between 0.95 and 1 when thinking is enabled');
+  const last = body.messages.at(-1);
+  const lastBlock = typeof last?.content === 'string' ? { type: 'text', text: last.content } : last?.content.at(-1);
+  if (last?.role === 'assistant' && lastBlock?.type === 'text' && /\s$/.test(lastBlock.text)) problems.push('body messages: final assistant content cannot end with trailing whitespace');
   const breakpoints = JSON.stringify(body).split('"cache_control"').length - 1;
   if (breakpoints > 4) problems.push(`body: ${breakpoints} cache_control breakpoints, at most 4 are allowed`);
   // Every tool_use must be answered by tool_result blocks at the start of the very next (user) turn.
