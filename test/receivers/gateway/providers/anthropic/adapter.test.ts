@@ -70,6 +70,16 @@ describe('anthropic adapter', () => {
     expect(out).toMatchObject({ ok: true, completion: { choices: [{ message: { content: 'ok' } }], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } } });
   });
 
+  it('refuses a stop sequence of whitespace only, which Anthropic cannot take, and sends one with other characters', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]));
+    const tryBuild = (stop: string | string[]) => () => anthropicAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], stop }, ctx);
+    expect(tryBuild('\n')).toThrow(/^stop: /);
+    expect(tryBuild(['END', ' '])).toThrow(ProviderRequestError);
+    await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], stop: ['\nUser:', 'END'] });
+    expect(fake?.requests).toHaveLength(1);
+    expect(sent().stop_sequences).toEqual(['\nUser:', 'END']);
+  });
+
   it('takes max_tokens from the request, then the catalog, then default_max_tokens', async () => {
     const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]), { default_max_tokens: 1000 }, 8000);
     await complete(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], max_completion_tokens: 50, max_tokens: 60 });
