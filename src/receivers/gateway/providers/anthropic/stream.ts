@@ -34,6 +34,10 @@ class AnthropicEvents implements SseEventMapper {
   #structuredBlock: number | undefined;
   // Block index -> reasoning_details index (thinking and redacted blocks count 0, 1, 2).
   readonly #reasoningIndexes = new Map<number, number>();
+  // Blocks a chat answer has no place for (server tool calls and their
+  // results): read past with their deltas, as the whole answer reads past
+  // them. A server_tool_use streams its input as input_json_delta.
+  readonly #passedOver = new Set<number>();
 
   constructor(model: string) {
     this.#out = new ChunkBuilder('', model);
@@ -97,11 +101,12 @@ class AnthropicEvents implements SseEventMapper {
       this.#toolIndexes.set(blockIndex, index);
       this.#noArguments.set(blockIndex, { index, input: startInput(block.input) });
       chunks.push(out.toolCalls([{ index, id: block.id, type: 'function', function: { name: block.name, arguments: '' } }]));
-    }
+    } else if (block.type !== 'text') this.#passedOver.add(blockIndex);
   }
 
   #blockDelta(blockIndex: number, delta: BlockDelta, chunks: ChatCompletionChunk[]): void {
     const out = this.#out;
+    if (this.#passedOver.has(blockIndex)) return;
     if (delta.type === 'text_delta') chunks.push(out.delta({ content: delta.text }));
     else if (delta.type === 'thinking_delta' || delta.type === 'signature_delta') {
       const index = this.#reasoningIndexes.get(blockIndex);

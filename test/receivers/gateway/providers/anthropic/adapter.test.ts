@@ -344,6 +344,24 @@ describe('anthropic adapter', () => {
     expect(assemble(chunks).toolCalls.map((call) => call.arguments)).toEqual(['{"city":"Paris"}', '{"city": "Rome"}']);
   });
 
+  it('streams past server tool blocks (web search asked for in providerOptions), whose input streams as input_json_delta too, as the whole answer reads past them', async () => {
+    const events = [
+      messageStart(),
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} } } },
+      { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '{"query": "weather Paris"}' } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 1, content_block: { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [] } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 1 } },
+      ...textBlock(2, ['Sunny.']),
+      ...toolBlock(3, 'toolu_a', 'get_weather', ['{"city": "Paris"}']),
+      ...messageEnd('tool_use'),
+    ];
+    const ctx = await setup((_seen, res) => sendEvents(res, events));
+    const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
+    expect(error).toBeUndefined();
+    expect(assemble(chunks)).toMatchObject({ text: 'Sunny.', finish: 'tool_calls', toolCalls: [{ id: 'toolu_a', name: 'get_weather', arguments: '{"city": "Paris"}' }] });
+  });
+
   it('maps each streamed stop reason', async () => {
     for (const [stopReason, finish] of [['max_tokens', 'length'], ['stop_sequence', 'stop'], ['end_turn', 'stop']] as const) {
       const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['x']), ...messageEnd(stopReason)]));
