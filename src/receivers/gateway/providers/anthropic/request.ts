@@ -137,6 +137,10 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
     else messages.push(turn);
   });
   if (messages.length === 0) invalidRequest('messages', 'provider type anthropic needs a user or assistant message with content');
+  // A last assistant turn is a prefill, which Anthropic refuses to end in whitespace
+  // ("final assistant content cannot end with trailing whitespace"); the model writes its own.
+  const prefill = messages.at(-1)?.role === 'assistant' ? messages.at(-1)?.content.at(-1) : undefined;
+  if (prefill?.type === 'text') prefill.text = prefill.text.trimEnd();
   return { system, messages };
 }
 

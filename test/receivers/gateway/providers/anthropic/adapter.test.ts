@@ -267,6 +267,25 @@ describe('anthropic adapter', () => {
     ]);
   });
 
+  it('sends a final assistant turn (a prefill) without the trailing whitespace Anthropic refuses there, and earlier turns as they are', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: ' {"a": 1}' }]));
+    const out = await complete(anthropicAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Say hi.' },
+        { role: 'assistant', content: 'Hi! \n' },
+        { role: 'user', content: 'Now JSON.' },
+        { role: 'assistant', content: [{ type: 'text', text: 'Sure.' }, { type: 'text', text: 'Answer: \n' }] },
+      ],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent().messages.map((m) => m.content)).toEqual([
+      [{ type: 'text', text: 'Say hi.' }],
+      [{ type: 'text', text: 'Hi! \n' }],
+      [{ type: 'text', text: 'Now JSON.' }],
+      [{ type: 'text', text: 'Sure.' }, { type: 'text', text: 'Answer:' }],
+    ]);
+  });
+
   it('refuses a user message of whitespace only, as an empty one', async () => {
     const ctx = await setup(() => undefined);
     const tryBuild = (messages: unknown[]) => () => anthropicAdapter.buildRequest({ model: 'm', messages } as never, ctx);
