@@ -294,6 +294,22 @@ describe('anthropic adapter', () => {
     expect(fake?.requests).toHaveLength(0);
   });
 
+  it('refuses with reasoning the sampling settings and forced tool calls extended thinking cannot take, and lets the ones it can through', async () => {
+    const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]));
+    const thinking = { messages: [{ role: 'user' as const, content: 'a' }], reasoning_effort: 'low' as const, max_tokens: 8000, tools: [weatherTool] };
+    const tryBuild = (body: Record<string, unknown>) => () => anthropicAdapter.buildRequest({ model: 'm', ...thinking, ...body }, ctx);
+    expect(tryBuild({ temperature: 0.2 })).toThrow(/^temperature: /);
+    expect(tryBuild({ top_k: 40 })).toThrow(/^top_k: /);
+    expect(tryBuild({ top_p: 0.9 })).toThrow(/^top_p: /);
+    expect(tryBuild({ tool_choice: 'required' })).toThrow(/^tool_choice: /);
+    expect(tryBuild({ tool_choice: { type: 'function', function: { name: 'get_weather' } } })).toThrow(ProviderRequestError);
+    expect(fake?.requests).toHaveLength(0);
+    await complete(anthropicAdapter, ctx, { ...thinking, temperature: 1, top_p: 0.95, tool_choice: 'auto' });
+    expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1600 }, temperature: 1, top_p: 0.95, tool_choice: { type: 'auto' } });
+    await complete(anthropicAdapter, ctx, { ...thinking, reasoning_effort: 'none', temperature: 0.2, top_k: 40, tool_choice: 'required' });
+    expect(sent(1)).toMatchObject({ temperature: 0.2, top_k: 40, tool_choice: { type: 'any' } });
+  });
+
   it('refuses penalties, token biases and a seed, which the Messages API has no setting for, and lets their neutral values through', async () => {
     const ctx = await setup((_seen, res) => sendMessage(res, [{ type: 'text', text: 'ok' }]));
     const tryBuild = (body: Record<string, unknown>) => anthropicAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);
