@@ -25,11 +25,12 @@ class AnthropicEvents implements SseEventMapper {
   // block indexes too, but OpenAI numbers tool calls 0, 1, 2 on their own.
   readonly #toolIndexes = new Map<number, number>();
   // Tool blocks with no argument bytes sent yet (block index -> tool call
-  // index and what to close it with): a tool called without arguments
+  // index, undefined for the structured-output answer, which streams as
+  // content, and what to close it with): a tool called without arguments
   // streams none, and clients JSON.parse the assembled string, so such a call
   // is closed with "{}"; an input given whole in content_block_start instead
   // of as input_json_delta is closed with that input.
-  readonly #noArguments = new Map<number, { index: number; input: string }>();
+  readonly #noArguments = new Map<number, { index: number | undefined; input: string }>();
   // The block carrying a structured-output answer: its JSON streams as content.
   #structuredBlock: number | undefined;
   // Block index -> reasoning_details index (thinking and redacted blocks count 0, 1, 2).
@@ -90,8 +91,10 @@ class AnthropicEvents implements SseEventMapper {
   #blockStart(blockIndex: number, block: BlockStart, chunks: ChatCompletionChunk[]): void {
     const out = this.#out;
     if (block.type === 'text' && block.text !== '') chunks.push(out.delta({ content: block.text }));
-    if (block.type === 'tool_use' && block.name === STRUCTURED_OUTPUT_TOOL) this.#structuredBlock = blockIndex;
-    else if (block.type === 'thinking' || block.type === 'redacted_thinking') {
+    if (block.type === 'tool_use' && block.name === STRUCTURED_OUTPUT_TOOL) {
+      this.#structuredBlock = blockIndex;
+      this.#noArguments.set(blockIndex, { index: undefined, input: startInput(block.input) });
+    } else if (block.type === 'thinking' || block.type === 'redacted_thinking') {
       const index = this.#reasoningIndexes.size;
       this.#reasoningIndexes.set(blockIndex, index);
       if (block.type === 'redacted_thinking') chunks.push(out.delta({ reasoning_details: [{ type: 'reasoning.encrypted', data: block.data, format: FORMAT, index }] }));
@@ -114,7 +117,9 @@ class AnthropicEvents implements SseEventMapper {
       if (delta.type === 'thinking_delta') chunks.push(out.delta({ reasoning: delta.thinking, reasoning_details: [{ type: 'reasoning.text', text: delta.thinking, format: FORMAT, index }] }));
       else chunks.push(out.delta({ reasoning_details: [{ type: 'reasoning.text', text: '', signature: delta.signature, format: FORMAT, index }] }));
     } else if (delta.type === 'input_json_delta' && blockIndex === this.#structuredBlock) {
-      if (delta.partial_json !== '') chunks.push(out.delta({ content: delta.partial_json }));
+      if (delta.partial_json === '') return;
+      this.#noArguments.delete(blockIndex);
+      chunks.push(out.delta({ content: delta.partial_json }));
     } else if (delta.type === 'input_json_delta' && delta.partial_json !== '') {
       const index = this.#toolIndexes.get(blockIndex);
       if (index === undefined) throw new UpstreamStreamError(`anthropic sent input_json_delta for block ${blockIndex}, which is not a tool_use block`);
@@ -128,7 +133,8 @@ class AnthropicEvents implements SseEventMapper {
     const pending = this.#noArguments.get(blockIndex);
     if (pending === undefined) return;
     this.#noArguments.delete(blockIndex);
-    chunks.push(this.#out.toolCalls([{ index: pending.index, function: { arguments: pending.input } }]));
+    if (pending.index === undefined) chunks.push(this.#out.delta({ content: pending.input }));
+    else chunks.push(this.#out.toolCalls([{ index: pending.index, function: { arguments: pending.input } }]));
   }
 }
 

@@ -397,6 +397,25 @@ describe('anthropic adapter', () => {
     expect(assemble(chunks)).toMatchObject({ text: 'Sunny.', finish: 'tool_calls', toolCalls: [{ id: 'toolu_a', name: 'get_weather', arguments: '{"city": "Paris"}' }] });
   });
 
+  it('streams a structured answer given without input_json_delta as the non-streamed answer gives it: "{}", or the input of content_block_start', async () => {
+    const format = { type: 'json_schema' as const, json_schema: { name: 'answer', schema: { type: 'object' } } };
+    const wholeStart = [
+      { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_s', name: 'sluice_structured_output', input: { a: 1 } } } },
+      { event: 'content_block_stop', data: { type: 'content_block_stop', index: 0 } },
+    ];
+    const cases = [
+      { blocks: toolBlock(0, 'toolu_s', 'sluice_structured_output', []), text: '{}' },
+      { blocks: wholeStart, text: '{"a":1}' },
+    ];
+    for (const { blocks, text } of cases) {
+      const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(), ...blocks, ...messageEnd('tool_use')]));
+      const { chunks, error } = await stream(anthropicAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], response_format: format });
+      expect(error).toBeUndefined();
+      expect(assemble(chunks)).toMatchObject({ text, toolCalls: [], finish: 'stop' });
+      await fake?.close();
+    }
+  });
+
   it('maps each streamed stop reason', async () => {
     for (const [stopReason, finish] of [['max_tokens', 'length'], ['stop_sequence', 'stop'], ['end_turn', 'stop']] as const) {
       const ctx = await setup((_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['x']), ...messageEnd(stopReason)]));
