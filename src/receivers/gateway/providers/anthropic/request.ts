@@ -40,7 +40,7 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
     body[field.to] = value;
   }
   const stop = stopList(request.stop);
-  // Anthropic refuses them ("each stop sequence must contain non-whitespace"); left out, "\n" would no longer stop anything.
+  // Anthropic refuses one of whitespace only ("each stop sequence must contain non-whitespace"); leaving it out would change where the answer ends.
   if (stop?.some(isBlank) === true) invalidRequest('stop', 'a stop sequence of whitespace only is not supported by provider type anthropic');
   if (stop !== undefined && stop.length > 0) body.stop_sequences = stop;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
