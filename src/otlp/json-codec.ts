@@ -362,11 +362,28 @@ function readExact<T>(text: string, read: (parsed: unknown) => T): T {
   }
 }
 
+/**
+ * Every object key in `value` with its snake_case turned to lowerCamelCase.
+ * OTLP/JSON has no object keyed by data (attributes are `{key, value}`
+ * lists), so only field names change.
+ */
+function camelCaseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(camelCaseKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) out[key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase())] = camelCaseKeys(field);
+  return out;
+}
+
 /** Parses and validates an OTLP/JSON ExportTraceServiceRequest. */
 export function parseJsonRequest(body: string | Uint8Array): ExportTraceServiceRequest {
   const text = typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   return readExact(text, function request(parsed) {
-    const root = object(parsed, '$');
+    let root = object(parsed, '$');
+    // The proto's own field names (`resource_spans`, `trace_id`), which some
+    // hand-made senders write and the collector's receiver reads: a request
+    // spelled so from its root is read as if written in lowerCamelCase.
+    if (root.resourceSpans === undefined && root['resource_spans'] !== undefined) root = object(camelCaseKeys(root), '$');
     const list = array(root.resourceSpans, 'resourceSpans');
     return { resourceSpans: list.map((rs, i) => resourceSpans(rs, `resourceSpans[${i}]`)) };
   });
