@@ -51,13 +51,24 @@ export function float32Base64(vector: readonly number[]): string {
   return bytes.toString('base64');
 }
 
+interface EmbeddingsUsage {
+  prompt_tokens: number;
+  total_tokens: number;
+  /** USD, on priced models only. */
+  cost?: number;
+}
+
 function answerWith(model: string, encode: (vector: number[]) => number[] | string) {
   return function answerEmbeddings(res: ServerResponse, result: EmbeddingResult, state: EmbeddingState, slug: string): void {
+    const usage: EmbeddingsUsage = { prompt_tokens: result.inputTokens, total_tokens: result.inputTokens };
+    // A priced model's answer shows its cost, as a chat answer does.
+    const meter = state.meter;
+    if (meter?.priced === true) usage.cost = meter.costUsd;
     const payload = JSON.stringify({
       object: 'list',
       data: result.vectors.map((vector, index) => ({ object: 'embedding', index, embedding: encode(vector) })),
       model,
-      usage: { prompt_tokens: result.inputTokens, total_tokens: result.inputTokens },
+      usage,
     });
     writeJsonAnswer(res, state, slug, payload);
   };

@@ -82,6 +82,25 @@ describe('POST /v1/embeddings', () => {
     }
   });
 
+  it('shows the cost of a priced model as usage.cost, in float and base64 answers, and none for an unpriced one', async () => {
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(up);
+    gateway = await startGateway({
+      providers: { oa: openaiProvider(up) },
+      models: [
+        { id: 'acme/priced', type: 'embedding', pricing: { input: '0.0000001' }, endpoints: [{ provider: 'oa', model: 'e' }] },
+        { id: 'acme/free', type: 'embedding', endpoints: [{ provider: 'oa', model: 'e' }] },
+      ],
+    });
+    // 2 inputs, 4 tokens each, at 1e-7 USD a token.
+    const floats = await client().embeddings.create({ model: 'acme/priced', input: ['a', 'b'], encoding_format: 'float' });
+    expect(floats.usage).toEqual({ prompt_tokens: 8, total_tokens: 8, cost: 0.0000008 });
+    const decoded = await client().embeddings.create({ model: 'acme/priced', input: ['a', 'b'] });
+    expect(decoded.usage).toEqual({ prompt_tokens: 8, total_tokens: 8, cost: 0.0000008 });
+    const free = await client().embeddings.create({ model: 'acme/free', input: ['a', 'b'], encoding_format: 'float' });
+    expect(free.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
+  });
+
   it('passes token arrays to an OpenAI-compatible upstream', async () => {
     const up = await openaiEmbeddingsUpstream();
     upstreams.push(up);
