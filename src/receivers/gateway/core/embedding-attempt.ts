@@ -5,7 +5,7 @@ import type { ServerResponse } from 'node:http';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import { NO_TOKENS } from '../../../shared/tokens.js';
 import { recordCost } from './usage-cost.js';
-import { InvalidResponseError, type EmbeddingReply, type EmbeddingRequest, type EmbeddingResult } from '../providers/shared/types.js';
+import { InvalidResponseError, type AttemptContext, type EmbeddingAdapter, type EmbeddingReply, type EmbeddingRequest, type EmbeddingResult } from '../providers/shared/types.js';
 import { attemptContext, failedAttempt, httpFailure, isSuccess, startAttemptSpan, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
 import type { Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
@@ -51,9 +51,16 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
     for (const upstream of upstreams) {
       const url = parseUpstreamUrl(upstream.url);
       span.str('server.address', url.hostname).int('server.port', url.port);
-      const response = await env.agents.exchange(provider.slug, upstream, url, clock, span);
+      const response = await env.agents.exchange(provider.slug, upstream, url, clock, span).catch(function chargeEarlierCalls(err: unknown) {
+        // A later call timed out or could not be reached: the ones before it still count.
+        chargeAnswered(span, state, served, replies, ctx, adapter);
+        throw err;
+      });
       span.int('http.response.status_code', response.statusCode);
-      if (!isSuccess(response.statusCode)) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
+      if (!isSuccess(response.statusCode)) {
+        chargeAnswered(span, state, served, replies, ctx, adapter);
+        return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
+      }
       replies.push({ body: response.body, headers: response.headers });
     }
     const result = adapter.parseResponses(replies, state.request, ctx);
@@ -75,6 +82,26 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
     span.end();
     env.timeAttempt(provider.slug, (performance.now() - started) / 1000);
   }
+}
+
+/**
+ * An attempt whose later upstream call failed after earlier ones answered
+ * (Titan's one call per text, batches of Gemini and Cohere): the upstream
+ * reported and bills those calls' tokens, so they are charged to the
+ * request, as a stream broken off is charged the usage it had reported.
+ */
+function chargeAnswered(span: SpanRecord, state: EmbeddingState, served: Served, replies: readonly EmbeddingReply[], ctx: AttemptContext, adapter: EmbeddingAdapter): void {
+  if (replies.length === 0) return;
+  let tokens: number;
+  try {
+    // parseResponses maps any first part of an attempt's replies.
+    tokens = adapter.parseResponses(replies, state.request, ctx).inputTokens;
+  } catch {
+    return; // an answer that does not parse reported nothing usable
+  }
+  if (tokens === 0) return;
+  span.int('gen_ai.usage.input_tokens', tokens);
+  recordCost(span, state.meter?.charge(served, { ...NO_TOKENS, input: tokens }));
 }
 
 /** One vector per input, at every index: an upstream's list can be short, long, or indexed with holes or twice. */

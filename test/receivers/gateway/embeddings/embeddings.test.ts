@@ -225,6 +225,38 @@ describe('POST /v1/embeddings', () => {
     expect(spans.find((s) => s.name === 'POST /v1/embeddings')).toBeDefined();
   });
 
+  it('charges the Titan calls that answered before a later call of the attempt failed (an error status or a cut connection), as the upstream billed them', async () => {
+    const fake = await startFake(noProblems, (seen: Seen, res) => {
+      const text = (seen.body as { inputText: string }).inputText;
+      if (text === 'throttled') return json(res, 429, { message: 'Too many requests, please wait before trying again.' }, { 'x-amzn-errortype': 'ThrottlingException' });
+      if (text === 'cut') return void res.socket?.destroy();
+      json(res, 200, { embedding: vectorFor(0), inputTextTokenCount: 5 });
+    });
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(fake, up);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' }, oa: openaiProvider(up) },
+      models: [{ id: 'acme/embed', type: 'embedding', pricing: { input: '0.0000001' }, endpoints: [{ provider: 'br', model: 'amazon.titan-embed-text-v2:0' }, { provider: 'oa', model: 'e-up' }] }],
+    });
+    for (const [failing, errorType] of [
+      ['throttled', '429'],
+      ['cut', 'UND_ERR_SOCKET'],
+    ] as const) {
+      const out = await client().embeddings.create({ model: 'acme/embed', input: ['first', 'second', failing], encoding_format: 'float' }).withResponse();
+      // The answer counts the tokens of the endpoint that answered (4 a text); its cost is the request's: 10 Titan tokens and 12 more.
+      expect(out.data.usage, failing).toEqual({ prompt_tokens: 12, total_tokens: 12, cost: 0.0000022 });
+      const id = out.response.headers.get('x-sluice-generation-id');
+      const record = await fetch(`${(gateway as Gateway).baseURL}/generation?id=${id}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+      expect(((await record.json()) as { data: unknown }).data, failing).toMatchObject({ native_tokens_prompt: 22, total_cost: 0.0000022 });
+      const spans = await (gateway as Gateway).spans(errorType === '429' ? 3 : 6);
+      const titan = spans.filter((s) => s.name === 'embeddings amazon.titan-embed-text-v2:0').at(-1);
+      expect(attr(titan, 'error.type'), failing).toBe(errorType);
+      expect(attr(titan, 'gen_ai.usage.input_tokens'), failing).toBe(10);
+      expect(attr(titan, 'sluice.usage.cost'), failing).toBe(0.000001);
+    }
+    expect(fake.requests).toHaveLength(6);
+  });
+
   it('refuses a language model, token arrays for google, and a bad encoding_format with 400', async () => {
     const fake = await startFake(noProblems, (_seen, res) => json(res, 200, { embeddings: [] }));
     upstreams.push(fake);

@@ -146,7 +146,10 @@ export interface EmbeddingAdapter<C extends BaseProviderConfig = BaseProviderCon
    * embeds one text per call; the others batch into one).
    */
   buildRequests(request: EmbeddingRequest, ctx: AttemptContext<C>): Promise<UpstreamRequest[]> | UpstreamRequest[];
-  /** Maps the 2xx answers, in the order of buildRequests. */
+  /**
+   * Maps the 2xx answers, in the order of buildRequests: all of them, or
+   * (to count the tokens to charge) the first ones, when a later call failed.
+   */
   parseResponses(replies: readonly EmbeddingReply[], request: EmbeddingRequest, ctx: AttemptContext<C>): EmbeddingResult;
 }
 
