@@ -41,7 +41,7 @@ function normalize(body: EmbeddingsRequestBody): EmbeddingRequest {
   if (typeof input === 'string') list = [input];
   else if (input.every((item): item is number => typeof item === 'number')) list = [input];
   else list = input as EmbeddingRequest['input'];
-  return { input: list, dimensions: body.dimensions, user: body.user };
+  return { input: list, dimensions: body.dimensions ?? undefined, user: body.user ?? undefined };
 }
 
 /** Little-endian float32 bytes in base64, as OpenAI encodes them. */

@@ -10,9 +10,10 @@ const tokens = z.array(z.number().int().nonnegative()).min(1);
 export const embeddingsRequestSchema = z.looseObject({
   model: z.string().min(1),
   input: z.union([z.string(), z.array(z.string()).min(1).max(MAX_INPUTS), tokens, z.array(tokens).min(1).max(MAX_INPUTS)]),
-  dimensions: z.number().int().positive().optional(),
-  encoding_format: z.enum(['float', 'base64']).optional(),
-  user: z.string().optional(),
+  // null is not given, as OpenAI takes it (LiteLLM sends encoding_format: null to keep the SDK's base64 default off).
+  dimensions: z.number().int().positive().nullable().optional(),
+  encoding_format: z.enum(['float', 'base64']).nullable().optional(),
+  user: z.string().nullable().optional(),
   providerOptions: z.looseObject({ gateway: gatewayOptionsSchema.optional() }).optional(),
 });
 

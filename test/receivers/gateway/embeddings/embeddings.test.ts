@@ -101,6 +101,20 @@ describe('POST /v1/embeddings', () => {
     expect(free.usage).toEqual({ prompt_tokens: 8, total_tokens: 8 });
   });
 
+  it('takes null encoding_format, dimensions and user as not given (LiteLLM sends encoding_format: null), answering floats', async () => {
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(up);
+    gateway = await startGateway({ providers: { oa: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'oa', model: 'e' }] }] });
+    const response = await fetch(`${(gateway as Gateway).baseURL}/embeddings`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'acme/embed', input: ['a'], encoding_format: null, dimensions: null, user: null }),
+    });
+    expect(response.status).toBe(200);
+    expect(((await response.json()) as { data: Array<{ embedding: unknown }> }).data[0]?.embedding).toEqual(vectorFor(0));
+    expect(up.requests[0]?.body).toEqual({ model: 'e', input: ['a'], encoding_format: 'float' });
+  });
+
   it('passes token arrays to an OpenAI-compatible upstream', async () => {
     const up = await openaiEmbeddingsUpstream();
     upstreams.push(up);
