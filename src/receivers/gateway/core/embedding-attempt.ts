@@ -1,6 +1,6 @@
-// One embeddings attempt on one endpoint: the adapter's upstream requests
-// sent one after another on the provider's agent, under one attempt clock,
-// then the protocol's answer. A CLIENT span `embeddings <model>` per attempt.
+// One embeddings attempt on one endpoint: the adapter's upstream requests,
+// each made and sent in turn on the provider's agent under one attempt
+// clock, then the protocol's answer. A CLIENT span `embeddings <model>` per attempt.
 import type { ServerResponse } from 'node:http';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import { NO_TOKENS } from '../../../shared/tokens.js';
@@ -44,11 +44,10 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
       env.countAttempt(provider.slug, 'rejected');
       return { answered: false, fallback: true, error };
     }
-    const upstreams = await adapter.buildRequests(state.request, ctx);
-    // A request the adapter refused never reaches the upstream: no generation is recorded for it.
-    state.meter?.attempt(served, false);
     const replies: EmbeddingReply[] = [];
-    for (const upstream of upstreams) {
+    for await (const upstream of adapter.buildRequests(state.request, ctx)) {
+      // A request the adapter refused (or could not sign) never reaches the upstream: no generation is recorded for it.
+      state.meter?.attempt(served, false);
       const url = parseUpstreamUrl(upstream.url);
       span.str('server.address', url.hostname).int('server.port', url.port);
       const response = await env.agents.exchange(provider.slug, upstream, url, clock, span).catch(function chargeEarlierCalls(err: unknown) {

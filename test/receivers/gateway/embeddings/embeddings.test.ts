@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { API_KEY, attr, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 import { json, startFake, type FakeUpstream, type Seen } from '../providers/shared/fake-upstream.js';
 
@@ -7,6 +7,7 @@ let gateway: Gateway | undefined;
 const upstreams: Array<Upstream | FakeUpstream> = [];
 
 afterEach(async () => {
+  vi.useRealTimers();
   await gateway?.close();
   gateway = undefined;
   await Promise.all(upstreams.splice(0).map((u) => u.close()));
@@ -199,6 +200,41 @@ describe('POST /v1/embeddings', () => {
     const cohere = await client().embeddings.create({ model: 'cohere/embed', input: ['p', 'q', 'r'], encoding_format: 'float' });
     expect(cohere.data.map((d) => d.embedding)).toEqual([vectorFor(0), vectorFor(1), vectorFor(2)]);
     expect(fake.requests[2]?.body).toEqual({ texts: ['p', 'q', 'r'], input_type: 'search_document' });
+  });
+
+  it('signs each Titan call when it is sent, so a long run of calls one after another is not sent with signatures minutes old', async () => {
+    // SigV4 signatures are good for five minutes; the clock moves six minutes on at every call.
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(new Date('2026-03-02T10:00:00Z'));
+    const fake = await startFake(noProblems, (_seen: Seen, res) => {
+      vi.setSystemTime(Date.now() + 6 * 60_000);
+      json(res, 200, { embedding: vectorFor(0), inputTextTokenCount: 1 });
+    });
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [{ id: 'amazon/titan-embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'amazon.titan-embed-text-v2:0' }] }],
+    });
+    await client().embeddings.create({ model: 'amazon/titan-embed', input: ['x', 'y', 'z'], encoding_format: 'float' });
+    expect(fake.requests.map((r) => r.headers['x-amz-date'])).toEqual(['20260302T100000Z', '20260302T100600Z', '20260302T101200Z']);
+  });
+
+  it('records no generation for a request Bedrock refuses before any call is made (dimensions for Cohere, token arrays)', async () => {
+    const fake = await startFake(noProblems, (_seen: Seen, res) => json(res, 200, { embeddings: [] }));
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [{ id: 'cohere/embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'cohere.embed-english-v3' }] }],
+    });
+    for (const body of [{ input: 'x', dimensions: 256 }, { input: [[1, 2]] }]) {
+      const refused = await client().embeddings.create({ model: 'cohere/embed', ...body }).withResponse().catch((err: { status: number; headers: Headers }) => err);
+      expect(refused).toMatchObject({ status: 400 });
+      const id = (refused as { headers: Headers }).headers.get('x-sluice-generation-id');
+      expect(id).toMatch(/^gen_/);
+      const record = await fetch(`${(gateway as Gateway).baseURL}/generation?id=${id}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+      expect(record.status).toBe(404);
+    }
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('reports the input tokens Bedrock counts in the X-Amzn-Bedrock-Input-Token-Count header for Cohere Embed', async () => {

@@ -31,19 +31,19 @@ function headerTokens(headers: EmbeddingReply['headers'] | undefined): number {
 }
 
 export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
-  buildRequests: async function buildBedrockEmbeddings(request, ctx) {
+  // A generator: each call is signed when it is sent (see EmbeddingAdapter.buildRequests).
+  buildRequests: async function* buildBedrockEmbeddings(request, ctx) {
     const texts = textInputs(request, 'bedrock');
     if (isCohere(ctx.model)) {
       if (request.dimensions !== undefined) invalidRequest('dimensions', 'Cohere Embed on Bedrock has fixed dimensions');
-      return Promise.all(batchesOf(texts, COHERE_MAX_TEXTS).map((batch) => invoke(ctx, { texts: batch, input_type: 'search_document' })));
+      for (const batch of batchesOf(texts, COHERE_MAX_TEXTS)) yield await invoke(ctx, { texts: batch, input_type: 'search_document' });
+      return;
     }
-    return Promise.all(
-      texts.map(function titanBody(inputText) {
-        const body: Record<string, unknown> = { inputText };
-        if (request.dimensions !== undefined) body['dimensions'] = request.dimensions;
-        return invoke(ctx, body);
-      }),
-    );
+    for (const inputText of texts) {
+      const body: Record<string, unknown> = { inputText };
+      if (request.dimensions !== undefined) body['dimensions'] = request.dimensions;
+      yield await invoke(ctx, body);
+    }
   },
   parseResponses: function parseBedrockEmbeddings(replies, _request, ctx): EmbeddingResult {
     if (isCohere(ctx.model)) {

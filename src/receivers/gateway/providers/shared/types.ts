@@ -143,9 +143,12 @@ export interface EmbeddingReply {
 export interface EmbeddingAdapter<C extends BaseProviderConfig = BaseProviderConfig> {
   /**
    * The upstream requests for one attempt, sent one after another (Titan
-   * embeds one text per call; the others batch into one).
+   * embeds one text per call; the others batch, as their upstreams allow).
+   * An async iterable is read one request at a time, each made when its
+   * turn comes: Bedrock signs it then, since a signature is good for five
+   * minutes and a run of Titan calls can take longer.
    */
-  buildRequests(request: EmbeddingRequest, ctx: AttemptContext<C>): Promise<UpstreamRequest[]> | UpstreamRequest[];
+  buildRequests(request: EmbeddingRequest, ctx: AttemptContext<C>): readonly UpstreamRequest[] | AsyncIterable<UpstreamRequest>;
   /**
    * Maps the 2xx answers, in the order of buildRequests: all of them, or
    * (to count the tokens to charge) the first ones, when a later call failed.
