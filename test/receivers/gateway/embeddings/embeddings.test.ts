@@ -307,6 +307,26 @@ describe('POST /v1/embeddings', () => {
     expect(fake.requests).toHaveLength(6);
   });
 
+  it('judges an error object an OpenAI-compatible upstream answers with 200 (OpenRouter, LiteLLM) by its code, as for chat: 400 answered with its message, 503 falls back', async () => {
+    const proxy = await startUpstream((body, res) => {
+      const text = (body['input'] as string[])[0];
+      if (text === 'long') return sendJson(res, 200, { error: { message: "This model's maximum context length is 8192 tokens", type: 'invalid_request_error', code: 400 } });
+      sendJson(res, 200, { error: { message: 'No instances available', code: 503 } });
+    });
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(proxy, up);
+    gateway = await startGateway({
+      providers: { proxy: openaiProvider(proxy), up: openaiProvider(up) },
+      models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'proxy', model: 'e' }, { provider: 'up', model: 'e' }] }],
+    });
+    const refused = await client().embeddings.create({ model: 'acme/embed', input: ['long'], encoding_format: 'float' }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ status: 400, error: { message: "Provider proxy failed: This model's maximum context length is 8192 tokens", type: 'invalid_request_error' } });
+    expect(up.requests).toHaveLength(0);
+    const answered = await client().embeddings.create({ model: 'acme/embed', input: ['busy'], encoding_format: 'float' });
+    expect(answered.data[0]?.embedding).toEqual(vectorFor(0));
+    expect(up.requests).toHaveLength(1);
+  });
+
   it('refuses a language model, token arrays for google, and a bad encoding_format with 400', async () => {
     const fake = await startFake(noProblems, (_seen, res) => json(res, 200, { embeddings: [] }));
     upstreams.push(fake);

@@ -3,9 +3,10 @@
 // gateway encodes base64 itself so every provider type answers alike).
 import { asObject } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
-import { jsonOf, vectorOf } from '../shared/embedding-inputs.js';
+import { textOf, vectorOf } from '../shared/embedding-inputs.js';
 import { InvalidResponseError, ProviderNotConfiguredError, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import type { OpenAIProviderConfig } from './config.js';
+import { inBandError } from './response.js';
 
 export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
   buildRequests: function buildOpenAIEmbeddings(request, ctx) {
@@ -19,7 +20,11 @@ export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
     return [{ url: `${provider.base_url.replace(/\/+$/, '')}/embeddings`, method: 'POST', headers, body: JSON.stringify(body) }];
   },
   parseResponses: function parseOpenAIEmbeddings(replies): EmbeddingResult {
-    const parsed = asObject(jsonOf(replies[0]?.body ?? new Uint8Array()));
+    const text = textOf(replies[0]?.body ?? new Uint8Array());
+    const parsed = asObject(JSON.parse(text));
+    // OpenRouter, LiteLLM and others may answer 200 with an error object: judged by its code, as for chat.
+    const error = parsed === undefined ? undefined : inBandError(parsed, text);
+    if (error !== undefined) throw error;
     const data = parsed?.['data'];
     if (!Array.isArray(data)) throw new InvalidResponseError('the body is not an embedding list');
     const vectors: number[][] = [];

@@ -17,8 +17,12 @@ export function vectorOf(value: unknown, what: string): number[] {
   return value as number[];
 }
 
+export function textOf(body: Uint8Array): string {
+  return Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+}
+
 export function jsonOf(body: Uint8Array): unknown {
-  return JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
+  return JSON.parse(textOf(body));
 }
 
 /** `items` in consecutive batches of at most `size`, for upstreams that cap the inputs of one call. */
