@@ -327,6 +327,19 @@ describe('POST /v1/embeddings', () => {
     expect(up.requests).toHaveLength(1);
   });
 
+  it('quotes the start of an HTML page an OpenAI-compatible base_url answers with 200 (a UI, not the API), as for chat', async () => {
+    const page = '<!doctype html><html><head><title>Open WebUI</title></head>';
+    const ui = await startUpstream((_b, res) => {
+      res.writeHead(200, { 'content-type': 'text/html' });
+      res.end(`${page}<body></body></html>`);
+    });
+    upstreams.push(ui);
+    gateway = await startGateway({ providers: { ui: openaiProvider(ui) }, models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'ui', model: 'e' }] }] });
+    const error = await client().embeddings.create({ model: 'acme/embed', input: 'x', encoding_format: 'float' }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ status: 502, code: 'upstream_error' });
+    expect((error as Error).message).toContain(`Provider ui answered with an invalid response: the body is not JSON: ${page}`);
+  });
+
   it('refuses a language model, token arrays for google, and a bad encoding_format with 400', async () => {
     const fake = await startFake(noProblems, (_seen, res) => json(res, 200, { embeddings: [] }));
     upstreams.push(fake);
