@@ -24,7 +24,9 @@
 // edge filter left spans out, records read back from disk (after a restart,
 // or beyond the queue's 8 MiB of recent records), lines written over before
 // the delivery, lines over a quarter of the ring, and batches received as
-// OTLP/JSON (the file writes those from their model).
+// OTLP/JSON (the file writes those from their model). A delivery copies a
+// large line in pieces with turns of the loop between them, during which
+// newer lines may write over it: it then transcodes that request instead.
 
 const RESOURCE_SPANS_OPEN = '{"resourceSpans":['.length;
 const RESOURCE_SPANS_CLOSE = ']}'.length;
@@ -38,6 +40,19 @@ interface Remembered {
   readonly end: number;
   /** Outputs that may still take it: 0 once taken by all or written over. */
   takers: number;
+  /** Newer lines have taken its place in the ring. */
+  writtenOver: boolean;
+}
+
+/** A request's remembered JSON, as one output takes it. */
+export interface RememberedSpans {
+  /** Its resourceSpans list without the brackets (empty when it has none): the ring's own bytes. */
+  readonly json: Uint8Array;
+  /**
+   * Whether `json` still holds its JSON: a copy that gives the event loop
+   * turns lets newer lines be remembered meanwhile, which may write over it.
+   */
+  intact(): boolean;
 }
 
 const byRequest = new WeakMap<Uint8Array, Remembered>();
@@ -90,7 +105,7 @@ export function rememberJson(request: Uint8Array, json: Uint8Array, suffixBytes:
   const previous = byRequest.get(request);
   if (previous !== undefined) previous.takers = 0;
   if (length === 0) {
-    byRequest.set(request, { start: 0, end: 0, takers: wanting });
+    byRequest.set(request, { start: 0, end: 0, takers: wanting, writtenOver: false });
     return;
   }
   ring ??= Buffer.allocUnsafe(RING_BYTES);
@@ -104,7 +119,7 @@ export function rememberJson(request: Uint8Array, json: Uint8Array, suffixBytes:
   for (let first = inRing[oldest]; first !== undefined && first.start < end && first.end > start; first = inRing[oldest]) writtenOver();
   ring.set(inner, start);
   head = end;
-  const entry: Remembered = { start, end, takers: wanting };
+  const entry: Remembered = { start, end, takers: wanting, writtenOver: false };
   byRequest.set(request, entry);
   inRing.push(entry);
 }
@@ -112,6 +127,7 @@ export function rememberJson(request: Uint8Array, json: Uint8Array, suffixBytes:
 function writtenOver(): void {
   const first = inRing[oldest] as Remembered;
   first.takers = 0;
+  first.writtenOver = true;
   inRing[oldest] = undefined;
   oldest += 1;
   if (oldest >= COMPACT_AFTER && oldest * 2 >= inRing.length) {
@@ -121,15 +137,21 @@ function writtenOver(): void {
 }
 
 /**
- * The JSON of `request`'s resourceSpans list without its brackets (empty
- * when it has none), if an earlier transcoding of this object remembered it
- * and not every output that wanted it has taken it yet. The bytes are the
- * ring's: copy them before anything else is remembered.
+ * The JSON of `request`'s resourceSpans list, if an earlier transcoding of
+ * this object remembered it and not every output that wanted it has taken it
+ * yet. The bytes are the ring's: a copy made across turns of the event loop
+ * checks `intact()` once it is done.
  */
-export function takeRememberedResourceSpans(request: Uint8Array): Uint8Array | undefined {
+export function takeRememberedResourceSpans(request: Uint8Array): RememberedSpans | undefined {
   const entry = byRequest.get(request);
   if (entry === undefined || entry.takers <= 0) return undefined;
   entry.takers -= 1;
-  if (entry.end === entry.start) return NOTHING;
-  return ring?.subarray(entry.start, entry.end);
+  const json = entry.end === entry.start ? NOTHING : ring?.subarray(entry.start, entry.end);
+  if (json === undefined) return undefined;
+  return {
+    json,
+    intact: function intact() {
+      return !entry.writtenOver;
+    },
+  };
 }

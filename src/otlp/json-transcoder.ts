@@ -727,15 +727,20 @@ function* requestsJson(requests: readonly Uint8Array[], options: JsonOptions): G
     // Another output's transcoding of these very bytes (json-reuse.ts) is copied, not redone.
     const known = takeRememberedResourceSpans(bytes);
     if (known !== undefined) {
-      if (known.byteLength === 0) continue;
+      if (known.json.byteLength === 0) continue;
+      const copyStart = out.pos;
       out.comma(first);
-      first = false;
       // A batch of 8 MiB copies tens of MiB into fresh pages: a chance to yield after every piece.
-      for (let at = 0; at < known.byteLength; at += COPY_PIECE_BYTES) {
-        out.bytes(known.subarray(at, at + COPY_PIECE_BYTES));
+      for (let at = 0; at < known.json.byteLength; at += COPY_PIECE_BYTES) {
+        out.bytes(known.json.subarray(at, at + COPY_PIECE_BYTES));
         yield;
       }
-      continue;
+      if (known.intact()) {
+        first = false;
+        continue;
+      }
+      // Lines remembered during those turns wrote over it in the ring: transcoded below instead.
+      out.pos = copyStart;
     }
     transcoded = true;
     const r = new WireReader(bytes);

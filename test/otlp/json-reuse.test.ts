@@ -49,7 +49,7 @@ describe('OTLP/JSON reuse between outputs', () => {
     const bytes = sdkRequest('line');
     const line = (await transcodeToJsonSliced([bytes], 0.5, { suffix: '\n', remember: true })).toString('utf8');
     expect(line).toBe(`${viaModel(bytes)}\n`);
-    const known = takeRememberedResourceSpans(bytes);
+    const known = takeRememberedResourceSpans(bytes)?.json;
     expect(Buffer.from(known ?? []).toString('utf8')).toBe(line.slice('{"resourceSpans":['.length, -']}\n'.length));
   });
 
@@ -68,6 +68,18 @@ describe('OTLP/JSON reuse between outputs', () => {
     expect(json).toBe(`{"resourceSpans":[{"marker":0},${large.toString('utf8')},{"marker":2},${transcoded}]}`);
     // 1 + 3 + 1 copies, then the fourth record's spans.
     expect(turns).toBeGreaterThanOrEqual(5 + 2);
+  });
+
+  it('transcodes a request afresh when newer lines write over its remembered JSON while it is being copied', async () => {
+    want();
+    const request = sdkRequest('overwritten');
+    // Its JSON, larger than a copy piece (256 KiB), is the oldest in a ring nearly full behind it.
+    rememberJson(request, jsonOf(Buffer.from(`{"marker":"${'x'.repeat(600 * 1024)}"}`)), 0);
+    for (let i = 0; i < 3; i++) rememberJson(new Uint8Array(1), jsonOf(Buffer.alloc(RING_BYTES / 4, 0x20)), 0);
+    const delivery = transcodeToJsonSliced([request], 0);
+    // During the delivery's first turn of the loop, the next line wraps round to the start of the ring.
+    setImmediate(() => rememberJson(new Uint8Array(1), jsonOf(Buffer.alloc(RING_BYTES / 4, 0x7a)), 0));
+    expect((await delivery).toString('utf8')).toBe(viaModel(request));
   });
 
   it('copies the remembered JSON instead of transcoding the same bytes again', () => {
@@ -113,8 +125,8 @@ describe('OTLP/JSON reuse between outputs', () => {
     const bytes = sdkRequest('twice');
     const line = transcodeToJson([bytes], { suffix: '\n', remember: true }).toString('utf8');
     const inner = line.slice('{"resourceSpans":['.length, -']}\n'.length);
-    expect(Buffer.from(takeRememberedResourceSpans(bytes) ?? []).toString('utf8')).toBe(inner);
-    expect(Buffer.from(takeRememberedResourceSpans(bytes) ?? []).toString('utf8')).toBe(inner);
+    expect(Buffer.from(takeRememberedResourceSpans(bytes)?.json ?? []).toString('utf8')).toBe(inner);
+    expect(Buffer.from(takeRememberedResourceSpans(bytes)?.json ?? []).toString('utf8')).toBe(inner);
     expect(takeRememberedResourceSpans(bytes)).toBeUndefined();
     // Taken by every output, so the next transcoding is a fresh one, and right.
     expect(transcodeToJson([bytes]).toString('utf8')).toBe(viaModel(bytes));
@@ -129,7 +141,7 @@ describe('OTLP/JSON reuse between outputs', () => {
     expect(takeRememberedResourceSpans(requests[0] as Uint8Array)).toBeUndefined();
     expect(takeRememberedResourceSpans(requests[1] as Uint8Array)).toBeUndefined();
     requests.slice(2).forEach((request, i) => {
-      const known = takeRememberedResourceSpans(request);
+      const known = takeRememberedResourceSpans(request)?.json;
       expect(known?.byteLength).toBe(quarter);
       expect(Buffer.from(known ?? []).equals(Buffer.alloc(quarter, 0x63 + i))).toBe(true);
     });
@@ -143,9 +155,9 @@ describe('OTLP/JSON reuse between outputs', () => {
     // Four lines fill the ring but for 4 bytes: the fifth goes to its start, over the first only.
     rememberJson(requests[4] as Uint8Array, jsonOf(Buffer.alloc(16, 0x7a)), 0);
     expect(takeRememberedResourceSpans(requests[0] as Uint8Array)).toBeUndefined();
-    expect(Buffer.from(takeRememberedResourceSpans(requests[4] as Uint8Array) ?? []).toString('latin1')).toBe('z'.repeat(16));
+    expect(Buffer.from(takeRememberedResourceSpans(requests[4] as Uint8Array)?.json ?? []).toString('latin1')).toBe('z'.repeat(16));
     requests.slice(1, 4).forEach((request, i) => {
-      expect(Buffer.from(takeRememberedResourceSpans(request) ?? []).equals(Buffer.alloc(size, 0x62 + i))).toBe(true);
+      expect(Buffer.from(takeRememberedResourceSpans(request)?.json ?? []).equals(Buffer.alloc(size, 0x62 + i))).toBe(true);
     });
   });
 
@@ -160,7 +172,7 @@ describe('OTLP/JSON reuse between outputs', () => {
     // H did not fit after G2: D2 (past G2) and E (at the start, under H) are gone; the rest are intact.
     for (const gone of ['A', 'B', 'C', 'D', 'D2', 'E']) expect(takeRememberedResourceSpans(requests.get(gone) as Uint8Array), gone).toBeUndefined();
     for (const [name, size] of lines.slice(6)) {
-      expect(Buffer.from(takeRememberedResourceSpans(requests.get(name) as Uint8Array) ?? []).equals(Buffer.alloc(Math.floor(size), fill(name))), name).toBe(true);
+      expect(Buffer.from(takeRememberedResourceSpans(requests.get(name) as Uint8Array)?.json ?? []).equals(Buffer.alloc(Math.floor(size), fill(name))), name).toBe(true);
     }
   });
 
@@ -173,8 +185,8 @@ describe('OTLP/JSON reuse between outputs', () => {
     requests.forEach((request, i) => rememberJson(request, jsonOf(Buffer.alloc(size, 0x61 + i)), 0));
     // The fifth wrapped to where the empty one was remembered, over the first.
     expect(takeRememberedResourceSpans(requests[0] as Uint8Array)).toBeUndefined();
-    expect(Buffer.from(takeRememberedResourceSpans(requests[4] as Uint8Array) ?? []).equals(Buffer.alloc(size, 0x65))).toBe(true);
-    expect(takeRememberedResourceSpans(empty)?.byteLength).toBe(0);
+    expect(Buffer.from(takeRememberedResourceSpans(requests[4] as Uint8Array)?.json ?? []).equals(Buffer.alloc(size, 0x65))).toBe(true);
+    expect(takeRememberedResourceSpans(empty)?.json.byteLength).toBe(0);
   });
 
   it('does not remember a line larger than a quarter of the ring', () => {
