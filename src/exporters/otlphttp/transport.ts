@@ -137,6 +137,28 @@ function whyNotFollowed(status: number): string {
   return 'only a 307 or 308 keeps the POST and its body';
 }
 
+/**
+ * The headers configured, plus the Basic authorization that credentials
+ * written into the URL (`https://user:password@host/...`, or a token as the
+ * user name alone) stand for, as curl and the collector's Go client send
+ * them; undici leaves them out of the request. A configured Authorization
+ * header wins.
+ */
+function withUrlCredentials(headers: Readonly<Record<string, string>>, url: URL): Readonly<Record<string, string>> {
+  if (url.username === '' && url.password === '') return headers;
+  if (Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) return headers;
+  const credentials = `${percentDecoded(url.username)}:${percentDecoded(url.password)}`;
+  return { ...headers, authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
+}
+
+function percentDecoded(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text; // a `%` that begins no escape stands for itself
+  }
+}
+
 /** At most MAX_RESPONSE_BYTES of an answer: a destination cannot make a delivery hold its whole body in memory. */
 async function boundedBody(body: AsyncIterable<Buffer> & { destroy(): unknown }): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -163,9 +185,10 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT,
     connect: { timeout: CONNECT_TIMEOUT, ...(options.ca === undefined ? {} : { ca: options.ca }) },
   });
-  const baseHeaders = { ...options.headers, 'user-agent': options.userAgent };
+  const configuredHeaders = withUrlCredentials(options.headers, url);
+  const baseHeaders = { ...configuredHeaders, 'user-agent': options.userAgent };
   // What a destination says goes to logs and the drains API: never with the URL's credentials or the header values it may echo.
-  const redact = deliverySecretsRedactor(options.url, options.headers);
+  const redact = deliverySecretsRedactor(options.url, configuredHeaders);
   // A JSON destination's records were often transcoded already, for the `file` exporter's lines:
   // wanted from the first delivery on (a transport that never sends, such as a drain that failed to start, wants nothing).
   let releaseJsonReuse: (() => void) | undefined;

@@ -78,6 +78,26 @@ describe('the OTLP/HTTP transport', () => {
     expect((result as { error: string }).error).toBe('HTTP 403: key *** refused; token *** unknown; flag on seen');
   });
 
+  it('sends the credentials written into the URL as Basic authorization, as curl and the collector do, unless a header sets it', async () => {
+    const seen: Array<string | undefined> = [];
+    const server = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      req.resume();
+      req.on('end', () => res.writeHead(200).end());
+    });
+    const url = new URL(await listen(server));
+    const send = async (userinfo: string, headers: Record<string, string> = {}) => {
+      const t = createHttpTransport({ url: `http://${userinfo}@${url.host}${url.pathname}`, headers, encoding: 'protobuf', compression: 'none', insecure: true, timeoutMs: 5_000, userAgent: 'sluice-test' });
+      expect(await t.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success' });
+      await t.close();
+    };
+    await send('instance:p%40ss%3Aword');
+    await send('token-only');
+    await send('instance:pass', { Authorization: 'Bearer configured' });
+    const basic = (credentials: string) => `Basic ${Buffer.from(credentials).toString('base64')}`;
+    expect(seen).toEqual([basic('instance:p@ss:word'), basic('token-only:'), 'Bearer configured']);
+  });
+
   it('delivers to a destination that answers', async () => {
     const t = transport(await destination(true), 5_000);
     expect(await t.send(records, 0, new AbortController().signal)).toMatchObject({ status: 'success', httpStatus: 200 });
