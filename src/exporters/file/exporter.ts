@@ -1,6 +1,6 @@
 // Appends one OTLP/JSON ExportTraceServiceRequest per line. It has no queue:
 // consume() settles once the line is written (and fsynced when configured).
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { CreateSettings, Exporter } from '../../core/component.js';
 import { exporterMetrics } from '../../shared/telemetry.js';
@@ -8,17 +8,26 @@ import type { FileConfig } from './config.js';
 import { Rotation } from './rotation.js';
 
 const JSON_SLICE_MS = 0.5; // longest stretch of JSON encoding between two turns of the event loop
+/** Owner only, as the collector creates it: spans may carry prompts and answers (gen_ai.*.messages). */
+const FILE_MODE = 0o600;
 
 interface PendingLine {
   readonly line: Promise<Uint8Array>;
   readonly settle: (err: unknown) => void;
 }
 
+/** The file being written, and which file it is, to tell when its path names another. */
+interface OpenFile {
+  readonly handle: FileHandle;
+  readonly dev: number;
+  readonly ino: number;
+}
+
 export function createFileExporter(settings: CreateSettings, config: FileConfig): Exporter {
   const path = resolve(config.path);
   const metrics = exporterMetrics(settings.telemetry);
   const rotation = config.rotation === undefined ? undefined : new Rotation(path, config.rotation);
-  let handle: FileHandle | undefined;
+  let file: OpenFile | undefined;
   /** Between start() and shutdown(): a file lost to a failed rotation is opened again on the next write. */
   let running = false;
   // Lines that arrive while a write is in flight go out together in the next
@@ -41,14 +50,55 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
       });
   }
 
-  /** The open file, after moving the current one aside when `bytes` more would take it past rotation.max_megabytes. */
+  async function openFile(): Promise<OpenFile> {
+    await mkdir(dirname(path), { recursive: true });
+    const handle = await open(path, 'a', FILE_MODE);
+    try {
+      const { dev, ino } = await handle.stat();
+      return { handle, dev, ino };
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+
+  /**
+   * The file to write to: the open one while the path still names it, else
+   * a new one there. Removed or renamed (a rotation), the open file would
+   * take every later line with it, acknowledged and lost or misplaced.
+   */
+  async function fileAtPath(current: OpenFile): Promise<OpenFile> {
+    if (await namedByPath(current)) return current;
+    settings.logger.info({ exporter: settings.id, path }, 'file exporter: the file was removed or renamed; writing to a new one at its path');
+    const next = await openFile();
+    // close() waits for a flush still running on it.
+    current.handle.close().catch(() => undefined);
+    return next;
+  }
+
+  async function namedByPath(current: OpenFile): Promise<boolean> {
+    try {
+      const named = await stat(path);
+      return named.dev === current.dev && named.ino === current.ino;
+    } catch (err) {
+      // Only a path that names nothing now calls for a new file; any other failure leaves the writes where they were.
+      const code = (err as NodeJS.ErrnoException).code;
+      return code !== 'ENOENT' && code !== 'ENOTDIR';
+    }
+  }
+
+  /**
+   * The file at the path (see fileAtPath), after moving it aside first when
+   * `bytes` more would take it past rotation.max_megabytes.
+   */
   async function fileFor(bytes: number): Promise<FileHandle> {
     if (!running) throw new Error(`exporters.${settings.id}: not started`);
-    if (handle !== undefined && rotation !== undefined && rotation.due((await handle.stat()).size, bytes)) {
-      const full = handle;
-      handle = undefined;
+    file = file === undefined ? await openFile() : await fileAtPath(file);
+    if (rotation !== undefined && rotation.due((await file.handle.stat()).size, bytes)) {
+      const full = file;
+      file = undefined;
       await flushing;
-      await full.close();
+      await full.handle.close();
       const now = new Date();
       try {
         await rotation.moveAside(now);
@@ -58,8 +108,8 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
         settings.logger.warn({ exporter: settings.id, err: String(err) }, 'file exporter: moving the full file aside failed; writing on into it');
       }
     }
-    handle ??= await open(path, 'a');
-    return handle;
+    file ??= await openFile();
+    return file.handle;
   }
 
   async function writeGroups(): Promise<void> {
@@ -91,8 +141,7 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
 
   return {
     start: async function start() {
-      await mkdir(dirname(path), { recursive: true });
-      handle = await open(path, 'a');
+      file = await openFile();
       running = true;
     },
     consume: function consume(batch) {
@@ -118,9 +167,9 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
       await writing;
       running = false;
       await flushing;
-      const h = handle;
-      handle = undefined;
-      await h?.close();
+      const current = file;
+      file = undefined;
+      await current?.handle.close();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { mkdtemp, open, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -39,6 +39,25 @@ describe('file exporter', () => {
     const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(parseJsonRequest(line)).toEqual(batch.toModel());
+  });
+
+  it('writes to a new file when its file is removed or renamed (a rotation) while it runs', async () => {
+    const telemetry = new Telemetry({ defaultMetrics: false });
+    const logger = pino({ level: 'silent' });
+    const path = join(dir, 'logs', 'traces.jsonl');
+    const exporter = createFileExporter({ id: 'file', logger, telemetry, storageDirectory: dir, version: '0.0.0' }, fileConfigSchema.parse({ path, fsync: false }));
+    await exporter.start(testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' }));
+    const batches = ['first', 'second', 'third'].map((service) => TraceBatch.fromProto(ProtobufTraceSerializer.serializeRequest(makeSdkSpans({ 'service.name': service }))!));
+    const linesOf = async (file: string) => (await readFile(file, 'utf8')).trimEnd().split('\n').map((line) => parseJsonRequest(line));
+    await exporter.consume(batches[0] as TraceBatch);
+    await rename(path, `${path}.1`);
+    await exporter.consume(batches[1] as TraceBatch);
+    expect(await linesOf(`${path}.1`)).toEqual([batches[0]?.toModel()]);
+    expect(await linesOf(path)).toEqual([batches[1]?.toModel()]);
+    await rm(join(dir, 'logs'), { recursive: true });
+    await exporter.consume(batches[2] as TraceBatch);
+    await exporter.shutdown();
+    expect(await linesOf(path)).toEqual([batches[2]?.toModel()]);
   });
 
   it('writes lines that arrive during a write together, in order, and fails only a line that cannot be encoded', async () => {
