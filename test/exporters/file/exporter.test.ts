@@ -1,4 +1,4 @@
-import { mkdtemp, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, open, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -39,6 +39,16 @@ describe('file exporter', () => {
     const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
     expect(lines).toHaveLength(2);
     for (const line of lines) expect(parseJsonRequest(line)).toEqual(batch.toModel());
+  });
+
+  it('creates the file readable by its owner only, as the collector does: spans may carry prompts and answers', async () => {
+    const telemetry = new Telemetry({ defaultMetrics: false });
+    const logger = pino({ level: 'silent' });
+    const path = join(dir, 'private.jsonl');
+    const exporter = createFileExporter({ id: 'file', logger, telemetry, storageDirectory: dir, version: '0.0.0' }, fileConfigSchema.parse({ path, fsync: false }));
+    await exporter.start(testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' }));
+    await exporter.shutdown();
+    expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 
   it('writes to a new file when its file is removed or renamed (a rotation) while it runs', async () => {
