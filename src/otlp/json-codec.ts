@@ -397,6 +397,27 @@ export function stringifyRequest(request: ExportTraceServiceRequest): string {
   });
 }
 
+/**
+ * A model object (a span, a resource) with its non-finite doubles spelled as
+ * stringifyRequest spells them, for writers that stringify it themselves: the
+ * logger, as JSON.stringify, would write null. Only for writing out: such a
+ * `doubleValue` is then a string. Parts without one are shared, not copied.
+ */
+export function withNonFiniteSpelled<T>(value: T): T {
+  if (typeof value === 'number') return (Number.isFinite(value) ? value : String(value)) as T;
+  if (Array.isArray(value)) {
+    const items = value.map((item: unknown) => withNonFiniteSpelled(item));
+    return (items.every((item, i) => item === value[i]) ? value : items) as T;
+  }
+  if (typeof value !== 'object' || value === null) return value;
+  let copy: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const spelled = withNonFiniteSpelled(item as unknown);
+    if (spelled !== item) (copy ??= { ...(value as Record<string, unknown>) })[key] = spelled;
+  }
+  return (copy ?? value) as T;
+}
+
 export function stringifyResponse(response: ExportTraceServiceResponse): string {
   return JSON.stringify(response);
 }

@@ -7,6 +7,7 @@
 import type { Logger } from 'pino';
 import type { CreateSettings, Exporter } from '../../core/component.js';
 import type { Resource } from '../../otlp/model.js';
+import { withNonFiniteSpelled } from '../../otlp/json-codec.js';
 import { decodeResource, decodeScopeSpansHead, decodeSpan } from '../../otlp/proto-codec.js';
 import type { WireIndex, WireScopeSpans } from '../../otlp/wire.js';
 import { LoopSlices } from '../../shared/loop-slices.js';
@@ -34,12 +35,13 @@ export function createDebugExporter(settings: CreateSettings, config: DebugConfi
 async function logSpans(logger: Logger, wire: WireIndex, detailed: boolean): Promise<void> {
   const slices = await LoopSlices.start(SLICE_MS);
   for (const rs of wire.resourceSpans) {
-    const resource: Resource | undefined = detailed && rs.resource !== undefined ? decodeResource(wire.buf.subarray(rs.resource[0], rs.resource[1])) : undefined;
+    // Doubles as OTLP/JSON spells them: the logger would write NaN and Infinity as null.
+    const resource: Resource | undefined = detailed && rs.resource !== undefined ? withNonFiniteSpelled(decodeResource(wire.buf.subarray(rs.resource[0], rs.resource[1]))) : undefined;
     for (const ss of rs.scopeSpans) {
-      const head = detailed ? scopeHead(wire, ss) : undefined;
+      const head = detailed ? withNonFiniteSpelled(scopeHead(wire, ss)) : undefined;
       for (let i = 0; i < ss.spans.length; i++) {
         const span = decodeSpan(ss.spans.content(i));
-        if (detailed) logger.info({ resource, scope: head?.scope, schemaUrl: head?.schemaUrl, span }, 'span');
+        if (detailed) logger.info({ resource, scope: head?.scope, schemaUrl: head?.schemaUrl, span: withNonFiniteSpelled(span) }, 'span');
         // `kind` is the component's (the logger's bindings): a second `kind` would make the line a JSON object with a duplicate key.
         else logger.info({ traceId: span.traceId, spanId: span.spanId, name: span.name, spanKind: span.kind }, 'span');
         if (slices.due) await slices.turn();

@@ -12,7 +12,7 @@ import { createLogger } from '../../../src/core/logger.js';
 import { createDebugExporter } from '../../../src/exporters/debug/exporter.js';
 import type { DebugConfig } from '../../../src/exporters/debug/config.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
-import { decodeRequest } from '../../../src/otlp/proto-codec.js';
+import { decodeRequest, encodeRequest } from '../../../src/otlp/proto-codec.js';
 import { concatRequests } from '../../../src/otlp/wire.js';
 import { Service } from '../../../src/service.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
@@ -73,6 +73,46 @@ describe('debug exporter', () => {
     expect(lines).toHaveLength(ss.spans.length);
     ss.spans.forEach((span, i) => {
       expect(lines[i]).toMatchObject({ msg: 'span', resource: rs.resource, scope: { name: 'test-scope', version: '1.2.3' }, span });
+    });
+  });
+
+  it('detailed: spells doubles JSON has no number for as OTLP/JSON does, not as null', async () => {
+    const double = (key: string, value: number) => ({ key, value: { doubleValue: value } });
+    const bytes = encodeRequest({
+      resourceSpans: [
+        {
+          resource: { attributes: [double('resource.nan', NaN)] },
+          scopeSpans: [
+            {
+              scope: { name: 'scope', attributes: [double('scope.inf', Infinity)] },
+              spans: [
+                {
+                  traceId: '01'.repeat(16),
+                  spanId: '02'.repeat(8),
+                  name: 'doubles',
+                  kind: 1,
+                  startTimeUnixNano: '1',
+                  endTimeUnixNano: '2',
+                  attributes: [double('finite', 1.5), { key: 'list', value: { arrayValue: { values: [{ doubleValue: -Infinity }] } } }],
+                  events: [{ timeUnixNano: '1', name: 'event', attributes: [double('event.nan', NaN)] }],
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    });
+    const [line] = await logged('detailed', bytes);
+    expect(line).toMatchObject({
+      resource: { attributes: [{ key: 'resource.nan', value: { doubleValue: 'NaN' } }] },
+      scope: { attributes: [{ key: 'scope.inf', value: { doubleValue: 'Infinity' } }] },
+      span: {
+        attributes: [
+          { key: 'finite', value: { doubleValue: 1.5 } },
+          { key: 'list', value: { arrayValue: { values: [{ doubleValue: '-Infinity' }] } } },
+        ],
+        events: [{ attributes: [{ key: 'event.nan', value: { doubleValue: 'NaN' } }] }],
+      },
     });
   });
 
