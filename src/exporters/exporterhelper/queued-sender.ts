@@ -4,7 +4,7 @@
 import type { Logger } from 'pino';
 import { PermanentError, ResourceExhaustedError, RetryableError, errorMessage } from '../../shared/errors.js';
 import { exporterMetrics, type Telemetry } from '../../shared/telemetry.js';
-import { LogThrottle } from '../../shared/log-throttle.js';
+import { leftOutField, LogThrottle } from '../../shared/log-throttle.js';
 import { QueueFullError, queueMetrics, RecordTooLargeError, updateQueueGauges, type Queue, type QueueRecord } from '../../queue/index.js';
 import { retryDelayMs, sleep, type BackoffPolicy } from './backoff.js';
 import { collectBatch, type BatchLimits } from './batch-reader.js';
@@ -64,6 +64,7 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
   const abortSends = new AbortController();
   const workers: Promise<void>[] = [];
   const logDrop = createDropLogger(logger, id);
+  const warningThrottle = new LogThrottle();
   let state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle';
   let stopping: Promise<void> | undefined;
   let gaugeTimer: NodeJS.Timeout | undefined;
@@ -130,6 +131,14 @@ export function createQueuedSender(options: QueuedSenderOptions): QueuedSender {
     const rejected = Math.min(spans, result.rejectedSpans ?? 0);
     metrics.sent.inc({ exporter: id }, spans - rejected);
     if (rejected > 0) drop('rejected', rejected, result.rejectedMessage ?? 'partial success');
+    // A message with nothing rejected is how the OTLP spec has a destination warn (a full success otherwise).
+    else if (result.rejectedMessage !== undefined) logWarning(result.rejectedMessage);
+  }
+
+  function logWarning(warning: string): void {
+    warningThrottle.run(function warn(leftOut) {
+      logger.warn({ exporter: id, warning, ...leftOutField(leftOut) }, 'the destination accepted every span, with a warning');
+    });
   }
 
   function acknowledge(records: readonly QueueRecord[]): void {

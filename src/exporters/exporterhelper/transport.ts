@@ -7,6 +7,7 @@ export type SendResult =
       readonly status: 'success';
       /** partial_success.rejected_spans from the destination: counted, not retried. */
       readonly rejectedSpans?: number;
+      /** partial_success.error_message: why spans were rejected, or a warning when none were. */
       readonly rejectedMessage?: string;
     }
   | { readonly status: 'retryable'; readonly retryInMs?: number; readonly error: string }

@@ -66,6 +66,18 @@ describe('otlphttp exporter', () => {
     expect(JSON.parse(line)).toMatchObject({ exporter: 'otlphttp/acme', reason: 'rejected', spans: 1, error: 'nope' });
   });
 
+  it('logs a partial_success that rejects nothing but carries a message: the destination\'s warning, as the OTLP spec has it', async () => {
+    sink = await startOtlpSink({ tls: false });
+    sink.respond = () => ({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"partialSuccess":{"rejectedSpans":"0","errorMessage":"attribute values over 4 KiB were cut"}}' });
+    const lines: string[] = [];
+    exporter = await startExporter(sink, lines);
+    await exporter.consume(TraceBatch.fromProto(ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!));
+    await waitUntil(() => lines.some((line) => line.includes('attribute values over 4 KiB were cut')), 10_000, 'the warning line');
+    const line = JSON.parse(lines.find((l) => l.includes('attribute values over 4 KiB were cut'))!) as Record<string, unknown>;
+    expect(line).toMatchObject({ level: 40, exporter: 'otlphttp/acme', warning: 'attribute values over 4 KiB were cut' });
+    expect(lines.some((l) => l.includes('"dropped spans"'))).toBe(false);
+  });
+
   it('drops and counts a batch larger than its whole queue, on_full refuse or drop, rather than failing the request others stored', async () => {
     sink = await startOtlpSink({ tls: false });
     const lines: string[] = [];
