@@ -11,6 +11,9 @@ import { BrokenStreamError } from './stream-exchange.js';
 /** The attempts metric's `outcome` label: a fixed set, unlike error.type on spans. */
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'stream_error' | 'invalid_response' | 'rejected' | 'cancelled' | 'internal_error';
 
+/** The code of the 400 a provider type answers for what it cannot take; the next endpoint may. */
+export const UNSUPPORTED_VALUE = 'unsupported_value';
+
 export interface AttemptFailure {
   error: GatewayHttpError;
   /** What the attempt's span records: the client's message, or more than the client is told. */
@@ -50,8 +53,8 @@ function classify(err: unknown, clock: AttemptClock, slug: string, answering: bo
   // A value this provider type cannot take (temperature 1.5 for Anthropic): the request is
   // valid OpenAI, so another provider type may take it; if none does, the client gets the 400.
   if (err instanceof ProviderRequestError) {
-    const error = new GatewayHttpError(400, `Provider ${slug} cannot take this request: ${err.message}`, { type: 'invalid_request_error', code: 'unsupported_value', param: err.param });
-    return { error, fallback: true, spanErrorType: 'unsupported_value', outcome: 'rejected' };
+    const error = new GatewayHttpError(400, `Provider ${slug} cannot take this request: ${err.message}`, { type: 'invalid_request_error', code: UNSUPPORTED_VALUE, param: err.param });
+    return { error, fallback: true, spanErrorType: UNSUPPORTED_VALUE, outcome: 'rejected' };
   }
   // An adapter refusing the request (say, a feature its provider lacks) answers as it chose.
   if (err instanceof GatewayHttpError) return { error: err, fallback: err.status >= 500, spanErrorType: err.spanErrorType, outcome: 'rejected' };

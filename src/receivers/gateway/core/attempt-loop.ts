@@ -1,10 +1,15 @@
 // The fallback loop every protocol shares: try the planned endpoints in order
 // until one answers or a failure must not fall back, then answer with the
-// last failure (its provider, and how many attempts were made).
+// last failure (its provider, and how many attempts were made). A provider
+// type's refusal of what it cannot carry only lets the next endpoint try: it
+// is the answer when no endpoint failed otherwise, never in place of an
+// upstream's own failure (an overloaded Anthropic's 529 stays the answer when
+// the Bedrock endpoint after it cannot take the request's documents).
 import type { Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import { GatewayHttpError } from './http-error.js';
 import type { AttemptEnv, AttemptResult, ResolvedProvider } from './attempt.js';
+import { UNSUPPORTED_VALUE } from './attempt-failure.js';
 import type { Router } from './routing.js';
 import type { SpanRecord } from './spans.js';
 
@@ -17,6 +22,10 @@ export interface PlanState {
   readonly server: SpanRecord;
   readonly client: ClientLink;
   attempts: number;
+}
+
+function isUnsupported(error: GatewayHttpError): boolean {
+  return error.errorCode === UNSUPPORTED_VALUE;
 }
 
 /** One attempt on one endpoint; it answers the client itself on success. */
@@ -35,8 +44,10 @@ export async function runPlan<S extends PlanState>(env: PlanEnv, plan: readonly 
       state.server.str('sluice.provider', provider.slug);
       return;
     }
-    last = result.error;
-    lastProvider = provider.slug;
+    if (last === undefined || !isUnsupported(result.error) || isUnsupported(last)) {
+      last = result.error;
+      lastProvider = provider.slug;
+    }
     if (!result.fallback) break;
   }
   if (state.client.closed) return;

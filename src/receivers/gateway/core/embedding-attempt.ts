@@ -12,6 +12,7 @@ import type { ClientLink } from './client-link.js';
 import { GatewayHttpError } from './http-error.js';
 import type { SpanRecord } from './spans.js';
 import { AttemptClock, parseUpstreamUrl } from './upstream.js';
+import { UNSUPPORTED_VALUE } from './attempt-failure.js';
 
 /** Writes a successful embeddings answer in the client's protocol. */
 export type EmbeddingAnswer = (res: ServerResponse, result: EmbeddingResult, state: EmbeddingState, slug: string) => void;
@@ -39,8 +40,8 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
     const adapter = provider.adapter.embeddings;
     if (adapter === undefined) {
       // Another endpoint (of a type that embeds) may still serve the model.
-      const error = new GatewayHttpError(400, `Provider ${provider.slug} (type ${provider.adapter.type}) does not serve embeddings.`, { type: 'invalid_request_error', code: 'unsupported_value', param: 'model' });
-      span.fail('unsupported_value', error.message);
+      const error = new GatewayHttpError(400, `Provider ${provider.slug} (type ${provider.adapter.type}) does not serve embeddings.`, { type: 'invalid_request_error', code: UNSUPPORTED_VALUE, param: 'model' });
+      span.fail(UNSUPPORTED_VALUE, error.message);
       env.countAttempt(provider.slug, 'rejected');
       return { answered: false, fallback: true, error };
     }

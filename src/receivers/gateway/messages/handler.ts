@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { z } from 'zod';
 import { runAttempt, type AttemptEnv, type AttemptResult, type RequestState, type ResolvedProvider } from '../core/attempt.js';
 import { runPlan } from '../core/attempt-loop.js';
+import { UNSUPPORTED_VALUE } from '../core/attempt-failure.js';
 import { readBody } from '../core/body.js';
 import { captureInput } from '../core/capture.js';
 import type { Endpoint } from '../core/catalog.js';
@@ -68,7 +69,7 @@ async function tryEndpoint(env: AttemptEnv, provider: ResolvedProvider, endpoint
   const chat = translated(state, provider.adapter.type);
   if (chat instanceof ProviderRequestError) {
     // Another provider type may carry it: the 400 is the answer only if none does.
-    const error = new GatewayHttpError(400, `Provider ${provider.slug} cannot take this request: ${chat.message}`, { type: 'invalid_request_error', code: 'unsupported_value', param: chat.param });
+    const error = new GatewayHttpError(400, `Provider ${provider.slug} cannot take this request: ${chat.message}`, { type: 'invalid_request_error', code: UNSUPPORTED_VALUE, param: chat.param });
     return { answered: false, fallback: true, error };
   }
   chat.attempts = state.attempts;

@@ -2,7 +2,7 @@
 // a 400 unsupported_value naming the param, and the next endpoint tried.
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, completion, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
+import { API_KEY, completion, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 import { sendMessage } from '../providers/anthropic/fixtures.js';
 import { validateAnthropic } from '../providers/anthropic/wire-schema.js';
 import { startFake, type FakeUpstream } from '../providers/shared/fake-upstream.js';
@@ -23,9 +23,9 @@ afterEach(async () => {
   expect(problems).toEqual([]);
 });
 
-async function setup(endpoints: Array<{ provider: string; model: string }>): Promise<OpenAI> {
+async function setup(endpoints: Array<{ provider: string; model: string }>, openai: UpstreamHandler = (_body, res) => sendJson(res, 200, completion('from openai'))): Promise<OpenAI> {
   fake = await startFake(validateAnthropic, (_seen, res) => sendMessage(res, [{ type: 'text', text: 'from anthropic' }]));
-  upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('from openai')));
+  upstream = await startUpstream(openai);
   gateway = await startGateway({
     providers: { claude: { type: 'anthropic', base_url: fake.url, api_key: 'sk-ant-test' }, oa: openaiProvider(upstream) },
     models: [{ id: 'acme/chat', endpoints }],
@@ -62,6 +62,21 @@ describe('sampling parameters a provider type has no setting for', () => {
     expect(response.data.choices[0]?.message.content).toBe('from openai');
     expect(response.response.headers.get('x-sluice-provider')).toBe('oa');
     expect(upstream?.requests[0]?.body['seed']).toBe(7);
+    expect(fake?.requests).toHaveLength(0);
+  });
+
+  it("answers the failure of an endpoint that took the request, not the 400 of a later one whose provider type cannot", async () => {
+    const client = await setup(
+      [
+        { provider: 'oa', model: 'gpt' },
+        { provider: 'claude', model: 'claude-test' },
+      ],
+      (_body, res) => sendJson(res, 429, { error: { message: 'Slow down.', type: 'rate_limit_error', code: null } }),
+    );
+    const error = await client.chat.completions.create({ model: 'acme/chat', messages: [{ role: 'user', content: 'a' }], seed: 7 }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).error).toMatchObject({ message: 'Slow down.' });
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('x-sluice-provider')).toBe('oa');
     expect(fake?.requests).toHaveLength(0);
   });
 

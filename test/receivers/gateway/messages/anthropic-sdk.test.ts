@@ -826,6 +826,16 @@ describe('Messages API errors through the SDK', () => {
     expect((cut as Error).message).toMatch(/api_error/);
   });
 
+  it("answers an overloaded Anthropic upstream's 529, not the 400 of a fallback whose provider type cannot carry the request", async () => {
+    const client = await setup({ anthropic: (_seen, res) => json(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }), bedrock: () => undefined });
+    const content = [{ type: 'document' as const, source: { type: 'text' as const, media_type: 'text/plain' as const, data: 'Hello.' } }, { type: 'text' as const, text: 'Summarize.' }];
+    const error = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content }] }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.OverloadedError);
+    expect((error as InstanceType<typeof Anthropic.APIError>).error).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    expect((error as InstanceType<typeof Anthropic.APIError>).headers?.get('x-sluice-provider')).toBe('anthropic');
+    expect(bedrock?.requests).toHaveLength(0);
+  });
+
   it('answers an invalid_request_error event before the first byte with a 400, without trying the next endpoint', async () => {
     const client = await setup({
       anthropic: (_seen, res) => sendEvents(res, [{ event: 'error', data: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } } }]),
