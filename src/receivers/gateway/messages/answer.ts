@@ -11,7 +11,7 @@ import { toolCallKey, type ChatCompletion, type ChatCompletionChunk, type Finish
 import { UpstreamStreamError } from '../providers/shared/types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
-import { messageId, messageUsage, reasoningOf, stopReasonOf, toMessage } from './from-chat.js';
+import { matchedStopSequence, messageId, messageUsage, reasoningOf, stopReasonOf, toMessage } from './from-chat.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
 export function sseEvent(type: string, data: unknown): string {
@@ -56,11 +56,13 @@ class MessagesStreamEncoder implements StreamEncoder {
   /** reasoning_details index -> its thinking block, for a signature that arrives after the text. */
   readonly #thinkingBlocks = new Map<number, number>();
   #finish: FinishReason | null = null;
+  /** The request's stop sequence the upstream said ended the answer. */
+  #stopSequence: string | null = null;
   /** The upstream streamed a refusal: the message stops for that reason. */
   #refused = false;
   #usage: Usage | undefined;
 
-  chunk(chunk: ChatCompletionChunk): string {
+  chunk(chunk: ChatCompletionChunk, state: RequestState): string {
     let out = '';
     if (!this.#started) {
       this.#started = true;
@@ -102,18 +104,22 @@ class MessagesStreamEncoder implements StreamEncoder {
       out += this.#delta({ type: 'text_delta', text: delta.refusal });
     }
     for (const call of delta.tool_calls ?? []) out += this.#toolCall(call);
-    if (choice.finish_reason !== null) this.#finish = choice.finish_reason;
+    if (choice.finish_reason !== null) {
+      this.#finish = choice.finish_reason;
+      this.#stopSequence = matchedStopSequence(choice, state.request.stop);
+    }
     return out;
   }
 
   end(): string {
     const usage = messageUsage(this.#usage);
+    const stopReason = this.#refused ? 'refusal' : (stopReasonOf(this.#finish, this.#calls.size > 0, this.#stopSequence) ?? 'end_turn');
     let out = '';
     while (this.#waiting.length > 0) out += this.#startWaiting();
     return (
       out +
       this.#close() +
-      sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: this.#refused ? 'refusal' : (stopReasonOf(this.#finish, this.#calls.size > 0) ?? 'end_turn'), stop_sequence: null }, usage }) +
+      sseEvent('message_delta', { type: 'message_delta', delta: { stop_reason: stopReason, stop_sequence: stopReason === 'stop_sequence' ? this.#stopSequence : null }, usage }) +
       sseEvent('message_stop', { type: 'message_stop' })
     );
   }
@@ -191,7 +197,7 @@ class MessagesStreamEncoder implements StreamEncoder {
 
 export const messagesAnswer: CompletionAnswer = {
   complete: function answerMessage(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string): void {
-    const message = toMessage(completion, state.request.model);
+    const message = toMessage(completion, state.request.model, state.request.stop);
     if (state.meter?.priced === true) message.usage.cost = state.meter.costUsd;
     const payload = JSON.stringify(message);
     writeJsonAnswer(res, state, slug, payload);

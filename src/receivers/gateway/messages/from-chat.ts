@@ -1,7 +1,7 @@
 // A Chat Completions answer -> Anthropic's Message, for providers that are not
 // `anthropic`: reasoning as thinking blocks (signature kept), text, tool_use.
 import { randomUUID } from 'node:crypto';
-import type { ChatCompletion, FinishReason, ReasoningDetail, ToolCall, Usage } from '../providers/shared/openai-types.js';
+import type { ChatCompletion, ChatCompletionRequest, FinishReason, ReasoningDetail, StopNamed, ToolCall, Usage } from '../providers/shared/openai-types.js';
 import { tokensOf } from '../../../shared/tokens.js';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
@@ -44,11 +44,25 @@ const STOP_REASONS: Readonly<Record<FinishReason, StopReason>> = {
  * `toolUse`: the answer holds tool calls. OpenAI answers `stop` with them
  * when `tool_choice` names a function; Anthropic's clients run tools only on
  * `tool_use`, so an answer with tool calls that stopped normally says so.
+ * `stopSequence`: the request's stop sequence the server said ended it.
  */
-export function stopReasonOf(reason: FinishReason | null | undefined, toolUse = false): StopReason | null {
+export function stopReasonOf(reason: FinishReason | null | undefined, toolUse = false, stopSequence: string | null = null): StopReason | null {
   if (reason === null || reason === undefined) return null;
-  if (toolUse && reason === 'stop') return 'tool_use';
-  return STOP_REASONS[reason] ?? 'end_turn';
+  if (reason !== 'stop') return STOP_REASONS[reason] ?? 'end_turn';
+  if (toolUse) return 'tool_use';
+  return stopSequence === null ? 'end_turn' : 'stop_sequence';
+}
+
+/**
+ * The request's stop sequence that ended a choice, where the server names it
+ * (vLLM, SGLang; OpenAI does not say, and its `stop` stays `end_turn`). A
+ * stop string of the server's own is not one the client asked for.
+ */
+export function matchedStopSequence(choice: StopNamed, stops: ChatCompletionRequest['stop']): string | null {
+  const named = typeof choice.stop_reason === 'string' ? choice.stop_reason : choice.matched_stop;
+  if (typeof named !== 'string') return null;
+  const asked = typeof stops === 'string' ? [stops] : (stops ?? []);
+  return asked.includes(named) ? named : null;
 }
 
 /**
@@ -122,7 +136,8 @@ function textOf(content: unknown): string {
   return content.map((part: unknown) => (typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
 }
 
-export function toMessage(completion: ChatCompletion, model: string): Message {
+/** `stops`: the stop sequences the request asked for. */
+export function toMessage(completion: ChatCompletion, model: string, stops?: ChatCompletionRequest['stop']): Message {
   const choice = completion.choices[0];
   const message = choice?.message;
   const content: ContentBlock[] = message === undefined ? [] : [...thinkingBlocks(reasoningOf(message), message.reasoning_details)];
@@ -134,14 +149,16 @@ export function toMessage(completion: ChatCompletion, model: string): Message {
   if (refused) content.push({ type: 'text', text: refusal });
   // Messages has no custom tools, so no request of its sends one and no answer to it calls one.
   for (const call of message?.tool_calls ?? []) if (call.type === 'function') content.push(toolUseBlock(call));
+  const stopSequence = choice === undefined ? null : matchedStopSequence(choice, stops);
+  const stopReason = refused ? 'refusal' : stopReasonOf(choice?.finish_reason, (message?.tool_calls?.length ?? 0) > 0, stopSequence);
   return {
     id: messageId(completion.id),
     type: 'message',
     role: 'assistant',
     model: typeof completion.model === 'string' && completion.model !== '' ? completion.model : model,
     content,
-    stop_reason: refused ? 'refusal' : stopReasonOf(choice?.finish_reason, (message?.tool_calls?.length ?? 0) > 0),
-    stop_sequence: null,
+    stop_reason: stopReason,
+    stop_sequence: stopReason === 'stop_sequence' ? stopSequence : null,
     usage: messageUsage(completion.usage),
   };
 }

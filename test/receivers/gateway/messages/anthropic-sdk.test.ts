@@ -555,6 +555,28 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect(await client.messages.stream(params).finalMessage()).toMatchObject(refusal);
   });
 
+  it('answers stop_sequence with the sequence when the server names the one that matched (vLLM stop_reason, SGLang matched_stop), whole and streamed', async () => {
+    const client = await setup({
+      openai: (body, res) => {
+        const server = (body['messages'] as { content: string }[])[0]?.content;
+        // vLLM gives a token id (a number) when a stop token ended the answer, and null for its end of sequence.
+        const named = server === 'vllm' ? { stop_reason: 'END' } : server === 'sglang' ? { matched_stop: 'END' } : { stop_reason: server === 'token' ? 128001 : null };
+        if (body['stream'] === true) sendStream(res, [chunk({ role: 'assistant', content: 'one two' }), { ...chunk({}, 'stop'), choices: [{ index: 0, delta: {}, finish_reason: 'stop', ...named }] }]);
+        else sendJson(res, 200, { ...completion('one two'), choices: [{ index: 0, message: { role: 'assistant', content: 'one two' }, finish_reason: 'stop', ...named }] });
+      },
+    });
+    const params = (server: string) => ({ model: 'openai/gpt-test', max_tokens: 100, stop_sequences: ['END', 'STOP'], messages: [{ role: 'user' as const, content: server }] });
+    for (const server of ['vllm', 'sglang']) {
+      expect(await client.messages.create(params(server))).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+      expect(await client.messages.stream(params(server)).finalMessage()).toMatchObject({ stop_reason: 'stop_sequence', stop_sequence: 'END' });
+    }
+    for (const server of ['eos', 'token']) {
+      expect(await client.messages.create(params(server))).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+      expect(await client.messages.stream(params(server)).finalMessage()).toMatchObject({ stop_reason: 'end_turn', stop_sequence: null });
+    }
+    expect(sentOpenAI()['stop']).toEqual(['END', 'STOP']);
+  });
+
   it('answers reasoning_content (DeepSeek, vLLM) as a thinking block, whole and streamed, and text given as parts as text', async () => {
     const client = await setup({
       openai: (body, res) => {

@@ -234,6 +234,18 @@ export interface ImageOutput {
   image_url: { url: string };
 }
 
+/**
+ * What some OpenAI-compatible servers add to a choice that finished `stop`:
+ * the stop string that ended it, or the stop token's id (a number) when a
+ * token did. OpenAI itself does not say.
+ */
+export interface StopNamed {
+  /** vLLM's name for it (null at the end of sequence). */
+  stop_reason?: string | number | null;
+  /** SGLang's. */
+  matched_stop?: string | number | null;
+}
+
 export interface ChatCompletion {
   id: string;
   object: 'chat.completion';
@@ -244,7 +256,7 @@ export interface ChatCompletion {
     message: { role: 'assistant'; content: string | null; tool_calls?: Array<ToolCall | CustomToolCall>; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
-  }>;
+  } & StopNamed>;
   usage?: Usage;
   system_fingerprint?: string;
 }
@@ -285,7 +297,7 @@ export interface ChatCompletionChunk {
     delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
-  }>;
+  } & StopNamed>;
   /** Present (possibly null) on the final usage chunk when stream_options.include_usage is set. */
   usage?: Usage | null;
   system_fingerprint?: string;
