@@ -44,12 +44,11 @@ export const messagesRequestSchema = z
     output_config: outputConfig.optional(),
     providerOptions: z.looseObject({ gateway: gatewayOptionsSchema.optional() }).optional(),
   })
-  .superRefine(function budgetBelowMax(request, ctx) {
-    const budget = request.thinking?.type === 'enabled' ? request.thinking.budget_tokens : undefined;
-    if (request.thinking?.type === 'enabled' && budget === undefined) ctx.addIssue({ code: 'custom', path: ['thinking', 'budget_tokens'], message: 'Field required' });
-    if (budget !== undefined && budget >= request.max_tokens) {
-      ctx.addIssue({ code: 'custom', path: ['thinking', 'budget_tokens'], message: 'must be less than max_tokens' });
-    }
+  // Whether the budget must fit under max_tokens is the provider's to say: with
+  // interleaved thinking Anthropic lets it exceed max_tokens (it spans the turn's
+  // thinking blocks); Claude on Bedrock refuses it, naming thinking.budget_tokens.
+  .superRefine(function budgetGiven(request, ctx) {
+    if (request.thinking?.type === 'enabled' && request.thinking.budget_tokens === undefined) ctx.addIssue({ code: 'custom', path: ['thinking', 'budget_tokens'], message: 'Field required' });
   });
 
 /** count_tokens takes the same body without max_tokens. */

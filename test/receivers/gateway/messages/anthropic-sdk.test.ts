@@ -165,6 +165,19 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect(anthropic?.requests[0]?.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
   });
 
+  it('passes on a thinking budget above max_tokens, which interleaved thinking allows, for Anthropic to judge; Bedrock refuses it by name', async () => {
+    const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'Sunny.' }], 'end_turn')), bedrock: () => undefined });
+    // With interleaved thinking the budget spans every thinking block of the turn, so it may exceed max_tokens.
+    const params = { model: 'anthropic/claude-test', max_tokens: 4000, thinking: { type: 'enabled' as const, budget_tokens: 16_000 }, tools: [weatherTool], messages: [{ role: 'user' as const, content: 'Weather in Oslo?' }] };
+    const answer = await client.beta.messages.create({ ...params, betas: ['interleaved-thinking-2025-05-14'] });
+    expect(answer.content).toEqual([{ type: 'text', text: 'Sunny.' }]);
+    expect(sentNative()).toEqual({ ...params, model: 'claude-upstream-1' });
+    const error = await client.messages.create({ ...params, model: 'bedrock/nova-test' }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((error as Error).message).toContain('thinking.budget_tokens');
+    expect(bedrock?.requests).toHaveLength(0);
+  });
+
   it('sends tool ids a Gemini answer minted without their thought signature, and every other id as it came', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'Sunny.' }], 'end_turn')) });
     const geminiId = 'gemini_a1956a0f9ee40666.CiQB0e2Kb+/abc=';
