@@ -10,7 +10,8 @@ import { isMissing } from '../core/schema-problem.js';
 const cacheControl = z.looseObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() });
 const block = z.looseObject({ type: z.string().min(1), cache_control: cacheControl.nullable().optional() });
 const message = z.looseObject({ role: z.enum(['user', 'assistant']), content: z.union([z.string(), z.array(block)]) });
-const tool = z.looseObject({ name: z.string().min(1), type: z.string().nullable().optional(), cache_control: cacheControl.nullable().optional() });
+// Toolsets (mcp_toolset, computer_toolset_...) have no name: a custom tool's is required where it is translated.
+const tool = z.looseObject({ name: z.string().min(1).optional(), type: z.string().nullable().optional(), cache_control: cacheControl.nullable().optional() });
 
 const toolChoice = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().optional() }),

@@ -231,6 +231,7 @@ function assistantTurn(content: string | Block[], param: string, providerType: s
 function functionTool(tool: NonNullable<MessagesRequest['tools']>[number], param: string, providerType: string): FunctionTool {
   // Server tools (web_search_..., bash_..., text_editor_...) run at Anthropic only.
   if (tool.type !== undefined && tool.type !== null && tool.type !== 'custom') refuse(`${param}.type`, providerType, `the server tool ${tool.type} is not supported`);
+  if (tool.name === undefined) throw new ProviderRequestError(`${param}.name`, 'Field required');
   const schema = tool['input_schema'] as Record<string, unknown> | undefined;
   const description = tool['description'];
   const fn: FunctionTool = { type: 'function', function: { name: tool.name, ...(typeof description === 'string' ? { description } : {}), parameters: schema ?? { type: 'object', properties: {} } } };

@@ -178,6 +178,30 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect(bedrock?.requests).toHaveLength(0);
   });
 
+  it('passes on tools that have no name (an MCP toolset), natively and to count_tokens; a translation refuses them by name', async () => {
+    const client = await setup({
+      anthropic: (seen, res) => json(res, 200, seen.path.endsWith('/count_tokens') ? { input_tokens: 99 } : anthropicMessage([{ type: 'text', text: 'Listed.' }], 'end_turn')),
+      openai: () => undefined,
+    });
+    const mcp = {
+      mcp_servers: [{ type: 'url' as const, url: 'https://mcp.example.com/sse', name: 'example' }],
+      tools: [weatherTool, { type: 'mcp_toolset' as const, mcp_server_name: 'example' }],
+      messages: [{ role: 'user' as const, content: 'List my files.' }],
+      betas: ['mcp-client-2025-11-20'],
+    };
+    const answer = await client.beta.messages.create({ model: 'anthropic/claude-test', max_tokens: 100, ...mcp });
+    expect(answer.content).toEqual([{ type: 'text', text: 'Listed.' }]);
+    const { betas: _betas, ...body } = mcp;
+    expect(sentNative()).toEqual({ model: 'claude-upstream-1', max_tokens: 100, ...body });
+    expect(await client.beta.messages.countTokens({ model: 'anthropic/claude-test', ...mcp })).toEqual({ input_tokens: 99 });
+    const unnamed = await client.messages
+      .create({ model: 'openai/gpt-test', max_tokens: 100, tools: [{ input_schema: { type: 'object' } } as unknown as Anthropic.Tool], messages: [{ role: 'user', content: 'Hi' }] })
+      .catch((err: unknown) => err);
+    expect(unnamed).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((unnamed as Error).message).toContain('tools.0.name: Field required');
+    expect(openai?.requests).toHaveLength(0);
+  });
+
   it('sends tool ids a Gemini answer minted without their thought signature, and every other id as it came', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'Sunny.' }], 'end_turn')) });
     const geminiId = 'gemini_a1956a0f9ee40666.CiQB0e2Kb+/abc=';
