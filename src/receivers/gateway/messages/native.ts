@@ -212,6 +212,8 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
   }
 
   #event(event: SseEvent, exchange: StreamExchange<AttemptResult>): void {
+    // An event with empty data (a keep-alive some servers in between send) says nothing: the SDKs skip it too.
+    if (event.data === '') return;
     const { span, state } = this.#options;
     const data = parseEvent(event.data);
     const type = typeof data['type'] === 'string' ? data['type'] : (event.event ?? 'unknown');

@@ -261,6 +261,19 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect(message.content).toEqual([{ type: 'text', text: 'Hello' }]);
   });
 
+  it('passes over events with empty data (a keep-alive ping from a server in between), as the SDK does', async () => {
+    const client = await setup({
+      anthropic: (_seen, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const wire = (e: { event: string; data: unknown }): string => `event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`;
+        const events = [messageStart(), ...textBlock(0, ['Hel', 'lo']), ...messageEnd('end_turn')] as Array<{ event: string; data: unknown }>;
+        res.end(`event: ping\ndata:\n\n${events.slice(0, 3).map(wire).join('')}event: ping\ndata:\n\n${events.slice(3).map(wire).join('')}`);
+      },
+    });
+    const message = await client.messages.stream({ model: 'anthropic/claude-test', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }).finalMessage();
+    expect(message.content).toEqual([{ type: 'text', text: 'Hello' }]);
+  });
+
   it('counts tokens at Anthropic', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 200, { input_tokens: 42 }) });
     const counted = await client.messages.countTokens({ model: 'anthropic/claude-test', messages: [{ role: 'user', content: 'How many?' }] });
