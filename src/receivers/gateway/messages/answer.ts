@@ -11,7 +11,7 @@ import { toolCallKey, type ChatCompletion, type ChatCompletionChunk, type Finish
 import { UpstreamStreamError } from '../providers/shared/types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
-import { matchedStopSequence, messageId, messageUsage, reasoningOf, stopReasonOf, toMessage } from './from-chat.js';
+import { matchedStopSequence, messageId, messageUsage, reasoningOf, stopReasonOf, toMessage, toolUseId } from './from-chat.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
 export function sseEvent(type: string, data: unknown): string {
@@ -132,11 +132,17 @@ class MessagesStreamEncoder implements StreamEncoder {
     const key = toolCallKey(call);
     let state = key === undefined ? this.#lastCall : this.#calls.get(key);
     if (state === undefined) {
-      if (call.id === undefined || key === undefined) return '';
-      state = { id: call.id, name: call.function?.name ?? '', args: '', block: undefined, closed: false };
-      this.#calls.set(key, state);
+      state = { id: '', name: '', args: '', block: undefined, closed: false };
+      this.#calls.set(key ?? `unkeyed:${this.#calls.size}`, state);
       this.#waiting.push(state);
       this.#lastCall = state;
+    }
+    // A block starts with the call's id and name, which some servers send after its first delta
+    // (and as '' on the deltas after that); one that never sends an id gets its own (toolUseId).
+    if (state.block === undefined) {
+      if (call.id !== undefined && call.id !== '') state.id = call.id;
+      const name = call.function?.name;
+      if (name !== undefined && name !== '') state.name = name;
     }
     let out = '';
     const args = call.function?.arguments;
@@ -145,10 +151,11 @@ class MessagesStreamEncoder implements StreamEncoder {
       state.args += args;
       if (state.block !== undefined) out += sseEvent('content_block_delta', { type: 'content_block_delta', index: state.block, delta: { type: 'input_json_delta', partial_json: args } });
     }
-    // The open call streams on until its arguments are whole; then the next waiting call starts.
+    // The open call streams on until its arguments are whole; then the next waiting call starts, once it has its name.
     while (this.#waiting.length > 0) {
       const open = this.#open;
       if (open?.kind === 'tool' && !isWholeJson(open.call.args)) break;
+      if (this.#waiting[0]?.name === '') break;
       out += this.#startWaiting();
     }
     return out;
@@ -161,6 +168,7 @@ class MessagesStreamEncoder implements StreamEncoder {
     let out = this.#close();
     const index = this.#next++;
     call.block = index;
+    call.id = toolUseId(call.id);
     this.#open = { kind: 'tool', index, call };
     out += sseEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'tool_use', id: call.id, name: call.name, input: {} } });
     if (call.args !== '') out += sseEvent('content_block_delta', { type: 'content_block_delta', index, delta: { type: 'input_json_delta', partial_json: call.args } });

@@ -109,10 +109,20 @@ export function thinkingBlocks(reasoning: string | undefined, details: readonly 
   return blocks;
 }
 
+/**
+ * A tool call's id, or one of Anthropic's shape for a call that came without
+ * (NVIDIA NIM, StepFun and SiliconFlow send none): the client needs it to
+ * answer the call with a tool_result.
+ */
+export function toolUseId(id: string | undefined): string {
+  return typeof id === 'string' && id !== '' ? id : `toolu_${randomUUID().replaceAll('-', '').slice(0, 24)}`;
+}
+
 export function toolUseBlock(call: ToolCall): ContentBlock {
   const args: unknown = call.function.arguments;
+  const id = toolUseId(call.id);
   // Some servers give the arguments as an object rather than its JSON.
-  if (typeof args !== 'string') return { type: 'tool_use', id: call.id, name: call.function.name, input: args ?? {} };
+  if (typeof args !== 'string') return { type: 'tool_use', id, name: call.function.name, input: args ?? {} };
   let input: unknown = {};
   try {
     input = args.trim() === '' ? {} : JSON.parse(args);
@@ -120,7 +130,7 @@ export function toolUseBlock(call: ToolCall): ContentBlock {
     // Arguments that are not JSON: kept whole rather than lost.
     input = { arguments: args };
   }
-  return { type: 'tool_use', id: call.id, name: call.function.name, input };
+  return { type: 'tool_use', id, name: call.function.name, input };
 }
 
 /** `reasoning`, or `reasoning_content` as DeepSeek, vLLM and SGLang name it. */

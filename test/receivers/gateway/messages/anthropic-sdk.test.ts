@@ -498,6 +498,29 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     });
   });
 
+  it('keeps a tool call an upstream streams without an id (given one) or names only in a later delta, whole and streamed', async () => {
+    const streamed = [
+      // NVIDIA NIM, StepFun, SiliconFlow: no id at all.
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Paris"}' } }] }),
+      // The name after the id, and '' for id and name on the deltas that follow (DashScope).
+      chunk({ tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 1, id: '', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 1, id: '', function: { name: '', arguments: '"Oslo"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const whole = { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'get_weather', arguments: '{"city":"Rome"}' } }] }, finish_reason: 'tool_calls' }] };
+    const client = await setup({ openai: (body, res) => (body['stream'] === true ? sendStream(res, streamed) : sendJson(res, 200, whole)) });
+    const params = { model: 'openai/gpt-test', max_tokens: 300, tools: [weatherTool], messages: [{ role: 'user' as const, content: 'Paris and Oslo?' }] };
+    const final = await client.messages.stream(params).finalMessage();
+    expect(final.content).toEqual([
+      { type: 'tool_use', id: expect.stringMatching(/^toolu_\w{24}$/), name: 'get_weather', input: { city: 'Paris' } },
+      { type: 'tool_use', id: 'call_2', name: 'get_weather', input: { city: 'Oslo' } },
+    ]);
+    const answer = await client.messages.create(params);
+    expect(answer.content).toEqual([{ type: 'tool_use', id: expect.stringMatching(/^toolu_\w{24}$/), name: 'get_weather', input: { city: 'Rome' } }]);
+  });
+
   it('keeps blocks one after another when an upstream interleaves parallel tool calls, and tells calls without an index by id', async () => {
     const interleaved = [
       chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
