@@ -2,7 +2,7 @@
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
-import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
+import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
@@ -28,7 +28,7 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
   if (system.length > 0) body.system = system.some((block) => block.cache_control !== undefined) ? system : system.map((block) => block.text).join('\n\n');
   const reasoning = reasoningOf(request);
   if (reasoning?.on === true) {
-    rejectWithThinking(request);
+    rejectWithThinking(request, 'anthropic');
     const { budget, maxTokens } = thinkingBudget(reasoning, body.max_tokens, clientMax !== undefined, request, 'anthropic');
     body.thinking = { type: 'enabled', budget_tokens: budget };
     body.max_tokens = maxTokens;
@@ -83,20 +83,6 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type anthropic');
   // The Messages API has no penalties, token biases or seed.
   rejectWithoutSetting(request, ['frequency_penalty', 'presence_penalty', 'logit_bias', 'seed', ...OPENAI_ONLY_PARAMS], 'anthropic');
-}
-
-/**
- * What extended thinking cannot take: it samples at temperature 1, without
- * top_k, with top_p 0.95-1, and never forces a tool call.
- * https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#feature-compatibility
- */
-function rejectWithThinking(request: ChatCompletionRequest): void {
-  const why = 'with reasoning for provider type anthropic';
-  if (request.temperature !== undefined && request.temperature !== 1) invalidRequest('temperature', `must be 1 ${why}`);
-  if (request.top_k !== undefined) invalidRequest('top_k', `is not supported ${why}`);
-  if (request.top_p !== undefined && request.top_p < 0.95) invalidRequest('top_p', `must be between 0.95 and 1 ${why}`);
-  const choice = request.tool_choice;
-  if (choice === 'required' || (typeof choice === 'object' && choice.type === 'function')) invalidRequest('tool_choice', `cannot force a tool call ${why}`);
 }
 
 function mapToolChoice(choice: ToolChoice | undefined, parallel: boolean | undefined): AnthropicToolChoice | undefined {

@@ -2,7 +2,7 @@
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { fetchImage } from '../shared/image-fetch.js';
 import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
-import { REASONING_FORMATS, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
+import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { signRequest } from './signer.js';
@@ -97,7 +97,9 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
  */
 function mapReasoning(reasoning: Reasoning | undefined, request: ChatCompletionRequest, ctx: AttemptContext<BedrockProviderConfig>, config: ConverseInferenceConfig): Record<string, unknown> | undefined {
   if (reasoning === undefined || !reasoning.on) return undefined;
-  if (/anthropic\.|claude/i.test(ctx.model)) {
+  if (isClaude(ctx.model)) {
+    // Converse hands Claude the request as Anthropic's API would have it, and Claude checks it the same way.
+    rejectWithThinking(request, 'bedrock');
     const clientMax = request.max_completion_tokens ?? request.max_tokens;
     const { budget, maxTokens } = thinkingBudget(reasoning, config.maxTokens ?? THINKING_MAX_TOKENS, clientMax !== undefined, request, 'bedrock');
     config.maxTokens = maxTokens;
@@ -106,6 +108,11 @@ function mapReasoning(reasoning: Reasoning | undefined, request: ChatCompletionR
   if (reasoning.budget !== undefined) invalidRequest('reasoning.max_tokens', `provider type bedrock takes a thinking budget for Claude models only; use reasoning_effort for ${ctx.model}`);
   if (reasoning.exclude) invalidRequest('reasoning.exclude', 'is not supported by provider type bedrock');
   return { reasoningConfig: { type: 'enabled', maxReasoningEffort: reasoning.effort === 'minimal' ? 'low' : reasoning.effort } };
+}
+
+/** Anthropic's models (`anthropic.claude-...`, and inference profiles such as `us.anthropic.claude-...`), which take Anthropic's request rules. */
+function isClaude(model: string): boolean {
+  return /anthropic\.|claude/i.test(model);
 }
 
 function mapInferenceConfig(request: ChatCompletionRequest, ctx: AttemptContext<BedrockProviderConfig>): ConverseInferenceConfig {

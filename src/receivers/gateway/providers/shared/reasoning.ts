@@ -63,6 +63,23 @@ export function thinkingBudget(reasoning: Extract<Reasoning, { on: true }>, maxT
   return { budget, maxTokens };
 }
 
+/**
+ * What Claude's extended thinking cannot take, on Anthropic's API and on
+ * Bedrock alike: it samples at temperature 1, without top_k, with top_p
+ * 0.95-1, and never forces a tool call. Refused rather than dropped, so an
+ * endpoint of another type may take the request as it is.
+ * https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#feature-compatibility
+ * https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html
+ */
+export function rejectWithThinking(request: ChatCompletionRequest, providerType: string): void {
+  const why = `with reasoning for provider type ${providerType}`;
+  if (request.temperature !== undefined && request.temperature !== 1) invalidRequest('temperature', `must be 1 ${why}`);
+  if (request.top_k !== undefined) invalidRequest('top_k', `is not supported ${why}`);
+  if (request.top_p !== undefined && request.top_p < 0.95) invalidRequest('top_p', `must be between 0.95 and 1 ${why}`);
+  const choice = request.tool_choice;
+  if (choice === 'required' || (typeof choice === 'object' && choice.type === 'function')) invalidRequest('tool_choice', `cannot force a tool call ${why}`);
+}
+
 /** One whole reasoning block of an assistant turn, ready to replay upstream. */
 export type ReplayBlock = { kind: 'text'; text: string; signature: string } | { kind: 'encrypted'; data: string };
 

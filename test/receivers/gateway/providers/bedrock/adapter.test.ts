@@ -283,6 +283,22 @@ describe('bedrock adapter', () => {
     await expect(build([{ role: 'system', content: 'Be brief.' }])).rejects.toThrow(/^messages: /);
   });
 
+  it('refuses with reasoning on a Claude model the sampling settings and forced tool calls extended thinking cannot take, and lets the ones it can through', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    const thinking = { messages: [{ role: 'user' as const, content: 'a' }], reasoning_effort: 'low' as const, max_tokens: 8000, tools: [weatherTool] };
+    const build = (body: Record<string, unknown>) => bedrockAdapter.buildRequest({ model: 'm', ...thinking, ...body }, ctx);
+    await expect(build({ temperature: 0.2 })).rejects.toThrow(/^temperature: /);
+    await expect(build({ top_p: 0.9 })).rejects.toThrow(/^top_p: /);
+    await expect(build({ tool_choice: 'required' })).rejects.toThrow(/^tool_choice: /);
+    await expect(build({ tool_choice: { type: 'function', function: { name: 'get_weather' } } })).rejects.toThrow(ProviderRequestError);
+    expect(fake?.requests).toHaveLength(0);
+    await complete(bedrockAdapter, ctx, { ...thinking, temperature: 1, top_p: 0.95, tool_choice: 'auto' });
+    expect(sent()).toMatchObject({ additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 1600 } }, inferenceConfig: { temperature: 1, topP: 0.95 }, toolConfig: { toolChoice: { auto: {} } } });
+    await complete(bedrockAdapter, ctx, { ...thinking, reasoning_effort: 'none', temperature: 0.2, top_p: 0.5, tool_choice: 'required' });
+    expect(sent(1)).toMatchObject({ inferenceConfig: { temperature: 0.2, topP: 0.5 }, toolConfig: { toolChoice: { any: {} } } });
+    expect(sent(1).additionalModelRequestFields).toBeUndefined();
+  });
+
   it('refuses penalties, token biases and a seed, which Converse has no setting for, and lets their neutral values through', async () => {
     const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
     const build = (body: Record<string, unknown>) => bedrockAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], ...body }, ctx);

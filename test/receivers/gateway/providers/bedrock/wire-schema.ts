@@ -104,6 +104,12 @@ export function conversationProblems(body: ConverseRequest): string[] {
   const problems: string[] = [];
   const thinking = body.additionalModelRequestFields?.thinking;
   if (thinking !== undefined && thinking.budget_tokens >= (body.inferenceConfig?.maxTokens ?? 0)) problems.push('body additionalModelRequestFields.thinking.budget_tokens: must be below inferenceConfig.maxTokens');
+  // Claude with thinking, as on Anthropic's API: https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html
+  const sampling = body.inferenceConfig;
+  if (thinking !== undefined && sampling?.temperature !== undefined && sampling.temperature !== 1) problems.push('body inferenceConfig.temperature: may only be set to 1 when thinking is enabled');
+  if (thinking !== undefined && sampling?.topP !== undefined && sampling.topP < 0.95) problems.push('body inferenceConfig.topP: must be between 0.95 and 1 when thinking is enabled');
+  const forced = body.toolConfig?.toolChoice;
+  if (thinking !== undefined && forced !== undefined && !('auto' in forced)) problems.push('body toolConfig.toolChoice: thinking may not be used with a forced tool choice (any or tool)');
   if (body.messages[0]?.role !== 'user') problems.push('body messages.0: the conversation must start with a user message');
   const usesTools = body.messages.some((m) => m.content.some((b) => b.toolUse !== undefined || b.toolResult !== undefined));
   if (usesTools && body.toolConfig === undefined) problems.push('body: toolConfig is required when messages hold toolUse or toolResult blocks');
