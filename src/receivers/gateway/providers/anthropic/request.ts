@@ -1,7 +1,7 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
@@ -39,9 +39,7 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
     if (value < field.min || value > field.max) invalidRequest(field.from, `must be between ${field.min} and ${field.max} for provider type anthropic`);
     body[field.to] = value;
   }
-  const stop = stopList(request.stop);
-  // Anthropic refuses one of whitespace only ("each stop sequence must contain non-whitespace"); leaving it out would change where the answer ends.
-  if (stop?.some(isBlank) === true) invalidRequest('stop', 'a stop sequence of whitespace only is not supported by provider type anthropic');
+  const stop = claudeStopList(request.stop, 'anthropic');
   if (stop !== undefined && stop.length > 0) body.stop_sequences = stop;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
   const tools = functionTools(request.tools, 'anthropic');
@@ -151,10 +149,6 @@ function mapMessages(input: readonly ChatMessage[]): { system: AnthropicTextBloc
  * writes such text before a tool call at times, which the client sends back;
  * it says nothing, so it is left out.
  */
-function isBlank(text: string): boolean {
-  return text.trim() === '';
-}
-
 function textBlocks(text: string): AnthropicTextBlock[] {
   return isBlank(text) ? [] : [{ type: 'text', text }];
 }

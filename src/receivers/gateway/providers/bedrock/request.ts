@@ -1,7 +1,7 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { fetchImage } from '../shared/image-fetch.js';
-import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
@@ -125,7 +125,8 @@ function mapInferenceConfig(request: ChatCompletionRequest, ctx: AttemptContext<
   }
   const maxTokens = request.max_completion_tokens ?? request.max_tokens ?? ctx.maxTokens;
   if (maxTokens !== undefined) config.maxTokens = maxTokens;
-  const stop = stopList(request.stop);
+  // Converse itself takes a stop sequence of whitespace only; Claude refuses it.
+  const stop = isClaude(ctx.model) ? claudeStopList(request.stop, 'bedrock') : stopList(request.stop);
   if (stop !== undefined && stop.length > 0) config.stopSequences = stop;
   return config;
 }
@@ -190,7 +191,7 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
 
 /** Converse refuses a blank text block, in a tool result too: a tool that returned no text (or only images) answers an empty JSON object. */
 function toolResultContent(text: string): ConverseToolResultContent[] {
-  return text.trim() === '' ? [{ json: {} }] : [{ text }];
+  return isBlank(text) ? [{ json: {} }] : [{ text }];
 }
 
 /**
@@ -199,7 +200,7 @@ function toolResultContent(text: string): ConverseToolResultContent[] {
  * nothing, so it is left out.
  */
 function textBlocks(text: string): ConverseContentBlock[] {
-  return text.trim() === '' ? [] : [{ text }];
+  return isBlank(text) ? [] : [{ text }];
 }
 
 /** Text parts as blocks; a part with cache_control is followed by a cache point. */

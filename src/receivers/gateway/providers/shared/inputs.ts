@@ -193,6 +193,23 @@ export function stopList(stop: string | string[] | undefined): string[] | undefi
   return (typeof stop === 'string' ? [stop] : stop).filter((sequence) => sequence !== '');
 }
 
+/**
+ * `stop` as Claude takes it, on Anthropic's API and on Bedrock alike: a stop
+ * sequence of whitespace only (`"\n"`) is refused there ("each stop sequence
+ * must contain non-whitespace"), and leaving it out would change where the
+ * answer ends.
+ */
+export function claudeStopList(stop: string | string[] | undefined, providerType: string): string[] | undefined {
+  const list = stopList(stop);
+  if (list?.some(isBlank) === true) invalidRequest('stop', `a stop sequence of whitespace only is not supported by Claude models on provider type ${providerType}`);
+  return list;
+}
+
+/** Empty or whitespace only: text Claude refuses in a text block or a stop sequence, and Converse in any text block. */
+export function isBlank(text: string): boolean {
+  return text.trim() === '';
+}
+
 /** The gateway's id for a completion an upstream did not name. */
 export function completionId(): string {
   return `chatcmpl-${randomUUID().replaceAll('-', '')}`;

@@ -283,6 +283,17 @@ describe('bedrock adapter', () => {
     await expect(build([{ role: 'system', content: 'Be brief.' }])).rejects.toThrow(/^messages: /);
   });
 
+  it('refuses for a Claude model a stop sequence of whitespace only, which Claude cannot take, and sends it to other models', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    const build = (stop: string | string[]) => bedrockAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: 'a' }], stop }, ctx);
+    await expect(build('\n')).rejects.toThrow(/^stop: /);
+    await expect(build(['END', ' '])).rejects.toThrow(ProviderRequestError);
+    expect(fake?.requests).toHaveLength(0);
+    await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], stop: ['\nUser:', 'END'] });
+    await complete(bedrockAdapter, { ...ctx, model: 'meta.llama3-3-70b-instruct-v1:0' }, { messages: [{ role: 'user', content: 'a' }], stop: '\n' });
+    expect([sent(0).inferenceConfig?.stopSequences, sent(1).inferenceConfig?.stopSequences]).toEqual([['\nUser:', 'END'], ['\n']]);
+  });
+
   it('refuses with reasoning on a Claude model the sampling settings and forced tool calls extended thinking cannot take, and lets the ones it can through', async () => {
     const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
     const thinking = { messages: [{ role: 'user' as const, content: 'a' }], reasoning_effort: 'low' as const, max_tokens: 8000, tools: [weatherTool] };

@@ -133,6 +133,17 @@ export function requestProblems(seen: Seen): string[] {
   if (seen.headers['content-type'] !== 'application/json') problems.push('content-type is not application/json');
   const shape = zodProblems(converseRequest, seen.body, 'body');
   problems.push(...shape);
-  if (shape.length === 0) problems.push(...conversationProblems(converseRequest.parse(seen.body)));
+  if (shape.length > 0) return problems;
+  const body = converseRequest.parse(seen.body);
+  problems.push(...conversationProblems(body));
+  const model = decodeURIComponent(seen.path.split('/')[2] ?? '');
+  if (/anthropic\.|claude/i.test(model)) problems.push(...claudeProblems(body));
+  return problems;
+}
+
+/** What Claude refuses beyond Converse's own checks, as Anthropic's API does (Bedrock answers them as "The model returned the following errors: ..."). */
+function claudeProblems(body: ConverseRequest): string[] {
+  const problems: string[] = [];
+  if (body.inferenceConfig?.stopSequences?.some((stop) => stop.trim() === '') === true) problems.push('body inferenceConfig.stopSequences: each stop sequence must contain non-whitespace');
   return problems;
 }
