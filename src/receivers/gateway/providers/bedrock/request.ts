@@ -186,6 +186,12 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
     else messages.push(turn);
   }
   if (messages.length === 0) invalidRequest('messages', 'provider type bedrock needs a user or assistant message with content');
+  // A last assistant turn is a prefill, which Claude refuses to end in whitespace ("final assistant
+  // content cannot end with trailing whitespace"); the model writes its own. Trimmed for every model:
+  // nothing is lost, and an inference profile's ARN does not say that it serves Claude.
+  const last = messages.at(-1);
+  const prefill = last?.role === 'assistant' ? last.content.findLast((block) => !('cachePoint' in block)) : undefined;
+  if (prefill !== undefined && 'text' in prefill) prefill.text = prefill.text.trimEnd();
   return messages;
 }
 

@@ -274,6 +274,20 @@ describe('bedrock adapter', () => {
     await expect(build({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/tiff;base64,AAAA' } }] }] })).rejects.toThrow(/image\/tiff/);
   });
 
+  it('sends a final assistant turn (a prefill) without the trailing whitespace Claude refuses there, past its cache point, and earlier turns as they are', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: ' {"a": 1}' }]));
+    const out = await complete(bedrockAdapter, ctx, {
+      messages: [
+        { role: 'user', content: 'Say hi.' },
+        { role: 'assistant', content: 'Hi! \n' },
+        { role: 'user', content: 'Now JSON.' },
+        { role: 'assistant', content: [{ type: 'text', text: 'Sure.' }, { type: 'text', text: 'Answer: \n', cache_control: { type: 'ephemeral' } }] },
+      ],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent().messages.map((m) => m.content)).toEqual([[{ text: 'Say hi.' }], [{ text: 'Hi! \n' }], [{ text: 'Now JSON.' }], [{ text: 'Sure.' }, { text: 'Answer:' }, { cachePoint: { type: 'default' } }]]);
+  });
+
   it('refuses an empty user message instead of leaving it out and changing the conversation', async () => {
     const ctx = await setup(() => undefined);
     const build = (messages: unknown[]) => bedrockAdapter.buildRequest({ model: 'm', messages } as never, ctx);

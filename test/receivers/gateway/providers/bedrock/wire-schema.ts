@@ -145,5 +145,9 @@ export function requestProblems(seen: Seen): string[] {
 function claudeProblems(body: ConverseRequest): string[] {
   const problems: string[] = [];
   if (body.inferenceConfig?.stopSequences?.some((stop) => stop.trim() === '') === true) problems.push('body inferenceConfig.stopSequences: each stop sequence must contain non-whitespace');
+  // A cachePoint is a marker after the block it caches, not content.
+  const last = body.messages.at(-1);
+  const lastBlock = last?.role === 'assistant' ? last.content.findLast((block) => block.cachePoint === undefined) : undefined;
+  if (lastBlock?.text !== undefined && /\s$/.test(lastBlock.text)) problems.push('body messages: final assistant content cannot end with trailing whitespace');
   return problems;
 }
