@@ -828,6 +828,28 @@ describe('POST /v1/messages translated to Bedrock', () => {
     expect((bedrock?.requests[1]?.body as { messages: unknown[] }).messages[1]).toEqual({ role: 'assistant', content: [{ toolUse: { toolUseId: 'tu_1', name: 'get_weather', input: { city: 'Oslo' } } }] });
   });
 
+  it("holds Claude on Bedrock to Anthropic's rules: a prefill goes without its trailing whitespace, and what thinking cannot take or a whitespace-only stop sequence is a 400 naming it", async () => {
+    const client = await setup({ bedrock: (_seen, res) => sendConverse(res, [{ text: ' 42' }]) });
+    const answer = await client.messages.create({ model: 'bedrock/nova-test', max_tokens: 100, messages: [{ role: 'user', content: 'The answer?' }, { role: 'assistant', content: 'Answer: ' }] });
+    expect(answer.content).toEqual([{ type: 'text', text: ' 42' }]);
+    expect(bedrock?.requests[0]?.body).toMatchObject({ messages: [{ role: 'user' }, { role: 'assistant', content: [{ text: 'Answer:' }] }] });
+
+    const thinking = { thinking: { type: 'enabled', budget_tokens: 2000 } };
+    const refusals: Array<[Record<string, unknown>, string]> = [
+      [{ ...thinking, temperature: 0.5 }, 'temperature'],
+      [{ ...thinking, top_p: 0.9 }, 'top_p'],
+      [{ ...thinking, tools: [weatherTool], tool_choice: { type: 'any' } }, 'tool_choice'],
+      [{ stop_sequences: ['\n'] }, 'stop_sequences'],
+    ];
+    for (const [body, param] of refusals) {
+      const request = { model: 'bedrock/nova-test', max_tokens: 8000, messages: [{ role: 'user', content: 'Weather?' }], ...body } as Anthropic.MessageCreateParamsNonStreaming;
+      const error = await client.messages.create(request).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(Anthropic.BadRequestError);
+      expect(((error as InstanceType<typeof Anthropic.BadRequestError>).error as { error: { message: string } }).error.message).toContain(`${param}: `);
+    }
+    expect(bedrock?.requests).toHaveLength(1);
+  });
+
   it('turns cache_control into cachePoints and reports cache reads in usage', async () => {
     const client = await setup({
       bedrock: (_seen, res) => sendConverse(res, [{ text: 'ok' }], 'end_turn', { usage: { inputTokens: 10, outputTokens: 2, totalTokens: 412, cacheReadInputTokens: 400 } }),
