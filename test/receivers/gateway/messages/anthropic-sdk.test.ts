@@ -850,6 +850,26 @@ describe('POST /v1/messages translated to Bedrock', () => {
     expect(bedrock?.requests).toHaveLength(1);
   });
 
+  it('answers stop_sequence with the sequence Claude on Bedrock names (additionalModelResponseFields), whole and streamed', async () => {
+    const matched = { additionalModelResponseFields: { stop_sequence: 'END' } };
+    const client = await setup({
+      bedrock: (seen, res) => {
+        if (seen.path.endsWith('/converse')) sendConverse(res, [{ text: 'Done. ' }], 'stop_sequence', matched);
+        else void sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Done. ']), frame('messageStop', { stopReason: 'stop_sequence', ...matched }), ...endFrames('end_turn').slice(1)]);
+      },
+    });
+    const request = { model: 'bedrock/nova-test', max_tokens: 100, stop_sequences: ['STOP', 'END'], messages: [{ role: 'user' as const, content: 'Count.' }] };
+    const answer = await client.messages.create(request);
+    expect([answer.stop_reason, answer.stop_sequence]).toEqual(['stop_sequence', 'END']);
+    expect(bedrock?.requests[0]?.body).toMatchObject({ inferenceConfig: { stopSequences: ['STOP', 'END'] }, additionalModelResponseFieldPaths: ['/stop_sequence'] });
+    const streamed = await client.messages.stream(request).finalMessage();
+    expect([streamed.stop_reason, streamed.stop_sequence]).toEqual(['stop_sequence', 'END']);
+    // Without stop sequences nothing extra is asked for.
+    const { stop_sequences: _stops, ...unstopped } = request;
+    await client.messages.create(unstopped);
+    expect(bedrock?.requests[2]?.body).not.toHaveProperty('additionalModelResponseFieldPaths');
+  });
+
   it('turns cache_control into cachePoints and reports cache reads in usage', async () => {
     const client = await setup({
       bedrock: (_seen, res) => sendConverse(res, [{ text: 'ok' }], 'end_turn', { usage: { inputTokens: 10, outputTokens: 2, totalTokens: 412, cacheReadInputTokens: 400 } }),

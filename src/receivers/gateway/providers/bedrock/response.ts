@@ -5,7 +5,7 @@ import { tokenCount } from '../../../../shared/tokens.js';
 import { REASONING_FORMATS, STRUCTURED_OUTPUT_TOOL } from '../shared/reasoning.js';
 import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
-import type { ConverseResponse, ConverseStopReason, ConverseUsage } from './wire.js';
+import type { ConverseAdditionalFields, ConverseResponse, ConverseStopReason, ConverseUsage } from './wire.js';
 
 const decoder = new TextDecoder();
 
@@ -18,6 +18,16 @@ const FINISH_REASONS: Readonly<Record<ConverseStopReason, FinishReason>> = {
   guardrail_intervened: 'content_filter',
   content_filtered: 'content_filter',
 };
+
+/**
+ * The stop sequence that ended the answer, as vLLM names it on a choice
+ * (`stop_reason`), when Claude said which (additionalModelResponseFieldPaths):
+ * a Messages answer then carries it as `stop_sequence`.
+ */
+export function matchedStop(reason: ConverseStopReason, fields: ConverseAdditionalFields | undefined): { stop_reason?: string } {
+  const sequence = fields?.stop_sequence;
+  return reason === 'stop_sequence' && typeof sequence === 'string' ? { stop_reason: sequence } : {};
+}
 
 export function mapStopReason(reason: ConverseStopReason): FinishReason {
   return FINISH_REASONS[reason] ?? 'stop';
@@ -79,6 +89,7 @@ export function parseBedrockResponse(body: Uint8Array, ctx: AttemptContext<Bedro
         message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...reasoningFields },
         // The forced structured-output call is the answer, not a tool call to run.
         finish_reason: structured && response.stopReason === 'tool_use' ? 'stop' : mapStopReason(response.stopReason),
+        ...matchedStop(response.stopReason, response.additionalModelResponseFields),
       },
     ],
     ...(response.usage !== undefined ? { usage: mapUsage(response.usage) } : {}),

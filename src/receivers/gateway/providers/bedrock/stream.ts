@@ -8,7 +8,7 @@ import type { BedrockProviderConfig } from './config.js';
 import { classifyBedrockException, errorTypeOf } from './errors.js';
 import { EventStreamDecoder, headerString } from './event-stream.js';
 import type { Message } from '@smithy/eventstream-codec';
-import { mapStopReason, mapUsage } from './response.js';
+import { mapStopReason, mapUsage, matchedStop } from './response.js';
 import type { ConverseStreamEvents } from './wire.js';
 
 const decoder = new TextDecoder();
@@ -99,8 +99,11 @@ class BedrockStreamMapper implements StreamMapper {
       case 'messageStop': {
         for (const blockIndex of [...this.#noArguments.keys()]) this.#closeEmptyCall(blockIndex, chunks);
         this.#stopped = true;
-        const { stopReason } = event as ConverseStreamEvents['messageStop'];
-        chunks.push(out.delta({}, this.#structuredBlock !== undefined && stopReason === 'tool_use' ? 'stop' : mapStopReason(stopReason)));
+        const { stopReason, additionalModelResponseFields } = event as ConverseStreamEvents['messageStop'];
+        const last = out.delta({}, this.#structuredBlock !== undefined && stopReason === 'tool_use' ? 'stop' : mapStopReason(stopReason));
+        const choice = last.choices[0];
+        if (choice !== undefined) Object.assign(choice, matchedStop(stopReason, additionalModelResponseFields));
+        chunks.push(last);
         break;
       }
       case 'metadata': {

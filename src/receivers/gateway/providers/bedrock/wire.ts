@@ -58,6 +58,13 @@ export interface ConverseRequest {
    * `reasoningConfig: {type, maxReasoningEffort}`.
    */
   additionalModelRequestFields?: Record<string, unknown>;
+  /** JSON pointers of model-specific answer fields to return (Claude's `/stop_sequence`). */
+  additionalModelResponseFieldPaths?: string[];
+}
+
+/** The model-specific answer fields asked for: Claude's `stop_sequence` names the stop sequence that ended the answer. */
+export interface ConverseAdditionalFields {
+  stop_sequence?: unknown;
 }
 
 export type ConverseStopReason =
@@ -83,6 +90,7 @@ export type ConverseResponseBlock = { text: string } | { toolUse: ConverseToolUs
 export interface ConverseResponse {
   output: { message: { role: 'assistant'; content: ConverseResponseBlock[] } };
   stopReason: ConverseStopReason;
+  additionalModelResponseFields?: ConverseAdditionalFields;
   usage?: ConverseUsage;
   metrics?: { latencyMs: number };
 }
@@ -94,6 +102,6 @@ export interface ConverseStreamEvents {
   contentBlockStart: { contentBlockIndex: number; start: { toolUse?: { toolUseId: string; name: string } } };
   contentBlockDelta: { contentBlockIndex: number; delta: { text?: string; toolUse?: { input: string }; reasoningContent?: { text?: string; signature?: string; redactedContent?: string } } };
   contentBlockStop: { contentBlockIndex: number };
-  messageStop: { stopReason: ConverseStopReason };
+  messageStop: { stopReason: ConverseStopReason; additionalModelResponseFields?: ConverseAdditionalFields };
   metadata: { usage?: ConverseUsage; metrics?: { latencyMs: number } };
 }

@@ -56,6 +56,8 @@ describe('bedrock adapter', () => {
       messages: [{ role: 'user', content: [{ text: 'Hi' }] }],
       system: [{ text: 'Be brief.' }],
       inferenceConfig: { temperature: 0.2, topP: 0.8, maxTokens: 2048, stopSequences: ['END'] },
+      // Claude names the stop sequence that ended its answer only when asked.
+      additionalModelResponseFieldPaths: ['/stop_sequence'],
     });
   });
 
