@@ -233,6 +233,18 @@ describe('OTLP/HTTP receiver', () => {
     expect(consumer.spans()[0]?.attributes?.map((kv) => kv.value)).toEqual([...members.map(() => ({})), { intValue: '7' }]);
   });
 
+  it('answers 400 to a doubleValue string of 250,000 digits and a letter, checked in one pass rather than trying every split of its digits', async () => {
+    // The check once matched `\d+\.?\d*`, which splits a run of digits every way
+    // before failing: this body (under the worker thread's threshold) held the event loop for minutes.
+    const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const attributes = [{ key: 'long', value: { doubleValue: `${'1'.repeat(250_000)}x` } }];
+    const body = { resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'long', attributes }] }] }] };
+    const answer = await send(tracesUrl, Buffer.from(JSON.stringify(body)), { 'content-type': JSON_TYPE });
+    expect(answer.status).toBe(400);
+    expect((JSON.parse(answer.body.toString()) as { message: string }).message).toContain('spans[0].attributes[0].value.doubleValue: must be a number');
+    await expectStillServing(tracesUrl);
+  });
+
   it('reads 32-bit counts and flags from decimal strings as well as numbers, as the proto3 JSON mapping and the collector do', async () => {
     const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
     const request = (flags: unknown) =>
