@@ -1,6 +1,6 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
-import { fetchImage } from '../shared/image-fetch.js';
+import { RequestImages } from '../shared/image-fetch.js';
 import { OPENAI_ONLY_PARAMS, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
@@ -151,6 +151,7 @@ function mapToolChoice(choice: ToolChoice | undefined): ConverseToolChoice | und
 }
 
 async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<BedrockProviderConfig>): Promise<ConverseMessage[]> {
+  const images = new RequestImages(ctx.provider.image_fetch, ctx);
   const messages: ConverseMessage[] = [];
   for (const [i, message] of input.entries()) {
     const param = `messages[${i}]`;
@@ -160,7 +161,7 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
       case 'developer':
         continue;
       case 'user':
-        turn = { role: 'user', content: typeof message.content === 'string' ? textBlocks(message.content) : (await Promise.all(message.content.map((part, j) => mapPart(part, `${param}.content[${j}]`, ctx)))).flat() };
+        turn = { role: 'user', content: typeof message.content === 'string' ? textBlocks(message.content) : (await Promise.all(message.content.map((part, j) => mapPart(part, `${param}.content[${j}]`, images)))).flat() };
         // Leaving it out would change the conversation (a last one would turn the assistant's turn into a prefill).
         if (turn.content.every((block) => 'cachePoint' in block)) invalidRequest(`${param}.content`, 'is empty, which provider type bedrock refuses');
         break;
@@ -227,12 +228,12 @@ function reasoningBlocks(message: AssistantMessage): ConverseContentBlock[] {
   );
 }
 
-async function mapPart(part: ContentPart, param: string, ctx: AttemptContext<BedrockProviderConfig>): Promise<ConverseContentBlock[]> {
+async function mapPart(part: ContentPart, param: string, images: RequestImages): Promise<ConverseContentBlock[]> {
   if (part.type === 'text') return textBlocksOf([part]);
   if (part.type !== 'image_url') invalidRequest(param, `${part.type} parts are not supported by provider type bedrock`);
   const url = part.image_url.url;
   const urlParam = `${param}.image_url.url`;
-  const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await fetchImage(url, ctx.provider.image_fetch, ctx.signal, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));
+  const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await images.fetch(url, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));
   const format = IMAGE_FORMATS[image.mediaType];
   if (format === undefined) invalidRequest(urlParam, `${image.mediaType} is not supported by provider type bedrock (png, jpeg, gif, webp)`);
   return cached(part, [{ image: { format, source: { bytes: image.data } } }]);

@@ -2,7 +2,7 @@
 import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from '../shared/openai-types.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
-import { fetchImage } from '../shared/image-fetch.js';
+import { RequestImages } from '../shared/image-fetch.js';
 import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { toGeminiSchema } from './schema.js';
@@ -107,6 +107,7 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
   for (const message of messages) {
     if (message.role === 'assistant') for (const call of message.tool_calls ?? []) if (call.type === 'function') functionNames.set(call.id, call.function.name);
   }
+  const images = new RequestImages(ctx.provider.image_fetch, ctx);
   const contents: GeminiContent[] = [];
   for (const [i, message] of messages.entries()) {
     const param = `messages[${i}]`;
@@ -116,7 +117,7 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
       case 'developer':
         continue;
       case 'user': {
-        const parts = typeof message.content === 'string' ? textParts(message.content) : (await Promise.all(message.content.map((part, j) => mapPart(part, `${param}.content[${j}]`, ctx)))).flat();
+        const parts = typeof message.content === 'string' ? textParts(message.content) : (await Promise.all(message.content.map((part, j) => mapPart(part, `${param}.content[${j}]`, images)))).flat();
         turn = { role: 'user', parts };
         break;
       }
@@ -166,12 +167,12 @@ function textParts(text: string): GeminiPart[] {
   return text === '' ? [] : [{ text }];
 }
 
-async function mapPart(part: ContentPart, param: string, ctx: AttemptContext<GoogleProviderConfig>): Promise<GeminiPart[]> {
+async function mapPart(part: ContentPart, param: string, images: RequestImages): Promise<GeminiPart[]> {
   if (part.type === 'text') return textParts(part.text);
   if (part.type !== 'image_url') invalidRequest(param, `${part.type} parts are not supported by provider type google`);
   const url = part.image_url.url;
   const urlParam = `${param}.image_url.url`;
-  const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await fetchImage(url, ctx.provider.image_fetch, ctx.signal, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));
+  const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await images.fetch(url, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));
   return [{ inlineData: { mimeType: image.mediaType, data: image.data } }];
 }
 

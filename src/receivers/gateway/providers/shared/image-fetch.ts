@@ -1,6 +1,6 @@
-// Fetches an http(s) image for providers that only take inline bytes (Gemini,
-// Bedrock Converse). Bounded by size and time; non-public addresses refused
-// unless `image_fetch.allow_private_addresses` is set.
+// Fetches http(s) images for providers that only take inline bytes (Gemini,
+// Bedrock Converse). Bounded by size and time, per image and per request;
+// non-public addresses refused unless `image_fetch.allow_private_addresses` is set.
 import { isIP } from 'node:net';
 import { Agent, type Dispatcher } from 'undici';
 import { abortableRequest } from '../../../../shared/abortable-request.js';
@@ -10,8 +10,10 @@ import { guardedLookup, isPublicAddress } from './address-guard.js';
 import { imageMediaType, invalidRequest, type InlineImage } from './inputs.js';
 
 export interface ImageFetchConfig {
-  /** bytes */
+  /** bytes, one image */
   max_size: number;
+  /** bytes, every image one request fetches */
+  max_total_size: number;
   /** ms, the whole fetch including redirects */
   timeout: number;
   allow_private_addresses: boolean;
@@ -20,17 +22,65 @@ export interface ImageFetchConfig {
 export const imageFetchConfigSchema = z
   .strictObject({
     max_size: positiveByteSize().default(10 * 1024 * 1024),
+    // Gemini's limit for a whole request with inline data.
+    max_total_size: positiveByteSize().default(20 * 1024 * 1024),
     timeout: positiveTimerDuration().default(10_000),
     allow_private_addresses: z.boolean().default(false),
   })
   .prefault({});
 
 const MAX_REDIRECTS = 3;
+/** Images one request fetches at once; the others wait for a free slot. */
+const CONCURRENT_FETCHES = 4;
 
 const guardedAgent = new Agent({ connect: { lookup: guardedLookup }, connections: 16 });
 const openAgent = new Agent({ connections: 16 });
 
-export async function fetchImage(url: string, config: ImageFetchConfig, signal: AbortSignal, param: string): Promise<InlineImage> {
+/**
+ * The images of one upstream request. A request of a few kilobytes can name
+ * thousands of image URLs: fetched all at once and held whole, they cost a
+ * socket each and gigabytes of memory. So they are fetched a few at a time,
+ * their bytes together are bounded by `image_fetch.max_total_size`, and the
+ * first image that fails (which fails the request) stops the others.
+ */
+export class RequestImages {
+  readonly #config: ImageFetchConfig;
+  readonly #attempt: { readonly signal: AbortSignal };
+  readonly #stop = new AbortController();
+  readonly #waiting: (() => void)[] = [];
+  #signal: AbortSignal | undefined;
+  #running = 0;
+  #bytes = 0;
+
+  /** `attempt.signal` (a client gone, a timeout) is asked for at the first fetch: most requests have no image URL. */
+  constructor(config: ImageFetchConfig, attempt: { readonly signal: AbortSignal }) {
+    this.#config = config;
+    this.#attempt = attempt;
+  }
+
+  async fetch(url: string, param: string): Promise<InlineImage> {
+    const signal = (this.#signal ??= AbortSignal.any([this.#attempt.signal, this.#stop.signal]));
+    while (this.#running >= CONCURRENT_FETCHES) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#running += 1;
+    try {
+      return await fetchImage(url, this.#config, signal, param, (bytes) => this.#take(bytes));
+    } catch (err) {
+      this.#stop.abort(err);
+      throw err;
+    } finally {
+      this.#running -= 1;
+      this.#waiting.shift()?.();
+    }
+  }
+
+  /** Counts `bytes` more of this request's images; false once they pass max_total_size together. */
+  #take(bytes: number): boolean {
+    this.#bytes += bytes;
+    return this.#bytes <= this.#config.max_total_size;
+  }
+}
+
+async function fetchImage(url: string, config: ImageFetchConfig, signal: AbortSignal, param: string, take: (bytes: number) => boolean): Promise<InlineImage> {
   const dispatcher: Dispatcher = config.allow_private_addresses ? openAgent : guardedAgent;
   const deadline = AbortSignal.any([signal, AbortSignal.timeout(config.timeout)]);
   let current = url;
@@ -58,7 +108,7 @@ export async function fetchImage(url: string, config: ImageFetchConfig, signal: 
       await response.body.dump();
       invalidRequest(param, `image fetch answered content-type ${mediaType === '' ? '(none)' : mediaType}, not image/*`);
     }
-    const bytes = await readBounded(response, config.max_size, param, signal);
+    const bytes = await readBounded(response, config, param, signal, take);
     return { mediaType, data: bytes.toString('base64') };
   }
   invalidRequest(param, `image fetch redirected more than ${MAX_REDIRECTS} times`);
@@ -78,7 +128,8 @@ function checkUrl(url: string, config: ImageFetchConfig, param: string): URL {
   return parsed;
 }
 
-async function readBounded(response: Dispatcher.ResponseData, maxSize: number, param: string, signal: AbortSignal): Promise<Buffer> {
+async function readBounded(response: Dispatcher.ResponseData, config: ImageFetchConfig, param: string, signal: AbortSignal, take: (bytes: number) => boolean): Promise<Buffer> {
+  const maxSize = config.max_size;
   const declared = Number(response.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxSize) {
     await response.body.dump();
@@ -86,11 +137,14 @@ async function readBounded(response: Dispatcher.ResponseData, maxSize: number, p
   }
   const chunks: Buffer[] = [];
   let size = 0;
+  let withinTotal = true;
   try {
     for await (const chunk of response.body) {
       const buffer = chunk as Buffer;
       size += buffer.length;
       if (size > maxSize) break;
+      withinTotal = take(buffer.length);
+      if (!withinTotal) break;
       chunks.push(buffer);
     }
   } catch (err) {
@@ -101,6 +155,10 @@ async function readBounded(response: Dispatcher.ResponseData, maxSize: number, p
   if (size > maxSize) {
     response.body.destroy();
     invalidRequest(param, `image is more than image_fetch.max_size (${maxSize}) bytes`);
+  }
+  if (!withinTotal) {
+    response.body.destroy();
+    invalidRequest(param, `the request's images are more than image_fetch.max_total_size (${config.max_total_size}) bytes together`);
   }
   return Buffer.concat(chunks);
 }

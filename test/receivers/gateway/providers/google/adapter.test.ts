@@ -320,6 +320,46 @@ describe('google adapter', () => {
     await expect(build('/images/page.html')).rejects.toThrow(/not image/);
   });
 
+  it('refuses a request whose images pass image_fetch.max_total_size together, each of them under max_size', async () => {
+    const ctx = await setup(
+      (seen, res) => {
+        if (!seen.path.startsWith('/images/')) return sendResponse(res, [{ text: 'ok' }]);
+        res.writeHead(200, { 'content-type': 'image/png' });
+        res.end(Buffer.alloc(1000));
+      },
+      { image_fetch: { allow_private_addresses: true, max_size: '1KiB', max_total_size: '2KiB' } },
+    );
+    const images = (count: number) => Array.from({ length: count }, (_, i) => ({ type: 'image_url' as const, image_url: { url: `${fake?.url}/images/${i}.png` } }));
+    const build = (count: number) => googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content: images(count) }] }, ctx);
+    await expect(build(2)).resolves.toBeDefined();
+    await expect(build(3)).rejects.toThrow(/image_fetch\.max_total_size \(2048\)/);
+  });
+
+  it('fetches at most four images of a request at once', async () => {
+    // Images are answered four at a time, a moment after the fourth arrives: without the bound
+    // the other eight were on their way meanwhile; with it, none can come before an answer.
+    const held: Array<() => void> = [];
+    let open = 0;
+    let mostOpen = 0;
+    const ctx = await setup(
+      (seen, res) => {
+        if (!seen.path.startsWith('/images/')) return sendResponse(res, [{ text: 'ok' }]);
+        open += 1;
+        mostOpen = Math.max(mostOpen, open);
+        held.push(() => {
+          open -= 1;
+          servePng(res);
+        });
+        if (open === 4) setTimeout(() => held.splice(0).forEach((answer) => answer()), 50);
+      },
+      { image_fetch: { allow_private_addresses: true } },
+    );
+    const content = Array.from({ length: 12 }, (_, i) => ({ type: 'image_url' as const, image_url: { url: `${fake?.url}/images/${i}.png` } }));
+    await googleAdapter.buildRequest({ model: 'm', messages: [{ role: 'user', content }] }, ctx);
+    expect(fake?.requests.filter((r) => r.path.startsWith('/images/'))).toHaveLength(12);
+    expect(mostOpen).toBe(4);
+  });
+
   it('refuses an image whose server never answers its TLS handshake at image_fetch.timeout, not at the connect timeout', async () => {
     // undici hears no abort while a connection is being made: the handshake would run to its connect timeout (10 s).
     const silent = await startSilentServer();
