@@ -79,9 +79,9 @@ function urlSecrets(url: string): string[] {
  */
 const MIN_HEADER_SECRET_LENGTH = 4;
 
-function headerSecrets(headers: Readonly<Record<string, string>>): string[] {
+function valueSecrets(values: Iterable<string>): string[] {
   const secrets: string[] = [];
-  for (const value of Object.values(headers)) {
+  for (const value of values) {
     const trimmed = value.trim();
     const credentials = /^[A-Za-z][\w.+-]*\s+(\S+)$/.exec(trimmed)?.[1];
     for (const secret of [trimmed, credentials]) if (secret !== undefined && secret.length >= MIN_HEADER_SECRET_LENGTH) secrets.push(secret);
@@ -107,7 +107,15 @@ function redactorOf(secrets: readonly string[]): (text: string) => string {
  * in part, and one that refuses a key may say which key it refused.
  */
 export function deliverySecretsRedactor(url: string, headers: Readonly<Record<string, string>>): (text: string) => string {
-  return redactorOf([...urlSecrets(url), ...headerSecrets(headers)]);
+  return credentialsRedactor(url, Object.values(headers));
+}
+
+/**
+ * The same for any account at `url`: its URL's credentials and `values`
+ * (header values, keys), each also without a `<scheme> ` before it.
+ */
+export function credentialsRedactor(url: string, values: Iterable<string>): (text: string) => string {
+  return redactorOf([...urlSecrets(url), ...valueSecrets(values)]);
 }
 
 function decoded(component: string): string {

@@ -14,6 +14,7 @@ import { listenEndpoint } from '../../core/listener/endpoint.js';
 import type { Telemetry } from '../../shared/telemetry.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import type { ResolvedProvider } from './core/attempt.js';
+import { providerSecretsRedactor } from './core/provider-secrets.js';
 import type { PlanEnv } from './core/attempt-loop.js';
 import { Accountant, type AccountKey, type KeyLimits } from '../../usage/accountant.js';
 import { newGenerationId } from '../../shared/generation-id.js';
@@ -103,6 +104,7 @@ export class GatewayReceiver implements Receiver {
         adapter,
         firstByteMs: provider.first_byte_timeout ?? config.first_byte_timeout,
         idleMs: provider.stream_idle_timeout ?? config.stream_idle_timeout,
+        redact: providerSecretsRedactor(provider),
       });
     }
     this.#agents = new UpstreamAgents(providers.keys());

@@ -23,14 +23,24 @@ export interface AttemptFailure {
   outcome: AttemptOutcome;
 }
 
+/** The provider an attempt went to: its slug, and what hides its credentials in its upstream's words. */
+export interface AttemptProvider {
+  readonly slug: string;
+  readonly redact: (text: string) => string;
+}
+
 /**
  * A failure that is not an upstream HTTP status: timeouts, network errors,
  * bad upstream data, a client gone. `answering`: the upstream's 2xx answer
  * had begun, so a network error broke it off rather than kept it from being reached.
  */
-export function attemptFailure(err: unknown, clock: AttemptClock, slug: string, answering = false): AttemptFailure {
-  const failure = classify(err, clock, slug, answering);
-  return 'spanMessage' in failure ? failure : { ...failure, spanMessage: failure.error.message };
+export function attemptFailure(err: unknown, clock: AttemptClock, provider: AttemptProvider, answering = false): AttemptFailure {
+  const failure = classify(err, clock, provider.slug, answering);
+  const { error } = failure;
+  // An in-band error or a quoted answer carries the upstream's own words.
+  const message = provider.redact(error.message);
+  const redacted = message === error.message ? error : new GatewayHttpError(error.status, message, { type: error.errorType, code: error.errorCode, param: error.param, headers: { ...error.headers } });
+  return { ...failure, error: redacted, spanMessage: 'spanMessage' in failure ? provider.redact(failure.spanMessage) : message };
 }
 
 function classify(err: unknown, clock: AttemptClock, slug: string, answering: boolean): Omit<AttemptFailure, 'spanMessage'> | AttemptFailure {

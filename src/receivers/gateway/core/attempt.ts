@@ -25,6 +25,8 @@ export interface ResolvedProvider {
   readonly adapter: ProviderAdapter;
   readonly firstByteMs: number;
   readonly idleMs: number;
+  /** Hides the provider's credentials in what its upstream says (see provider-secrets.ts). */
+  readonly redact: (text: string) => string;
 }
 
 export interface AttemptEnv {
@@ -71,7 +73,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.request.stream === true) {
       const mapper = provider.adapter.streamMapper(ctx);
-      const pipe = new ChatStreamPipe({ mapper, slug: provider.slug, state, span, capture: env.captureContent, clock, served });
+      const pipe = new ChatStreamPipe({ mapper, slug: provider.slug, redact: provider.redact, state, span, capture: env.captureContent, clock, served });
       const exchange = new StreamExchange(state.res, clock, span, pipe);
       env.agents.stream(provider.slug, upstream, url, clock, span, exchange);
       const outcome = await exchange.outcome;
@@ -160,7 +162,7 @@ export function isSuccess(status: number): boolean {
 
 /** An attempt that threw (timeout, network, bad upstream data, a refused request): recorded on its span and counted. */
 export function failedAttempt(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, err: unknown, clock: AttemptClock): AttemptResult {
-  const failure = attemptFailure(err, clock, provider.slug);
+  const failure = attemptFailure(err, clock, provider);
   span.fail(failure.spanErrorType, failure.spanMessage);
   env.countAttempt(provider.slug, failure.outcome);
   return { answered: false, fallback: failure.fallback, error: failure.error };
@@ -169,9 +171,10 @@ export function failedAttempt(env: AttemptEnv, provider: ResolvedProvider, span:
 /** A non-2xx upstream answer, classified by the provider's adapter. */
 export function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): AttemptResult {
   const info = provider.adapter.classifyError(status, body, headers);
-  span.fail(String(status), info.message);
+  const message = provider.redact(info.message);
+  span.fail(String(status), message);
   env.countAttempt(provider.slug, 'http_error');
-  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, info.message, { type: info.type, code: info.code, param: info.param, headers: retryHints(headers) }) };
+  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, message, { type: info.type, code: info.code, param: info.param, headers: retryHints(headers) }) };
 }
 
 /** Headers by which an upstream tells clients when (and whether) to retry: passed on when its answer is the one the client gets. */

@@ -86,6 +86,7 @@ function capturedCall(calls: Array<ToolCall | CustomToolCall>, call: ToolCallDel
 export interface ChatStreamOptions {
   readonly mapper: StreamMapper;
   readonly slug: string;
+  readonly redact: (text: string) => string;
   readonly state: RequestState;
   readonly span: SpanRecord;
   readonly capture: boolean;
@@ -122,8 +123,8 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
   }
 
   fail(err: unknown): StreamResult {
-    const { state, span, clock, slug } = this.#options;
-    const failure = attemptFailure(err, clock, slug, true);
+    const { state, span, clock } = this.#options;
+    const failure = attemptFailure(err, clock, this.#options, true);
     span.fail(failure.spanErrorType, failure.spanMessage);
     const encoder = this.#encoder;
     // Nothing reached the client yet: the fallback loop may try the next endpoint.

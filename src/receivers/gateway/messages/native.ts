@@ -73,7 +73,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.stream) {
-      const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ state, span, clock, slug: provider.slug, observed, served }));
+      const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ state, span, clock, slug: provider.slug, redact: provider.redact, observed, served }));
       env.agents.stream(provider.slug, upstream, url, clock, span, exchange);
       const outcome = await exchange.outcome;
       if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
@@ -170,6 +170,7 @@ interface NativeStreamOptions {
   readonly span: SpanRecord;
   readonly clock: AttemptClock;
   readonly slug: string;
+  readonly redact: (text: string) => string;
   readonly observed: Observed;
   readonly served: Served;
 }
@@ -193,8 +194,8 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
   }
 
   fail(err: unknown): AttemptResult {
-    const { span, state, clock, slug } = this.#options;
-    const failure = attemptFailure(err, clock, slug, true);
+    const { span, state, clock } = this.#options;
+    const failure = attemptFailure(err, clock, this.#options, true);
     span.fail(failure.spanErrorType, failure.spanMessage);
     if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
     // Charged before the client's stream ends: the generation is recorded once it has.

@@ -27,6 +27,8 @@ function response(): { res: ServerResponse; destroyed: () => boolean } {
 
 const controller: Dispatcher.DispatchController = { aborted: false, paused: false, reason: null, abort() {}, pause() {}, resume() {} };
 
+const ALPHA = { slug: 'alpha', redact: (text: string) => text };
+
 describe('StreamExchange', () => {
   it('cuts the answer and forbids a fallback when the pipe cannot even report its failure', async () => {
     const { res, destroyed } = response();
@@ -51,7 +53,7 @@ describe('StreamExchange', () => {
     clock.clear();
     expect(err).toBeInstanceOf(BrokenStreamError);
     expect(destroyed()).toBe(true);
-    expect(attemptFailure(err, clock, 'alpha')).toMatchObject({ fallback: false, outcome: 'stream_error' });
+    expect(attemptFailure(err, clock, ALPHA)).toMatchObject({ fallback: false, outcome: 'stream_error' });
   });
 });
 
@@ -59,9 +61,9 @@ describe('attemptFailure', () => {
   it('tells a network error (it has a code) from a failure inside the gateway (it has none)', () => {
     const clock = new AttemptClock(10_000, 10_000, new ClientLink());
     const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
-    expect(attemptFailure(refused, clock, 'alpha')).toMatchObject({ fallback: true, outcome: 'network_error', spanErrorType: 'ECONNREFUSED' });
-    expect(attemptFailure(refused, clock, 'alpha').error.message).toBe('Provider alpha could not be reached (ECONNREFUSED).');
-    const bug = attemptFailure(new TypeError("Cannot read properties of null (reading 'finish_reason')"), clock, 'alpha');
+    expect(attemptFailure(refused, clock, ALPHA)).toMatchObject({ fallback: true, outcome: 'network_error', spanErrorType: 'ECONNREFUSED' });
+    expect(attemptFailure(refused, clock, ALPHA).error.message).toBe('Provider alpha could not be reached (ECONNREFUSED).');
+    const bug = attemptFailure(new TypeError("Cannot read properties of null (reading 'finish_reason')"), clock, ALPHA);
     expect(bug).toMatchObject({ fallback: true, outcome: 'internal_error', spanErrorType: 'TypeError' });
     // The client is told where it failed; the span also says how.
     expect(bug.error.message).toBe('The attempt on provider alpha failed in the gateway (TypeError).');

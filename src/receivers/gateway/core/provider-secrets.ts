@@ -1,0 +1,16 @@
+// A provider's own credentials, should its upstream echo them in an error
+// ("invalid key: sk-..."), must not reach the client or the spans: hiding
+// them from clients is much of what a gateway is for. OpenAI masks a key it
+// refuses; OpenAI-compatible servers and the proxies in between do not all.
+import { credentialsRedactor } from '../../../shared/redact-url.js';
+import type { BaseProviderConfig } from '../providers/shared/types.js';
+
+/** Config keys that hold a credential, in any provider type (Bedrock's access keys among them). */
+const CREDENTIAL_KEYS = ['api_key', 'secret_access_key', 'session_token'] as const;
+
+/** Replaces the provider's credentials (keys, header values, those in its base_url) in a text with `***`. */
+export function providerSecretsRedactor(config: BaseProviderConfig): (text: string) => string {
+  const fields: Partial<Record<(typeof CREDENTIAL_KEYS)[number], unknown>> = config;
+  const credentials = CREDENTIAL_KEYS.map((key) => fields[key]).filter((value) => typeof value === 'string');
+  return credentialsRedactor(config.base_url, [...credentials, ...Object.values(config.headers ?? {})]);
+}
