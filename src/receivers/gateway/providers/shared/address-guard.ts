@@ -35,8 +35,9 @@ export function guardedLookup(hostname: string, options: LookupOptions, callback
   const all: LookupAllOptions = { ...options, all: true };
   dnsLookup(hostname, all, (err, addresses) => {
     if (err !== null) return callback(err, []);
-    const refused = addresses.find((entry) => !isPublicAddress(entry.address));
-    if (refused !== undefined) return callback(new BlockedAddressError(`${hostname} resolves to ${refused.address}, a non-public address`), []);
+    // Which address is not said: the message reaches the client, and what this
+    // resolver answers for internal names would map the gateway's network.
+    if (!addresses.every((entry) => isPublicAddress(entry.address))) return callback(new BlockedAddressError(`${hostname} resolves to a non-public address`), []);
     if (options.all === true) return callback(null, addresses);
     const first = addresses[0];
     if (first === undefined) return callback(new BlockedAddressError(`${hostname} has no address`), []);

@@ -291,6 +291,16 @@ describe('google adapter', () => {
     expect(fake?.requests).toHaveLength(0);
   });
 
+  it('does not tell the client which non-public address a host name resolves to', async () => {
+    // The gateway's resolver answers for its own network: what it says of internal names maps that network.
+    const ctx = await setup(() => undefined);
+    const request = { model: 'm', messages: [{ role: 'user' as const, content: [{ type: 'image_url' as const, image_url: { url: 'http://localhost:1/dot.png' } }] }] };
+    const err = await Promise.resolve(googleAdapter.buildRequest(request, ctx)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ProviderRequestError);
+    expect((err as Error).message).toContain('localhost resolves to a non-public address');
+    expect((err as Error).message).not.toMatch(/127\.0\.0\.1|::1/);
+  });
+
   it('refuses images over image_fetch.max_size and slower than image_fetch.timeout', async () => {
     const ctx = await setup(
       (seen, res) => {
