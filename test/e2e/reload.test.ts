@@ -1,11 +1,15 @@
 // SIGHUP applies a changed config without a restart: new listeners, new
 // resource attributes, and data already acknowledged still delivered.
 import { readFile, writeFile } from 'node:fs/promises';
+import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
 import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
+import type { ExportTraceServiceRequest } from '../../src/otlp/model.js';
+import { startUpstream } from '../receivers/gateway/harness.js';
 
 let daemon: RunningDaemon | undefined;
 let sink: OtlpSink | undefined;
@@ -93,5 +97,58 @@ service:
     expect(after.deliveries.failed).toBeGreaterThanOrEqual(before.deliveries.failed);
     expect(after.deliveries.pastHour.failed).toBeGreaterThanOrEqual(before.deliveries.pastHour.failed);
     expect(after.deliveries.lastError).not.toBeNull();
+  });
+
+  it("keeps the spans of a gateway request the reload's grace cut before its answer began", async () => {
+    const held: ServerResponse[] = [];
+    const upstream = await startUpstream((_body, res) => {
+      held.push(res);
+    });
+    const gatewayPort = await freePort();
+    const yaml = (environment: string) => ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  gateway:
+    endpoint: 127.0.0.1:${gatewayPort}
+    environment: ${environment}
+    api_keys: [sk-reload]
+    providers:
+      fake: { type: openai, base_url: ${upstream.url}, api_key: sk-upstream }
+    models:
+      - { id: fake/model, endpoints: [{ provider: fake, model: upstream-model }] }
+exporters:
+  file: { path: ${dir}/traces.jsonl }
+service:
+  shutdown_grace: 300ms
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort} }
+  pipelines: { traces: { receivers: [gateway], exporters: [file] } }
+`;
+    try {
+      daemon = await startDaemon(yaml('before'));
+      const headers = { authorization: 'Bearer sk-reload', 'content-type': 'application/json' };
+      const cut = fetch(`http://127.0.0.1:${gatewayPort}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'fake/model', messages: [{ role: 'user', content: 'hi' }] }) });
+      await waitUntil(() => held.length === 1, 10_000, 'the request to reach the upstream');
+
+      await writeFile(daemon.configPath, yaml('after')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+      daemon.child.kill('SIGHUP');
+      await expect(cut).rejects.toThrow();
+      const running = daemon;
+      await waitUntil(() => running.logs.some((line) => line.includes('config reloaded')), 10_000, 'the reload');
+      expect((await fetch(`http://127.0.0.1:${gatewayPort}/v1/models`, { headers })).status).toBe(200);
+
+      const file = join(daemon.dir, 'traces.jsonl');
+      const spans = async () =>
+        (await readFile(file, 'utf8').catch(() => ''))
+          .split('\n')
+          .filter(Boolean)
+          .flatMap((line) => (JSON.parse(line) as ExportTraceServiceRequest).resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans.map((span) => span.name))));
+      // The request after the reload is written by the new graph, after whatever the old one wrote.
+      await waitUntil(async () => (await spans()).includes('GET /v1/models'), 10_000, 'the span of the request after the reload');
+      expect(await spans()).toEqual(expect.arrayContaining(['POST /v1/chat/completions', 'chat upstream-model']));
+      expect(daemon.logs.join('\n')).not.toContain('gateway spans refused by the pipeline');
+    } finally {
+      for (const res of held) res.destroy();
+      await upstream.close();
+    }
   });
 });

@@ -78,6 +78,10 @@ export class GatewayReceiver implements Receiver {
   readonly #cors: CorsPolicy | undefined;
   /** Not a Set: see LinkedSet for why a Set of requests fills the old generation. */
   readonly #open = new LinkedSet<OpenRequest>();
+  /** Called when the last open request closes, while stopping. */
+  #lastClosed: (() => void) | undefined;
+  /** Span batches handed downstream and not yet settled: the exporters stop only after these. */
+  readonly #emitting = new Set<Promise<void>>();
   #listener: HttpListener | undefined;
   #stopping: Promise<void> | undefined;
 
@@ -182,8 +186,19 @@ export class GatewayReceiver implements Receiver {
     // The service's listener group destroys what is still open when
     // service.shutdown_grace is over; until then streams may finish.
     await this.#listener?.close();
+    // A connection destroyed when the grace is over closes its request only
+    // after the listener reports closed: its spans come then.
+    await this.#requestsClosed();
     this.#batcher.flush();
+    await Promise.all(this.#emitting);
     await this.#agents.close();
+  }
+
+  #requestsClosed(): Promise<void> {
+    if (this.#open.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.#lastClosed = resolve;
+    });
   }
 
   /** Open streams end with an in-band `shutting_down` error; their upstream requests are cancelled. */
@@ -228,6 +243,7 @@ export class GatewayReceiver implements Receiver {
     };
     const finish = (): void => {
       this.#open.delete(openLink);
+      if (this.#open.size === 0) this.#lastClosed?.();
       closedStatus = res.headersSent ? res.statusCode : 499;
       recordGeneration();
       if (!res.writableFinished) client.close();
@@ -310,18 +326,22 @@ export class GatewayReceiver implements Receiver {
     const logger = this.#logger;
     const refusals = this.#spansRefused;
     const batch = TraceBatch.fromOwnProto(request);
+    const emitting = this.#emitting;
     // Not awaited: the gateway's response never waits for its own spans (DESIGN 9).
-    this.#next.consume(batch).then(
+    const settled = this.#next.consume(batch).then(
       function accepted() {
         metrics.spansAccepted.inc(labels, count);
+        emitting.delete(settled);
       },
       function refused(err: unknown) {
         metrics.spansRefused.inc({ ...labels, reason: 'pipeline' }, count);
         refusals.run(function logRefusal(leftOut) {
           logger.warn({ receiver: labels.receiver, err: errorMessage(err), ...leftOutField(leftOut) }, 'gateway spans refused by the pipeline');
         });
+        emitting.delete(settled);
       },
     );
+    emitting.add(settled);
   }
 }
 
