@@ -157,11 +157,20 @@ export class Service {
     }
     const previous = this.#config;
     await this.#stopGraph();
+    // A stop signalled while the old graph was stopping: start nothing more (no listener may open after it).
+    if (this.#stopping) {
+      this.logger.info('config reload abandoned: the daemon is stopping');
+      return false;
+    }
     try {
       await this.#apply(next);
       this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
       return true;
     } catch (err) {
+      if (this.#stopping) {
+        this.logger.error({ err: errorMessage(err) }, 'new config failed to start; the daemon is stopping');
+        return false;
+      }
       this.logger.error({ err: errorMessage(err) }, 'new config failed to start; restoring the previous one');
       if (previous === undefined) throw err;
       await this.#apply(previous);

@@ -7,6 +7,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
 import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
+import { halfBody } from '../helpers/raw-clients.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
 import type { ExportTraceServiceRequest } from '../../src/otlp/model.js';
 import { startUpstream } from '../receivers/gateway/harness.js';
@@ -150,5 +151,27 @@ service:
       for (const res of held) res.destroy();
       await upstream.close();
     }
+  });
+
+  it('opens none of the new config when SIGTERM arrives while a reload stops the old one', async () => {
+    sink = await startOtlpSink({ tls: false });
+    const [firstPort, secondPort] = [await freePort(), await freePort()];
+    const withGrace = (port: number) => (ctx: { dir: string; adminPort: number }) => config(sink?.url ?? '', port, 'dpl_reload')(ctx).replace('service:\n', 'service:\n  shutdown_grace: 2s\n');
+    daemon = await startDaemon(withGrace(firstPort));
+    expect(await send(firstPort)).toBe(0);
+    // An upload that never ends holds the old graph's stop for the whole grace.
+    const stalled = await halfBody(firstPort);
+
+    await writeFile(daemon.configPath, withGrace(secondPort)({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    const running = daemon;
+    await waitUntil(() => running.logs.some((line) => line.includes('SIGHUP: reloading config')), 10_000, 'the reload to begin');
+    expect(await daemon.stop()).toBe(0);
+    await stalled.closed;
+
+    const logs = daemon.logs.join('\n');
+    expect(logs).not.toContain('config reloaded');
+    expect(logs).not.toContain(`"port":${secondPort}`);
+    await sink.waitForSpans(2);
   });
 });
