@@ -55,6 +55,24 @@ async function validate(file: string): Promise<number> {
 async function run(file: string, version: string): Promise<void> {
   const logger = createLogger();
   const registry = builtinRegistry();
+  // In place before the config is read (a SIGHUP left unhandled ends the
+  // process). One that comes before the start is under way reloads once the
+  // start is done, as the file may have been read before it changed.
+  let running: Service | undefined;
+  let reloadWanted = false;
+  function reload(): void {
+    if (running === undefined) {
+      reloadWanted = true;
+      return;
+    }
+    logger.info({ file }, 'SIGHUP: reloading config');
+    void running.reload(() => loadConfigFile(file, { registry })).catch(function reloadFailed(err: unknown) {
+      logger.fatal({ err: errorMessage(err) }, 'reload failed and the previous config could not be restored');
+      process.exit(1);
+    });
+  }
+  process.on('SIGHUP', reload);
+
   let config;
   try {
     config = await loadConfigFile(file, { registry });
@@ -84,16 +102,13 @@ async function run(file: string, version: string): Promise<void> {
   }
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
-  process.on('SIGHUP', function reload() {
-    logger.info({ file }, 'SIGHUP: reloading config');
-    void service.reload(() => loadConfigFile(file, { registry })).catch(function reloadFailed(err: unknown) {
-      logger.fatal({ err: errorMessage(err) }, 'reload failed and the previous config could not be restored');
-      process.exit(1);
-    });
-  });
 
+  // The service runs its start and reloads one at a time, in the order asked.
+  const starting = service.start(config);
+  running = service;
+  if (reloadWanted) reload();
   try {
-    await service.start(config);
+    await starting;
   } catch (err) {
     logger.fatal({ err: errorMessage(err) }, 'failed to start');
     await service.shutdown();

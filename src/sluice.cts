@@ -36,5 +36,13 @@ if (process.platform === 'linux') {
     // No list: every helper is treated alike (core/helper-threads.ts).
   }
 }
+// A SIGHUP left unhandled ends the process, and loading cli.js takes a while
+// (a second on a busy machine). One that comes meanwhile is let go: the
+// config has not been read yet, so the start reads the file as it is. By the
+// time the import settles, cli.js has its own handler in place.
+function beforeConfigRead(): void {}
+process.on('SIGHUP', beforeConfigRead);
 // A module that fails to load rejects unhandled: Node prints where and exits 1.
-void import('./cli.js');
+void import('./cli.js').then(function loaded() {
+  process.off('SIGHUP', beforeConfigRead);
+});

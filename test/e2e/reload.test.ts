@@ -1,11 +1,14 @@
 // SIGHUP applies a changed config without a restart: new listeners, new
 // resource attributes, and data already acknowledged still delivered.
-import { readFile, writeFile } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { readdirSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
+import { CLI, freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
 import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
 import { halfBody } from '../helpers/raw-clients.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
@@ -173,5 +176,42 @@ service:
     expect(logs).not.toContain('config reloaded');
     expect(logs).not.toContain(`"port":${secondPort}`);
     await sink.waitForSpans(2);
+  });
+
+  it.runIf(process.platform === 'linux')('survives a SIGHUP that comes while it is still loading, and starts', async () => {
+    sink = await startOtlpSink({ tls: false });
+    const [otlpPort, adminPort] = [await freePort(), await freePort()];
+    const dir = await mkdtemp(join(tmpdir(), 'sluice-e2e-'));
+    const configPath = join(dir, 'config.yaml');
+    await writeFile(configPath, config(sink.url, otlpPort, 'dpl_loading')({ dir, adminPort }));
+    const child = spawn(process.execPath, [CLI, 'run', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    try {
+      // libuv's pool (16 threads) starts as the modules begin to load, long before the config is read.
+      const threads = () => {
+        try {
+          return readdirSync(`/proc/${child.pid}/task`).length;
+        } catch {
+          return 0;
+        }
+      };
+      await waitUntil(() => threads() >= 16, 10_000, 'the module loader to start');
+      child.kill('SIGHUP');
+      await waitUntil(
+        async () => {
+          if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the daemon ended: ${JSON.stringify(await exited)}`);
+          return (await fetch(`http://127.0.0.1:${adminPort}/readyz`).catch(() => null))?.status === 200;
+        },
+        20_000,
+        'the daemon to be ready',
+      );
+      expect(await send(otlpPort)).toBe(0);
+      await sink.waitForSpans(2);
+      child.kill('SIGTERM');
+      expect(await exited).toEqual({ code: 0, signal: null });
+    } finally {
+      child.kill('SIGKILL');
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
