@@ -184,7 +184,7 @@ service:
     const dir = await mkdtemp(join(tmpdir(), 'sluice-e2e-'));
     const configPath = join(dir, 'config.yaml');
     await writeFile(configPath, config(sink.url, otlpPort, 'dpl_loading')({ dir, adminPort }));
-    const child = spawn(process.execPath, [CLI, 'run', '--config', configPath], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [CLI, 'run', '--config', configPath], { stdio: 'ignore', env: { ...process.env, UV_THREADPOOL_SIZE: '16' } });
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
     try {
       // libuv's pool (16 threads) starts as the modules begin to load, long before the config is read.
