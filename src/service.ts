@@ -22,6 +22,7 @@ import type { Host } from './core/component.js';
 import { LISTENER_GROUP, provideService, SHUTDOWN_DEADLINE } from './core/host-services.js';
 import { ConfigError, errorMessage } from './shared/errors.js';
 import { Graph } from './core/graph.js';
+import { forgetRemovedSeries } from './core/removed-series.js';
 import { formatEndpoint } from './core/listener/endpoint.js';
 import { ListenerGroup } from './core/listener/group.js';
 import { ShutdownDeadline } from './core/shutdown-deadline.js';
@@ -164,6 +165,7 @@ export class Service {
     }
     try {
       await this.#apply(next);
+      if (previous !== undefined) await forgetRemovedSeries(this.telemetry, previous, next);
       this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
       return true;
     } catch (err) {
@@ -174,6 +176,7 @@ export class Service {
       this.logger.error({ err: errorMessage(err) }, 'new config failed to start; restoring the previous one');
       if (previous === undefined) throw err;
       await this.#apply(previous);
+      await forgetRemovedSeries(this.telemetry, next, previous);
       return false;
     }
   }

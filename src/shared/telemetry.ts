@@ -69,16 +69,17 @@ export class Telemetry {
 
   /**
    * Removes every series of the plain counters, gauges and histograms with a
-   * label value `matches` accepts: a deleted drain's (`drain/<id>`), which
-   * would otherwise stay in /metrics, at its last value, for the process's life.
+   * label value `matches` accepts: a deleted drain's (`drain/<id>`), or a
+   * component's a reload removed, which would otherwise stay in /metrics, at
+   * its last value, for the process's life.
    */
-  async forgetSeries(matches: (labelValue: string) => boolean): Promise<void> {
+  async forgetSeries(matches: (labelValue: string, labelName: string) => boolean): Promise<void> {
     for (const metric of this.registry.getMetricsAsArray()) {
       if (!(metric instanceof Counter || metric instanceof Gauge || metric instanceof Histogram)) continue;
       const seen = new Set<string>();
       for (const sample of (await metric.get()).values) {
         const { le: _bucket, ...labels } = sample.labels as Record<string, string | number>;
-        if (!Object.values(labels).some((value) => typeof value === 'string' && matches(value))) continue;
+        if (!Object.entries(labels).some(([name, value]) => typeof value === 'string' && matches(value, name))) continue;
         const key = JSON.stringify(labels);
         if (seen.has(key)) continue;
         seen.add(key);

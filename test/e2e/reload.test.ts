@@ -214,4 +214,69 @@ service:
       await rm(dir, { recursive: true, force: true });
     }
   });
+
+  it('drops from /metrics the series of the components a reload removed, gauges included', async () => {
+    sink = await startOtlpSink({ tls: false });
+    sink.respond = () => ({ status: 503 });
+    const otlpPort = await freePort();
+    const yaml = (receiver: string, exporter: string) => ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  ${receiver}: { protocols: { http: { endpoint: 127.0.0.1:${otlpPort} } } }
+exporters:
+  ${exporter}: { endpoint: ${sink?.url ?? ''}, compression: none }
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort} }
+  pipelines: { traces/${exporter.replace('/', '-')}: { receivers: [${receiver}], exporters: [${exporter}] } }
+`;
+    daemon = await startDaemon(yaml('otlp', 'otlphttp/first'));
+    const metrics = async () => (await (await fetch(`http://127.0.0.1:${daemon?.adminPort ?? 0}/metrics`)).text()).split('\n').filter((line) => !line.startsWith('#'));
+    // The destination refuses: the record stays in the queue, which its gauge says.
+    expect(await send(otlpPort)).toBe(0);
+    await waitUntil(async () => (await metrics()).includes('sluice_queue_records{queue="otlphttp/first"} 1'), 10_000, 'the queued record');
+    expect((await metrics()).some((line) => line.includes('listener="otlp/http"'))).toBe(true);
+
+    await writeFile(daemon.configPath, yaml('otlp/next', 'otlphttp/second')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    const running = daemon;
+    await waitUntil(() => running.logs.some((line) => line.includes('config reloaded')), 10_000, 'the reload');
+    expect(await send(otlpPort)).toBe(0);
+    await waitUntil(async () => (await metrics()).includes('sluice_queue_records{queue="otlphttp/second"} 1'), 10_000, 'the new queue');
+
+    const stale = (await metrics()).filter((line) => /"(otlphttp\/first|otlp|otlp\/http|traces\/otlphttp-first)"/.test(line));
+    expect(stale).toEqual([]);
+  });
+
+  it('drops from /metrics the series of a config drain a reload removed', async () => {
+    sink = await startOtlpSink({ tls: false });
+    const otlpPort = await freePort();
+    const yaml = (names: string[]) => ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:${otlpPort} } } }
+exporters:
+  drains: {}
+drains:
+${names.map((name) => `  - { name: ${name}, url: "${sink?.url ?? ''}", insecure: true, compression: none }`).join('\n')}
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort}, api_key: reload-admin-key }
+  pipelines: { traces: { receivers: [otlp], exporters: [drains] } }
+`;
+    daemon = await startDaemon(yaml(['kept', 'removed']));
+    const admin = `http://127.0.0.1:${daemon.adminPort}`;
+    const drains = ((await (await fetch(`${admin}/v1/drains`, { headers: { authorization: 'Bearer reload-admin-key' } })).json()) as { drains: Array<{ id: string; name: string }> }).drains;
+    const idOf = (name: string) => drains.find((drain) => drain.name === name)?.id ?? name;
+    expect(await send(otlpPort)).toBe(0);
+    await sink.waitForSpans(4);
+    const metrics = async () => (await (await fetch(`${admin}/metrics`)).text()).split('\n').filter((line) => !line.startsWith('#'));
+    expect((await metrics()).filter((line) => line.includes(idOf('removed'))).length).toBeGreaterThan(0);
+
+    await writeFile(daemon.configPath, yaml(['kept'])({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    const running = daemon;
+    await waitUntil(() => running.logs.some((line) => line.includes('config reloaded')), 10_000, 'the reload');
+
+    expect((await metrics()).filter((line) => line.includes(idOf('removed')))).toEqual([]);
+    expect((await metrics()).filter((line) => line.includes(idOf('kept'))).length).toBeGreaterThan(0);
+  });
 });

@@ -36,10 +36,17 @@ export class DrainMemory {
     return definition;
   }
 
-  /** Forgets every drain but these (deleted, or gone from the config). */
-  retain(ids: ReadonlySet<string>): void {
-    for (const id of this.#stats.keys()) if (!ids.has(id)) this.#stats.delete(id);
-    for (const id of this.#configDrains.keys()) if (!ids.has(id)) this.#configDrains.delete(id);
+  /** Forgets every drain but these (deleted, or gone from the config); returns the ids it forgot. */
+  retain(ids: ReadonlySet<string>): string[] {
+    const forgotten = new Set<string>();
+    for (const known of [this.#stats, this.#configDrains]) {
+      for (const id of known.keys()) {
+        if (ids.has(id)) continue;
+        known.delete(id);
+        forgotten.add(id);
+      }
+    }
+    return [...forgotten];
   }
 
   forget(id: string): void {

@@ -74,7 +74,8 @@ export class DrainsExporter implements Exporter, DrainsController {
       // A config drain of the same id wins: the file says how it runs.
       if (!this.#definitions.has(drain.id)) this.#definitions.set(drain.id, drain);
     }
-    this.#memory.retain(new Set(this.#definitions.keys()));
+    // A drain gone from the config since the last start keeps its queue on disk, but not its series.
+    for (const id of this.#memory.retain(new Set(this.#definitions.keys()))) await this.#forgetSeries(id);
     // Config drains must start (a bad YAML drain is a start error); API drains are reported per drain.
     for (const definition of this.#definitions.values()) {
       if (definition.source === 'config') await this.#startUnit(definition);
@@ -176,6 +177,10 @@ export class DrainsExporter implements Exporter, DrainsController {
     await this.#stopUnit(id);
     // A deleted drain's queued data has nowhere to go, and its series nothing more to count.
     await rm(drainDirectory(this.#storageDirectory, id), { recursive: true, force: true });
+    await this.#forgetSeries(id);
+  }
+
+  async #forgetSeries(id: string): Promise<void> {
     const label = drainLabel(id);
     await this.#settings.telemetry.forgetSeries((value) => value === label || value.startsWith(`${label}/`));
   }
