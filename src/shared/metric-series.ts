@@ -134,6 +134,11 @@ export class SeriesHistogram<L extends string> {
     for (const { series } of this.#series.values()) series.reset();
   }
 
+  /** Drops one label set's series, as prom-client's remove() does; one handed out counts for nothing after. */
+  remove(labels: Partial<Record<L, string>>): void {
+    this.#series.delete(labelKey(labels));
+  }
+
   get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: MetricValue[] }> {
     const values: MetricValue[] = [];
     const bucket = `${this.name}_bucket`;

@@ -68,14 +68,14 @@ export class Telemetry {
   }
 
   /**
-   * Removes every series of the plain counters, gauges and histograms with a
+   * Removes every series of the counters, gauges and histograms with a
    * label value `matches` accepts: a deleted drain's (`drain/<id>`), or a
    * component's a reload removed, which would otherwise stay in /metrics, at
    * its last value, for the process's life.
    */
   async forgetSeries(matches: (labelValue: string, labelName: string) => boolean): Promise<void> {
     for (const metric of this.registry.getMetricsAsArray()) {
-      if (!(metric instanceof Counter || metric instanceof Gauge || metric instanceof Histogram)) continue;
+      if (!(metric instanceof Counter || metric instanceof Gauge || metric instanceof Histogram || metric instanceof SeriesHistogram)) continue;
       const seen = new Set<string>();
       for (const sample of (await metric.get()).values) {
         const { le: _bucket, ...labels } = sample.labels as Record<string, string | number>;
@@ -83,7 +83,7 @@ export class Telemetry {
         const key = JSON.stringify(labels);
         if (seen.has(key)) continue;
         seen.add(key);
-        metric.remove(labels);
+        metric.remove(labels as Record<string, string>);
       }
     }
   }

@@ -30,6 +30,8 @@ describe('forgetRemovedSeries', () => {
     }
     for (const listener of ['otlp/http', 'otlp/grpc', 'otlp/next/http', 'gateway']) connections.set({ listener }, 1);
     for (const pipeline of ['traces', 'traces/old']) accepted.inc({ pipeline });
+    const duration = telemetry.histogramSeries('duration_seconds', 'test', ['receiver'], [1]);
+    for (const receiver of ['otlp', 'gateway']) duration.observe({ receiver }, 0.5);
 
     await forgetRemovedSeries(telemetry, graph(['otlp', 'otlp/next', 'gateway'], ['otlphttp', 'otlphttp/a', 'drains'], ['traces', 'traces/old']), graph(['otlp/next', 'gateway'], ['otlphttp/a', 'drains'], ['traces']));
 
@@ -41,6 +43,10 @@ describe('forgetRemovedSeries', () => {
       'connections{listener="otlp/next/http"} 1',
       'connections{listener="gateway"} 1',
       'accepted_total{pipeline="traces"} 1',
+      'duration_seconds_bucket{le="1",receiver="gateway"} 1',
+      'duration_seconds_bucket{le="+Inf",receiver="gateway"} 1',
+      'duration_seconds_sum{receiver="gateway"} 0.5',
+      'duration_seconds_count{receiver="gateway"} 1',
     ]);
   });
 });
