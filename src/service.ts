@@ -164,13 +164,13 @@ export class Service {
       return false;
     }
     try {
-      await this.#apply(next);
+      await this.#apply(next, () => this.#stopping);
       if (previous !== undefined) await forgetRemovedSeries(this.telemetry, previous, next);
       this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
       return true;
     } catch (err) {
       if (this.#stopping) {
-        this.logger.error({ err: errorMessage(err) }, 'new config failed to start; the daemon is stopping');
+        this.logger.info({ err: errorMessage(err) }, 'config reload abandoned: the daemon is stopping');
         return false;
       }
       this.logger.error({ err: errorMessage(err) }, 'new config failed to start; restoring the previous one');
@@ -239,7 +239,8 @@ export class Service {
     }
   }
 
-  async #apply(config: ValidatedConfig): Promise<void> {
+  /** Starts a graph of `config`; `abandoned` (see Graph.start) gives up a start a stop overtook. */
+  async #apply(config: ValidatedConfig, abandoned?: () => boolean): Promise<void> {
     const storageDirectory = await ensureStorageDirectory(config.service.storage.directory);
     await this.#holdStorage(storageDirectory);
     this.logger.level = config.service.telemetry.logs.level;
@@ -265,7 +266,7 @@ export class Service {
     this.#deadline = deadline;
     const graph = new Graph(config, host);
     this.#graph = graph;
-    await graph.start();
+    await graph.start(abandoned);
   }
 
   /** Locks the storage directory before anything in it is opened; a reload onto another one moves the lock. */

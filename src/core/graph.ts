@@ -14,7 +14,7 @@ import type {
   ReceiverFactory,
   TracesConsumer,
 } from './component.js';
-import { errorMessage } from '../shared/errors.js';
+import { errorMessage, StartAbandonedError } from '../shared/errors.js';
 import { guardMemory } from './memory-guard.js';
 import { buildPipeline, fanOut } from './pipeline.js';
 
@@ -85,11 +85,16 @@ export class Graph {
     return this.#started && this.#shutdown === undefined;
   }
 
-  /** Downstream first: exporters, processors, receivers. A failure stops what started. */
-  async start(): Promise<void> {
+  /**
+   * Downstream first: exporters, processors, receivers. A failure stops what
+   * started, and so does `abandoned()` turning true before the next component
+   * (a stop asked for meanwhile: no listener may open after it).
+   */
+  async start(abandoned: () => boolean = () => false): Promise<void> {
     if (this.#shutdown !== undefined) throw new Error('a graph that was shut down cannot start again');
     try {
       for (const instance of [...this.#exporters, ...this.#processors, ...this.#receivers]) {
+        if (abandoned()) throw new StartAbandonedError();
         await startOne(instance, this.#host);
       }
     } catch (err) {

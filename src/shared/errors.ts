@@ -65,6 +65,13 @@ export function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/** A graph's start was given up between two components because the service is stopping; what had started was stopped. */
+export class StartAbandonedError extends SluiceError {
+  constructor() {
+    super('SLUICE_ERR_START_ABANDONED', 'the start was abandoned: the service is stopping');
+  }
+}
+
 /** The drains exporter is stopping (a reload or shutdown swaps it): nothing was changed; try again. */
 export class DrainsStoppingError extends SluiceError {
   constructor(message: string) {

@@ -30,6 +30,7 @@ const exporterSchema = z.strictObject({
   encoding: z.enum(['json', 'protobuf']).default('protobuf'),
   reject: z.enum(['none', 'permanent', 'retryable']).default('none'),
   delay_ms: z.number().default(0),
+  start_delay_ms: z.number().default(0),
 });
 
 export function fakeReceiverFactory(recorder: Recorder, type = 'fakein'): ReceiverFactory<z.output<typeof receiverSchema>> {
@@ -101,6 +102,7 @@ export function fakeExporterFactory(recorder: Recorder, type = 'fakeout'): Expor
         },
         async start() {
           recorder.events.push(`start exporter ${settings.id}`);
+          if (config.start_delay_ms > 0) await new Promise((resolve) => setTimeout(resolve, config.start_delay_ms));
         },
         async shutdown() {
           recorder.events.push(`shutdown exporter ${settings.id}`);

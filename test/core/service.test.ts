@@ -167,6 +167,18 @@ describe('service', () => {
     expect(service.config).toBe(first);
   });
 
+  it('starts no receiver of the new config when a stop is asked for while the reload starts it', async () => {
+    PIPELINES = '    traces: { receivers: [fakein], exporters: [fakeout] }\n';
+    await service.start(config('receivers: { fakein: {} }\nexporters: { fakeout: {} }'));
+    PIPELINES = '    traces: { receivers: [fakein/next], exporters: [fakeout/slow] }\n';
+    const reloaded = service.reload(() => config('receivers: { fakein/next: {} }\nexporters: { fakeout/slow: { start_delay_ms: 1000 } }'));
+    await waitUntil(() => recorder.events.includes('start exporter fakeout/slow'), 5_000, 'the new graph to start');
+    await service.shutdown();
+    expect(await reloaded).toBe(false);
+    expect(recorder.events).not.toContain('start receiver fakein/next');
+    expect(recorder.events).toContain('shutdown exporter fakeout/slow');
+  });
+
   it('stops when asked, though a start is still running (the backstop counts from the call)', async () => {
     PIPELINES = '    traces: { receivers: [fakein], exporters: [fakeout] }\n';
     const hanging = config('receivers: { fakein: { hang_start: true } }\nexporters: { fakeout: {} }');
