@@ -33,7 +33,7 @@ function problemsOf(text: string, env: Record<string, string> = {}, registry = f
 describe('config validation', () => {
   it('accepts a good config and merges each section over its defaults', () => {
     const config = parseConfigText(GOOD, { registry: fakeRegistry(), env: {} });
-    expect(config.exporters.get('fakeout/acme')?.config).toEqual({ encoding: 'json', reject: 'none', delay_ms: 0 });
+    expect(config.exporters.get('fakeout/acme')?.config).toEqual({ encoding: 'json', reject: 'none', delay_ms: 0, start_delay_ms: 0 });
     expect(config.receivers.get('fakein')?.config).toEqual({ fail_start: false, hang_start: false });
   });
 
@@ -213,8 +213,8 @@ service:
     traces: { receivers: [fakein], exporters: [fakeout/a, fakeout/b] }
 `;
     const config = parseConfigText(text, { registry: fakeRegistry(), env: {} });
-    expect(config.exporters.get('fakeout/a')?.config).toEqual({ encoding: 'json', reject: 'none', delay_ms: 5 });
-    expect(config.exporters.get('fakeout/b')?.config).toEqual({ encoding: 'protobuf', reject: 'none', delay_ms: 5 });
+    expect(config.exporters.get('fakeout/a')?.config).toEqual({ encoding: 'json', reject: 'none', delay_ms: 5, start_delay_ms: 0 });
+    expect(config.exporters.get('fakeout/b')?.config).toEqual({ encoding: 'protobuf', reject: 'none', delay_ms: 5, start_delay_ms: 0 });
   });
 
   it('refuses 0 for a timeout or limit at which every request or delivery would fail at once, naming each key', () => {
