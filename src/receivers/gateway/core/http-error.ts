@@ -52,6 +52,10 @@ export function sendJson(res: ServerResponse, status: number, body: string, head
 /** Answers with `error` in the body format of the client's protocol (nothing if headers went out). */
 export function sendError(res: ServerResponse, error: GatewayHttpError, format: { body(error: GatewayHttpError): string }): void {
   if (res.headersSent) return;
+  // A body left unread (a 401 or 413 on the headers) would have to be read
+  // and dropped before the connection could serve another request: closing
+  // it is cheaper and bounds what a refused client can make the gateway read.
+  if (res.req.complete === false) res.shouldKeepAlive = false;
   sendJson(res, error.status, format.body(error), error.headers);
 }
 
