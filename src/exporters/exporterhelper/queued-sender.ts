@@ -14,7 +14,6 @@ import type { SendResult, Transport } from './transport.js';
 export const DEFAULT_SHUTDOWN_GRACE_MS = 5_000;
 /** Retry-After offered to clients refused by a full `on_full: refuse` queue (ms). */
 export const FULL_QUEUE_RETRY_AFTER_MS = 5_000;
-/** Drops are logged at most once per this interval, with the count since (ms). */
 /** After the grace period, aborted sends get this long to unwind before the queue closes anyway (ms). */
 const ABORT_SETTLE_MS = 1_000;
 /** A worker whose queue read failed waits this long before reading again (ms). */

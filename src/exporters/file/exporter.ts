@@ -92,7 +92,6 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
    * `bytes` more would take it past rotation.max_megabytes.
    */
   async function fileFor(bytes: number): Promise<FileHandle> {
-    if (!running) throw new Error(`exporters.${settings.id}: not started`);
     file = file === undefined ? await openFile() : await fileAtPath(file);
     if (rotation !== undefined && rotation.due((await file.handle.stat()).size, bytes)) {
       const full = file;
@@ -123,10 +122,10 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
       try {
         if (!running) throw new Error(`exporters.${settings.id}: not started`);
         if (ready.length > 0) {
-          const file = await fileFor(ready.reduce((sum, line) => sum + line.byteLength, 0));
-          await appendLines(file, ready);
-          if (config.fsync) await file.sync();
-          else flushBehind(file);
+          const handle = await fileFor(ready.reduce((sum, line) => sum + line.byteLength, 0));
+          await appendLines(handle, ready);
+          if (config.fsync) await handle.sync();
+          else flushBehind(handle);
         }
       } catch (err) {
         failure = err;

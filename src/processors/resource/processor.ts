@@ -11,12 +11,13 @@ import { TraceBatch } from '../../otlp/batch.js';
 import type { AnyValue } from '../../otlp/model.js';
 import { encodeResourceAttribute } from '../../otlp/proto-codec.js';
 import { rewriteResources } from '../../otlp/wire.js';
+import { WIRE_LEN } from '../../otlp/wire-reader.js';
 import type { AttributeAction, AttributeScalar, ResourceConfig } from './config.js';
 
 const CACHE_ENTRIES = 1024;
 const EMPTY = new Uint8Array(0);
 /** Resource.attributes and KeyValue.key: field 1, length-delimited. */
-const FIELD_1_LEN = (1 << 3) | 2;
+const FIELD_1_LEN = (1 << 3) | WIRE_LEN;
 
 function toAnyValue(value: AttributeScalar): AnyValue {
   if (typeof value === 'string') return { stringValue: value };

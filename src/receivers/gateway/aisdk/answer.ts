@@ -6,7 +6,7 @@
 // custom, ping, `interrupted`) is ever sent to either.
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
-import type { ChatCompletion } from '../providers/shared/openai-types.js';
+import { calledWith, type ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp, type FilePart } from './result.js';
 import { AiSdkStream } from './stream.js';
@@ -39,7 +39,10 @@ export class AiSdkAnswer implements CompletionAnswer {
     if (typeof message?.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
     for (const image of message?.images ?? []) content.push(...filePart(image, this.#tagged));
     // (A custom tool's call, whose input is free text, comes only from a Chat Completions request naming one.)
-    for (const call of message?.tool_calls ?? []) content.push(call.type === 'custom' ? { type: 'tool-call', toolCallId: call.id, toolName: call.custom.name, input: call.custom.input } : { type: 'tool-call', toolCallId: call.id, toolName: call.function.name, input: call.function.arguments });
+    for (const call of message?.tool_calls ?? []) {
+      const { name, input } = calledWith(call);
+      content.push({ type: 'tool-call', toolCallId: call.id, toolName: name, input });
+    }
     const payload = JSON.stringify({
       content,
       finishReason: finishReason(choice?.finish_reason),

@@ -1,7 +1,7 @@
 // capture_content: prompt and completion as the GenAI semantic conventions'
 // gen_ai.input.messages / gen_ai.output.messages JSON. Image data never goes
 // into a span: data URLs are reduced to their media type.
-import type { ChatCompletion, ChatMessage, ContentPart, CustomToolCall, RefusalPart, ToolCall } from '../providers/shared/openai-types.js';
+import { calledWith, type ChatCompletion, type ChatMessage, type ContentPart, type CustomToolCall, type RefusalPart, type ToolCall } from '../providers/shared/openai-types.js';
 
 type Part =
   | { type: 'text'; content: string }
@@ -33,7 +33,10 @@ function contentParts(content: string | ReadonlyArray<ContentPart | RefusalPart>
 
 function toolCallParts(calls: ReadonlyArray<ToolCall | CustomToolCall> | undefined): Part[] {
   // A custom tool's free-form input stands where a function's arguments would.
-  return (calls ?? []).map((c) => (c.type === 'custom' ? { type: 'tool_call', id: c.id, name: c.custom.name, arguments: c.custom.input } : { type: 'tool_call', id: c.id, name: c.function.name, arguments: c.function.arguments }));
+  return (calls ?? []).map(function toolCallPart(call): Part {
+    const { name, input } = calledWith(call);
+    return { type: 'tool_call', id: call.id, name, arguments: input };
+  });
 }
 
 export function captureInput(messages: readonly ChatMessage[]): string {

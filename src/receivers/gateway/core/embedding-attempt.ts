@@ -48,7 +48,7 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
     const replies: EmbeddingReply[] = [];
     for await (const upstream of adapter.buildRequests(state.request, ctx)) {
       // A request the adapter refused (or could not sign) never reaches the upstream: no generation is recorded for it.
-      state.meter?.attempt(served, false);
+      if (replies.length === 0) state.meter?.attempt(served, false);
       const url = parseUpstreamUrl(upstream.url);
       span.str('server.address', url.hostname).int('server.port', url.port);
       const response = await env.agents.exchange(provider.slug, upstream, url, clock, span).catch(function chargeEarlierCalls(err: unknown) {

@@ -6,7 +6,7 @@ import { tokenCount } from '../../../../shared/tokens.js';
 import { textOf, vectorOf } from '../shared/embedding-inputs.js';
 import { InvalidResponseError, ProviderNotConfiguredError, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import type { OpenAIProviderConfig } from './config.js';
-import { inBandError, quoted } from './response.js';
+import { inBandError, parseJsonBody } from './response.js';
 
 export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
   buildRequests: function buildOpenAIEmbeddings(request, ctx) {
@@ -21,7 +21,7 @@ export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
   },
   parseResponses: function parseOpenAIEmbeddings(replies): EmbeddingResult {
     const text = textOf(replies[0]?.body ?? new Uint8Array());
-    const parsed = asObject(parseJson(text));
+    const parsed = asObject(parseJsonBody(text));
     // OpenRouter, LiteLLM and others may answer 200 with an error object: judged by its code, as for chat.
     const error = parsed === undefined ? undefined : inBandError(parsed, text);
     if (error !== undefined) throw error;
@@ -38,12 +38,3 @@ export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
     return { vectors, inputTokens: tokenCount(tokens), model: typeof parsed?.['model'] === 'string' ? parsed['model'] : undefined };
   },
 };
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    // Quoted: a base_url that leads to a web page (no /v1, a UI's port) answers 200 with HTML.
-    throw new InvalidResponseError(`the body is not JSON: ${quoted(text)}`);
-  }
-}

@@ -9,13 +9,7 @@ export function parseOpenAIResponse(body: Uint8Array): ChatCompletion {
 }
 
 export function parseOpenAIResponseText(text: string): ChatCompletion {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    // Quoted: a base_url that leads to a web page (no /v1, a UI's port) answers 200 with HTML.
-    throw new InvalidResponseError(`the body is not JSON: ${quoted(text)}`);
-  }
+  const parsed = parseJsonBody(text);
   if (!isObject(parsed)) throw new UpstreamStreamError('upstream answered with a body that is not a chat completion');
   // OpenRouter, LiteLLM and others may answer 200 with an error object (one met after the status went out).
   const error = inBandError(parsed, text);
@@ -26,6 +20,15 @@ export function parseOpenAIResponseText(text: string): ChatCompletion {
   const problem = completionProblem(parsed['choices'] as Record<string, unknown>[]);
   if (problem !== undefined) throw new InvalidResponseError(problem);
   return parsed as unknown as ChatCompletion;
+}
+
+/** A 2xx body's JSON; one that is not JSON is quoted (a base_url that leads to a web page, no /v1 or a UI's port, answers 200 with HTML). */
+export function parseJsonBody(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new InvalidResponseError(`the body is not JSON: ${quoted(text)}`);
+  }
 }
 
 /**

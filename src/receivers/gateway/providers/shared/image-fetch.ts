@@ -2,6 +2,7 @@
 // Bedrock Converse). Bounded by size and time, per image and per request;
 // non-public addresses refused unless `image_fetch.allow_private_addresses` is set.
 import { isIP } from 'node:net';
+import PQueue from 'p-queue';
 import { Agent, type Dispatcher } from 'undici';
 import { abortableRequest } from '../../../../shared/abortable-request.js';
 import { z } from 'zod';
@@ -47,9 +48,9 @@ export class RequestImages {
   readonly #config: ImageFetchConfig;
   readonly #attempt: { readonly signal: AbortSignal };
   readonly #stop = new AbortController();
-  readonly #waiting: (() => void)[] = [];
+  /** Made at the first fetch, as the signal is. */
+  #queue: PQueue | undefined;
   #signal: AbortSignal | undefined;
-  #running = 0;
   #bytes = 0;
 
   /** `attempt.signal` (a client gone, a timeout) is asked for at the first fetch: most requests have no image URL. */
@@ -58,19 +59,20 @@ export class RequestImages {
     this.#attempt = attempt;
   }
 
-  async fetch(url: string, param: string): Promise<InlineImage> {
+  fetch(url: string, param: string): Promise<InlineImage> {
     const signal = (this.#signal ??= AbortSignal.any([this.#attempt.signal, this.#stop.signal]));
-    while (this.#running >= CONCURRENT_FETCHES) await new Promise<void>((resolve) => this.#waiting.push(resolve));
-    this.#running += 1;
-    try {
-      return await fetchImage(url, this.#config, signal, param, (bytes) => this.#take(bytes));
-    } catch (err) {
-      this.#stop.abort(err);
-      throw err;
-    } finally {
-      this.#running -= 1;
-      this.#waiting.shift()?.();
-    }
+    const queue = (this.#queue ??= new PQueue({ concurrency: CONCURRENT_FETCHES }));
+    return queue.add(
+      async () => {
+        try {
+          return await fetchImage(url, this.#config, signal, param, (bytes) => this.#take(bytes));
+        } catch (err) {
+          this.#stop.abort(err);
+          throw err;
+        }
+      },
+      { throwOnTimeout: true },
+    );
   }
 
   /** Counts `bytes` more of this request's images; false once they pass max_total_size together. */

@@ -49,6 +49,11 @@ export interface CustomToolCall {
   custom: { name: string; input: string };
 }
 
+/** What a call names and passes: a function's name and arguments (JSON text), or a custom tool's name and free-form input. */
+export function calledWith(call: ToolCall | CustomToolCall): { readonly name: string; readonly input: string } {
+  return call.type === 'custom' ? { name: call.custom.name, input: call.custom.input } : { name: call.function.name, input: call.function.arguments };
+}
+
 export interface SystemMessage {
   role: 'system' | 'developer';
   content: string | TextPart[];
