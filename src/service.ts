@@ -19,11 +19,12 @@ import { mountConsole } from './admin/console/serve.js';
 import { StatsSampler } from './admin/stats/sampler.js';
 import { mountStatsApi } from './admin/stats/routes.js';
 import type { Host } from './core/component.js';
-import { LISTENER_GROUP, provideService, SHUTDOWN_DEADLINE } from './core/host-services.js';
+import { BOUND_PORTS, LISTENER_GROUP, provideService, SHUTDOWN_DEADLINE } from './core/host-services.js';
 import { ConfigError, errorMessage } from './shared/errors.js';
 import { Graph } from './core/graph.js';
 import { forgetRemovedSeries } from './core/removed-series.js';
 import { formatEndpoint } from './core/listener/endpoint.js';
+import { PortKeeper } from './core/listener/bound-ports.js';
 import { ListenerGroup } from './core/listener/group.js';
 import { ShutdownDeadline } from './core/shutdown-deadline.js';
 import { ensureStorageDirectory, lockStorageDirectory } from './core/storage.js';
@@ -68,6 +69,8 @@ export class Service {
   /** Without service.cluster.instance_id, one random id for the process's life (reloads keep it). */
   readonly #defaultInstanceId = newInstanceId();
   #listeners: ListenerGroup | undefined;
+  /** The receivers' bound ports: a reload hands them from the old listeners to the new ones. */
+  readonly #ports = new PortKeeper();
   #deadline: ShutdownDeadline | undefined;
   #state: { readonly state: SharedState; readonly identity: string } | undefined;
   /** The storage directory this process holds, from the first start to the end of the shutdown. */
@@ -115,6 +118,7 @@ export class Service {
         await this.#apply(config);
         this.stats.start();
       } catch (err) {
+        this.#ports.closeAll();
         await this.admin.close();
         throw err;
       }
@@ -165,6 +169,8 @@ export class Service {
     }
     try {
       await this.#apply(next, () => this.#stopping);
+      // The old listeners' ports the new config does not listen on.
+      this.#ports.settle();
       if (previous !== undefined) await forgetRemovedSeries(this.telemetry, previous, next);
       this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
       return true;
@@ -176,6 +182,7 @@ export class Service {
       this.logger.error({ err: errorMessage(err) }, 'new config failed to start; restoring the previous one');
       if (previous === undefined) throw err;
       await this.#apply(previous);
+      this.#ports.settle();
       await forgetRemovedSeries(this.telemetry, next, previous);
       return false;
     }
@@ -201,7 +208,7 @@ export class Service {
     });
     const stopped = this.#serially(async () => {
       this.stats.stop();
-      await this.#stopGraph();
+      await this.#stopGraph({ closePorts: true });
       await this.#state?.state.close();
       await this.#cluster?.close();
       await this.admin.close();
@@ -219,14 +226,19 @@ export class Service {
     else this.logger.warn({ graceMs }, 'sluice stopped with work still running (exporters flushing, or a start not finished): what was not acknowledged as delivered is delivered again after the next start');
   }
 
-  /** Stops the running graph: accept nothing new, give in-flight requests the grace, then destroy every connection left. */
-  async #stopGraph(): Promise<void> {
+  /**
+   * Stops the running graph: accept nothing new, give in-flight requests the
+   * grace, then destroy every connection left. The ports stay bound for the
+   * next graph's listeners unless `closePorts` (a shutdown).
+   */
+  async #stopGraph({ closePorts = false } = {}): Promise<void> {
     const graph = this.#graph;
     const listeners = this.#listeners;
     if (graph === undefined) return;
     const graceMs = this.#config?.service.shutdown_grace ?? 0;
     this.#deadline?.begin(graceMs);
     listeners?.stopAccepting();
+    if (closePorts) this.#ports.closeAll();
     const logger = this.logger;
     const force = setTimeout(function graceOver() {
       logger.warn({ graceMs }, 'shutdown grace is over: closing the connections still open');
@@ -259,6 +271,7 @@ export class Service {
     this.#host = host;
     const listeners = new ListenerGroup();
     provideService(host, LISTENER_GROUP, listeners);
+    provideService(host, BOUND_PORTS, this.#ports);
     this.#listeners = listeners;
     provideService(host, DRAIN_MEMORY, this.#drainMemory);
     const deadline = new ShutdownDeadline();

@@ -3,6 +3,7 @@
 // component asks for what it needs and never imports the layer above it;
 // the collector's extensions work this way.
 import type { Host } from './component.js';
+import type { PortKeeper } from './listener/bound-ports.js';
 import type { ListenerGroup } from './listener/group.js';
 import type { ShutdownDeadline } from './shutdown-deadline.js';
 
@@ -34,6 +35,9 @@ export function hostService<T>(host: Host, key: ServiceKey<T>): T | undefined {
 
 /** The listeners of the running graph, stopped together at shutdown; absent for a host the service did not build (unit tests). */
 export const LISTENER_GROUP = new ServiceKey<ListenerGroup>('listener-group');
+
+/** The service's bound ports, kept across reloads (listener/bound-ports.ts); absent outside the service: each listener binds its own. */
+export const BOUND_PORTS = new ServiceKey<PortKeeper>('bound-ports');
 
 /** When the running graph must be stopped by; exporters bound their final flush by it. Absent outside the service (unit tests). */
 export const SHUTDOWN_DEADLINE = new ServiceKey<ShutdownDeadline>('shutdown-deadline');

@@ -66,6 +66,37 @@ describe('SIGHUP', () => {
     expect(deployments.filter((d) => d === 'dpl_after')).toHaveLength(2);
   });
 
+  it('keeps a port the new config listens on open through the reload: a client that connects while the old graph stops is answered by the new one', async () => {
+    sink = await startOtlpSink({ tls: false });
+    // The first delivery hangs, so the old exporter's stop takes the whole grace.
+    let deliveries = 0;
+    sink.respond = () => (++deliveries === 1 ? 'hang' : { status: 200 });
+    const otlpPort = await freePort();
+    const withGrace = (deploymentId: string) => (ctx: { dir: string; adminPort: number }) =>
+      config(sink?.url ?? '', otlpPort, deploymentId)(ctx).replace('service:\n', 'service:\n  shutdown_grace: 2s\n');
+    daemon = await startDaemon(withGrace('dpl_before'));
+    expect(await send(otlpPort)).toBe(0);
+    const running = daemon;
+    await waitUntil(() => deliveries === 1, 10_000, 'the delivery to reach the sink');
+
+    await writeFile(daemon.configPath, withGrace('dpl_after')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${running.adminPort}/readyz`)).status === 503, 10_000, 'the old graph to begin stopping');
+    expect(running.logs.join('\n')).not.toContain('config reloaded');
+    // Connected while no graph listens: it waits for the new one instead of being refused
+    // (fetch does not retry a refused connection, as the SDK's exporter does).
+    const span = { traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', name: 'during-reload', kind: 1, startTimeUnixNano: '1', endTimeUnixNano: '2' };
+    const answer = await fetch(`http://127.0.0.1:${otlpPort}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: {}, spans: [span] }] }] }),
+    });
+    expect(answer.status).toBe(200);
+    expect(running.logs.join('\n')).toContain('config reloaded');
+
+    await waitUntil(() => sink?.spans().some(({ span: sent, resource }) => sent.name === 'during-reload' && resource['platform.deploymentId'] === 'dpl_after') === true, 20_000, 'the span sent during the reload');
+  });
+
   it("keeps a drain's delivery counters and a config drain's times across a reload", async () => {
     const otlpPort = await freePort();
     const deadPort = await freePort();

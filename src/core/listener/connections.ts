@@ -94,16 +94,22 @@ export class ConnectionTracker {
   /** Open sockets and when each was accepted (ms). */
   readonly #sockets = new Map<Socket, number>();
   readonly #forceHooks = new Set<() => void>();
+  /** Called once no connection is open: see drained(). */
+  #whenDrained: (() => void) | undefined;
 
   constructor(server: Server, maxConnections: number, metrics: ListenerMetrics) {
     server.maxConnections = maxConnections;
     const sockets = this.#sockets;
-    server.on('connection', function track(socket: Socket) {
+    server.on('connection', (socket: Socket) => {
       sockets.set(socket, Date.now());
       metrics.opened();
-      socket.once('close', function untrack() {
+      socket.once('close', () => {
         sockets.delete(socket);
         metrics.closed();
+        if (sockets.size > 0) return;
+        const drained = this.#whenDrained;
+        this.#whenDrained = undefined;
+        drained?.();
       });
       closeBehindOurEnd(socket);
     });
@@ -124,6 +130,18 @@ export class ConnectionTracker {
 
   get size(): number {
     return this.#sockets.size;
+  }
+
+  /** Resolves once no connection is open (at once when none is); for a listener that accepts no more. */
+  drained(): Promise<void> {
+    if (this.#sockets.size === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const earlier = this.#whenDrained;
+      this.#whenDrained = function drained() {
+        earlier?.();
+        resolve();
+      };
+    });
   }
 
   /**

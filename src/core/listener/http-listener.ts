@@ -5,7 +5,8 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { HttpListenerConfig } from './config.js';
-import { ConnectionTracker, listenerMetrics, listenOn, type ListenerTelemetry } from './connections.js';
+import { BoundPort, type PortKeeper } from './bound-ports.js';
+import { ConnectionTracker, listenerMetrics, type ListenerTelemetry } from './connections.js';
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
 import { KeepAliveDeadline } from './keep-alive-deadline.js';
@@ -29,12 +30,16 @@ export interface HttpListenerOptions {
 }
 
 export class HttpListener implements ManagedListener {
+  readonly #name: string;
+  /** Never bound itself: its port (bound-ports.ts) hands it the connections. */
   readonly #server: HttpServer | HttpsServer;
   readonly #tracker: ConnectionTracker;
   readonly #endpoint: Endpoint;
   /** Not a Set: see LinkedSet for why a Set of requests fills the old generation. */
   readonly #inFlight = new LinkedSet<ServerResponse>();
   readonly #closed: Promise<void>;
+  #allClosed: () => void = function notYet() {};
+  #port: { readonly port: BoundPort; readonly owned: boolean } | undefined;
   #address: Endpoint | undefined;
   #stopping = false;
   #idleSweep: NodeJS.Timeout | undefined;
@@ -42,6 +47,7 @@ export class HttpListener implements ManagedListener {
 
   constructor(options: HttpListenerOptions) {
     const { config } = options;
+    this.#name = options.name;
     this.#endpoint = options.endpoint;
     // As Go's http.Server (the collector's confighttp): no idle timeout falls back to the read timeout.
     const idleMs = config.idle_timeout === 0 ? config.read_timeout : config.idle_timeout;
@@ -96,13 +102,8 @@ export class HttpListener implements ManagedListener {
     // A client that connects and sends nothing is closed by Node's header
     // timeout too (408), and over TLS by the handshake timeout.
     this.#tracker = new ConnectionTracker(this.#server, config.max_connections, listenerMetrics(options.telemetry, options.name, config.tls !== undefined));
-    const server = this.#server;
     this.#closed = new Promise<void>((resolve) => {
-      server.once('close', () => {
-        clearInterval(this.#idleSweep);
-        clearInterval(this.#keepAliveSweep);
-        resolve();
-      });
+      this.#allClosed = resolve;
     });
   }
 
@@ -120,12 +121,20 @@ export class HttpListener implements ManagedListener {
     return this.#tracker.size;
   }
 
-  /** Rejects with the bind error (EADDRINUSE, ...); callers name the listener. */
-  listen(): Promise<Endpoint> {
-    return listenOn(this.#server, this.#endpoint).then((address) => {
-      this.#address = address;
-      return address;
-    });
+  /**
+   * Binds the endpoint, or with `ports` takes the port a previous listener
+   * there left (a reload). Rejects with the bind error (EADDRINUSE, ...);
+   * callers name the listener.
+   */
+  async listen(ports?: PortKeeper): Promise<Endpoint> {
+    const maxConnections = this.#server.maxConnections;
+    const port = ports === undefined ? await BoundPort.bind(this.#endpoint, maxConnections) : await ports.claim(this.#name, this.#endpoint, maxConnections);
+    this.#port = { port, owned: ports === undefined };
+    // Stopped while binding: the port is given up at once.
+    if (this.#stopping) this.#releasePort();
+    else port.attach(this.#server);
+    this.#address = port.address;
+    return port.address;
   }
 
   /**
@@ -141,17 +150,26 @@ export class HttpListener implements ManagedListener {
     this.#stopping = true;
     for (const res of this.#inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
     this.#inFlight.clear();
+    this.#releasePort();
     const server = this.#server;
-    if (!server.listening) {
-      server.emit('close');
-      return;
-    }
+    // Never bound: close() only stops Node's timeout checks and closes the idle connections.
     server.close();
-    server.closeIdleConnections();
     this.#idleSweep = setInterval(function sweep() {
       server.closeIdleConnections();
     }, IDLE_SWEEP_MS);
     this.#idleSweep.unref();
+    void this.#tracker.drained().then(() => {
+      clearInterval(this.#idleSweep);
+      clearInterval(this.#keepAliveSweep);
+      this.#allClosed();
+    });
+  }
+
+  /** Detaches from the port (kept for the next listener there) and closes one bound for this listener alone. */
+  #releasePort(): void {
+    if (this.#port === undefined) return;
+    this.#port.port.detach(this.#server);
+    if (this.#port.owned) this.#port.port.close();
   }
 
   /** Stops accepting; resolves once every connection has closed (forced by destroy()). */

@@ -4,7 +4,8 @@
 // two-step stop.
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import { ConnectionTracker, listenerMetrics, listenOn, type ListenerTelemetry } from './connections.js';
+import { BoundPort, type PortKeeper } from './bound-ports.js';
+import { ConnectionTracker, listenerMetrics, type ListenerTelemetry } from './connections.js';
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
 import { tlsServerOptions, type TlsMaterial } from './tls.js';
@@ -32,15 +33,20 @@ export interface SocketListenerOptions {
 }
 
 export class SocketListener implements ManagedListener {
+  readonly #name: string;
+  /** Never bound itself: its port (bound-ports.ts) hands it the connections. */
   readonly #server: NetServer;
   readonly #tracker: ConnectionTracker;
   readonly #endpoint: Endpoint;
   readonly #closed: Promise<void>;
+  #allClosed: () => void = function notYet() {};
+  #port: { readonly port: BoundPort; readonly owned: boolean } | undefined;
   #address: Endpoint | undefined;
   #stopping = false;
   #silentSweep: NodeJS.Timeout | undefined;
 
   constructor(options: SocketListenerOptions) {
+    this.#name = options.name;
     this.#endpoint = options.endpoint;
     const onConnection = options.onConnection;
     const silentMs = options.silentTimeoutMs;
@@ -73,10 +79,7 @@ export class SocketListener implements ManagedListener {
       });
     }
     this.#closed = new Promise<void>((resolve) => {
-      server.once('close', () => {
-        clearInterval(this.#silentSweep);
-        resolve();
-      });
+      this.#allClosed = resolve;
     });
   }
 
@@ -88,11 +91,16 @@ export class SocketListener implements ManagedListener {
     return this.#tracker.size;
   }
 
-  listen(): Promise<Endpoint> {
-    return listenOn(this.#server, this.#endpoint).then((address) => {
-      this.#address = address;
-      return address;
-    });
+  /** Binds the endpoint, or with `ports` takes the port a previous listener there left (a reload). */
+  async listen(ports?: PortKeeper): Promise<Endpoint> {
+    const maxConnections = this.#server.maxConnections;
+    const port = ports === undefined ? await BoundPort.bind(this.#endpoint, maxConnections) : await ports.claim(this.#name, this.#endpoint, maxConnections);
+    this.#port = { port, owned: ports === undefined };
+    // Stopped while binding: the port is given up at once.
+    if (this.#stopping) this.#releasePort();
+    else port.attach(this.#server);
+    this.#address = port.address;
+    return port.address;
   }
 
   onForceClose(hook: () => void): () => void {
@@ -102,8 +110,18 @@ export class SocketListener implements ManagedListener {
   stopAccepting(): void {
     if (this.#stopping) return;
     this.#stopping = true;
-    if (this.#server.listening) this.#server.close();
-    else this.#server.emit('close');
+    this.#releasePort();
+    void this.#tracker.drained().then(() => {
+      clearInterval(this.#silentSweep);
+      this.#allClosed();
+    });
+  }
+
+  /** Detaches from the port (kept for the next listener there) and closes one bound for this listener alone. */
+  #releasePort(): void {
+    if (this.#port === undefined) return;
+    this.#port.port.detach(this.#server);
+    if (this.#port.owned) this.#port.port.close();
   }
 
   /** Stops accepting; resolves once every connection has closed. */

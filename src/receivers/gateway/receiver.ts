@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
 import { errorMessage } from '../../shared/errors.js';
 import { leftOutField, LogThrottle } from '../../shared/log-throttle.js';
-import { hostService, LISTENER_GROUP } from '../../core/host-services.js';
+import { BOUND_PORTS, hostService, LISTENER_GROUP } from '../../core/host-services.js';
 import type { HttpListenerConfig } from '../../core/listener/config.js';
 import { CorsPolicy } from '../../core/listener/cors.js';
 import { HttpListener } from '../../core/listener/http-listener.js';
@@ -171,7 +171,7 @@ export class GatewayReceiver implements Receiver {
       },
     });
     listener.onForceClose(() => this.#cutOpenStreams());
-    await listener.listen();
+    await listener.listen(hostService(host, BOUND_PORTS));
     this.#listener = listener;
     hostService(host, LISTENER_GROUP)?.add(listener);
     this.#logger.info({ receiver: this.#id, endpoint: `${this.#listen.host}:${this.address?.port ?? this.#listen.port}`, tls: listener.secure }, 'gateway listening');

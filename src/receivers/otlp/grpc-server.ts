@@ -18,6 +18,7 @@ import {
 } from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { TracesConsumer } from '../../core/component.js';
+import type { PortKeeper } from '../../core/listener/bound-ports.js';
 import type { BearerKeys } from '../../core/listener/bearer.js';
 import { SocketListener } from '../../core/listener/socket-listener.js';
 import { leftOutField, LogThrottle } from '../../shared/log-throttle.js';
@@ -135,10 +136,10 @@ export class OtlpGrpcServer {
     return this.#listener;
   }
 
-  async listen(): Promise<Endpoint> {
+  async listen(ports?: PortKeeper): Promise<Endpoint> {
     const { host, port } = this.#options.config.endpoint;
     try {
-      return await this.#listener.listen();
+      return await this.#listener.listen(ports);
     } catch (err) {
       throw listenError(this.#options.id, formatEndpoint(host, port), err);
     }

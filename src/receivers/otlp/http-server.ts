@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
 import type { TracesConsumer } from '../../core/component.js';
+import type { PortKeeper } from '../../core/listener/bound-ports.js';
 import type { BearerKeys } from '../../core/listener/bearer.js';
 import { CorsPolicy } from '../../core/listener/cors.js';
 import { HttpListener } from '../../core/listener/http-listener.js';
@@ -98,10 +99,10 @@ export class OtlpHttpServer {
     return this.#listener;
   }
 
-  async listen(): Promise<Endpoint> {
+  async listen(ports?: PortKeeper): Promise<Endpoint> {
     const { host, port } = this.#options.config.endpoint;
     try {
-      return await this.#listener.listen();
+      return await this.#listener.listen(ports);
     } catch (err) {
       throw listenError(this.#options.id, formatEndpoint(host, port), err);
     }

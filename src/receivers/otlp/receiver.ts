@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { CreateSettings, Host, Receiver, TracesConsumer } from '../../core/component.js';
 import { BearerKeys } from '../../core/listener/bearer.js';
-import { hostService, LISTENER_GROUP } from '../../core/host-services.js';
+import { BOUND_PORTS, hostService, LISTENER_GROUP } from '../../core/host-services.js';
 import type { OtlpReceiverConfig } from './config.js';
 import type { Endpoint } from '../../core/listener/endpoint.js';
 import type { GrpcReceiverOptions, OtlpGrpcServer } from './grpc-server.js';
@@ -71,7 +71,8 @@ export class OtlpReceiver implements Receiver {
     const servers = [this.#http, this.#grpc].filter((server) => server !== undefined);
     const group = host === undefined ? undefined : hostService(host, LISTENER_GROUP);
     for (const server of servers) group?.add(server.listener);
-    const results = await Promise.allSettled(servers.map((server) => server.listen()));
+    const ports = host === undefined ? undefined : hostService(host, BOUND_PORTS);
+    const results = await Promise.allSettled(servers.map((server) => server.listen(ports)));
     const failed = results.find((result) => result.status === 'rejected');
     if (failed !== undefined) {
       // Half a receiver is worse than none: release the port that did bind.
