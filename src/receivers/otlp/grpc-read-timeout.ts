@@ -7,6 +7,7 @@
 // from counting as idle, for longer than that.
 import { constants as http2 } from 'node:http2';
 import { ServerInterceptingCall, status, type ServerInterceptingCallInterface, type ServerInterceptor } from '@grpc/grpc-js';
+import { callStream } from './grpc-call-stream.js';
 
 export function readTimeoutInterceptor(timeoutMs: number): ServerInterceptor {
   const details = `the request was not received whole within read_timeout (${timeoutMs} ms)`;
@@ -45,23 +46,8 @@ export function readTimeoutInterceptor(timeoutMs: number): ServerInterceptor {
   };
 }
 
-interface ResettableStream {
-  readonly closed: boolean;
-  close(code: number): void;
-}
-
-function isResettable(value: unknown): value is ResettableStream {
-  return typeof value === 'object' && value !== null && 'close' in value && typeof value.close === 'function' && 'rstCode' in value;
-}
-
-/**
- * Resets the call's HTTP/2 stream once its answer is sent. grpc-js keeps the
- * stream in its innermost call object (this interceptor is listed first, so
- * it wraps that one) and offers no public way to reset it; when the stream is
- * not where this looks, the answer still stands and the connection's own
- * limits apply.
- */
+/** Resets the call's HTTP/2 stream once its answer is sent; where grpc-js keeps it out of reach, the answer still stands and the connection's own limits apply. */
 function resetStream(inner: ServerInterceptingCallInterface): void {
-  const stream: unknown = Reflect.get(inner, 'stream');
-  if (isResettable(stream) && !stream.closed) stream.close(http2.NGHTTP2_NO_ERROR);
+  const stream = callStream(inner);
+  if (stream !== undefined && !stream.closed) stream.close(http2.NGHTTP2_NO_ERROR);
 }

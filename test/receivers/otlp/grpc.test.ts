@@ -1,9 +1,11 @@
 import { connect } from 'node:http2';
+import { gzipSync } from 'node:zlib';
 import { compressionAlgorithms, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../../src/shared/errors.js';
 import { decodeStatus } from '../../../src/otlp/rpc-status.js';
+import { waitUntil } from '../../helpers/daemon.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
 import { EXPORT_PATH } from '../../../src/receivers/otlp/grpc-server.js';
 import { exportBytes, grpcClient, metricValue, startReceiver, stopAll } from './harness.js';
@@ -44,6 +46,13 @@ function exportFramed(target: string, body: Buffer, headers: Record<string, stri
     });
     stream.end(body);
   });
+}
+
+/** One compressed message in gRPC's framing (the flag set; the encoding is the call's `grpc-encoding`). */
+function compressedFrame(compressed: Buffer): Buffer {
+  const framed = frame(compressed);
+  framed.writeUInt8(1, 0);
+  return framed;
 }
 
 function isServiceError(value: Buffer | ServiceError): value is ServiceError {
@@ -125,6 +134,36 @@ describe('OTLP/gRPC receiver', () => {
     const answer = await exportRaw(grpcTarget, Buffer.alloc(4096));
     expect(isServiceError(answer) && answer.code).toBe(status.RESOURCE_EXHAUSTED);
     expect(consumer.calls).toBe(0);
+  });
+
+  it('counts the refusals grpc-js answers itself as the HTTP receiver counts them, and keeps serving', async () => {
+    const { grpcTarget, consumer, telemetry } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', max_recv_msg_size: '1KiB' } });
+    const refused = (reason: string) => metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'grpc', reason });
+    // Over the limit as sent, and only once decompressed: HTTP's 413, too_large.
+    expect(await exportFramed(grpcTarget, frame(Buffer.alloc(4096)))).toMatchObject({ code: status.RESOURCE_EXHAUSTED });
+    const bomb = gzipSync(Buffer.alloc(64 * 1024));
+    expect(await exportFramed(grpcTarget, compressedFrame(bomb), { 'grpc-encoding': 'gzip' })).toMatchObject({ code: status.RESOURCE_EXHAUSTED });
+    expect(await refused('too_large')).toBe(2);
+    // A body that does not decompress: HTTP's 400 for a bad gzip body, malformed.
+    expect(await exportFramed(grpcTarget, compressedFrame(Buffer.from('not gzip')), { 'grpc-encoding': 'gzip' })).toMatchObject({ code: status.INTERNAL });
+    expect(await refused('malformed')).toBe(1);
+    // An unknown encoding is HTTP's uncounted 415.
+    expect(await exportFramed(grpcTarget, compressedFrame(Buffer.from('x')), { 'grpc-encoding': 'br' })).toMatchObject({ code: status.UNIMPLEMENTED });
+    // A call its client cancels while the pipeline holds it ends unanswered: no refusal either.
+    let release = () => {};
+    consumer.behaviour = (_batch, call) => (call === 1 ? new Promise<void>((resolve) => (release = resolve)) : undefined);
+    const client = grpcClient(grpcTarget);
+    const cancelled = client.makeUnaryRequest(EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, Buffer.from(protoBody()), () => {});
+    await waitUntil(() => consumer.calls === 1, 5_000, 'the call in the pipeline');
+    cancelled.cancel();
+    // A call after it on the same connection is answered once the cancel was read.
+    expect(isServiceError(await exportBytes(client, Buffer.from(protoBody())))).toBe(false);
+    release();
+    await waitUntil(() => consumer.batches.length === 2, 5_000, 'the cancelled call let through');
+    expect(await refused('too_large')).toBe(2);
+    expect(await refused('malformed')).toBe(1);
+    expect(await refused('error')).toBe(0);
+    expect(consumer.calls).toBe(2);
   });
 
   it('answers UNAUTHENTICATED, counted as such, to a call without a known key whatever it sends, and serves one with a key', async () => {
