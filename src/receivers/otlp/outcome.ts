@@ -24,8 +24,7 @@ export interface Refusal {
 /** Sent with a 429 when the refusing component named no delay. */
 export const DEFAULT_BACKPRESSURE_RETRY_MS = 1_000;
 
-/** The body (after decompression) is larger than the configured limit. */
-
+/** How a request that failed with `err` is answered and counted. */
 export function classify(err: unknown): Refusal {
   if (err instanceof BodyTooLargeError) {
     return { reason: 'too_large', httpStatus: 413, grpcCode: RESOURCE_EXHAUSTED, message: err.message, retryAfterMs: undefined };
