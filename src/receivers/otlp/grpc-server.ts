@@ -3,7 +3,7 @@
 // bytes reach decodeBody undecoded; grpc-js itself handles
 // `grpc-encoding: gzip` and enforces the message size limit, answering what
 // fails there before any interceptor or handler sees the call (counted by
-// grpcJsRefusalInterceptor, from the status it wrote). Connections come
+// callEndInterceptor, from the status it wrote). Connections come
 // from the shared socket listener (TLS, max_connections, counting, forced
 // close) and are injected into grpc-js, which speaks HTTP/2 over them.
 import {
@@ -29,7 +29,7 @@ import { encodeResponse } from '../../otlp/proto-codec.js';
 import type { GrpcProtocolConfig } from './config.js';
 import { formatEndpoint, type Endpoint } from '../../core/listener/endpoint.js';
 import { authInterceptor } from './grpc-auth.js';
-import { grpcJsRefusalInterceptor } from './grpc-js-refusals.js';
+import { callEndInterceptor } from './grpc-call-end.js';
 import { oneMessageInterceptor } from './grpc-one-message.js';
 import { readTimeoutInterceptor } from './grpc-read-timeout.js';
 import { listenError } from './listen-error.js';
@@ -88,11 +88,10 @@ export class OtlpGrpcServer {
       'grpc.max_concurrent_streams': config.max_concurrent_streams,
       ...connectionLimits(config),
       // The last listed is the outermost; what the client sends reaches the innermost first. The
-      // count of grpc-js's own answers stays innermost: every answer Sluice sends passes through it.
-      // Authentication comes after the read timeout, so a call without a key is refused as such,
-      // whatever it sends.
+      // call's end is watched innermost: every answer Sluice sends passes through it. Authentication
+      // comes after the read timeout, so a call without a key is refused as such, whatever it sends.
       interceptors: [
-        grpcJsRefusalInterceptor(function countGrpcJsRefusal(reason) {
+        callEndInterceptor(function countGrpcJsRefusal(reason) {
           options.metrics.refused(reason, 0);
         }),
         ...(config.read_timeout > 0 ? [readTimeoutInterceptor(config.read_timeout)] : []),

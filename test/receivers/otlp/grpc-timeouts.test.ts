@@ -33,8 +33,8 @@ function framePrefix(length: number): Buffer {
  * message, then stalls without ending its side; resolves with the answer's
  * headers and trailers once the server has closed the stream.
  */
-function stalledCall(session: ClientHttp2Session, sent: Buffer): Promise<IncomingHttpHeaders> {
-  const stream = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers' });
+function stalledCall(session: ClientHttp2Session, sent: Buffer, headers: Record<string, string> = {}): Promise<IncomingHttpHeaders> {
+  const stream = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers', ...headers });
   stream.on('error', () => {});
   stream.resume();
   stream.write(sent);
@@ -81,6 +81,27 @@ describe('OTLP/gRPC listener timeouts', () => {
     // The client still holds its side of the stream open; the server's idle limit ends the connection.
     await closed;
     await waitUntil(async () => (await openConnections(harness)) === 0, 3_000, 'the slot to be free');
+  });
+
+  it('resets the stream of a call refused before its client is done (no key, over the size limit), so the client cannot hold it', async () => {
+    const harness = await startReceiver(
+      { grpc: { endpoint: '127.0.0.1:0', max_recv_msg_size: '1KiB', max_concurrent_streams: 1 } },
+      { auth: { api_keys: ['k1'] } },
+    );
+    const session = connectHttp2(`http://${harness.grpcTarget}`);
+    session.on('error', () => {});
+    const key = { authorization: 'Bearer k1' };
+    // Each call resolves once the server closes its stream: the client never ends its side.
+    expect((await stalledCall(session, framePrefix(BODY.length)))['grpc-status']).toBe(String(status.UNAUTHENTICATED));
+    expect((await stalledCall(session, framePrefix(4096), key))['grpc-status']).toBe(String(status.RESOURCE_EXHAUSTED));
+    // The one stream the connection may have open is free for a whole call.
+    const whole = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers', ...key });
+    const served = new Promise<IncomingHttpHeaders>((resolve) => whole.on('trailers', resolve));
+    whole.resume();
+    whole.end(Buffer.concat([framePrefix(BODY.length), BODY]));
+    expect((await served)['grpc-status']).toBe(String(status.OK));
+    expect(harness.consumer.batches).toHaveLength(1);
+    session.close();
   });
 
   it('serves a call whose message arrives in pieces within read_timeout', async () => {
