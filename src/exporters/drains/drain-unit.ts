@@ -51,9 +51,9 @@ export class DrainUnit {
   readonly #sender: QueuedSender;
   readonly #pending: PendingHold;
   readonly #pendingQueue: Queue;
-  /** One store for the unit's life: decisions made under earlier rules still hold their traces together. */
+  /** Decisions made under earlier rules still hold their traces together. */
   readonly #decisions: DecisionStore;
-  #sampler: Sampler;
+  readonly #sampler: Sampler;
   #transport: Transport;
 
   constructor(definition: DrainDefinition, settings: DrainUnitSettings) {
@@ -67,7 +67,15 @@ export class DrainUnit {
     this.#metrics = exporterMetrics(settings.telemetry);
     this.#main = new DiskQueue({ name: label, directory: join(directory, 'queue'), maxSizeBytes, logger: this.#logger });
     this.#decisions = settings.state.decisionStore({ name: definition.id, directory, logger: this.#logger });
-    this.#sampler = this.#newSampler(definition);
+    this.#sampler = new Sampler({
+      name: label,
+      rules: definition.sampling,
+      decisionWaitMs: settings.config.decision_wait,
+      maxPendingSpans: settings.config.max_pending_spans,
+      excludeEdge: true,
+      telemetry: settings.telemetry,
+      decisions: this.#decisions,
+    });
     this.#transport = createTransport(definition, settings.config.timeout, settings.userAgent);
     this.#sender = createDrainSender({
       label,
@@ -83,7 +91,7 @@ export class DrainUnit {
     const pendingQueue = new DiskQueue({ name: `${label}/pending`, directory: join(directory, 'pending'), maxSizeBytes, logger: this.#logger });
     this.#pending = new PendingHold({
       queue: pendingQueue,
-      sampler: () => this.#sampler,
+      sampler: this.#sampler,
       sampledOut: (spans) => this.#drop('sampled_out', spans),
       release: (kept) => this.#append(this.#main, kept),
       maxSpansPerRead: settings.config.max_pending_spans,
@@ -132,14 +140,8 @@ export class DrainUnit {
   update(definition: DrainDefinition): void {
     const previous = this.#definition;
     this.#definition = definition;
-    if (!sameDefinition({ ...previous, sampling: definition.sampling }, previous)) {
-      const old = this.#sampler;
-      this.#sampler = this.#newSampler(definition);
-      this.#sampler.start();
-      // What waited under the old rules is decided by them now, and queued.
-      old.flush();
-      old.stop();
-    }
+    // Spans waiting for their root stay held: the new rules decide them when it arrives.
+    if (!sameDefinition({ ...previous, sampling: definition.sampling }, previous)) this.#sampler.setRules(definition.sampling);
     if (!sameDefinition({ ...previous, delivery: definition.delivery }, previous)) {
       const old = this.#transport;
       this.#transport = createTransport(definition, this.#settings.config.timeout, this.#settings.userAgent);
@@ -171,18 +173,6 @@ export class DrainUnit {
     this.#sampler.stop();
     await Promise.allSettled([this.#pending.stop(), this.#sender.shutdown(0)]);
     await Promise.allSettled([this.#transport.close(), this.#decisions.close()]);
-  }
-
-  #newSampler(definition: DrainDefinition): Sampler {
-    return new Sampler({
-      name: drainLabel(definition.id),
-      rules: definition.sampling,
-      decisionWaitMs: this.#settings.config.decision_wait,
-      maxPendingSpans: this.#settings.config.max_pending_spans,
-      excludeEdge: true,
-      telemetry: this.#settings.telemetry,
-      decisions: this.#decisions,
-    });
   }
 
   #drop(reason: DropReason, spans: number): void {

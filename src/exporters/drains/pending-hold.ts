@@ -17,8 +17,8 @@ const RELEASE_BACKOFF: BackoffPolicy = { initialIntervalMs: 100, maxIntervalMs: 
 
 export interface PendingHoldOptions {
   readonly queue: Queue;
-  /** Read per record, so a drain whose rules changed holds with its new sampler. */
-  readonly sampler: () => Sampler;
+  /** The drain's sampler (it keeps running when the drain's rules change). */
+  readonly sampler: Sampler;
   /** Counts the spans a decision left out; once per record. */
   readonly sampledOut: (spans: number) => void;
   /**
@@ -92,7 +92,7 @@ export class PendingHold {
     const { logger } = this.#options;
     let held: HoldResult;
     try {
-      held = await this.#options.sampler().hold(record.data);
+      held = await this.#options.sampler.hold(record.data);
     } catch (err) {
       if (err instanceof MalformedDataError) {
         // Left in place, it would hold back every record after it for good (the queue frees space in order).

@@ -95,7 +95,7 @@ const MAX_LOOKUP_TRACES = 10_000;
 
 export class Sampler {
   readonly #name: string;
-  readonly #rules: RuleSet;
+  #rules: RuleSet;
   readonly #decisionWaitMs: number;
   readonly #maxPendingSpans: number;
   readonly #excludeEdge: boolean;
@@ -131,6 +131,17 @@ export class Sampler {
     const tickMs = Math.max(1, Math.min(MAX_TICK_MS, this.#decisionWaitMs));
     this.#timer = setInterval(() => this.#tick(), tickMs);
     this.#timer.unref();
+  }
+
+  /**
+   * Runs new rules from now on. Traces already decided keep their decision;
+   * traces still waiting for their root stay waiting and are decided by the
+   * new rules, as if they had arrived after the change.
+   */
+  setRules(rules: readonly SamplingRule[]): void {
+    this.#rules = new RuleSet(rules);
+    // No rules keep everything: nothing is left to wait for.
+    if (this.#rules.empty) this.flush();
   }
 
   /** Decides every waiting trace now, as if its wait had expired. */

@@ -161,6 +161,23 @@ describe('drains exporter', () => {
     rmSync(storage, { recursive: true, force: true });
   });
 
+  it('spans waiting for their root when the drain\'s rules change are decided by their root under the new rules', async () => {
+    const sink = await sinkFor();
+    const { exporter } = await started([], { decision_wait: '30s' });
+    const delivery = { url: sink.url, encoding: 'protobuf', compression: 'none', headers: {}, ca: pki.ca, insecure: false } as const;
+    const apiOnly = [{ environment: 'production', percentage: 100, path_prefix: '/api' }];
+    const created = await exporter.create({ name: 'api', enabled: true, delivery, sampling: apiOnly });
+    // R = 0: kept only because of the root's path; as a trace with no known path it would be dropped.
+    const [root, ...children] = trace({ path: '/api/x', traceId: traceIdWithR(0n) });
+    await exporter.consume(batch(children));
+    // A rule added for another environment changes nothing for this trace.
+    const withPreview = [...apiOnly, { environment: 'preview', percentage: 100 }];
+    const updated = await exporter.update(created.definition.id, (current) => ({ ok: true, changes: { ...current, sampling: withPreview } }));
+    expect(updated.ok).toBe(true);
+    await exporter.consume(batch([root as TestSpan]));
+    await waitFor(() => sink.spanIds().length === 3, 10_000, 'the whole trace');
+  });
+
   it('a child without an environment, arriving after a restart, follows a root decided without its path', async () => {
     const sink = await sinkFor();
     const rules = { sampling: [{ environment: 'production', percentage: 100 }] };

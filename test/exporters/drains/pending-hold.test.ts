@@ -21,7 +21,7 @@ describe('drain pending loop', () => {
       hold: (data: Uint8Array): Promise<HoldResult> =>
         data[0] === 0xff ? Promise.reject(new MalformedDataError('malformed attributes: invalid wire type 7')) : Promise.resolve({ kept: { buf: data, spanCount: 2 }, sampledOutSpans: 0 }),
     } as unknown as Sampler;
-    const hold = new PendingHold({ queue, sampler: () => sampler, sampledOut: () => undefined, release: async (kept) => void released.push(kept), maxSpansPerRead: 1_000, unreadable: (spans) => void unreadable.push(spans), logger });
+    const hold = new PendingHold({ queue, sampler, sampledOut: () => undefined, release: async (kept) => void released.push(kept), maxSpansPerRead: 1_000, unreadable: (spans) => void unreadable.push(spans), logger });
     await hold.start();
     try {
       await queue.append(Uint8Array.from([0xff, 1]), 3);
@@ -48,7 +48,7 @@ describe('drain pending loop', () => {
       attempts += 1;
       if (attempts < 3) throw new QueueFullError('main', 100, 100);
     };
-    const hold = new PendingHold({ queue, sampler: () => sampler, sampledOut: (spans) => void sampledOut.push(spans), release, maxSpansPerRead: 1_000, unreadable: () => undefined, logger });
+    const hold = new PendingHold({ queue, sampler, sampledOut: (spans) => void sampledOut.push(spans), release, maxSpansPerRead: 1_000, unreadable: () => undefined, logger });
     await hold.start();
     try {
       await queue.append(Uint8Array.from([0x0a, 1]), 3);
@@ -72,7 +72,7 @@ describe('drain pending loop', () => {
       attempts += 1;
       throw new QueueFullError('main', 100, 100);
     };
-    const hold = new PendingHold({ queue, sampler: () => sampler, sampledOut: () => undefined, release, maxSpansPerRead: 1_000, unreadable: () => undefined, logger });
+    const hold = new PendingHold({ queue, sampler, sampledOut: () => undefined, release, maxSpansPerRead: 1_000, unreadable: () => undefined, logger });
     await hold.start();
     try {
       await queue.append(Uint8Array.from([0x0a, 1]), 2);
@@ -103,7 +103,7 @@ describe('drain pending loop', () => {
     } as unknown as Sampler;
     let decided = 0;
     // 1,000-byte records under a 2,500-byte bound: two fit, a third is read while under it, then the loop waits.
-    const hold = new PendingHold({ queue, sampler: () => sampler, sampledOut: () => undefined, release: async () => void decided++, maxSpansPerRead: 1_000, maxHeldBytes: 2_500, unreadable: () => undefined, logger });
+    const hold = new PendingHold({ queue, sampler, sampledOut: () => undefined, release: async () => void decided++, maxSpansPerRead: 1_000, maxHeldBytes: 2_500, unreadable: () => undefined, logger });
     await queue.open();
     for (let i = 0; i < 8; i++) await queue.append(Buffer.alloc(1_000, i), 1);
     await hold.start();
