@@ -282,12 +282,15 @@ export class Sampler {
   }
 
   #decideGroup(key: string, group: TraceGroup): void {
+    const root = group.root;
     const cached = this.#decisions.get(key);
     if (cached !== undefined) {
       group.decision = cached;
+      // Children often arrive first and may decide at once; the root still records the decision
+      // (durably, and shared), as below, for later spans that cannot decide by themselves.
+      if (root !== undefined) this.#decisions.set(key, cached, true);
       return;
     }
-    const root = group.root;
     // Without the root, the environment is a child's resource's: it decides at once only when it
     // names an environment with rules (a child without one, or of another service, must not drop a
     // trace its root would keep); otherwise the spans wait for the root.

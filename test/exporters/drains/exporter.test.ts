@@ -196,6 +196,25 @@ describe('drains exporter', () => {
     rmSync(storage, { recursive: true, force: true });
   });
 
+  it('a root whose trace its children decided before it arrived still records the decision, for a child without an environment after a restart', async () => {
+    const sink = await sinkFor();
+    const rules = { sampling: [{ environment: 'production', percentage: 100 }] };
+    const storage = makeHarness(exporterConfig([])).storageDirectory;
+    const [root, ...children] = trace({ path: '/home', traceId: traceIdWithR(0n), children: 2 });
+    const first = await started([drain('prod', sink, rules)], { decision_wait: '200ms' }, storage);
+    // The children name an environment with rules, and the path cannot change the outcome: they decide at once.
+    await first.exporter.consume(batch(children));
+    await first.exporter.consume(batch([root as TestSpan]));
+    await waitFor(() => sink.spanIds().length === 3, 10_000, 'the trace');
+    await first.exporter.shutdown();
+    const late: TestSpan = { traceId: root?.traceId ?? '', parent: root?.spanId ?? '', resource: { 'service.name': 'worker' } };
+    const second = await started([drain('prod', sink, rules)], { decision_wait: '200ms' }, storage);
+    await second.exporter.consume(batch([late]));
+    // Without the root's decision on disk it waits 200 ms and is dropped as a trace of no environment.
+    await waitFor(() => sink.spanIds().length === 4, 10_000, 'the late child after the restart');
+    rmSync(storage, { recursive: true, force: true });
+  });
+
   it('a drain that fails to start lets go of the queue that did open, so it starts once the fault is gone', async () => {
     const sink = await sinkFor();
     const storage = makeHarness(exporterConfig([])).storageDirectory;
