@@ -76,7 +76,8 @@ interface PendingHold {
 
 interface WaitingTrace {
   readonly traceId: Uint8Array;
-  readonly environment: string | undefined;
+  /** The first environment a held span's resource names (another service's may name none). */
+  environment: string | undefined;
   /** The path of the first SERVER span held, decoded when it arrives. */
   serverPath: string | undefined;
   sawServer: boolean;
@@ -319,6 +320,7 @@ export class Sampler {
       waiting = { traceId: Uint8Array.from(spans.traceId(i)), environment: info.environment, serverPath: undefined, sawServer: false, spans: 0, sinceMs: this.#now(), holds: new Set() };
       this.#waiting.set(key, waiting);
     }
+    waiting.environment ??= info.environment;
     if (!waiting.sawServer && spans.kind(i) === SpanKind.SERVER) {
       waiting.sawServer = true;
       waiting.serverPath = pathOfSpan(spans.content(i));

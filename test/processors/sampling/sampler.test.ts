@@ -145,6 +145,20 @@ describe('sampler', () => {
     expect((await sampler.hold(first.pending?.buf ?? new Uint8Array())).kept?.spanCount).toBe(2);
   });
 
+  it('decides a trace whose root never comes by the environment of a held span that names one, whichever arrived first', async () => {
+    const sampler = makeSampler([{ environment: 'production', percentage: 100, path_prefix: '/api' }]);
+    const traceId = traceIdWithR(LOW);
+    // A span of a service whose resource names no environment is held first ...
+    const worker: TestSpan = { traceId, parent: randomSpanId(), resource: { 'service.name': 'worker' } };
+    const server: TestSpan = { traceId, parent: randomSpanId(), kind: SpanKind.SERVER, attributes: { 'url.path': '/api/remote-parent' } };
+    const first = sampler.hold(sample(sampler, [worker]).pending?.buf ?? new Uint8Array());
+    // ... then the production service's SERVER span, whose parent is in another system.
+    const second = sampler.hold(sample(sampler, [server]).pending?.buf ?? new Uint8Array());
+    sampler.flush();
+    expect((await first).kept?.spanCount).toBe(1);
+    expect((await second).kept?.spanCount).toBe(1);
+  });
+
   it('decides the oldest waiting traces as path-unknown past max_pending_spans', async () => {
     const sampler = makeSampler([{ environment: 'production', percentage: 100, path_prefix: '/api' }], { maxPendingSpans: 3 });
     const [, ...a] = trace({ children: 2 });
