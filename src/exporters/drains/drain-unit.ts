@@ -51,7 +51,7 @@ export class DrainUnit {
   readonly #sender: QueuedSender;
   readonly #pending: PendingHold;
   readonly #pendingQueue: Queue;
-  /** Decisions made under earlier rules still hold their traces together. */
+  /** One store for the unit's life: decisions made under earlier rules still hold their traces together. */
   readonly #decisions: DecisionStore;
   readonly #sampler: Sampler;
   #transport: Transport;
