@@ -159,6 +159,23 @@ describe('sampler', () => {
     expect((await second).kept?.spanCount).toBe(1);
   });
 
+  it('decides spans that wait for their root by the rules in force when the root arrives', async () => {
+    const sampler = makeSampler([{ environment: 'production', percentage: 100, path_prefix: '/api' }]);
+    const [root, ...children] = trace({ traceId: traceIdWithR(HIGH), path: '/web' });
+    const held = sampler.hold(sample(sampler, children).pending?.buf ?? new Uint8Array());
+    sampler.setRules([{ environment: 'production', percentage: 100, path_prefix: '/web' }]);
+    expect(sample(sampler, [root as TestSpan]).kept?.spanCount).toBe(1);
+    expect((await held).kept?.spanCount).toBe(2);
+  });
+
+  it('keeps spans that wait for their root at once when the rules are removed', async () => {
+    const sampler = makeSampler([{ environment: 'production', percentage: 100, path_prefix: '/api' }]);
+    const [, ...children] = trace({ traceId: traceIdWithR(LOW) });
+    const held = sampler.hold(sample(sampler, children).pending?.buf ?? new Uint8Array());
+    sampler.setRules([]);
+    expect((await held).kept?.spanCount).toBe(2);
+  });
+
   it('decides the oldest waiting traces as path-unknown past max_pending_spans', async () => {
     const sampler = makeSampler([{ environment: 'production', percentage: 100, path_prefix: '/api' }], { maxPendingSpans: 3 });
     const [, ...a] = trace({ children: 2 });
