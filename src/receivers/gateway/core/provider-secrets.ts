@@ -8,9 +8,21 @@ import type { BaseProviderConfig } from '../providers/shared/types.js';
 /** Config keys that hold a credential, in any provider type (Bedrock's access keys among them). */
 const CREDENTIAL_KEYS = ['api_key', 'secret_access_key', 'session_token'] as const;
 
-/** Replaces the provider's credentials (keys, header values, those in its base_url) in a text with `***`. */
+/** The AWS variables a Bedrock provider without access_key_id signs with, read per request (bedrock/signer.ts). */
+const AWS_SECRET_VARIABLES = ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'] as const;
+
+/**
+ * Replaces the provider's credentials (keys, header values, those in its
+ * base_url; for Bedrock signing with the environment's credentials, those as
+ * they are now) in a text with `***`.
+ */
 export function providerSecretsRedactor(config: BaseProviderConfig): (text: string) => string {
-  const fields: Partial<Record<(typeof CREDENTIAL_KEYS)[number], unknown>> = config;
+  const fields: Partial<Record<(typeof CREDENTIAL_KEYS)[number] | 'access_key_id', unknown>> = config;
   const credentials = CREDENTIAL_KEYS.map((key) => fields[key]).filter((value) => typeof value === 'string');
-  return credentialsRedactor(config.base_url, [...credentials, ...Object.values(config.headers ?? {})]);
+  const configured = credentialsRedactor(config.base_url, [...credentials, ...Object.values(config.headers ?? {})]);
+  if (config.type !== 'bedrock' || fields.access_key_id !== undefined) return configured;
+  return function redactWithEnvironment(text) {
+    const fromEnvironment = AWS_SECRET_VARIABLES.map((name) => process.env[name]).filter((value) => value !== undefined);
+    return credentialsRedactor('', fromEnvironment)(configured(text));
+  };
 }

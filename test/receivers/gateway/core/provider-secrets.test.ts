@@ -3,6 +3,8 @@
 // hand them to the gateway's clients or write them into spans.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanKind } from '../../../../src/otlp/model.js';
+import { providerSecretsRedactor } from '../../../../src/receivers/gateway/core/provider-secrets.js';
+import type { BaseProviderConfig } from '../../../../src/receivers/gateway/providers/shared/types.js';
 import { API_KEY, chunk, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 
 let gateway: Gateway | undefined;
@@ -69,5 +71,23 @@ describe("a provider's credentials echoed by its upstream", () => {
     const text = await answer.text();
     expect(text).toContain('invalid x-api-key ***');
     expect(text).not.toContain(PROVIDER_KEY);
+  });
+});
+
+describe('the AWS credentials a Bedrock provider signs with from the environment', () => {
+  it('are replaced as they are when the text is redacted (rotated ones too), and not for a provider with keys of its own', () => {
+    const saved = { ...process.env };
+    try {
+      Object.assign(process.env, { AWS_SECRET_ACCESS_KEY: 'env-secret-before', AWS_SESSION_TOKEN: 'env-session-token-before' });
+      const redact = providerSecretsRedactor({ type: 'bedrock', base_url: 'https://bedrock-runtime.us-east-1.amazonaws.com' });
+      expect(redact('signed with env-secret-before and env-session-token-before')).toBe('signed with *** and ***');
+      Object.assign(process.env, { AWS_SECRET_ACCESS_KEY: 'env-secret-after' });
+      expect(redact('now env-secret-after')).toBe('now ***');
+
+      const ownKeys = providerSecretsRedactor({ type: 'bedrock', base_url: 'https://bedrock-runtime.us-east-1.amazonaws.com', access_key_id: 'AKID', secret_access_key: 'own-secret' } as BaseProviderConfig);
+      expect(ownKeys('own-secret, not env-secret-after')).toBe('***, not env-secret-after');
+    } finally {
+      process.env = saved;
+    }
   });
 });
