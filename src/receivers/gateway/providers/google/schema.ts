@@ -3,9 +3,12 @@
 // $ref/$defs, default, examples, const, oneOf, allOf, ...), so the mapping
 // keeps a list of known keys and rewrites the common constructs it can:
 // $ref is inlined from $defs/definitions, `type: [x, "null"]` becomes
-// `nullable`, `const` a one-value enum, `oneOf` `anyOf`, a one-entry `allOf`
-// its entry, and a `{type: "null"}` variant of `anyOf` (Pydantic's `Optional`)
-// `nullable`, as Google's own SDKs rewrite it. https://ai.google.dev/api/caching#Schema
+// `nullable`, `const` a one-value enum, `oneOf` `anyOf`, `allOf` its entries
+// merged, and a `{type: "null"}` variant of `anyOf` (Pydantic's `Optional`)
+// `nullable`, as Google's own SDKs rewrite it. Gemini also refuses a node
+// without a type (outside a union) and an ARRAY without items, failing the
+// whole request: each node gets the type its contents imply, and a node that
+// allows any value (`{}`, `true`) is a STRING. https://ai.google.dev/api/caching#Schema
 import { asObject } from '../shared/inputs.js';
 
 type JsonObject = Record<string, unknown>;
@@ -33,50 +36,100 @@ function convert(input: JsonObject, root: JsonObject, refs: readonly string[]): 
   const schema = resolveRef(input, root, refs);
   if (schema === undefined) return { type: 'OBJECT' };
   const nextRefs = typeof input['$ref'] === 'string' ? [...refs, input['$ref']] : refs;
-  const allOf = Array.isArray(schema['allOf']) ? schema['allOf'] : undefined;
-  if (allOf?.length === 1 && asObject(allOf[0]) !== undefined) {
-    const { allOf: _drop, ...rest } = schema;
-    return convert({ ...rest, ...asObject(allOf[0]) }, root, nextRefs);
+  if (Array.isArray(schema['allOf'])) {
+    const merged = mergeAllOf(schema, schema['allOf'], root, nextRefs);
+    return convert(merged.schema, root, merged.refs);
   }
 
   const out: JsonObject = {};
   for (const [key, value] of Object.entries(schema)) if (KEPT_KEYS.has(key)) out[key] = value;
   applyType(schema['type'], out);
 
-  const enumValues = schema['const'] !== undefined ? [schema['const']] : schema['enum'];
-  if (Array.isArray(enumValues) && enumValues.every((value) => typeof value === 'string')) {
+  const given = schema['const'] !== undefined ? [schema['const']] : schema['enum'];
+  const enumValues = Array.isArray(given) ? given.filter((value) => value !== null) : undefined;
+  if (enumValues !== undefined && enumValues.length < (given as unknown[]).length) out['nullable'] = true;
+  if (enumValues !== undefined && enumValues.length > 0 && enumValues.every((value) => typeof value === 'string')) {
     out['enum'] = enumValues;
     out['type'] ??= 'STRING';
   }
   const format = schema['format'];
   if (typeof format === 'string' && typeof out['type'] === 'string' && FORMATS[out['type']]?.has(format) === true) out['format'] = format;
 
+  // Gemini takes properties on an OBJECT only and items on an ARRAY only.
   const properties = asObject(schema['properties']);
-  if (properties !== undefined) {
+  if (properties !== undefined && (out['type'] ?? 'OBJECT') === 'OBJECT') {
     const mapped: JsonObject = {};
     for (const [name, value] of Object.entries(properties)) mapped[name] = convert(asObject(value) ?? {}, root, nextRefs);
     out['properties'] = mapped;
     if (Array.isArray(schema['required'])) out['required'] = schema['required'].filter((name) => typeof name === 'string' && name in mapped);
   }
   const items = asObject(schema['items']);
-  if (items !== undefined) out['items'] = convert(items, root, nextRefs);
+  if (items !== undefined && (out['type'] ?? 'ARRAY') === 'ARRAY') out['items'] = convert(items, root, nextRefs);
   const variants = schema['anyOf'] ?? schema['oneOf'];
-  if (Array.isArray(variants)) return withVariants(out, variants.map((variant) => asObject(variant) ?? {}), root, nextRefs);
-  return out;
+  if (Array.isArray(variants)) return withVariants(out, variants.map((variant) => asObject(variant) ?? {}), root, nextRefs, enumValues);
+  return typed(out, enumValues);
 }
 
 /**
- * `anyOf` without its null variants, which make the schema `nullable`
- * instead (OpenAPI 3.0 has no null type); one variant left is inlined, the
- * schema's own keys (its description) winning.
+ * `allOf` as one schema: the properties and required of its entries joined,
+ * their other keys taken where the schema has none (its own keys win, as
+ * beside a `$ref`). Returns the refs followed, so a cycle through an entry ends.
  */
-function withVariants(out: JsonObject, variants: readonly JsonObject[], root: JsonObject, refs: readonly string[]): JsonObject {
-  const kept = variants.filter((variant) => variant['type'] !== 'null');
-  if (kept.length < variants.length) out['nullable'] = true;
+function mergeAllOf(schema: JsonObject, entries: readonly unknown[], root: JsonObject, refs: readonly string[]): { schema: JsonObject; refs: readonly string[] } {
+  const { allOf: _drop, ...merged } = schema;
+  let followed = refs;
+  for (const entry of entries) {
+    const object = asObject(entry);
+    const resolved = object === undefined ? undefined : resolveRef(object, root, followed);
+    if (resolved === undefined) continue;
+    if (typeof object?.['$ref'] === 'string') followed = [...followed, object['$ref']];
+    for (const [key, value] of Object.entries(resolved)) {
+      if (key === 'properties') merged['properties'] = { ...asObject(merged['properties']), ...asObject(value) };
+      else if (key === 'required') merged['required'] = [...(Array.isArray(merged['required']) ? merged['required'] : []), ...(Array.isArray(value) ? value : [])];
+      else if (!(key in merged)) merged[key] = value;
+    }
+  }
+  return { schema: merged, refs: followed };
+}
+
+/**
+ * `out` with the type Gemini requires of every node outside a union: the one
+ * its properties, items or enum values imply, else STRING (a schema that
+ * allows any value, which Gemini cannot say). An ARRAY gets items likewise.
+ */
+function typed(out: JsonObject, enumValues: readonly unknown[] | undefined): JsonObject {
+  if (out['type'] === undefined && out['anyOf'] === undefined) {
+    out['type'] = out['properties'] !== undefined ? 'OBJECT' : out['items'] !== undefined ? 'ARRAY' : valueType(enumValues ?? []);
+  }
+  if (out['type'] === 'ARRAY' && out['items'] === undefined) out['items'] = { type: 'STRING' };
+  return out;
+}
+
+/** The type every value of an enum (or a const) has, when they share one; STRING otherwise. */
+function valueType(values: readonly unknown[]): string {
+  if (values.length === 0) return 'STRING';
+  if (values.every((value) => typeof value === 'boolean')) return 'BOOLEAN';
+  if (values.every((value) => Number.isInteger(value))) return 'INTEGER';
+  if (values.every((value) => typeof value === 'number')) return 'NUMBER';
+  return 'STRING';
+}
+
+/** Keys that say what kind of value a schema is; a variant without any of them only narrows its parent. */
+const SHAPE_KEYS = ['type', 'properties', 'items', 'enum', 'const', 'anyOf', 'oneOf', 'allOf', '$ref'];
+
+/**
+ * `anyOf` without its null variants, which make the schema `nullable`
+ * instead (OpenAPI 3.0 has no null type), and, under a typed schema, without
+ * the variants that only narrow it (`{required: [...]}`), which Gemini cannot
+ * say; one variant left is inlined, the schema's own keys (its description) winning.
+ */
+function withVariants(out: JsonObject, variants: readonly JsonObject[], root: JsonObject, refs: readonly string[], enumValues: readonly unknown[] | undefined): JsonObject {
+  const kept = variants.filter((variant) => variant['type'] !== 'null' && (out['type'] === undefined || SHAPE_KEYS.some((key) => key in variant)));
+  if (variants.some((variant) => variant['type'] === 'null')) out['nullable'] = true;
   const mapped = kept.map((variant) => convert(variant, root, refs));
   if (mapped.length === 1 && mapped[0] !== undefined) return { ...mapped[0], ...out };
   if (mapped.length > 1) out['anyOf'] = mapped;
-  return out;
+  return typed(out, enumValues);
 }
 
 /** `type` as Gemini's upper-case enum; a list with "null" becomes nullable, other lists anyOf. */

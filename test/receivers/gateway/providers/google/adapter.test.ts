@@ -160,7 +160,47 @@ describe('google adapter', () => {
         note: { type: 'STRING', nullable: true, description: 'A note' },
         place: { type: 'OBJECT', nullable: true, properties: { lat: { type: 'NUMBER' } } },
         value: { nullable: true, anyOf: [{ type: 'STRING' }, { type: 'NUMBER' }] },
-        nothing: { nullable: true },
+        nothing: { type: 'STRING', nullable: true },
+      },
+    });
+  });
+
+  it('gives every schema node the type Gemini requires, merging allOf and inferring the rest, rather than send one it refuses', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'x' }]));
+    const parameters = {
+      type: 'object',
+      properties: {
+        value: { description: 'Any JSON value' },
+        flag: true,
+        target: { allOf: [{ $ref: '#/$defs/place' }, { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] }], description: 'Where' },
+        filter: { properties: { q: { type: 'string' } }, required: ['q'] },
+        ids: { items: { type: 'integer' } },
+        anything: { type: 'array' },
+        level: { enum: [1, 2, 3] },
+        ratio: { enum: [0.5, 1] },
+        strict: { const: true },
+        color: { enum: ['red', 'green', null] },
+        size: { type: 'string', properties: { x: { type: 'string' } } },
+      },
+      anyOf: [{ required: ['value'] }, { required: ['filter'] }],
+      $defs: { place: { type: 'object', properties: { lat: { type: 'number' } }, required: ['lat'] } },
+    };
+    const out = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'find', parameters } }] });
+    expect(out.ok).toBe(true);
+    expect(sent().tools?.[0]?.functionDeclarations[0]?.parameters).toEqual({
+      type: 'OBJECT',
+      properties: {
+        value: { type: 'STRING', description: 'Any JSON value' },
+        flag: { type: 'STRING' },
+        target: { type: 'OBJECT', description: 'Where', properties: { lat: { type: 'NUMBER' }, name: { type: 'STRING' } }, required: ['lat', 'name'] },
+        filter: { type: 'OBJECT', properties: { q: { type: 'STRING' } }, required: ['q'] },
+        ids: { type: 'ARRAY', items: { type: 'INTEGER' } },
+        anything: { type: 'ARRAY', items: { type: 'STRING' } },
+        level: { type: 'INTEGER' },
+        ratio: { type: 'NUMBER' },
+        strict: { type: 'BOOLEAN' },
+        color: { type: 'STRING', enum: ['red', 'green'], nullable: true },
+        size: { type: 'STRING' },
       },
     });
   });

@@ -5,27 +5,35 @@ import { zodProblems, type Seen } from '../shared/fake-upstream.js';
 
 export type Schema = { [key: string]: unknown };
 
-// The OpenAPI subset of Gemini's Schema object: unknown keys are rejected, as Gemini does.
+// The OpenAPI subset of Gemini's Schema object: unknown keys are rejected, as Gemini does, and so
+// is a node without a type outside a union ("schema didn't specify the schema type field"), an ARRAY
+// without items ("items: missing field"), properties on anything but an OBJECT and items on anything
+// but an ARRAY ("only allowed for OBJECT type").
 const schema: z.ZodType<Schema> = z.lazy(() =>
-  z.strictObject({
-    type: z.enum(['STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT']).optional(),
-    format: z.enum(['enum', 'date-time', 'int32', 'int64', 'float', 'double']).optional(),
-    description: z.string().optional(),
-    nullable: z.boolean().optional(),
-    enum: z.array(z.string()).optional(),
-    items: schema.optional(),
-    properties: z.record(z.string(), schema).optional(),
-    required: z.array(z.string()).optional(),
-    anyOf: z.array(schema).optional(),
-    minItems: z.number().optional(),
-    maxItems: z.number().optional(),
-    minimum: z.number().optional(),
-    maximum: z.number().optional(),
-    minLength: z.number().optional(),
-    maxLength: z.number().optional(),
-    pattern: z.string().optional(),
-    propertyOrdering: z.array(z.string()).optional(),
-  }),
+  z
+    .strictObject({
+      type: z.enum(['STRING', 'NUMBER', 'INTEGER', 'BOOLEAN', 'ARRAY', 'OBJECT']).optional(),
+      format: z.enum(['enum', 'date-time', 'int32', 'int64', 'float', 'double']).optional(),
+      description: z.string().optional(),
+      nullable: z.boolean().optional(),
+      enum: z.array(z.string()).optional(),
+      items: schema.optional(),
+      properties: z.record(z.string(), schema).optional(),
+      required: z.array(z.string()).optional(),
+      anyOf: z.array(schema).optional(),
+      minItems: z.number().optional(),
+      maxItems: z.number().optional(),
+      minimum: z.number().optional(),
+      maximum: z.number().optional(),
+      minLength: z.number().optional(),
+      maxLength: z.number().optional(),
+      pattern: z.string().optional(),
+      propertyOrdering: z.array(z.string()).optional(),
+    })
+    .refine((node) => node.type !== undefined || node.anyOf !== undefined, 'a schema node needs a type (or anyOf)')
+    .refine((node) => node.type !== 'ARRAY' || node.items !== undefined, 'an ARRAY needs items')
+    .refine((node) => node.properties === undefined || node.type === 'OBJECT', 'properties: only allowed for OBJECT type')
+    .refine((node) => node.items === undefined || node.type === 'ARRAY', 'items: only allowed for ARRAY type'),
 );
 
 // Gemini refuses any other image type ("MIME type must be image/png, image/jpeg, image/webp, image/heic, or image/heif").
