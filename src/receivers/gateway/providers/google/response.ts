@@ -22,11 +22,19 @@ const FINISH_REASONS: Readonly<Record<Exclude<GeminiFinishReason, FailedFinish>,
   PROHIBITED_CONTENT: 'content_filter',
   SPII: 'content_filter',
   IMAGE_SAFETY: 'content_filter',
+  IMAGE_PROHIBITED_CONTENT: 'content_filter',
+  IMAGE_RECITATION: 'content_filter',
+  IMAGE_OTHER: 'content_filter',
+  NO_IMAGE: 'stop',
 };
 
-/** Finishes where the model failed to make the tool calls it meant to: no Chat finish_reason says so. */
-type FailedFinish = 'MALFORMED_FUNCTION_CALL' | 'UNEXPECTED_TOOL_CALL' | 'TOO_MANY_TOOL_CALLS';
-const FAILED_FINISHES: ReadonlySet<string> = new Set<FailedFinish>(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS']);
+/**
+ * Finishes where the model failed to answer: it could not make the tool calls
+ * it meant to, its answer was malformed, or the request's history lacked a
+ * thoughtSignature Gemini 3 requires. No Chat finish_reason says so.
+ */
+type FailedFinish = 'MALFORMED_FUNCTION_CALL' | 'UNEXPECTED_TOOL_CALL' | 'TOO_MANY_TOOL_CALLS' | 'MISSING_THOUGHT_SIGNATURE' | 'MALFORMED_RESPONSE';
+const FAILED_FINISHES: ReadonlySet<string> = new Set<FailedFinish>(['MALFORMED_FUNCTION_CALL', 'UNEXPECTED_TOOL_CALL', 'TOO_MANY_TOOL_CALLS', 'MISSING_THOUGHT_SIGNATURE', 'MALFORMED_RESPONSE']);
 
 /**
  * A turn that called functions ends with `tool_calls`, whatever Gemini says

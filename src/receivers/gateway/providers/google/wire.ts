@@ -70,8 +70,14 @@ export type GeminiFinishReason =
   | 'SPII'
   | 'MALFORMED_FUNCTION_CALL'
   | 'IMAGE_SAFETY'
+  | 'IMAGE_PROHIBITED_CONTENT'
+  | 'IMAGE_RECITATION'
+  | 'IMAGE_OTHER'
+  | 'NO_IMAGE'
   | 'UNEXPECTED_TOOL_CALL'
-  | 'TOO_MANY_TOOL_CALLS';
+  | 'TOO_MANY_TOOL_CALLS'
+  | 'MISSING_THOUGHT_SIGNATURE'
+  | 'MALFORMED_RESPONSE';
 
 export interface GeminiCandidate {
   content?: { role?: string; parts?: GeminiPart[] };

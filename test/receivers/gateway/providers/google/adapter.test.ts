@@ -80,6 +80,8 @@ describe('google adapter', () => {
     ['SAFETY', 'content_filter'],
     ['RECITATION', 'content_filter'],
     ['PROHIBITED_CONTENT', 'content_filter'],
+    ['IMAGE_PROHIBITED_CONTENT', 'content_filter'],
+    ['IMAGE_RECITATION', 'content_filter'],
     ['OTHER', 'stop'],
   ])('maps finishReason %s to %s', async (reason, finish) => {
     const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'x' }], reason));
@@ -475,6 +477,15 @@ describe('google adapter', () => {
     await expect(complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] })).rejects.toThrow(/MALFORMED_FUNCTION_CALL: Malformed function call/);
     const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool] });
     expect(assemble(chunks).text).toBe('Let me check.');
+    expect(error).toBeInstanceOf(UpstreamStreamError);
+  });
+
+  it.each(['MISSING_THOUGHT_SIGNATURE', 'MALFORMED_RESPONSE'])('fails the attempt on a %s finish, whole and streamed, rather than answer an empty stop', async (reason) => {
+    const failed = { candidates: [{ finishReason: reason, index: 0 }], usageMetadata, modelVersion: 'gemini-test-001' };
+    const ctx = await setup((seen, res) => (seen.path.includes('stream') ? sendStream(res, [failed]) : json(res, 200, failed)));
+    await expect(complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] })).rejects.toThrow(`google finished with ${reason}`);
+    const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(chunks).toEqual([]);
     expect(error).toBeInstanceOf(UpstreamStreamError);
   });
 
