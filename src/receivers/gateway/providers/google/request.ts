@@ -22,6 +22,9 @@ const GENERATION_FIELDS = [
 
 const MAX_STOP_SEQUENCES = 5;
 
+/** The image types Gemini reads; it refuses others (a GIF) with a 400 for the whole request. */
+const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/webp', 'image/heic', 'image/heif']);
+
 /** reasoning_effort -> thinkingBudget, as Google's OpenAI compatibility layer maps it (minimal: Flash-Lite's floor). */
 const THINKING_BUDGETS: Readonly<Record<Effort, number>> = { minimal: 512, low: 1024, medium: 8192, high: 24_576 };
 
@@ -173,6 +176,7 @@ async function mapPart(part: ContentPart, param: string, images: RequestImages):
   const url = part.image_url.url;
   const urlParam = `${param}.image_url.url`;
   const image = parseDataUrl(url, urlParam) ?? (isHttpUrl(url) ? await images.fetch(url, urlParam) : invalidRequest(urlParam, 'must be an http(s) or data URL'));
+  if (!IMAGE_TYPES.has(image.mediaType)) invalidRequest(urlParam, `${image.mediaType} is not supported by provider type google (png, jpeg, webp, heic, heif)`);
   return [{ inlineData: { mimeType: image.mediaType, data: image.data } }];
 }
 

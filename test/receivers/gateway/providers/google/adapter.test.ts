@@ -28,6 +28,7 @@ function sent(index = 0): GenerateContentRequest {
 
 const weatherTool = { type: 'function' as const, function: { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } };
 const SIGNATURE = 'c2lnbmF0dXJlLW9mLXRoZS10aG91Z2h0cw==';
+const GIF_BASE64 = 'R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==';
 
 
 describe('google adapter', () => {
@@ -313,6 +314,17 @@ describe('google adapter', () => {
     });
     expect(out.ok).toBe(true);
     expect(sent().contents[0]?.parts).toEqual([{ inlineData: { mimeType: 'image/jpeg', data: PNG_BASE64 } }, { inlineData: { mimeType: 'image/jpeg', data: PNG_BASE64 } }]);
+  });
+
+  it('refuses a GIF, which Gemini cannot read, naming the image, so that another provider type may take it', async () => {
+    const ctx = await setup((seen, res) => (seen.path.startsWith('/images/') ? (res.writeHead(200, { 'content-type': 'image/gif' }), res.end(Buffer.from(GIF_BASE64, 'base64'))) : sendResponse(res, [{ text: 'x' }])), { image_fetch: { allow_private_addresses: true } });
+    for (const url of [`data:image/gif;base64,${GIF_BASE64}`, `${fake?.url}/images/dot.gif`]) {
+      const request = { model: 'm', messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'What is this?' }, { type: 'image_url' as const, image_url: { url } }] }] };
+      const refusal = googleAdapter.buildRequest(request, ctx);
+      await expect(refusal).rejects.toBeInstanceOf(ProviderRequestError);
+      await expect(refusal).rejects.toThrow('messages[0].content[1].image_url.url: image/gif is not supported by provider type google');
+    }
+    expect(fake?.requests.filter((r) => !r.path.startsWith('/images/'))).toEqual([]);
   });
 
   it('refuses OpenAI-only parameters that change the answer and lets their neutral values through', async () => {
