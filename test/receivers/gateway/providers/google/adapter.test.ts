@@ -317,7 +317,14 @@ describe('google adapter', () => {
   });
 
   it('refuses a GIF, which Gemini cannot read, naming the image, so that another provider type may take it', async () => {
-    const ctx = await setup((seen, res) => (seen.path.startsWith('/images/') ? (res.writeHead(200, { 'content-type': 'image/gif' }), res.end(Buffer.from(GIF_BASE64, 'base64'))) : sendResponse(res, [{ text: 'x' }])), { image_fetch: { allow_private_addresses: true } });
+    const ctx = await setup(
+      (seen, res) => {
+        if (!seen.path.startsWith('/images/')) return sendResponse(res, [{ text: 'x' }]);
+        res.writeHead(200, { 'content-type': 'image/gif' });
+        res.end(Buffer.from(GIF_BASE64, 'base64'));
+      },
+      { image_fetch: { allow_private_addresses: true } },
+    );
     for (const url of [`data:image/gif;base64,${GIF_BASE64}`, `${fake?.url}/images/dot.gif`]) {
       const request = { model: 'm', messages: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'What is this?' }, { type: 'image_url' as const, image_url: { url } }] }] };
       const refusal = googleAdapter.buildRequest(request, ctx);
