@@ -278,6 +278,17 @@ describe('provider adapters through the gateway with the openai SDK', () => {
     expect(error).toBeInstanceOf(OpenAI.RateLimitError);
   });
 
+  it('tells the client the wait a Gemini 429 asks for in its RetryInfo as Retry-After, whole and in a stream, so SDKs do not retry at once', async () => {
+    const quota = { error: { code: 429, message: 'You exceeded your current quota.', status: 'RESOURCE_EXHAUSTED', details: [{ '@type': 'type.googleapis.com/google.rpc.QuotaFailure', violations: [] }, { '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: '37.2s' }] } };
+    replies.google = (seen, res) => (seen.path.includes('stream') ? sendStream(res, [quota]) : json(res, 429, quota));
+    const whole = await client.chat.completions.create({ model: GEMINI, messages: [{ role: 'user', content: 'Hi' }] }).catch((err: unknown) => err);
+    expect(whole).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((whole as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('38');
+    const streamed = await client.chat.completions.create({ model: GEMINI, messages: [{ role: 'user', content: 'Hi' }], stream: true }).catch((err: unknown) => err);
+    expect(streamed).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((streamed as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('retry-after')).toBe('38');
+  });
+
   it('sends a documented Anthropic message shape back as an OpenAI completion with tool calls', async () => {
     replies.anthropic = (_seen, res) => json(res, 200, message([{ type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Oslo' } }], 'tool_use'));
     const data = await client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: 'Weather in Oslo?' }], tools: [weatherTool], tool_choice: 'required' });

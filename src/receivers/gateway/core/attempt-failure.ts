@@ -3,7 +3,7 @@
 // outcome. Shared by the buffered attempt (attempt.ts), the streamed one
 // (stream-pipe.ts) and native Messages passthrough.
 import { GatewayHttpError } from './http-error.js';
-import { InvalidResponseError, ProviderNotConfiguredError, UpstreamStreamError } from '../providers/shared/types.js';
+import { InvalidResponseError, ProviderNotConfiguredError, UpstreamStreamError, type UpstreamErrorInfo } from '../providers/shared/types.js';
 import { ProviderRequestError } from '../providers/shared/inputs.js';
 import type { AttemptClock } from './upstream.js';
 import { BrokenStreamError } from './stream-exchange.js';
@@ -75,7 +75,7 @@ function classify(err: unknown, clock: AttemptClock, slug: string, answering: bo
     const message = `Provider ${slug} failed: ${err.message}`;
     const answer = err.answer;
     if (answer === undefined) return { error: upstreamError(message), fallback: true, spanErrorType: err.errorType, outcome: 'stream_error' };
-    const error = new GatewayHttpError(answer.status, message, { type: answer.type, code: answer.code ?? 'upstream_error', param: answer.param });
+    const error = new GatewayHttpError(answer.status, message, { type: answer.type, code: answer.code ?? 'upstream_error', param: answer.param, headers: retryAfterOf(answer) });
     return { error, fallback: answer.fallback, spanErrorType: err.errorType, outcome: 'stream_error' };
   }
   if (err instanceof SyntaxError) {
@@ -94,6 +94,11 @@ function classify(err: unknown, clock: AttemptClock, slug: string, answering: bo
   const message = err instanceof Error ? err.message : String(err);
   const error = upstreamError(`The attempt on provider ${slug} failed in the gateway (${name}).`);
   return { error, spanMessage: `${error.message} ${message}`, fallback: true, spanErrorType: name, outcome: 'internal_error' };
+}
+
+/** A wait the upstream said in its body, as the Retry-After header SDKs read (a header the upstream sent wins over it). */
+export function retryAfterOf(info: UpstreamErrorInfo): Record<string, string> {
+  return info.retryAfter === undefined ? {} : { 'retry-after': String(info.retryAfter) };
 }
 
 function upstreamError(message: string): GatewayHttpError {

@@ -17,7 +17,7 @@ import { startClientSpan, type SpanRecord } from './spans.js';
 import { ChatStreamPipe } from './stream-pipe.js';
 import { StreamExchange } from './stream-exchange.js';
 import { AttemptClock, parseUpstreamUrl, type UpstreamAgents } from './upstream.js';
-import { attemptFailure, type AttemptOutcome } from './attempt-failure.js';
+import { attemptFailure, retryAfterOf, type AttemptOutcome } from './attempt-failure.js';
 
 export interface ResolvedProvider {
   readonly slug: string;
@@ -174,7 +174,7 @@ export function httpFailure(env: AttemptEnv, provider: ResolvedProvider, span: S
   const message = provider.redact(info.message);
   span.fail(String(status), message);
   env.countAttempt(provider.slug, 'http_error');
-  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, message, { type: info.type, code: info.code, param: info.param, headers: retryHints(headers) }) };
+  return { answered: false, fallback: info.fallback, error: new GatewayHttpError(info.status, message, { type: info.type, code: info.code, param: info.param, headers: { ...retryAfterOf(info), ...retryHints(headers) } }) };
 }
 
 /** Headers by which an upstream tells clients when (and whether) to retry: passed on when its answer is the one the client gets. */

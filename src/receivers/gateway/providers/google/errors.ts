@@ -6,6 +6,8 @@ import type { GeminiError } from './wire.js';
 
 const decoder = new TextDecoder();
 
+const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
+
 /** google.rpc.Code name -> OpenAI error type. */
 const ERROR_TYPES: Readonly<Record<string, string>> = {
   INVALID_ARGUMENT: 'invalid_request_error',
@@ -24,7 +26,8 @@ export function classifyGoogleError(status: number, body: Uint8Array): UpstreamE
   const text = decoder.decode(body);
   const error = readError(text);
   // Gemini answers a bad API key with 400 INVALID_ARGUMENT; it is an auth failure (and another provider may work).
-  const badKey = error?.details?.some((detail) => detail.reason === 'API_KEY_INVALID') === true;
+  const details = detailsOf(error);
+  const badKey = details.some((detail) => detail['reason'] === 'API_KEY_INVALID');
   const effective = badKey ? 401 : status;
   return {
     status: effective,
@@ -33,7 +36,28 @@ export function classifyGoogleError(status: number, body: Uint8Array): UpstreamE
     code: badKey ? 'API_KEY_INVALID' : (error?.status ?? null),
     param: null,
     fallback: isFallbackStatus(effective),
+    retryAfter: retryDelayOf(details),
   };
+}
+
+/**
+ * The wait a google.rpc.RetryInfo detail asks for (a 429 RESOURCE_EXHAUSTED
+ * carries one, `"retryDelay": "37s"`; Gemini sends no Retry-After header), in whole seconds.
+ */
+function retryDelayOf(details: ReadonlyArray<Record<string, unknown>>): number | undefined {
+  const delay = details.find((detail) => detail['@type'] === RETRY_INFO)?.['retryDelay'];
+  const seconds = typeof delay === 'string' ? /^(\d+(?:\.\d+)?)s$/.exec(delay)?.[1] : undefined;
+  return seconds === undefined ? undefined : Math.ceil(Number(seconds));
+}
+
+/** The error's details that are objects (a proxy may send anything there). */
+function detailsOf(error: GeminiError | undefined): Array<Record<string, unknown>> {
+  const details: unknown = error?.details;
+  if (!Array.isArray(details)) return [];
+  return details.flatMap((detail: unknown) => {
+    const object = asObject(detail);
+    return object === undefined ? [] : [object];
+  });
 }
 
 function readError(text: string): GeminiError | undefined {

@@ -108,5 +108,6 @@ export interface GeminiError {
   code?: number;
   message?: string;
   status?: string;
-  details?: Array<{ '@type'?: string; reason?: string }>;
+  /** ErrorInfo (`reason`), RetryInfo (`retryDelay`, a protobuf Duration such as "37s"), ... */
+  details?: Array<{ '@type'?: string; reason?: string; retryDelay?: string }>;
 }

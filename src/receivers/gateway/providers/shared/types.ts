@@ -51,6 +51,8 @@ export interface UpstreamErrorInfo {
   param: string | null;
   /** True for network errors, timeouts, 429, 5xx (incl. Anthropic 529) and upstream 401/403. */
   fallback: boolean;
+  /** Seconds the upstream asks to wait before a retry, said in its body rather than a Retry-After header (Gemini's RetryInfo). */
+  retryAfter?: number | undefined;
 }
 
 /**
