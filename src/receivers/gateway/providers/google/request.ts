@@ -8,7 +8,7 @@ import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { toGeminiSchema } from './schema.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { requiresThoughtSignatures, SKIP_SIGNATURE } from './tool-call-id.js';
-import { thoughtSignatureOf } from '../shared/tool-call-id.js';
+import { geminiCallIdOf, thoughtSignatureOf } from '../shared/tool-call-id.js';
 import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';
 
 /** OpenAI field -> generationConfig field, copied as they are (ranges are the same as OpenAI's). */
@@ -127,7 +127,7 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
       case 'assistant': {
         const parts = textParts(textOf(assistantContent(message, param, 'google')));
         for (const [j, call] of functionCalls(message, param, 'google').entries()) {
-          const part: GeminiPart = { functionCall: { name: call.function.name, args: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`) } };
+          const part: GeminiPart = { functionCall: { name: call.function.name, args: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`), ...idOf(call.id) } };
           // Parallel calls: Gemini signs only the first call of a turn.
           const signature = thoughtSignatureOf(call.id) ?? (j === 0 && requiresThoughtSignatures(ctx.model) ? SKIP_SIGNATURE : undefined);
           if (signature !== undefined) part.thoughtSignature = signature;
@@ -141,7 +141,7 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
       case 'tool': {
         const name = functionNames.get(message.tool_call_id);
         if (name === undefined) invalidRequest(`${param}.tool_call_id`, `no assistant tool call with id ${message.tool_call_id} precedes this tool message`);
-        turn = { role: 'user', parts: [{ functionResponse: { name, response: toolResponse(textOf(message.content)) } }] };
+        turn = { role: 'user', parts: [{ functionResponse: { name, response: toolResponse(textOf(message.content)), ...idOf(message.tool_call_id) } }] };
         break;
       }
     }
@@ -153,6 +153,12 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
   // Gemini refuses a request without contents ("contents is not specified"); OpenAI takes system messages alone.
   if (contents.length === 0) invalidRequest('messages', 'provider type google needs a user or assistant message with content');
   return contents;
+}
+
+/** Gemini's own id of a call (Gemini 3 gives one), sent back on the call and on its functionResponse, which it matches by id. */
+function idOf(toolCallId: string): { id: string } | Record<string, never> {
+  const id = geminiCallIdOf(toolCallId);
+  return id === undefined ? {} : { id };
 }
 
 /** A JSON object result is sent as the response; anything else as `{output: <value>}` (the key Gemini's docs name). */

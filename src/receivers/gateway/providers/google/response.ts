@@ -79,7 +79,8 @@ export function readParts(parts: readonly GeminiPart[]): { text: string; reasoni
     }
     text += partText;
     if (typeof part.functionCall === 'object' && part.functionCall !== null && typeof part.functionCall.name === 'string') {
-      toolCalls.push({ id: mintToolCallId(part.thoughtSignature), type: 'function', function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) } });
+      const callId = typeof part.functionCall.id === 'string' ? part.functionCall.id : undefined;
+      toolCalls.push({ id: mintToolCallId(part.thoughtSignature, callId), type: 'function', function: { name: part.functionCall.name, arguments: JSON.stringify(part.functionCall.args ?? {}) } });
     }
     const inline = part.inlineData;
     if (typeof inline === 'object' && inline !== null && typeof inline.mimeType === 'string' && typeof inline.data === 'string') {

@@ -1,11 +1,13 @@
 // Gemini's function calls carry no id the client can echo, but may carry a
 // `thoughtSignature` that must come back on the same functionCall part in the
-// next request (Gemini 2.5+ with thinking; required by Gemini 3). OpenAI
-// clients echo exactly one opaque field per tool call: its `id`. So the
-// google adapter mints ids as `gemini_<hex>` and appends `.<signature>` when
-// there is one (signatures are base64, ids are hex: the first dot separates
-// them). Ids that do not start with `gemini_` (minted by another provider
-// before a fallback) are passed through and carry no signature.
+// next request (Gemini 2.5+ with thinking; required by Gemini 3), and Gemini 3
+// gives each call an `id` its functionResponse must echo. OpenAI clients echo
+// exactly one opaque field per tool call: its `id`. So the google adapter
+// mints ids as `gemini_<hex>`, followed by `-<hex of Gemini's id>` when the
+// call had one and by `.<signature>` when there is one (signatures are
+// base64, the rest is hex: the first dot separates them). Ids that do not
+// start with `gemini_` (minted by another provider before a fallback) are
+// passed through and carry neither.
 //
 // The signature is for Gemini only, and other providers refuse such ids
 // (Anthropic and Converse take ^[a-zA-Z0-9_-]+$, OpenAI at most 40
@@ -22,9 +24,16 @@ const PORTABLE = /^[a-zA-Z0-9_-]{1,40}$/;
 const ANTHROPIC = /^[a-zA-Z0-9_-]{1,64}$/;
 const DIGEST_LENGTH = 8; // hex characters
 
-export function mintToolCallId(thoughtSignature: string | undefined): string {
-  const id = `${PREFIX}${randomBytes(8).toString('hex')}`;
+export function mintToolCallId(thoughtSignature: string | undefined, callId?: string): string {
+  const own = callId === undefined || callId === '' ? '' : `-${Buffer.from(callId, 'utf8').toString('hex')}`;
+  const id = `${PREFIX}${randomBytes(8).toString('hex')}${own}`;
   return thoughtSignature === undefined || thoughtSignature === '' ? id : `${id}.${thoughtSignature}`;
+}
+
+/** The id Gemini gave the call a tool-call id was minted for, if it gave one. */
+export function geminiCallIdOf(toolCallId: string): string | undefined {
+  const hex = /^gemini_[0-9a-f]{16}-((?:[0-9a-f]{2})+)(?:\.|$)/.exec(toolCallId)?.[1];
+  return hex === undefined ? undefined : Buffer.from(hex, 'hex').toString('utf8');
 }
 
 export function thoughtSignatureOf(toolCallId: string): string | undefined {

@@ -261,6 +261,47 @@ describe('google adapter', () => {
     ]);
   });
 
+  it('echoes the id Gemini 3 gives each function call on the call and on its functionResponse, in whatever order the results come', async () => {
+    const ctx = await setup((seen, res) => {
+      if (sentCount(seen) > 1) return sendResponse(res, [{ text: 'Sunny in both.' }]);
+      sendResponse(res, [
+        { functionCall: { id: 'fc-paris', name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE },
+        { functionCall: { id: 'fc-rome', name: 'get_weather', args: { city: 'Rome' } } },
+      ]);
+    });
+    const first = await complete(googleAdapter, { ...ctx, model: 'gemini-3-pro-preview' }, { messages: [{ role: 'user', content: 'Weather in Paris and Rome?' }], tools: [weatherTool] });
+    if (!first.ok) throw new Error('expected a completion');
+    const calls = first.completion.choices[0]?.message.tool_calls ?? [];
+    expect(calls.every((c) => /^[\w-]+(\.[\w+/=]+)?$/.test(c.id))).toBe(true);
+
+    const out = await complete(googleAdapter, { ...ctx, model: 'gemini-3-pro-preview' }, {
+      messages: [
+        { role: 'user', content: 'Weather in Paris and Rome?' },
+        { role: 'assistant', content: null, tool_calls: calls },
+        { role: 'tool', tool_call_id: calls[1]?.id ?? '', content: '21C' },
+        { role: 'tool', tool_call_id: calls[0]?.id ?? '', content: '18C' },
+      ],
+      tools: [weatherTool],
+    });
+    expect(out.ok).toBe(true);
+    expect(sent(1).contents.slice(1)).toEqual([
+      {
+        role: 'model',
+        parts: [
+          { functionCall: { id: 'fc-paris', name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: SIGNATURE },
+          { functionCall: { id: 'fc-rome', name: 'get_weather', args: { city: 'Rome' } } },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { id: 'fc-rome', name: 'get_weather', response: { output: '21C' } } },
+          { functionResponse: { id: 'fc-paris', name: 'get_weather', response: { output: '18C' } } },
+        ],
+      },
+    ]);
+  });
+
   it('signs replayed tool calls another provider minted with the documented placeholder, for Gemini 3 only', async () => {
     const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'ok' }]));
     const messages = [

@@ -92,6 +92,10 @@ export function validateGemini(seen: Seen): string[] {
     if (responses.length === 0) return;
     const calls = body.contents[i - 1]?.parts.flatMap((p) => (p.functionCall !== undefined ? [p.functionCall.name] : [])) ?? [];
     if (responses.join(',') !== calls.join(',')) problems.push(`body contents.${i}: functionResponse names ${responses.join(',')} do not answer calls ${calls.join(',')}`);
+    // Gemini 3 matches a functionResponse to its call by id when the calls have one.
+    const callIds = body.contents[i - 1]?.parts.flatMap((p) => (p.functionCall?.id !== undefined ? [p.functionCall.id] : [])) ?? [];
+    const responseIds = content.parts.flatMap((p) => (p.functionResponse !== undefined ? [p.functionResponse.id ?? '(none)'] : []));
+    if (callIds.length > 0 && [...responseIds].sort().join(',') !== [...callIds].sort().join(',')) problems.push(`body contents.${i}: functionResponse.id ${responseIds.join(',')} does not match functionCall.id ${callIds.join(',')}`);
   });
   return problems;
 }
