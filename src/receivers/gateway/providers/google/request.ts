@@ -44,8 +44,7 @@ export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: At
         functionDeclarations: tools.map(({ function: fn }) => {
           const parameters = fn.parameters === undefined ? undefined : toGeminiSchema(fn.parameters);
           // Gemini rejects an OBJECT schema without properties: a function without parameters omits them.
-          const hasProperties = parameters !== undefined && Object.keys((parameters['properties'] as object | undefined) ?? {}).length > 0;
-          return { name: fn.name, ...(fn.description !== undefined ? { description: fn.description } : {}), ...(hasProperties ? { parameters } : {}) };
+          return { name: fn.name, ...(fn.description !== undefined ? { description: fn.description } : {}), ...(parameters !== undefined && hasProperties(parameters) ? { parameters } : {}) };
         }),
       },
     ];
@@ -87,7 +86,9 @@ function mapGenerationConfig(request: ChatCompletionRequest): GeminiGenerationCo
   if (format?.type === 'json_object') config.responseMimeType = 'application/json';
   if (format?.type === 'json_schema') {
     config.responseMimeType = 'application/json';
-    if (format.json_schema.schema !== undefined) config.responseSchema = toGeminiSchema(format.json_schema.schema);
+    const schema = format.json_schema.schema === undefined ? undefined : toGeminiSchema(format.json_schema.schema);
+    // A schema for any object says no more than JSON mode, and Gemini refuses an OBJECT without properties.
+    if (schema !== undefined && !(schema['type'] === 'OBJECT' && !hasProperties(schema))) config.responseSchema = schema;
   }
   const reasoning = reasoningOf(request);
   if (reasoning !== undefined) {
@@ -153,6 +154,10 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
   // Gemini refuses a request without contents ("contents is not specified"); OpenAI takes system messages alone.
   if (contents.length === 0) invalidRequest('messages', 'provider type google needs a user or assistant message with content');
   return contents;
+}
+
+function hasProperties(schema: Record<string, unknown>): boolean {
+  return Object.keys((schema['properties'] as object | undefined) ?? {}).length > 0;
 }
 
 /** Gemini's own id of a call (Gemini 3 gives one), sent back on the call and on its functionResponse, which it matches by id. */

@@ -572,6 +572,14 @@ describe('google adapter', () => {
     await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', properties: { a: { type: 'string' } }, additionalProperties: false } } } });
     expect(sent().generationConfig).toEqual({ responseMimeType: 'application/json', responseSchema: { type: 'OBJECT', properties: { a: { type: 'STRING' } } } });
   });
+
+  it('asks for JSON without a responseSchema when the json_schema allows any object, as Gemini refuses an OBJECT without properties', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: '{}' }]));
+    for (const schema of [{ type: 'object', additionalProperties: { type: 'string' } }, { type: 'object', properties: {} }]) {
+      await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema } } });
+    }
+    expect([sent(0).generationConfig, sent(1).generationConfig]).toEqual([{ responseMimeType: 'application/json' }, { responseMimeType: 'application/json' }]);
+  });
 });
 
 function sentCount(_seen: Seen): number {
