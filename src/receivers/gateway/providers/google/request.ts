@@ -5,11 +5,11 @@ import type { GoogleProviderConfig } from './config.js';
 import { RequestImages } from '../shared/image-fetch.js';
 import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { reasoningOf, type Effort } from '../shared/reasoning.js';
-import { toGeminiSchema } from './schema.js';
+import { holdsFreeFormObject, toGeminiJsonSchema, toGeminiSchema } from './schema.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { requiresThoughtSignatures, SKIP_SIGNATURE } from './tool-call-id.js';
 import { geminiCallIdOf, thoughtSignatureOf } from '../shared/tool-call-id.js';
-import type { GeminiContent, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';
+import type { GeminiContent, GeminiFunctionDeclaration, GeminiGenerationConfig, GeminiPart, GeminiRequest } from './wire.js';
 
 /** OpenAI field -> generationConfig field, copied as they are (ranges are the same as OpenAI's). */
 const GENERATION_FIELDS = [
@@ -43,8 +43,12 @@ export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: At
       {
         functionDeclarations: tools.map(({ function: fn }) => {
           const parameters = fn.parameters === undefined ? undefined : toGeminiSchema(fn.parameters);
+          const declaration: GeminiFunctionDeclaration = { name: fn.name, ...(fn.description !== undefined ? { description: fn.description } : {}) };
           // Gemini rejects an OBJECT schema without properties: a function without parameters omits them.
-          return { name: fn.name, ...(fn.description !== undefined ? { description: fn.description } : {}), ...(parameters !== undefined && hasProperties(parameters) ? { parameters } : {}) };
+          if (fn.parameters === undefined || parameters === undefined || !hasProperties(parameters)) return declaration;
+          if (holdsFreeFormObject(parameters)) declaration.parametersJsonSchema = toGeminiJsonSchema(fn.parameters);
+          else declaration.parameters = parameters;
+          return declaration;
         }),
       },
     ];
@@ -86,9 +90,13 @@ function mapGenerationConfig(request: ChatCompletionRequest): GeminiGenerationCo
   if (format?.type === 'json_object') config.responseMimeType = 'application/json';
   if (format?.type === 'json_schema') {
     config.responseMimeType = 'application/json';
-    const schema = format.json_schema.schema === undefined ? undefined : toGeminiSchema(format.json_schema.schema);
+    const given = format.json_schema.schema;
+    const schema = given === undefined ? undefined : toGeminiSchema(given);
     // A schema for any object says no more than JSON mode, and Gemini refuses an OBJECT without properties.
-    if (schema !== undefined && !(schema['type'] === 'OBJECT' && !hasProperties(schema))) config.responseSchema = schema;
+    if (given !== undefined && schema !== undefined && !(schema['type'] === 'OBJECT' && !hasProperties(schema))) {
+      if (holdsFreeFormObject(schema)) config.responseJsonSchema = toGeminiJsonSchema(given);
+      else config.responseSchema = schema;
+    }
   }
   const reasoning = reasoningOf(request);
   if (reasoning !== undefined) {

@@ -170,3 +170,52 @@ function pointerToken(encoded: string): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * Whether the OpenAPI form holds an OBJECT without properties below its root
+ * (a map given by `additionalProperties`, any object, a cycle cut short).
+ * Gemini refuses one ("properties: should be non-empty for OBJECT type"), so
+ * such a schema goes as JSON Schema instead (`parametersJsonSchema`,
+ * `responseJsonSchema`), which can say it.
+ */
+export function holdsFreeFormObject(schema: JsonObject): boolean {
+  const children = [...Object.values(asObject(schema['properties']) ?? {}), schema['items'], ...(Array.isArray(schema['anyOf']) ? schema['anyOf'] : [])];
+  return children.some((child) => {
+    const node = asObject(child);
+    if (node === undefined) return false;
+    return (node['type'] === 'OBJECT' && Object.keys(asObject(node['properties']) ?? {}).length === 0) || holdsFreeFormObject(node);
+  });
+}
+
+/** Keywords whose value is a map of schemas, a list of schemas, or one schema. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'definitions']);
+const SCHEMA_LISTS = new Set(['anyOf', 'oneOf', 'allOf', 'prefixItems']);
+const SCHEMA_VALUES = new Set(['items', 'additionalProperties', 'not', 'contains', 'propertyNames']);
+
+/**
+ * The client's JSON Schema as Gemini's JSON Schema fields take it: beside a
+ * `$ref` only `$` keywords (Gemini refuses others there), and draft-07
+ * `definitions` as `$defs`, the one it resolves.
+ */
+export function toGeminiJsonSchema(schema: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  const ref = schema['$ref'];
+  for (const [key, value] of Object.entries(schema)) {
+    if (typeof ref === 'string' && !key.startsWith('$')) continue;
+    if (key === '$ref' && typeof value === 'string') out[key] = value.replace(/^#\/definitions\//, '#/$defs/');
+    else if (SCHEMA_MAPS.has(key) && asObject(value) !== undefined) out[key === 'definitions' ? '$defs' : key] = mapValues(asObject(value) ?? {}, jsonSubschema);
+    else if (SCHEMA_LISTS.has(key) && Array.isArray(value)) out[key] = value.map(jsonSubschema);
+    else if (SCHEMA_VALUES.has(key)) out[key] = jsonSubschema(value);
+    else out[key] = value;
+  }
+  return out;
+}
+
+function jsonSubschema(value: unknown): unknown {
+  const object = asObject(value);
+  return object === undefined ? value : toGeminiJsonSchema(object);
+}
+
+function mapValues(object: JsonObject, map: (value: unknown) => unknown): JsonObject {
+  return Object.fromEntries(Object.entries(object).map(([key, value]) => [key, map(value)]));
+}

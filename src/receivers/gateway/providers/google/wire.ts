@@ -29,6 +29,8 @@ export interface GeminiFunctionDeclaration {
   name: string;
   description?: string;
   parameters?: Record<string, unknown>;
+  /** JSON Schema instead of `parameters` (one or the other), for what the OpenAPI subset cannot say. */
+  parametersJsonSchema?: Record<string, unknown>;
 }
 
 export type GeminiCallingMode = 'AUTO' | 'ANY' | 'NONE';
@@ -45,6 +47,8 @@ export interface GeminiGenerationConfig {
   frequencyPenalty?: number;
   responseMimeType?: string;
   responseSchema?: Record<string, unknown>;
+  /** JSON Schema instead of `responseSchema` (one or the other). */
+  responseJsonSchema?: Record<string, unknown>;
   /** Gemini 2.5+: a thinking budget in tokens (0 turns thinking off), and whether thought summaries come back. */
   thinkingConfig?: { thinkingBudget?: number; includeThoughts?: boolean };
 }

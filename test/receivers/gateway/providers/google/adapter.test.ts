@@ -111,7 +111,7 @@ describe('google adapter', () => {
         tags: { type: 'array', items: { anyOf: [{ type: 'string' }, { type: 'number' }] } },
       },
       required: ['city', 'ghost'],
-      $defs: { place: { type: 'object', properties: { lat: { type: 'number' }, next: { $ref: '#/$defs/place' } }, additionalProperties: false } },
+      $defs: { place: { type: 'object', properties: { lat: { type: 'number' } }, additionalProperties: false } },
     };
     await complete(googleAdapter, ctx, {
       messages: [{ role: 'user', content: 'a' }],
@@ -131,7 +131,7 @@ describe('google adapter', () => {
                 unit: { type: 'STRING', nullable: true, enum: ['C', 'F'] },
                 mode: { type: 'STRING', enum: ['fast'] },
                 days: { type: 'INTEGER', minimum: 1, maximum: 7, format: 'int32' },
-                place: { type: 'OBJECT', description: 'Where', properties: { lat: { type: 'NUMBER' }, next: { type: 'OBJECT' } } },
+                place: { type: 'OBJECT', description: 'Where', properties: { lat: { type: 'NUMBER' } } },
                 tags: { type: 'ARRAY', items: { anyOf: [{ type: 'STRING' }, { type: 'NUMBER' }] } },
               },
               required: ['city'],
@@ -142,6 +142,35 @@ describe('google adapter', () => {
       },
     ]);
     expect(sent().toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_weather'] } });
+  });
+
+  it('sends a schema holding an object without properties (a map, a cycle), which the OpenAPI subset cannot say, as JSON Schema', async () => {
+    const ctx = await setup((_seen, res) => sendResponse(res, [{ text: '{}' }]));
+    const parameters = {
+      type: 'object',
+      properties: {
+        labels: { type: 'object', additionalProperties: { type: 'string' }, description: 'Free-form labels' },
+        place: { $ref: '#/definitions/place', description: 'Where' },
+      },
+      required: ['labels'],
+      definitions: { place: { type: 'object', properties: { lat: { type: 'number' }, next: { $ref: '#/definitions/place' } } } },
+    };
+    const jsonSchema = {
+      type: 'object',
+      properties: {
+        labels: { type: 'object', additionalProperties: { type: 'string' }, description: 'Free-form labels' },
+        place: { $ref: '#/$defs/place' },
+      },
+      required: ['labels'],
+      $defs: { place: { type: 'object', properties: { lat: { type: 'number' }, next: { $ref: '#/$defs/place' } } } },
+    };
+    await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [{ type: 'function', function: { name: 'tag', parameters } }, weatherTool] });
+    await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: parameters } } });
+    expect(sent(0).tools?.[0]?.functionDeclarations).toEqual([
+      { name: 'tag', parametersJsonSchema: jsonSchema },
+      { name: 'get_weather', description: 'Weather for a city', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } }, required: ['city'] } },
+    ]);
+    expect(sent(1).generationConfig).toEqual({ responseMimeType: 'application/json', responseJsonSchema: jsonSchema });
   });
 
   it('maps the null variant of anyOf (Pydantic Optional) to nullable, inlining the one variant left', async () => {

@@ -8,7 +8,8 @@ export type Schema = { [key: string]: unknown };
 // The OpenAPI subset of Gemini's Schema object: unknown keys are rejected, as Gemini does, and so
 // is a node without a type outside a union ("schema didn't specify the schema type field"), an ARRAY
 // without items ("items: missing field"), properties on anything but an OBJECT and items on anything
-// but an ARRAY ("only allowed for OBJECT type").
+// but an ARRAY ("only allowed for OBJECT type"), and an OBJECT without properties ("properties: should be
+// non-empty for OBJECT type").
 const schema: z.ZodType<Schema> = z.lazy(() =>
   z
     .strictObject({
@@ -33,7 +34,22 @@ const schema: z.ZodType<Schema> = z.lazy(() =>
     .refine((node) => node.type !== undefined || node.anyOf !== undefined, 'a schema node needs a type (or anyOf)')
     .refine((node) => node.type !== 'ARRAY' || node.items !== undefined, 'an ARRAY needs items')
     .refine((node) => node.properties === undefined || node.type === 'OBJECT', 'properties: only allowed for OBJECT type')
+    .refine((node) => node.type !== 'OBJECT' || Object.keys(node.properties ?? {}).length > 0, 'properties: should be non-empty for OBJECT type')
     .refine((node) => node.items === undefined || node.type === 'ARRAY', 'items: only allowed for ARRAY type'),
+);
+
+// JSON Schema in parametersJsonSchema / responseJsonSchema: beside a $ref only $ keywords may be set.
+const jsonSchema: z.ZodType<Schema> = z.lazy(() =>
+  z.record(z.string(), z.unknown()).superRefine((node, ctx) => {
+    const check = (value: unknown, path: string): void => {
+      if (Array.isArray(value)) return value.forEach((v, i) => check(v, `${path}.${i}`));
+      if (typeof value !== 'object' || value === null) return;
+      const object = value as Record<string, unknown>;
+      if (typeof object['$ref'] === 'string' && Object.keys(object).some((k) => !k.startsWith('$'))) ctx.addIssue({ code: 'custom', message: `${path}: only $ keywords may be set beside $ref` });
+      for (const [k, v] of Object.entries(object)) check(v, `${path}.${k}`);
+    };
+    check(node, '');
+  }),
 );
 
 // Gemini refuses any other image type ("MIME type must be image/png, image/jpeg, image/webp, image/heic, or image/heif").
@@ -53,7 +69,17 @@ const part = z
 export const generateContentRequest = z.strictObject({
   contents: z.array(z.strictObject({ role: z.enum(['user', 'model']), parts: z.array(part).min(1) })).min(1),
   systemInstruction: z.strictObject({ role: z.string().optional(), parts: z.array(z.strictObject({ text: z.string() })).min(1) }).optional(),
-  tools: z.array(z.strictObject({ functionDeclarations: z.array(z.strictObject({ name: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/), description: z.string().optional(), parameters: schema.optional() })) })).optional(),
+  tools: z
+    .array(
+      z.strictObject({
+        functionDeclarations: z.array(
+          z
+            .strictObject({ name: z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/), description: z.string().optional(), parameters: schema.optional(), parametersJsonSchema: jsonSchema.optional() })
+            .refine((d) => d.parameters === undefined || d.parametersJsonSchema === undefined, 'parameters and parametersJsonSchema are mutually exclusive'),
+        ),
+      }),
+    )
+    .optional(),
   toolConfig: z.strictObject({ functionCallingConfig: z.strictObject({ mode: z.enum(['AUTO', 'ANY', 'NONE', 'VALIDATED']), allowedFunctionNames: z.array(z.string()).optional() }) }).optional(),
   generationConfig: z
     .strictObject({
@@ -69,6 +95,7 @@ export const generateContentRequest = z.strictObject({
       responseMimeType: z.enum(['text/plain', 'application/json', 'text/x.enum']).optional(),
       responseModalities: z.array(z.enum(['TEXT', 'IMAGE', 'AUDIO'])).optional(),
       responseSchema: schema.optional(),
+      responseJsonSchema: jsonSchema.optional(),
       // https://ai.google.dev/gemini-api/docs/thinking
       thinkingConfig: z.strictObject({ thinkingBudget: z.int().min(-1).max(32_768).optional(), includeThoughts: z.boolean().optional(), thinkingLevel: z.enum(['minimal', 'low', 'medium', 'high']).optional() }).optional(),
     })
