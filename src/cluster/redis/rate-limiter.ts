@@ -7,7 +7,10 @@
 // added to the fleet's counters: once Redis is back, and a second after a
 // fallback while the connection stayed up (a slow command), again each
 // second while Redis refuses them. A command that
-// timed out here but ran in Redis is counted in both places.
+// timed out here but ran in Redis is counted in both places. A share that
+// times out on a live connection is not sent again: it runs once Redis
+// catches up, and each retry would add the points once more.
+import { ReplyError } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type IRateLimiterOptions, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../shared/errors.js';
@@ -90,14 +93,16 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
       direct.penalty(key, m.points, { customDuration: Math.ceil((m.until - now) / 1000) }).then(
         () => undefined,
         function keepForLater(err: unknown) {
-          insurance.add(key, m.points, m.until);
-          return err;
+          // Refused (an error reply) or never sent (the connection is down): it did not run.
+          const kept = err instanceof ReplyError || !redis.up;
+          if (kept) insurance.add(key, m.points, m.until);
+          return { err, kept };
         },
       ),
     );
     void Promise.all(shares).then(function logOutcome(outcomes) {
-      const err = outcomes.find((outcome) => outcome !== undefined);
-      if (err === undefined) {
+      const failed = outcomes.find((outcome) => outcome !== undefined);
+      if (failed === undefined) {
         failing = false;
         return;
       }
@@ -105,7 +110,8 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
       scheduleShare();
       if (failing) return;
       failing = true;
-      logger.warn({ limit: options.name, err: errorMessage(err) }, 'sharing rate-limit points counted without Redis failed; kept to be tried again');
+      const outcome = failed.kept ? 'kept to be tried again' : 'not answered in time: it runs when Redis catches up';
+      logger.warn({ limit: options.name, err: errorMessage(failed.err) }, `sharing rate-limit points counted without Redis failed; ${outcome}`);
     });
   }
   redis.onUp(shareMissedPoints);

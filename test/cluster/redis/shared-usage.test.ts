@@ -251,6 +251,25 @@ describe('rate limits shared through Redis', () => {
     expect((await limiter.consume('team', 1)).allowed).toBe(false);
   });
 
+  it('adds the points it counted alone once when sharing them times out on a live connection', async () => {
+    const lines: Array<{ msg?: string }> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string }) });
+    const one = await instance('rate6:', 300, log);
+    const limiter = one.state.rateLimiter({ name: 'rpm', points: 100, windowMs: 60_000 });
+    expect((await limiter.consume('team', 1)).allowed).toBe(true);
+    const client = operator();
+    // Long enough for the first share (a second after the fallback) to time out too.
+    await pauseWrites(client, 2_500);
+    expect((await limiter.consume('team', 1)).allowed).toBe(true);
+    await waitUntil(() => lines.some((line) => line.msg?.startsWith('sharing rate-limit points counted without Redis') === true), 5_000, 'a share that timed out');
+    expect(one.connection.up).toBe(true);
+    // Once the pause ends, the timed-out request and the timed-out share both run:
+    // 1 + 1 (the request) + 1 (its share), and a share sent again would add one more.
+    await waitUntil(async () => Number(await client.get('rate6:rate:rpm:team')) >= 3, 5_000, 'the pause to end');
+    await sleep(2_500);
+    expect(await client.get('rate6:rate:rpm:team')).toBe('3');
+  });
+
   it('counts per instance while Redis is down, then adds what it counted to the fleet\'s window', async () => {
     const [one, two] = await Promise.all([instance('rate1:'), instance('rate1:')]);
     const options = { name: 'rpm', points: 5, windowMs: 60_000 };
