@@ -1,7 +1,7 @@
 // `service.cluster` (DESIGN section 13): where shared state lives. Absent:
 // every kind of state is local to the instance and nothing else is needed.
 import { z } from 'zod';
-import { timerDuration } from '../shared/units.js';
+import { positiveTimerDuration } from '../shared/units.js';
 
 export const DEFAULT_KEY_PREFIX = 'sluice:';
 
@@ -26,8 +26,8 @@ export const clusterConfigSchema = z.strictObject({
       if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
     }),
     key_prefix: z.string().max(64, { error: 'must be at most 64 characters long' }).default(DEFAULT_KEY_PREFIX),
-    /** ms: a command not answered by then fails, and the caller falls back to local state. */
-    timeout: timerDuration().default(1_000),
+    /** ms: a command not answered by then fails, and the caller falls back to local state (0 would fail every one). */
+    timeout: positiveTimerDuration().default(1_000),
   }, { error: 'required: { url: redis://host:6379/0 }' }),
   /** Empty (an unset `${env:HOSTNAME:-}`) means a random id per start. */
   instance_id: z.string().max(128, { error: 'must be at most 128 characters long' }).default(''),

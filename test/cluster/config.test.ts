@@ -44,6 +44,7 @@ describe('service.cluster', () => {
     expect(problemsOf(config('  cluster: { redis: { url: "http://127.0.0.1:6379" } }'))).toEqual(['service.cluster.redis.url: must be a redis:// or rediss:// URL']);
     expect(problemsOf(config('  cluster: { redis: { url: "redis://127.0.0.1:6379/zero" } }'))).toEqual(['service.cluster.redis.url: the path must be a database number (redis://host:6379/0)']);
     expect(problemsOf(config('  cluster: { redis: { url: "redis://x", timeout: soon } }'))[0]).toMatch(/^service\.cluster\.redis\.timeout: /);
+    expect(problemsOf(config('  cluster: { redis: { url: "redis://x", timeout: 0 } }'))).toEqual(['service.cluster.redis.timeout: must be greater than 0']);
     expect(problemsOf(config('  cluster: { instance_id: a }'))).toEqual(['service.cluster.redis: required: { url: redis://host:6379/0 }']);
     expect(problemsOf(config('  cluster: { redis: { url: "redis://x", prefix: "a:" } }'))).toEqual(['service.cluster.redis.prefix: unknown key']);
   });
