@@ -14,7 +14,10 @@
 // (`<prefix>spend-seq:<ledger>`, one small key per process, kept
 // SEQUENCE_TTL_MS), and only when Redis already has the addition sent before
 // it: sent twice, an addition counts once, and one Redis refused is never
-// skipped by a later one that ran (that one answers "gap" and waits).
+// skipped by a later one that ran (that one answers "gap" and waits). A gap
+// before the first addition after the last one Redis took means Redis went
+// back in time (restored from an older snapshot, or a lagging replica took
+// over): what it lost stays lost, and the chain starts again from the queue.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Cost } from '../../shared/money.js';
@@ -160,7 +163,13 @@ export class RedisSpendLedger implements SpendLedger {
     let sent = 0;
     for (;;) {
       const batch = this.#queue.slice(0, SEND_BATCH);
-      const done = await this.#sendBatch(batch);
+      const { done, rewound } = await this.#sendBatch(batch);
+      if (rewound) {
+        // What Redis lost is lost, as when it restarts empty (budgets still count this instance's own spend).
+        this.#logger.warn('the cluster Redis lacks spend additions it had taken (restored from an older snapshot, or a lagging replica took over); sharing goes on from here');
+        this.#confirmed = -1;
+        continue;
+      }
       const lastDone = batch[done - 1];
       if (lastDone !== undefined) {
         this.#confirmed = lastDone.seq;
@@ -194,12 +203,14 @@ export class RedisSpendLedger implements SpendLedger {
   }
 
   /**
-   * One script call per addition, in one pipeline; returns how many of the
+   * One script call per addition, in one pipeline; `done` is how many of the
    * first ones Redis has (added now or before). One refused, or a gap behind
-   * it, ends the count: it and those after it are sent again.
+   * it, ends the count: it and those after it are sent again. `rewound`: the
+   * first one found a gap, so Redis lacks an addition it had taken (its
+   * sequence number only grows otherwise): its data went back in time.
    */
-  async #sendBatch(additions: readonly Addition[]): Promise<number> {
-    if (!this.#redis.up) return 0;
+  async #sendBatch(additions: readonly Addition[]): Promise<{ done: number; rewound: boolean }> {
+    if (!this.#redis.up) return { done: 0, rewound: false };
     const pipeline = this.#redis.client.pipeline();
     const add = pipeline as unknown as AddCommand;
     let previous = this.#confirmed;
@@ -216,10 +227,11 @@ export class RedisSpendLedger implements SpendLedger {
     try {
       results = (await pipeline.exec()) ?? [];
     } catch {
-      return 0;
+      return { done: 0, rewound: false };
     }
     let done = 0;
     while (done < additions.length && results[done]?.[0] === null && (results[done]?.[1] === 1 || results[done]?.[1] === 0)) done += 1;
-    return done;
+    const rewound = done === 0 && this.#confirmed !== -1 && results[0]?.[0] === null && results[0][1] === -1;
+    return { done, rewound };
   }
 }

@@ -159,6 +159,26 @@ describe('spend shared through Redis', () => {
     expect([await usd('ok'), await usd('broken')]).toEqual([parseUsd('1101'), parseUsd('10')]);
   });
 
+  it('keeps sharing spend after Redis comes back from an older snapshot', async () => {
+    const one = await instance('spend9:');
+    const ledger = await one.state.spendLedger();
+    const client = operator();
+    const now = Date.now();
+    const counter = `spend9:spend:team:${periodId('total', now)}`;
+    await ledger.add('team', parseUsd('1'), now);
+    const snapshot = await client.hgetall(counter);
+    const [sequenceKey] = await client.keys('spend9:spend-seq:*');
+    const sequence = await client.get(sequenceKey ?? '');
+    await ledger.add('team', parseUsd('2'), now);
+    // Redis restarts from a snapshot taken after the first addition (or a replica that lagged takes over).
+    await client.hset(counter, snapshot);
+    await client.set(sequenceKey ?? '', sequence ?? '');
+    await ledger.add('team', parseUsd('4'), now);
+    // The second addition is lost with Redis's data; this instance's own figure still counts it.
+    expect(BigInt((await client.hget(counter, 'hi')) ?? '0')).toBe(parseUsd('5') / 1_000_000_000n);
+    expect(await ledger.spent('team', 'total', now)).toBe(parseUsd('7'));
+  });
+
   it('counts once an addition whose write timed out but ran, when it is sent again', async () => {
     const one = await instance('spend3:');
     const ledger = await one.state.spendLedger();
