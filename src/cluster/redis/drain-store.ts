@@ -28,36 +28,58 @@ export const SEED_MERGE_MS = 30_000;
 /** Reads of a drain after its change failed, each bounded by redis.timeout, before the outcome is called unknown. */
 const READ_BACK_ATTEMPTS = 3;
 
-// KEYS: version, hash, channel, merging; ARGV: merge window (ms), id, json, id, json, ...
-// Returns the number of drains added (0: Redis kept what it had).
+// KEYS: version, hash, channel, merging; ARGV: merge window (ms), the
+// version this instance last read (0: none), id, json, id, json, ...
+// Returns the number of drains added (0: Redis kept what it had). A version
+// below the one last read means Redis went back in time (restored from an
+// older snapshot, or a lagging replica took over): as on an emptied Redis,
+// the copy's drains Redis lacks go back, and so do those it changed since
+// (a later updatedAt), instead of every instance deleting them; the version
+// moves past the one read, so the others re-read and merge theirs too.
 const SEED_SCRIPT = `
-local fresh = redis.call('EXISTS', KEYS[1]) == 0
-if #ARGV < 3 or (not fresh and redis.call('EXISTS', KEYS[4]) == 0) then return 0 end
+local stored = redis.call('GET', KEYS[1])
+local fresh = not stored
+local rewound = not fresh and tonumber(stored) < tonumber(ARGV[2])
+if #ARGV < 4 or (not fresh and not rewound and redis.call('EXISTS', KEYS[4]) == 0) then return 0 end
 local added = 0
-for i = 2, #ARGV, 2 do added = added + redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1]) end
-if fresh then
-  redis.call('SET', KEYS[1], '1')
+for i = 3, #ARGV, 2 do
+  local current = rewound and redis.call('HGET', KEYS[2], ARGV[i])
+  if current then
+    local ok, theirs = pcall(cjson.decode, current)
+    local mine = cjson.decode(ARGV[i + 1])
+    if not ok or type(theirs) ~= 'table' or not tonumber(theirs.updatedAt) or mine.updatedAt > tonumber(theirs.updatedAt) then
+      redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+      added = added + 1
+    end
+  else
+    added = added + redis.call('HSETNX', KEYS[2], ARGV[i], ARGV[i + 1])
+  end
+end
+if fresh or rewound then
+  redis.call('SET', KEYS[1], math.max(tonumber(stored) or 0, tonumber(ARGV[2])) + 1)
   redis.call('SET', KEYS[4], '1', 'PX', ARGV[1])
 elseif added > 0 then
   redis.call('INCR', KEYS[1])
 end
-if fresh or added > 0 then redis.call('PUBLISH', KEYS[3], 'seed') end
+if fresh or rewound or added > 0 then redis.call('PUBLISH', KEYS[3], 'seed') end
 return added`;
 
 // KEYS: version, hash, channel, merging; ARGV: merge window (ms), op (create,
 // update, delete), id, json (update and create), the updatedAt the update was
-// made from. An update or delete applies only to a drain still in the hash,
-// an update only to the version it was made from (else 'missing' or
-// 'changed'); neither applies to a Redis without the version key ('unseeded':
-// this instance's copy goes back first, or the change would be undone, or a
-// deleted drain put back, by copies merged after it). A create on such a
-// Redis opens the merge window, so instances with drains still add theirs;
-// any other change closes it.
+// made from, the version this instance last read (0: none). An update or
+// delete applies only to a drain still in the hash, an update only to the
+// version it was made from (else 'missing' or 'changed'); neither applies to
+// a Redis without the version key, or with one below the version last read
+// ('unseeded': this instance's copy goes back first, or the change would be
+// undone, or a deleted drain put back, by copies merged after it). A create
+// on a Redis without the version key opens the merge window, so instances
+// with drains still add theirs; any other change closes it.
 const CHANGE_SCRIPT = `
-local fresh = redis.call('EXISTS', KEYS[1]) == 0
+local stored = redis.call('GET', KEYS[1])
+local fresh = not stored
 local op, id = ARGV[2], ARGV[3]
 if op ~= 'create' then
-  if fresh then return 'unseeded' end
+  if fresh or tonumber(stored) < tonumber(ARGV[6]) then return 'unseeded' end
   local current = redis.call('HGET', KEYS[2], id)
   if not current then return 'missing' end
   if op == 'update' then
@@ -200,7 +222,7 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
     const json = change.json ?? '';
     const previous = change.previousUpdatedAt === undefined ? '' : String(change.previousUpdatedAt);
     try {
-      const outcome = await this.#redis.client.eval(CHANGE_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, op, id, json, previous);
+      const outcome = await this.#redis.client.eval(CHANGE_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, op, id, json, previous, this.#lastRead());
       return outcome as ScriptOutcome;
     } catch (err) {
       const applied = await this.#applied(id, change.json ?? null);
@@ -241,8 +263,13 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
   async #seed(mine: readonly D[]): Promise<void> {
     if (mine.length === 0) return;
     const args = mine.flatMap((drain) => [drain.id, JSON.stringify(drain)]);
-    const added = await this.#redis.client.eval(SEED_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, ...args);
+    const added = await this.#redis.client.eval(SEED_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, this.#lastRead(), ...args);
     if (typeof added === 'number' && added > 0) this.#logger.info({ drains: added }, 'cluster Redis lacked drains of the local copy; put them back');
+  }
+
+  /** The drains version this instance last read (0: none yet, or Redis had none). */
+  #lastRead(): number {
+    return Number(this.#seenVersion ?? 0);
   }
 
   #parseAll(all: Record<string, string>): D[] {

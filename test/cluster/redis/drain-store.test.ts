@@ -130,6 +130,50 @@ describe('API drains shared through Redis after Redis is emptied', () => {
   });
 });
 
+describe('API drains shared through Redis after Redis comes back from an older snapshot', () => {
+  /** Writes the drains and version Redis held when `snapshot` was taken back, as a restart from that dump would. */
+  async function restore(client: Instance['connection']['client'], prefix: string, snapshot: { drains: Record<string, string>; version: string }): Promise<void> {
+    await client.del(`${prefix}drains`);
+    if (Object.keys(snapshot.drains).length > 0) await client.hset(`${prefix}drains`, snapshot.drains);
+    await client.set(`${prefix}drains:version`, snapshot.version);
+  }
+
+  async function snapshotOf(client: Instance['connection']['client'], prefix: string): Promise<{ drains: Record<string, string>; version: string }> {
+    const version = await client.get(`${prefix}drains:version`);
+    expect(version).not.toBeNull();
+    return { drains: await client.hgetall(`${prefix}drains`), version: version ?? '' };
+  }
+
+  it('puts back the drains created and changed after the snapshot instead of deleting them', async () => {
+    const one = await instance('rewind1:');
+    const two = await instance('rewind1:');
+    await one.store.load();
+    await one.store.put(drain('drn_a'));
+    const snapshot = await snapshotOf(one.connection.client, 'rewind1:');
+    await one.store.put(drain('drn_b'));
+    const changed = { ...drain('drn_a'), updatedAt: drain('drn_a').updatedAt + 1 };
+    expect(await one.store.update(changed, drain('drn_a').updatedAt)).toBe('applied');
+    expect(ids(await two.store.load())).toEqual(['drn_a', 'drn_b']);
+    await restore(one.connection.client, 'rewind1:', snapshot);
+    expect(await two.store.load()).toEqual([changed, drain('drn_b')]);
+    expect(localIds(two.directory)).toEqual(['drn_a', 'drn_b']);
+    expect(await one.store.load()).toEqual([changed, drain('drn_b')]);
+  });
+
+  it('puts its copy back before changing a drain Redis lost with the rollback', async () => {
+    const one = await instance('rewind2:');
+    await one.store.load();
+    await one.store.put(drain('drn_0'));
+    const snapshot = await snapshotOf(one.connection.client, 'rewind2:');
+    await one.store.put(drain('drn_a'));
+    await one.store.load();
+    await restore(one.connection.client, 'rewind2:', snapshot);
+    const changed = { ...drain('drn_a'), updatedAt: drain('drn_a').updatedAt + 1 };
+    expect(await one.store.update(changed, drain('drn_a').updatedAt)).toBe('applied');
+    expect(await one.store.load()).toEqual([drain('drn_0'), changed]);
+  });
+});
+
 describe('API drain changes that Redis answers late', () => {
   it('reports a create that timed out but was applied as done', async () => {
     const one = await instance('late1:');
