@@ -4,7 +4,7 @@
 // instead of queueing (no offline queue), so callers fall back to local
 // state. `sluice_cluster_redis_up` follows the connection, and each outage is
 // logged once when it starts and once when it ends.
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../shared/errors.js';
 import { redactUrl } from '../../shared/redact-url.js';
@@ -51,7 +51,13 @@ export class RedisConnection {
     this.client = new Redis(config.url, redisOptions);
     this.client.on('ready', () => this.#ready());
     this.client.on('close', () => this.#down('connection closed'));
-    this.client.on('error', (err: unknown) => this.#down(errorMessage(err)));
+    this.client.on('error', (err: unknown) => {
+      // Redis refused a command of the connection's setup: a SELECT of a
+      // database it does not have, after which ioredis would carry on in
+      // database 0, beside whatever else lives there. Dropped, and tried again.
+      if (err instanceof ReplyError) this.client.disconnect(true);
+      this.#down(errorMessage(err));
+    });
   }
 
   /** Starts connecting; never waits for Redis (an instance starts while it is down). */

@@ -98,4 +98,17 @@ describe('the cluster Redis connection', () => {
     expect(events).toEqual(['second sent', 'first failed']);
     expect(await second).toBe('Command timed out');
   });
+
+  it('stays down, naming the reason, when Redis has no database of the URL\'s number', async () => {
+    const lines: Array<{ msg?: string; err?: string }> = [];
+    const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string; err?: string }) });
+    // redis-server has 16 databases: SELECT 99 is refused.
+    const connection = new RedisConnection({ url: `redis://127.0.0.1:${redis.port}/99`, key_prefix: 'conn:', timeout: 500 }, { logger: log, telemetry: new Telemetry({ defaultMetrics: false }) });
+    cleanups.push(() => connection.close());
+    connection.connect();
+    await waitUntil(() => lines.some((line) => line.err?.includes('DB index is out of range') === true), 5_000, 'the refused SELECT');
+    // Long enough for the connection to become ready, were it carrying on in database 0.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(connection.up).toBe(false);
+  });
 });
