@@ -46,8 +46,8 @@ for i = 3, #ARGV, 2 do
   local current = rewound and redis.call('HGET', KEYS[2], ARGV[i])
   if current then
     local ok, theirs = pcall(cjson.decode, current)
-    local mine = cjson.decode(ARGV[i + 1])
-    if not ok or type(theirs) ~= 'table' or not tonumber(theirs.updatedAt) or mine.updatedAt > tonumber(theirs.updatedAt) then
+    local mine = tonumber(cjson.decode(ARGV[i + 1]).updatedAt) or 0
+    if not ok or type(theirs) ~= 'table' or not tonumber(theirs.updatedAt) or mine > tonumber(theirs.updatedAt) then
       redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
       added = added + 1
     end
