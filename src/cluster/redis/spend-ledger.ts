@@ -96,7 +96,11 @@ export class RedisSpendLedger implements SpendLedger {
     this.#logger = logger;
     this.#sequenceKey = redis.key('spend-seq', randomBytes(9).toString('base64url'));
     if (!(ADD_COMMAND in redis.client)) redis.client.defineCommand(ADD_COMMAND, { lua: ADD_SCRIPT });
-    this.#stopReplay = redis.onUp(() => void this.#send());
+    this.#stopReplay = redis.onUp(() => {
+      clearTimeout(this.#retry);
+      this.#retry = undefined;
+      void this.#send();
+    });
   }
 
   /**
@@ -152,7 +156,8 @@ export class RedisSpendLedger implements SpendLedger {
    */
   #send(): Promise<void> {
     if (this.#sending !== undefined) return this.#sending;
-    if (this.#queue.length === 0) return Promise.resolve();
+    // Refused on a live connection: the queue goes with the retry, not again with every addition.
+    if (this.#queue.length === 0 || this.#retry !== undefined) return Promise.resolve();
     // #sendAll awaits before it can finish, so #sending is set before it is cleared.
     this.#sending = this.#sendAll();
     return this.#sending;

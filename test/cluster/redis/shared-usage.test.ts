@@ -159,6 +159,30 @@ describe('spend shared through Redis', () => {
     expect([await usd('ok'), await usd('broken')]).toEqual([parseUsd('1101'), parseUsd('10')]);
   });
 
+  it('does not send everything Redis refused again with each new addition, only with the retry', async () => {
+    const one = await instance('spend10:');
+    const ledger = await one.state.spendLedger();
+    const client = operator();
+    const now = Date.now();
+    const scriptCalls = async () => {
+      const stats = await client.info('commandstats');
+      let total = 0;
+      for (const [, calls, rejected] of stats.matchAll(/cmdstat_eval(?:sha)?:calls=(\d+),.*?rejected_calls=(\d+)/g)) total += Number(calls) + Number(rejected);
+      return total;
+    };
+    await client.config('RESETSTAT');
+    await client.config('SET', 'maxmemory-policy', 'noeviction');
+    await client.config('SET', 'maxmemory', '1');
+    try {
+      for (let i = 0; i < 100; i++) await ledger.add('team', parseUsd('1'), now);
+      // One try, and at most a retry or two of the whole queue; not 1 + 2 + ... + 100.
+      expect(await scriptCalls()).toBeLessThan(300);
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    await waitUntil(async () => (await client.hget(`spend10:spend:team:${periodId('total', now)}`, 'hi')) === String(parseUsd('100') / 1_000_000_000n), 5_000, 'the refused additions sent again');
+  });
+
   it('keeps sharing spend after Redis comes back from an older snapshot', async () => {
     const one = await instance('spend9:');
     const ledger = await one.state.spendLedger();
