@@ -122,6 +122,46 @@ describe('an OpenAI-compatible upstream whose connection drops mid-stream', () =
   });
 });
 
+describe('an OpenAI-compatible upstream that ends its body without [DONE]', () => {
+  const write = (res: import('node:http').ServerResponse, events: readonly unknown[]) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const event of events) res.write(`data: ${JSON.stringify(event)}\n\n`);
+    res.end();
+  };
+
+  it('answers the stream whole once every choice has its finish_reason', async () => {
+    const client = await setup((_body, res) => write(res, [chunk({ role: 'assistant', content: 'all' }), chunk({}, 'stop')]));
+    const stream = client.chat.completions.stream({ model: 'sloppy/m', messages });
+    const answer = await stream.finalChatCompletion();
+    expect(answer.choices[0]?.message.content).toBe('all');
+    expect(answer.choices[0]?.finish_reason).toBe('stop');
+  });
+
+  it('ends the stream with an error, not a whole answer, when a choice never finished (a proxy that closed the body cleanly)', async () => {
+    const client = await setup((_body, res) => write(res, [chunk({ role: 'assistant', content: 'Hel' }), { ...chunk({ content: '' }), choices: [{ index: 1, delta: { content: 'lo' }, finish_reason: 'stop' }] }]));
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true, n: 2 });
+    let text = '';
+    const err = await failure(
+      (async () => {
+        for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+      })(),
+    );
+    expect(text).toBe('Hello');
+    expect(err.message).toContain('ended before choice 0 finished');
+  });
+
+  it('falls back when nothing but the opening role chunk came', async () => {
+    const client = await setup(
+      (_body, res) => write(res, [chunk({ role: 'assistant', content: '' })]),
+      (_body, res) => textStream(res, ['from ', 'second']),
+    );
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    expect(text).toBe('from second');
+  });
+});
+
 describe('an OpenAI-compatible upstream opening its answer with a byte order mark', () => {
   it('answers the completion without it', async () => {
     const client = await setup((_body, res) => {

@@ -397,8 +397,8 @@ describe('gateway routing and fallback', () => {
     const a = await upstream((_b, res) => {
       res.writeEarlyHints({ link: '</style.css>; rel=preload; as=style' });
       res.writeHead(200, { 'content-type': 'text/event-stream' });
-      // No [DONE]: the body's end ends the stream, as some OpenAI-compatible servers do.
-      res.end(['one ', 'two'].map((w) => `data: ${JSON.stringify(chunk({ content: w }))}\n\n`).join(''));
+      // No [DONE]: the body's end after the finish_reason ends the stream, as some OpenAI-compatible servers do.
+      res.end([chunk({ content: 'one ' }), chunk({ content: 'two' }, 'stop')].map((e) => `data: ${JSON.stringify(e)}\n\n`).join(''));
     });
     gateway = await startGateway(threeWay(a, a, a));
     const stream = await client().chat.completions.create({ model: 'acme/model', messages: [{ role: 'user', content: 'hi' }], stream: true });

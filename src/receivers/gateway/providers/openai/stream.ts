@@ -36,6 +36,8 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
 class OpenAIEvents implements SseEventMapper {
   #held: ChatCompletionChunk | undefined;
   #first = true;
+  /** Each choice seen, by index: whether it has had its finish_reason. */
+  readonly #finished = new Map<number, boolean>();
 
   event(event: SseEvent, out: ChatCompletionChunk[]): boolean {
     const chunk = toChunk(event);
@@ -43,6 +45,7 @@ class OpenAIEvents implements SseEventMapper {
       this.#release(out);
       return true;
     }
+    for (const choice of chunk.choices) this.#finished.set(choice.index, this.#finished.get(choice.index) === true || choice.finish_reason != null);
     if (this.#first) {
       this.#first = false;
       if (saysOnlyRole(chunk)) {
@@ -55,9 +58,15 @@ class OpenAIEvents implements SseEventMapper {
     return false;
   }
 
-  // Some OpenAI-compatible servers end the body without `[DONE]`: that is the end too
-  // (a body that ends before any chunk is a failed attempt: stream-pipe.ts).
+  // Some OpenAI-compatible servers end the body without `[DONE]`: that is the end
+  // too once every choice has its finish_reason (a body that ends before any
+  // chunk is a failed attempt: stream-pipe.ts). A choice left without one was
+  // cut short (a proxy that closed the body cleanly): that is an error, as for
+  // Gemini's stream without a finishReason, not a whole answer.
   end(out: ChatCompletionChunk[]): void {
+    for (const [index, finished] of this.#finished) {
+      if (!finished) throw new UpstreamStreamError(`upstream stream ended before choice ${index} finished (no finish_reason and no [DONE])`);
+    }
     this.#release(out);
   }
 
