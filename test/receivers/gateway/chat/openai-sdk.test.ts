@@ -503,3 +503,19 @@ describe('custom tools (free-form input)', () => {
     expect(upstream?.requests).toHaveLength(0);
   });
 });
+
+describe('a base_url with a query (Azure OpenAI deployments take ?api-version= there)', () => {
+  it('adds /chat/completions and /embeddings to the path and keeps the query at the end', async () => {
+    upstream = await startUpstream((body, res) => {
+      if (body['input'] !== undefined) sendJson(res, 200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.5] }], model: 'e', usage: { prompt_tokens: 1, total_tokens: 1 } });
+      else sendJson(res, 200, completion('from azure'));
+    });
+    const azure = openaiProvider(upstream, { base_url: `${upstream.url}/openai/deployments/gpt-4o/?api-version=2024-10-21` });
+    gateway = await startGateway({ providers: { azure }, models: [{ id: 'azure/gpt-4o', endpoints: [{ provider: 'azure', model: 'gpt-4o' }] }, { id: 'azure/embed', type: 'embedding', endpoints: [{ provider: 'azure', model: 'e' }] }] });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    const answer = await client.chat.completions.create({ model: 'azure/gpt-4o', messages: [{ role: 'user', content: 'hi' }] });
+    expect(answer.choices[0]?.message.content).toBe('from azure');
+    await client.embeddings.create({ model: 'azure/embed', input: 'hi', encoding_format: 'float' });
+    expect(upstream.requests.map((r) => r.url)).toEqual(['/v1/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21', '/v1/openai/deployments/gpt-4o/embeddings?api-version=2024-10-21']);
+  });
+});

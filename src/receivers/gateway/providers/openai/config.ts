@@ -15,3 +15,15 @@ export const openaiConfigSchema: z.ZodType<OpenAIProviderConfig> = z.strictObjec
   first_byte_timeout: z.number().positive().optional(),
   stream_idle_timeout: z.number().positive().optional(),
 });
+
+/**
+ * `{base_url}{path}`, the path added to base_url's own and its query kept
+ * at the end: Azure OpenAI's deployments take `?api-version=` there
+ * (`.../deployments/gpt-4o?api-version=2024-10-21` asks
+ * `.../deployments/gpt-4o/chat/completions?api-version=2024-10-21`).
+ */
+export function upstreamUrl(provider: OpenAIProviderConfig, path: string): string {
+  const url = new URL(provider.base_url);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}${path}`;
+  return url.href;
+}

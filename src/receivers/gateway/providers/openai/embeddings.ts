@@ -5,7 +5,7 @@ import { asObject } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { textOf, vectorOf } from '../shared/embedding-inputs.js';
 import { InvalidResponseError, ProviderNotConfiguredError, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
-import type { OpenAIProviderConfig } from './config.js';
+import { upstreamUrl, type OpenAIProviderConfig } from './config.js';
 import { inBandError, parseJsonBody } from './response.js';
 
 export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
@@ -17,7 +17,7 @@ export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
     if (request.user !== undefined) body['user'] = request.user;
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', ...provider.headers };
     if (provider.api_key !== undefined) headers['authorization'] = `Bearer ${provider.api_key}`;
-    return [{ url: `${provider.base_url.replace(/\/+$/, '')}/embeddings`, method: 'POST', headers, body: JSON.stringify(body) }];
+    return [{ url: upstreamUrl(provider, '/embeddings'), method: 'POST', headers, body: JSON.stringify(body) }];
   },
   parseResponses: function parseOpenAIEmbeddings(replies): EmbeddingResult {
     const text = textOf(replies[0]?.body ?? new Uint8Array());

@@ -6,7 +6,7 @@ import { invalidRequest } from '../shared/inputs.js';
 import { portableToolCallId } from '../shared/tool-call-id.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { ProviderNotConfiguredError, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
-import type { OpenAIProviderConfig } from './config.js';
+import { upstreamUrl, type OpenAIProviderConfig } from './config.js';
 
 /** Fields the gateway consumes itself; never sent upstream (`reasoning` is mapped below). */
 const GATEWAY_FIELDS: ReadonlySet<string> = new Set(['providerOptions', 'gateway', 'order', 'only', 'models', 'reasoning']);
@@ -110,7 +110,7 @@ function fixedParts(slug: string, provider: OpenAIProviderConfig): FixedParts {
   if (provider.api_key === '') throw new ProviderNotConfiguredError(`Provider ${slug} has no api_key: set receivers.gateway.providers.${slug}.api_key.`);
   let fixed = fixedByConfig.get(provider);
   if (fixed === undefined) {
-    fixed = { url: `${trimSlash(provider.base_url)}/chat/completions`, plainHeaders: headersFor(provider, 'application/json'), streamHeaders: headersFor(provider, 'text/event-stream') };
+    fixed = { url: upstreamUrl(provider, '/chat/completions'), plainHeaders: headersFor(provider, 'application/json'), streamHeaders: headersFor(provider, 'text/event-stream') };
     fixedByConfig.set(provider, fixed);
   }
   return fixed;
@@ -120,8 +120,4 @@ function headersFor(provider: OpenAIProviderConfig, accept: string): Record<stri
   const headers: Record<string, string> = { 'content-type': 'application/json', accept, ...provider.headers };
   if (provider.api_key !== undefined && provider.api_key !== '') headers['authorization'] = `Bearer ${provider.api_key}`;
   return Object.freeze(headers);
-}
-
-function trimSlash(url: string): string {
-  return url.endsWith('/') ? url.slice(0, -1) : url;
 }
