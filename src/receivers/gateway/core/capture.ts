@@ -46,7 +46,7 @@ export function captureInput(messages: readonly ChatMessage[]): string {
       return { role: 'tool', parts: [{ type: 'tool_call_response', id: m.tool_call_id, response: text }] };
     }
     if (m.role === 'function') return { role: 'tool', parts: [{ type: 'tool_call_response', id: m.name, response: m.content ?? '' }] };
-    if (m.role === 'assistant') return { role: 'assistant', parts: [...contentParts(m.content), ...toolCallParts(m.tool_calls)] };
+    if (m.role === 'assistant') return { role: 'assistant', parts: [...contentParts(m.content), ...refusalParts(m.refusal), ...toolCallParts(m.tool_calls)] };
     return { role: m.role, parts: contentParts(m.content) };
   });
   return JSON.stringify(captured);
@@ -54,15 +54,21 @@ export function captureInput(messages: readonly ChatMessage[]): string {
 
 export interface CapturedChoice {
   content: string;
+  /** The model's refusal (`message.refusal`, streamed as `delta.refusal`), recorded as text as a refusal part of the input is. */
+  refusal?: string;
   toolCalls: Array<ToolCall | CustomToolCall>;
   finishReason: string | null;
+}
+
+function refusalParts(refusal: string | null | undefined): Part[] {
+  return refusal === null || refusal === undefined || refusal === '' ? [] : [{ type: 'text', content: refusal }];
 }
 
 export function captureOutput(choices: readonly CapturedChoice[]): string {
   return JSON.stringify(
     choices.map(function toCaptured(c): CapturedMessage {
       const parts: Part[] = c.content === '' ? [] : [{ type: 'text', content: c.content }];
-      const message: CapturedMessage = { role: 'assistant', parts: [...parts, ...toolCallParts(c.toolCalls)] };
+      const message: CapturedMessage = { role: 'assistant', parts: [...parts, ...refusalParts(c.refusal), ...toolCallParts(c.toolCalls)] };
       if (c.finishReason !== null) message.finish_reason = c.finishReason;
       return message;
     }),
@@ -70,5 +76,5 @@ export function captureOutput(choices: readonly CapturedChoice[]): string {
 }
 
 export function choicesOf(completion: ChatCompletion): CapturedChoice[] {
-  return completion.choices.map((c) => ({ content: c.message.content ?? '', toolCalls: c.message.tool_calls ?? [], finishReason: c.finish_reason }));
+  return completion.choices.map((c) => ({ content: c.message.content ?? '', refusal: c.message.refusal ?? '', toolCalls: c.message.tool_calls ?? [], finishReason: c.finish_reason }));
 }

@@ -41,7 +41,7 @@ class StreamObserver {
     for (const choice of chunk.choices) {
       let seen = this.choices[choice.index];
       if (seen === undefined) {
-        seen = { content: '', toolCalls: [], finishReason: null };
+        seen = { content: '', refusal: '', toolCalls: [], finishReason: null };
         this.choices[choice.index] = seen;
       }
       if (choice.finish_reason != null) seen.finishReason = choice.finish_reason;
@@ -63,6 +63,7 @@ class StreamObserver {
 
 function collectDelta(seen: CapturedChoice, delta: ChatCompletionChunk['choices'][number]['delta']): void {
   if (typeof delta.content === 'string') seen.content += delta.content;
+  if (typeof delta.refusal === 'string') seen.refusal = (seen.refusal ?? '') + delta.refusal;
   for (const call of delta.tool_calls ?? []) {
     const captured = capturedCall(seen.toolCalls, call);
     if (captured.type === 'custom') captured.custom.input += call.custom?.input ?? '';

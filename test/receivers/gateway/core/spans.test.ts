@@ -182,6 +182,26 @@ describe('gateway spans', () => {
     ]);
   });
 
+  it('records a refusal in the output messages, whole and streamed, as text', async () => {
+    const refusal = "I'm sorry, I can't help with that.";
+    const up = await startUpstream((body, res) => {
+      if (body['stream'] !== true) sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: null, refusal }, finish_reason: 'stop' }] });
+      else sendStream(res, [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: refusal.slice(0, 9) }), chunk({ refusal: refusal.slice(9) }), chunk({}, 'stop')]);
+    });
+    upstreams.push(up);
+    gateway = await startGateway({ capture_content: true, providers: { only: openaiProvider(up) }, models: [{ id: 'acme/model', endpoints: [{ provider: 'only', model: 'm' }] }] });
+    const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+    await client.chat.completions.create({ model: 'acme/model', messages });
+    for await (const _part of await client.chat.completions.create({ model: 'acme/model', messages, stream: true })) {
+      // read to the end
+    }
+    const attempts = (await gateway.spans(4)).filter((s) => s.kind === SpanKind.CLIENT);
+    expect(attempts).toHaveLength(2);
+    for (const attempt of attempts) {
+      expect(JSON.parse(String(attr(attempt, 'gen_ai.output.messages')))).toEqual([{ role: 'assistant', parts: [{ type: 'text', content: refusal }], finish_reason: 'stop' }]);
+    }
+  });
+
   it('records a rejected request as a SERVER span with error.type, its status UNSET (a 4xx is the client\'s error)', async () => {
     const client = await setup();
     await client.chat.completions.create({ model: 'acme/model', messages, temperature: 9 }).catch(() => undefined);
