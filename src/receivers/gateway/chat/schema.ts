@@ -68,6 +68,11 @@ const assistantMessage = z
     // A previous audio answer, replayed by id.
     audio: z.object({ id: z.string().min(1) }).nullable().optional(),
     reasoning: z.string().nullable().optional(),
+    // What OpenAI-compatible servers take back on an assistant turn, for `openai`-type upstreams only:
+    // DeepSeek's and Kimi's thinking text (required back after a tool call; refused with a 400 without it)
+    // and DeepSeek's and Mistral's prefix completion flag.
+    reasoning_content: z.string().nullable().optional(),
+    prefix: z.boolean().optional(),
     reasoning_details: z
       .array(reasoningDetail)
       .optional()

@@ -519,3 +519,21 @@ describe('a base_url with a query (Azure OpenAI deployments take ?api-version= t
     expect(upstream.requests.map((r) => r.url)).toEqual(['/v1/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21', '/v1/openai/deployments/gpt-4o/embeddings?api-version=2024-10-21']);
   });
 });
+
+describe('assistant turns as OpenAI-compatible servers take them back', () => {
+  it("passes DeepSeek's and Kimi's reasoning_content (required back after a tool call) and the prefix completion flag to the upstream", async () => {
+    const client = await setup((_b, res) => sendJson(res, 200, completion('done')));
+    const call = { id: 'call_1', type: 'function' as const, function: { name: 'get_weather', arguments: '{"city":"Paris"}' } };
+    const messages = [
+      { role: 'user', content: 'Weather in Paris? Answer in code.' },
+      { role: 'assistant', content: null, reasoning_content: 'I should call get_weather.', tool_calls: [call] },
+      { role: 'tool', tool_call_id: 'call_1', content: 'sunny' },
+      { role: 'assistant', content: '```python\n', prefix: true },
+    ] as unknown as OpenAI.ChatCompletionMessageParam[];
+    const tools = [{ type: 'function' as const, function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    await client.chat.completions.create({ model: 'openai/gpt-test', messages, tools });
+    const sent = upstream?.requests[0]?.body['messages'] as Array<Record<string, unknown>>;
+    expect(sent[1]).toEqual({ role: 'assistant', content: null, reasoning_content: 'I should call get_weather.', tool_calls: [call] });
+    expect(sent[3]).toEqual({ role: 'assistant', content: '```python\n', prefix: true });
+  });
+});

@@ -94,6 +94,10 @@ export interface AssistantMessage {
   audio?: { id: string } | null;
   /** The reasoning text of this turn, as the gateway returned it (informational; details carry the signatures). */
   reasoning?: string | null;
+  /** DeepSeek's and Kimi's name for the turn's thinking text, sent back as it came (openai-type upstreams only). */
+  reasoning_content?: string | null;
+  /** DeepSeek's and Mistral's prefix completion: the answer continues this message (openai-type upstreams only). */
+  prefix?: boolean;
   reasoning_details?: ReasoningDetail[];
 }
 
