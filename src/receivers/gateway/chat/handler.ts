@@ -14,7 +14,7 @@ import { parseJsonBody } from '../core/json-body.js';
 import { chatRequestSchema, type ValidatedRequest } from './schema.js';
 import { fastParse } from './schema-fast.js';
 import { rawRequestText } from '../providers/shared/raw-request.js';
-import type { SpanRecord } from '../core/spans.js';
+import { recordRequestedModel, type SpanRecord } from '../core/spans.js';
 
 export async function handleChat(services: GatewayServices, request: RouteRequest): Promise<void> {
   const body = await readBody(request.req, services.bodyLimit);
@@ -44,7 +44,7 @@ function parseRequest(body: Buffer, server: SpanRecord): ChatCompletionRequest {
   const text = body.toString('utf8');
   const json = parseJsonBody(text);
   if (typeof json === 'object' && json !== null && typeof (json as { model?: unknown }).model === 'string') {
-    server.str('sluice.model', (json as { model: string }).model);
+    recordRequestedModel(server, (json as { model: string }).model);
   }
   const fast = fastParse(json);
   const data = fast ?? validate(json);

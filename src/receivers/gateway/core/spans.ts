@@ -171,6 +171,19 @@ function writeAttribute(w: ProtoWriter, key: string, value: AttributeValue): voi
   w.end(kv);
 }
 
+/** Characters of a requested model id that `sluice.model` keeps: real ids are far shorter. */
+const MODEL_ATTRIBUTE_CHARS = 256;
+
+/**
+ * `sluice.model` on a request's SERVER span: the model the client asked for,
+ * recorded before it is looked up. Cut at 256 characters, so a request body
+ * whose `model` is megabytes long (a 404, but recorded all the same) does not
+ * put megabytes on a span that every drain then carries.
+ */
+export function recordRequestedModel(server: SpanRecord, model: string): void {
+  server.str('sluice.model', model.length > MODEL_ATTRIBUTE_CHARS ? `${model.slice(0, MODEL_ATTRIBUTE_CHARS)}...` : model);
+}
+
 export function startServerSpan(name: string, parent: ParentContext | undefined): SpanRecord {
   if (parent === undefined) return new SpanRecord(name, SpanKind.SERVER, { traceId: newTraceId(), spanId: undefined, flags: 1 });
   return new SpanRecord(name, SpanKind.SERVER, parent);

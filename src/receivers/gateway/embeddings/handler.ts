@@ -11,6 +11,7 @@ import { parseJsonBody, validated } from '../core/json-body.js';
 import type { EmbeddingRequest, EmbeddingResult } from '../providers/shared/types.js';
 import { embeddingsRequestSchema, type EmbeddingsRequestBody } from './schema.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
+import { recordRequestedModel } from '../core/spans.js';
 
 export async function handleEmbeddings(services: GatewayServices, request: RouteRequest): Promise<void> {
   const body = parseBody(await readBody(request.req, services.bodyLimit), request);
@@ -31,7 +32,7 @@ export async function handleEmbeddings(services: GatewayServices, request: Route
 
 function parseBody(body: Buffer, request: RouteRequest): EmbeddingsRequestBody {
   const json = parseJsonBody(body);
-  if (typeof json === 'object' && json !== null && typeof (json as { model?: unknown }).model === 'string') request.server.str('sluice.model', (json as { model: string }).model);
+  if (typeof json === 'object' && json !== null && typeof (json as { model?: unknown }).model === 'string') recordRequestedModel(request.server, (json as { model: string }).model);
   return validated(embeddingsRequestSchema, json);
 }
 

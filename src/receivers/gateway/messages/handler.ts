@@ -14,7 +14,7 @@ import { GatewayHttpError } from '../core/http-error.js';
 import { parseJsonBody } from '../core/json-body.js';
 import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { RoutingOptions } from '../core/routing.js';
-import type { SpanRecord } from '../core/spans.js';
+import { recordRequestedModel, type SpanRecord } from '../core/spans.js';
 import { ProviderRequestError } from '../providers/shared/inputs.js';
 import { messagesAnswer } from './answer.js';
 import { withAnthropicStatus } from './errors.js';
@@ -119,7 +119,7 @@ export function parseJson(body: Buffer, server: SpanRecord): Record<string, unkn
   const json = parseJsonBody(body, 'The request body is not valid JSON.');
   if (typeof json !== 'object' || json === null || Array.isArray(json)) throw new GatewayHttpError(400, 'The request body must be a JSON object.', { code: 'invalid_json' });
   const model = (json as { model?: unknown }).model;
-  if (typeof model === 'string') server.str('sluice.model', model);
+  if (typeof model === 'string') recordRequestedModel(server, model);
   return json as Record<string, unknown>;
 }
 

@@ -56,6 +56,17 @@ describe('gateway spans', () => {
     expect(server?.status).toEqual({});
   });
 
+  it('cuts a requested model id of megabytes at 256 characters on the SERVER span (chat, messages, embeddings)', async () => {
+    const client = await setup();
+    const model = 'x'.repeat(1_000_000);
+    await client.chat.completions.create({ model, messages }).catch(() => undefined);
+    await client.embeddings.create({ model, input: 'hi' }).catch(() => undefined);
+    await fetch(`${gateway!.baseURL.replace(/\/v1$/, '')}/v1/messages`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify({ model, max_tokens: 10, messages }) });
+    const servers = await gateway!.spans(3);
+    expect(servers.map((s) => attr(s, 'http.response.status_code'))).toEqual([404, 404, 404]);
+    for (const server of servers) expect(attr(server, 'sluice.model')).toBe(`${'x'.repeat(256)}...`);
+  });
+
   it('records GenAI attributes on the CLIENT spans, with error.type on the failed one', async () => {
     const client = await setup();
     await client.chat.completions.create({ model: 'acme/model', messages });
