@@ -7,6 +7,7 @@ import { InvalidResponseError, ProviderNotConfiguredError, UpstreamStreamError, 
 import { ProviderRequestError } from '../providers/shared/inputs.js';
 import type { AttemptClock } from './upstream.js';
 import { BrokenStreamError } from './stream-exchange.js';
+import { AnswerBrokenOffError } from './upstream-exchange.js';
 
 /** The attempts metric's `outcome` label: a fixed set, unlike error.type on spans. */
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'stream_error' | 'invalid_response' | 'rejected' | 'cancelled' | 'internal_error';
@@ -84,7 +85,7 @@ function classify(err: unknown, clock: AttemptClock, slug: string, answering: bo
   }
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code === 'string') {
-    const what = answering ? 'broke off its answer' : 'could not be reached';
+    const what = answering || err instanceof AnswerBrokenOffError ? 'broke off its answer' : 'could not be reached';
     return { error: upstreamError(`Provider ${slug} ${what} (${code}).`), fallback: true, spanErrorType: code, outcome: 'network_error' };
   }
   // Network and system errors carry a code; one without is this gateway failing on what it was given

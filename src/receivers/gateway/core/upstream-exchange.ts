@@ -14,6 +14,21 @@ export interface BufferedResponse {
 
 const NO_HEADERS: IncomingHttpHeaders = {};
 
+/**
+ * A network error after the upstream's answer began (its status and headers
+ * came, then the connection dropped): the provider broke off its answer,
+ * which is not the same as it could not be reached. Keeps the error's code.
+ */
+export class AnswerBrokenOffError extends Error {
+  readonly code: unknown;
+
+  constructor(cause: Error) {
+    super(cause.message, { cause });
+    this.name = 'AnswerBrokenOffError';
+    this.code = (cause as { code?: unknown }).code;
+  }
+}
+
 interface Waiting {
   readonly clock: AttemptClock;
   readonly resolve: (response: BufferedResponse) => void;
@@ -79,7 +94,7 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#fail(error);
+    this.#fail(this.#statusCode === 0 ? error : new AnswerBrokenOffError(error));
   }
 
   #fail(error: Error): void {

@@ -3,7 +3,7 @@
 // openai SDK.
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { API_KEY, chunk, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
+import { API_KEY, attr, chunk, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];
@@ -119,6 +119,22 @@ describe('an OpenAI-compatible upstream whose connection drops mid-stream', () =
     );
     expect(text).toBe('Hel');
     expect(err.message).toMatch(/^Provider first broke off its answer \(UND_ERR_SOCKET\)\.$/);
+  });
+
+  it('says the same of a whole answer whose connection drops after its headers, and falls back', async () => {
+    const client = await setup(
+      (_body, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+        res.write('{"id":"chatcmpl-1","choices":[', () => setTimeout(() => res.destroy(), 50));
+      },
+      (_body, res) => sendJson(res, 500, { error: { message: 'second is down too' } }),
+    );
+    const err = await failure(client.chat.completions.create({ model: 'sloppy/m', messages }));
+    expect(err.status).toBe(500);
+    expect(upstreams[1]?.requests).toHaveLength(1);
+    const spans = await gateway!.spans(3);
+    const first = spans.find((s) => s.name === 'chat m' && attr(s, 'sluice.provider') === 'first');
+    expect(first?.status?.message).toBe('Provider first broke off its answer (UND_ERR_SOCKET).');
   });
 });
 
