@@ -6,6 +6,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { AttemptFailure } from './attempt-failure.js';
+import { MAX_ERROR_BODY_BYTES } from './upstream-exchange.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
@@ -105,7 +106,7 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
   /** Set when a 2xx answer began: its body goes to the pipe. */
   #piping = false;
   /** A non-2xx answer's status, headers and body parts. */
-  #refused: { statusCode: number; headers: IncomingHttpHeaders; parts: Buffer[] } | undefined;
+  #refused: { statusCode: number; headers: IncomingHttpHeaders; parts: Buffer[]; size: number } | undefined;
   #settled = false;
   #ended = false;
   #lingering: NodeJS.Timeout | undefined;
@@ -176,14 +177,20 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
     if (statusCode < 200) return;
     this.#span.int('http.response.status_code', statusCode);
     if (statusCode < 300) this.#piping = true;
-    else this.#refused = { statusCode, headers, parts: [] };
+    else this.#refused = { statusCode, headers, parts: [], size: 0 };
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, part: Buffer): void {
     if (this.#settled) return;
     this.#clock.onByte();
     if (!this.#piping) {
-      this.#refused?.parts.push(part);
+      const refused = this.#refused;
+      if (refused === undefined) return;
+      refused.parts.push(part);
+      refused.size += part.length;
+      if (refused.size < MAX_ERROR_BODY_BYTES) return;
+      this.#answerRefused(refused);
+      this.#abandon(new Error('the rest of the error body was not read'));
       return;
     }
     try {
@@ -199,9 +206,7 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
     if (this.#settled) return;
     const refused = this.#refused;
     if (refused !== undefined) {
-      this.#settle();
-      const body = refused.parts.length === 1 ? (refused.parts[0] as Buffer) : Buffer.concat(refused.parts);
-      this.#resolve({ refused: { statusCode: refused.statusCode, headers: refused.headers, body } });
+      this.#answerRefused(refused);
       return;
     }
     try {
@@ -215,6 +220,13 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
     this.#ended = true;
     clearTimeout(this.#lingering);
     this.#fail(error);
+  }
+
+  /** The attempt ends with the non-2xx answer, its body as read. */
+  #answerRefused(refused: { statusCode: number; headers: IncomingHttpHeaders; parts: Buffer[] }): void {
+    this.#settle();
+    const body = refused.parts.length === 1 ? (refused.parts[0] as Buffer) : Buffer.concat(refused.parts);
+    this.#resolve({ refused: { statusCode: refused.statusCode, headers: refused.headers, body } });
   }
 
   #fail(err: unknown): void {

@@ -15,6 +15,13 @@ export interface BufferedResponse {
 const NO_HEADERS: IncomingHttpHeaders = {};
 
 /**
+ * Bytes of a non-2xx answer read: its error is at the start, and an upstream
+ * that sends an endless error body must not fill the gateway's memory. The
+ * rest is not read; the connection is dropped.
+ */
+export const MAX_ERROR_BODY_BYTES = 1024 * 1024;
+
+/**
  * A network error after the upstream's answer began (its status and headers
  * came, then the connection dropped): the provider broke off its answer,
  * which is not the same as it could not be reached. Keeps the error's code.
@@ -76,10 +83,14 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     this.#headers = headers;
   }
 
-  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     this.#waiting?.clock.onByte();
     this.#chunks.push(chunk);
     this.#size += chunk.length;
+    if (this.#size >= MAX_ERROR_BODY_BYTES && this.#statusCode >= 300) {
+      this.onResponseEnd();
+      controller.abort(new Error('the rest of the error body was not read'));
+    }
   }
 
   onResponseEnd(): void {

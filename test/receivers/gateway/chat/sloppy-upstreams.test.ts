@@ -2,7 +2,7 @@
 // Groq, Together) that stray from OpenAI's own answers, through the official
 // openai SDK.
 import OpenAI from 'openai';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { API_KEY, attr, chunk, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
 let gateway: Gateway | undefined;
@@ -175,6 +175,25 @@ describe('an OpenAI-compatible upstream that ends its body without [DONE]', () =
     let text = '';
     for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
     expect(text).toBe('from second');
+  });
+});
+
+describe('an upstream answering an error with a long body that does not end', () => {
+  it('reads the start of it, answers its status and drops the connection, whole and streamed', async () => {
+    let closed = 0;
+    const client = await setup((_body, res) => {
+      res.writeHead(500, { 'content-type': 'text/plain' });
+      res.on('close', () => (closed += 1));
+      // 4 MiB, and then the body stays open: it never ends.
+      for (let i = 0; i < 64; i++) res.write(Buffer.alloc(64 * 1024, 'x'));
+    });
+    const whole = await failure(client.chat.completions.create({ model: 'sloppy/m', messages }));
+    const streamed = await failure(client.chat.completions.create({ model: 'sloppy/m', messages, stream: true }));
+    for (const err of [whole, streamed]) {
+      expect(err.status).toBe(500);
+      expect(err.message).toMatch(/^500 upstream answered HTTP 500: x{100}/);
+    }
+    await vi.waitFor(() => expect(closed).toBe(2));
   });
 });
 
