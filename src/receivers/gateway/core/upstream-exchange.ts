@@ -105,7 +105,8 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.#fail(this.#statusCode === 0 ? error : new AnswerBrokenOffError(error));
+    // An informational 1xx is not the answer: an error after it still kept the answer from coming.
+    this.#fail(this.#statusCode < 200 ? error : new AnswerBrokenOffError(error));
   }
 
   #fail(error: Error): void {
