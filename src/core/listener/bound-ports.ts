@@ -157,6 +157,43 @@ export class PortKeeper {
   }
 }
 
+/** A listener's hold on its port: the one its PortKeeper gives it, or one bound for it alone. */
+export class ListenerPort {
+  readonly #server: NetServer;
+  readonly #port: BoundPort;
+  readonly #owned: boolean;
+
+  private constructor(server: NetServer, port: BoundPort, owned: boolean) {
+    this.#server = server;
+    this.#port = port;
+    this.#owned = owned;
+  }
+
+  /**
+   * Binds `endpoint` for `server`, or with `ports` takes the port a previous
+   * listener there left (a reload), and attaches the server to it; a listener
+   * `stopped()` while binding gives the port up at once. Rejects with the
+   * bind error (EADDRINUSE, ...).
+   */
+  static async open(server: NetServer, name: string, endpoint: Endpoint, ports: PortKeeper | undefined, stopped: () => boolean): Promise<ListenerPort> {
+    const port = ports === undefined ? await BoundPort.bind(endpoint, server.maxConnections) : await ports.claim(name, endpoint, server.maxConnections);
+    const hold = new ListenerPort(server, port, ports === undefined);
+    if (stopped()) hold.release();
+    else port.attach(server);
+    return hold;
+  }
+
+  get address(): Endpoint {
+    return this.#port.address;
+  }
+
+  /** Detaches from the port (kept for the next listener there) and closes one bound for this listener alone. */
+  release(): void {
+    this.#port.detach(this.#server);
+    if (this.#owned) this.#port.close();
+  }
+}
+
 /** What binding a port twice gives, for a port this keeper already holds. */
 function addressInUse(endpoint: Endpoint): Error {
   const error = new Error(`listen EADDRINUSE: address already in use ${formatEndpoint(endpoint.host, endpoint.port)}`) as Error & { code: string };

@@ -5,7 +5,7 @@
 import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerOptions, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { HttpListenerConfig } from './config.js';
-import { BoundPort, type PortKeeper } from './bound-ports.js';
+import { ListenerPort, type PortKeeper } from './bound-ports.js';
 import { ConnectionTracker, listenerMetrics, type ListenerTelemetry } from './connections.js';
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
@@ -39,7 +39,7 @@ export class HttpListener implements ManagedListener {
   readonly #inFlight = new LinkedSet<ServerResponse>();
   readonly #closed: Promise<void>;
   #allClosed: () => void = function notYet() {};
-  #port: { readonly port: BoundPort; readonly owned: boolean } | undefined;
+  #port: ListenerPort | undefined;
   #address: Endpoint | undefined;
   #stopping = false;
   #idleSweep: NodeJS.Timeout | undefined;
@@ -127,12 +127,8 @@ export class HttpListener implements ManagedListener {
    * callers name the listener.
    */
   async listen(ports?: PortKeeper): Promise<Endpoint> {
-    const maxConnections = this.#server.maxConnections;
-    const port = ports === undefined ? await BoundPort.bind(this.#endpoint, maxConnections) : await ports.claim(this.#name, this.#endpoint, maxConnections);
-    this.#port = { port, owned: ports === undefined };
-    // Stopped while binding: the port is given up at once.
-    if (this.#stopping) this.#releasePort();
-    else port.attach(this.#server);
+    const port = await ListenerPort.open(this.#server, this.#name, this.#endpoint, ports, () => this.#stopping);
+    this.#port = port;
     this.#address = port.address;
     return port.address;
   }
@@ -150,7 +146,7 @@ export class HttpListener implements ManagedListener {
     this.#stopping = true;
     for (const res of this.#inFlight) if (!res.headersSent) res.shouldKeepAlive = false;
     this.#inFlight.clear();
-    this.#releasePort();
+    this.#port?.release();
     const server = this.#server;
     // Never bound: close() only stops Node's timeout checks and closes the idle connections.
     server.close();
@@ -163,13 +159,6 @@ export class HttpListener implements ManagedListener {
       clearInterval(this.#keepAliveSweep);
       this.#allClosed();
     });
-  }
-
-  /** Detaches from the port (kept for the next listener there) and closes one bound for this listener alone. */
-  #releasePort(): void {
-    if (this.#port === undefined) return;
-    this.#port.port.detach(this.#server);
-    if (this.#port.owned) this.#port.port.close();
   }
 
   /** Stops accepting; resolves once every connection has closed (forced by destroy()). */

@@ -4,7 +4,7 @@
 // two-step stop.
 import { createServer as createNetServer, type Server as NetServer, type Socket } from 'node:net';
 import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
-import { BoundPort, type PortKeeper } from './bound-ports.js';
+import { ListenerPort, type PortKeeper } from './bound-ports.js';
 import { ConnectionTracker, listenerMetrics, type ListenerTelemetry } from './connections.js';
 import type { Endpoint } from './endpoint.js';
 import type { ManagedListener } from './group.js';
@@ -40,7 +40,7 @@ export class SocketListener implements ManagedListener {
   readonly #endpoint: Endpoint;
   readonly #closed: Promise<void>;
   #allClosed: () => void = function notYet() {};
-  #port: { readonly port: BoundPort; readonly owned: boolean } | undefined;
+  #port: ListenerPort | undefined;
   #address: Endpoint | undefined;
   #stopping = false;
   #silentSweep: NodeJS.Timeout | undefined;
@@ -93,12 +93,8 @@ export class SocketListener implements ManagedListener {
 
   /** Binds the endpoint, or with `ports` takes the port a previous listener there left (a reload). */
   async listen(ports?: PortKeeper): Promise<Endpoint> {
-    const maxConnections = this.#server.maxConnections;
-    const port = ports === undefined ? await BoundPort.bind(this.#endpoint, maxConnections) : await ports.claim(this.#name, this.#endpoint, maxConnections);
-    this.#port = { port, owned: ports === undefined };
-    // Stopped while binding: the port is given up at once.
-    if (this.#stopping) this.#releasePort();
-    else port.attach(this.#server);
+    const port = await ListenerPort.open(this.#server, this.#name, this.#endpoint, ports, () => this.#stopping);
+    this.#port = port;
     this.#address = port.address;
     return port.address;
   }
@@ -110,18 +106,11 @@ export class SocketListener implements ManagedListener {
   stopAccepting(): void {
     if (this.#stopping) return;
     this.#stopping = true;
-    this.#releasePort();
+    this.#port?.release();
     void this.#tracker.drained().then(() => {
       clearInterval(this.#silentSweep);
       this.#allClosed();
     });
-  }
-
-  /** Detaches from the port (kept for the next listener there) and closes one bound for this listener alone. */
-  #releasePort(): void {
-    if (this.#port === undefined) return;
-    this.#port.port.detach(this.#server);
-    if (this.#port.owned) this.#port.port.close();
   }
 
   /** Stops accepting; resolves once every connection has closed. */
