@@ -34,11 +34,19 @@ export const sendingQueueSchema = z
     on_full: z.enum(['drop', 'refuse']).default(DEFAULT_SENDING_QUEUE.on_full),
     num_consumers: positiveInt.default(DEFAULT_SENDING_QUEUE.num_consumers),
     max_batch_spans: positiveInt.default(DEFAULT_SENDING_QUEUE.max_batch_spans),
-    max_batch_bytes: positiveByteSize().default(DEFAULT_SENDING_QUEUE.max_batch_bytes),
+    // Left out, it is 8MiB or max_size, whichever is smaller: a small queue needs no batch size of its own.
+    max_batch_bytes: positiveByteSize().optional(),
     flush_timeout: timerDuration().default(DEFAULT_SENDING_QUEUE.flush_timeout),
   })
   .strict()
-  .refine((q) => q.max_batch_bytes <= q.max_size, { message: 'max_batch_bytes must be <= max_size', path: ['max_batch_bytes'] });
+  .refine((q) => q.max_batch_bytes === undefined || q.max_batch_bytes <= q.max_size, {
+    message: 'max_batch_bytes must be <= max_size',
+    path: ['max_batch_bytes'],
+  })
+  .transform(({ max_batch_bytes, ...q }): SendingQueueConfig => ({
+    ...q,
+    max_batch_bytes: max_batch_bytes ?? Math.min(DEFAULT_SENDING_QUEUE.max_batch_bytes, q.max_size),
+  }));
 
 export const retryOnFailureSchema = z
   .object({

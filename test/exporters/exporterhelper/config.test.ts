@@ -38,6 +38,17 @@ describe('queued sender config', () => {
     expect(problems.some((p) => p.includes('retry_on_failure.initial_interval') && p.includes('duration like 200ms'))).toBe(true);
   });
 
+  it('takes a max_size below 8MiB alone, batching up to the whole queue', () => {
+    const config = parseConfigText(withQueue('{ max_size: 4MiB }', '{}'), { registry: builtinRegistry(), env: {} });
+    expect(config.exporters.get('otlphttp/acme')?.config).toMatchObject({ sending_queue: { max_size: 4 * 1024 * 1024, max_batch_bytes: 4 * 1024 * 1024 } });
+  });
+
+  it('still names max_batch_bytes when it is given larger than max_size', () => {
+    expect(configProblems(withQueue('{ max_size: 4MiB, max_batch_bytes: 5MiB }', '{}'))).toEqual([
+      'exporters.otlphttp/acme.sending_queue.max_batch_bytes: max_batch_bytes must be <= max_size',
+    ]);
+  });
+
   it('rejects an unknown storage kind', () => {
     expect(queuedSenderConfigSchema.safeParse({ sending_queue: { storage: 'tape' } }).success).toBe(false);
   });
