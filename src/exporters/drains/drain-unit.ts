@@ -11,7 +11,7 @@ import { ResourceExhaustedError } from '../../shared/errors.js';
 import { exporterMetrics, type Telemetry } from '../../shared/telemetry.js';
 import type { WireIndex } from '../../otlp/wire.js';
 import { Sampler, type SpanSet } from '../../processors/sampling/sampler.js';
-import { DiskQueue, QueueFullError, RecordTooLargeError, queueMetrics } from '../../queue/index.js';
+import { DiskQueue, QueueFullError, RecordTooLargeError, queueMetrics, updateQueueGauges } from '../../queue/index.js';
 import type { Queue } from '../../queue/types.js';
 import { FULL_QUEUE_RETRY_AFTER_MS, type QueuedSender } from '../exporterhelper/index.js';
 import type { Transport } from '../otlphttp/transport.js';
@@ -20,6 +20,9 @@ import { sameDefinition, type DrainDefinition } from './definition.js';
 import type { DeliveryStats, DropReason } from './delivery-stats.js';
 import { createDrainSender, createTransport } from './drain-sender.js';
 import { PendingHold } from './pending-hold.js';
+
+/** The pending queue's gauges are refreshed this often, as the sender refreshes the main queue's (ms). */
+const PENDING_GAUGE_REFRESH_MS = 1_000;
 
 export interface DrainUnitSettings {
   readonly storageDirectory: string;
@@ -55,6 +58,7 @@ export class DrainUnit {
   readonly #decisions: DecisionStore;
   readonly #sampler: Sampler;
   #transport: Transport;
+  #pendingGaugeTimer: NodeJS.Timeout | undefined;
 
   constructor(definition: DrainDefinition, settings: DrainUnitSettings) {
     this.#definition = definition;
@@ -123,6 +127,9 @@ export class DrainUnit {
       throw err;
     }
     this.#sampler.start();
+    this.#refreshPendingGauges();
+    this.#pendingGaugeTimer = setInterval(() => this.#refreshPendingGauges(), PENDING_GAUGE_REFRESH_MS);
+    this.#pendingGaugeTimer.unref();
   }
 
   /** Resolves once this drain's share of the batch is durably queued (or dropped and counted). */
@@ -132,7 +139,7 @@ export class DrainUnit {
     this.#drop('sampled_out', result.sampledOutSpans);
     const appends: Promise<void>[] = [];
     if (result.kept !== undefined) appends.push(this.#append(this.#main, result.kept));
-    if (result.pending !== undefined) appends.push(this.#append(this.#pendingQueue, result.pending));
+    if (result.pending !== undefined) appends.push(this.#append(this.#pendingQueue, result.pending).finally(() => this.#refreshPendingGauges()));
     await Promise.all(appends);
   }
 
@@ -154,8 +161,11 @@ export class DrainUnit {
   async shutdown(graceMs: number): Promise<void> {
     // Undecided spans stay in the pending queue, to be held again after a restart.
     try {
+      clearInterval(this.#pendingGaugeTimer);
       this.#sampler.stop();
       await this.#pending.stop();
+      // What stays pending on disk until the next start.
+      this.#refreshPendingGauges();
       await this.#sender.shutdown(graceMs);
     } finally {
       await this.#transport.close();
@@ -173,6 +183,11 @@ export class DrainUnit {
     this.#sampler.stop();
     await Promise.allSettled([this.#pending.stop(), this.#sender.shutdown(0)]);
     await Promise.allSettled([this.#transport.close(), this.#decisions.close()]);
+  }
+
+  /** The sender keeps the main queue's gauges; the pending queue's are the unit's. */
+  #refreshPendingGauges(): void {
+    updateQueueGauges(queueMetrics(this.#settings.telemetry), this.#pendingQueue);
   }
 
   #drop(reason: DropReason, spans: number): void {

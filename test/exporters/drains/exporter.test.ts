@@ -144,6 +144,28 @@ describe('drains exporter', () => {
     rmSync(first.storageDirectory, { recursive: true, force: true });
   });
 
+  it('shows the pending queue in the queue gauges while spans wait there for their root', async () => {
+    const sink = await sinkFor();
+    const rules = { sampling: [{ environment: 'production', percentage: 100, path_prefix: '/api' }] };
+    const { exporter, telemetry } = await started([drain('api', sink, rules)], { decision_wait: '30s' });
+    const [root, ...children] = trace({ path: '/api/x', traceId: traceIdWithR(0n) });
+    await exporter.consume(batch(children));
+    const pending = `drain/${configDrainId('api')}/pending`;
+    const metrics = await telemetry.registry.metrics();
+    expect(metrics).toContain(`sluice_queue_records{queue="${pending}"} 1`);
+    expect(metrics).toMatch(new RegExp(`sluice_queue_size_bytes\\{queue="${pending}"\\} [1-9]`));
+    expect(metrics).toContain(`sluice_queue_capacity_bytes{queue="${pending}"} ${512 * 1024 * 1024}`);
+    await exporter.consume(batch([root as TestSpan]));
+    await waitFor(() => sink.spanIds().length === 3, 10_000, 'the trace');
+    // Released and acknowledged: the gauge follows within its refresh.
+    let after = '';
+    for (let i = 0; i < 100 && !after.includes(`sluice_queue_records{queue="${pending}"} 0`); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      after = await telemetry.registry.metrics();
+    }
+    expect(after).toContain(`sluice_queue_records{queue="${pending}"} 0`);
+  });
+
   it('spans arriving after a restart follow the decision their root made before it', async () => {
     const sink = await sinkFor();
     const rules = { sampling: [{ environment: 'production', percentage: 100, path_prefix: '/api' }] };
