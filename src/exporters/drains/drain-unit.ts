@@ -141,6 +141,8 @@ export class DrainUnit {
     if (result.kept !== undefined) appends.push(this.#append(this.#main, result.kept));
     if (result.pending !== undefined) appends.push(this.#append(this.#pendingQueue, result.pending).finally(() => this.#refreshPendingGauges()));
     await Promise.all(appends);
+    // A root in this batch may have decided held spans: they are queued before the batch is answered.
+    await this.#pending.handedOver();
   }
 
   /** Applies new rules or delivery settings in place; queued data stays. */

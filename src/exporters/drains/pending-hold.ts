@@ -44,6 +44,8 @@ export class PendingHold {
   readonly #maxHeldBytes: number;
   readonly #abort = new AbortController();
   readonly #settling = new Set<Promise<void>>();
+  /** First attempts to hand decided spans on, in flight. */
+  readonly #handOvers = new Set<Promise<void>>();
   #heldBytes = 0;
   #loop: Promise<void> | undefined;
 
@@ -57,6 +59,21 @@ export class PendingHold {
     this.#loop = this.#run().catch((err: unknown) => {
       if (!this.#abort.signal.aborted) this.#options.logger.error({ err: errorMessage(err) }, 'drain pending loop stopped');
     });
+  }
+
+  /**
+   * Resolves once the spans decided so far are queued (or their first
+   * attempt failed, and the loop retries it). A batch that decides held
+   * traces resolves their holds synchronously (Sampler.sample) and their
+   * hand-overs begin a few microtasks later: one turn of the loop lets them
+   * all begin. The drain answers such a batch only after this: the decision
+   * that keeps them reaches disk up to a second later (decisions.log), and
+   * spans replayed after a crash without it would be sampled out.
+   */
+  async handedOver(): Promise<void> {
+    if (this.#settling.size === 0) return;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await Promise.all(this.#handOvers);
   }
 
   /** Call after stopping the sampler (its holds reject); waits for the loop and closes the queue. */
@@ -113,9 +130,16 @@ export class PendingHold {
   /** Hands kept spans on, retrying while that fails; false once the loop stopped first (the record stays pending). */
   async #release(kept: SpanSet): Promise<boolean> {
     const signal = this.#abort.signal;
+    const first = this.#options.release(kept);
+    const handOver = first.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#handOvers.add(handOver);
+    void handOver.then(() => this.#handOvers.delete(handOver));
     for (let attempt = 0; ; attempt++) {
       try {
-        await this.#options.release(kept);
+        await (attempt === 0 ? first : this.#options.release(kept));
         if (attempt > 0) this.#options.logger.info({ spans: kept.spanCount, attempts: attempt + 1 }, 'queued decided spans after retrying');
         return true;
       } catch (err) {

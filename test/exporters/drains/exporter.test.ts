@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TraceBatch } from '../../../src/otlp/batch.js';
@@ -164,6 +164,30 @@ describe('drains exporter', () => {
       after = await telemetry.registry.metrics();
     }
     expect(after).toContain(`sluice_queue_records{queue="${pending}"} 0`);
+  });
+
+  it('answers a root only once the spans it released from the pending queue are queued, so a crash right after keeps them', async () => {
+    const sink = await sinkFor();
+    sink.behaviour = 503;
+    const rules = { sampling: [{ environment: 'production', percentage: 100, path_prefix: '/api' }, { environment: 'production', percentage: 0 }] };
+    // Segments of 8 KiB: the children's record (over 8 KiB) needs a new segment after the root's, so it is written only after the root's write.
+    const queue = { sending_queue: { max_size: '64KiB' } };
+    const storage = makeHarness(exporterConfig([])).storageDirectory;
+    const crashed = makeHarness(exporterConfig([])).storageDirectory;
+    cleanups.push(() => {
+      rmSync(storage, { recursive: true, force: true });
+      rmSync(crashed, { recursive: true, force: true });
+    });
+    const first = await started([drain('api', sink, { ...rules, ...queue })], { decision_wait: '30s' }, storage);
+    const [root, ...children] = trace({ path: '/api/x', traceId: traceIdWithR(0n), children: 30 }).map((span) => ({ ...span, name: `${span.name} ${'x'.repeat(300)}` }));
+    await first.exporter.consume(batch(children));
+    await first.exporter.consume(batch([root as TestSpan]));
+    // What a kill -9 at this moment leaves on disk; the root's decision reaches decisions.log only within a second.
+    cpSync(storage, crashed, { recursive: true });
+    const after = await sinkFor();
+    await started([drain('api', after, { ...rules, ...queue })], { decision_wait: '100ms' }, crashed);
+    const expected = [root, ...children].map((s) => s?.spanId ?? '');
+    await waitFor(() => expected.every((id) => after.spanIds().includes(id)), 10_000, 'the root and the children it released');
   });
 
   it('spans arriving after a restart follow the decision their root made before it', async () => {
