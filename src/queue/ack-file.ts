@@ -5,6 +5,7 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { FILE_MODE } from './segment-files.js';
 
 const ACK_FILE = 'ack';
 const ACK_TMP_FILE = 'ack.tmp';
@@ -30,7 +31,7 @@ export async function writeAckFile(directory: string, position: number): Promise
   buf.writeBigUInt64LE(BigInt(position), 0);
   buf.writeUInt32LE(crc32(buf.subarray(0, 8)), 8);
   const tmp = join(directory, ACK_TMP_FILE);
-  const handle = await open(tmp, 'w');
+  const handle = await open(tmp, 'w', FILE_MODE);
   try {
     await handle.writeFile(buf);
     await handle.datasync();

@@ -17,7 +17,7 @@ import { lockDirectory, type DirectoryLock } from './directory-lock.js';
 import { QueueClosedError, QueueFullError, QueueWriteError, RecordTooLargeError } from './errors.js';
 import { leftOutField, LogThrottle } from '../shared/log-throttle.js';
 import { FRAME_OVERHEAD_BYTES, FRAME_PREFIX_BYTES, MAX_CORRUPT_RUN, claimedFrameBytes, decodeFrame, decodeFrameSliced, encodeFrameHeader } from './framing.js';
-import { fsyncDirectory, prepareDirectory, recoverSegments, removeFile, segmentFileName } from './segment-files.js';
+import { FILE_MODE, fsyncDirectory, prepareDirectory, recoverSegments, removeFile, segmentFileName } from './segment-files.js';
 import { RecentRecords } from './recent-records.js';
 import type { Queue, QueueRecord, QueueStats, ReadLimits } from './types.js';
 import { UnreadWaiters } from './unread-waiters.js';
@@ -57,7 +57,7 @@ export interface DiskQueueOptions {
   readonly ackIntervalMs?: number;
   /** Budget of just-committed records kept in memory for readers (bytes; 0 reads everything from disk). */
   readonly recentBytes?: number;
-  /** Opens a new segment file; tests wrap it to inject write failures. */
+  /** Opens a new segment file (readable by its owner only); tests wrap it to inject write failures. */
   readonly openSegmentFile?: (path: string, flags: number) => Promise<FileHandle>;
   readonly logger: Logger;
 }
@@ -152,7 +152,7 @@ export class DiskQueue implements Queue {
       Math.max(MIN_SEGMENT_BYTES, Math.min(DEFAULT_SEGMENT_BYTES, Math.floor(options.maxSizeBytes / SEGMENTS_PER_QUEUE)));
     this.#logger = options.logger;
     this.#ackIntervalMs = options.ackIntervalMs ?? DEFAULT_ACK_INTERVAL_MS;
-    this.#openSegmentFile = options.openSegmentFile ?? open;
+    this.#openSegmentFile = options.openSegmentFile ?? openOwnerOnly;
     this.#recent = new RecentRecords(options.recentBytes ?? DEFAULT_RECENT_BYTES);
   }
 
@@ -671,4 +671,8 @@ export class DiskQueue implements Queue {
     }
     await this.#lock?.release();
   }
+}
+
+function openOwnerOnly(path: string, flags: number): Promise<FileHandle> {
+  return open(path, flags, FILE_MODE);
 }

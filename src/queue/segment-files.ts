@@ -8,6 +8,9 @@ import { decodeFrame, offsetAfterCorrupt } from './framing.js';
 // Fixed width, so lexical order is numeric order.
 const SEGMENT_NAME = /^(\d{20})\.seg$/;
 const PROBE_FILE = '.probe';
+/** Queued spans may carry prompts and answers: the queue's files are its owner's only, as the `file` exporter's are. */
+export const FILE_MODE = 0o600;
+const DIRECTORY_MODE = 0o700;
 
 export function segmentFileName(base: number): string {
   return `${String(base).padStart(20, '0')}.seg`;
@@ -16,7 +19,7 @@ export function segmentFileName(base: number): string {
 /** Creates the directory and proves it writable, or throws QueueDirectoryError naming it. */
 export async function prepareDirectory(directory: string): Promise<void> {
   try {
-    await mkdir(directory, { recursive: true });
+    await mkdir(directory, { recursive: true, mode: DIRECTORY_MODE });
     const probe = join(directory, PROBE_FILE);
     await writeFile(probe, '');
     await unlink(probe);

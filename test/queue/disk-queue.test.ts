@@ -91,6 +91,21 @@ describe('DiskQueue', () => {
     expect(queue.stats().records).toBe(0);
   });
 
+  it('keeps its directory, segments and ack file readable by their owner only, as queued spans may carry prompts', async () => {
+    const queue = await openQueue({ directory: join(dir, 'queues', 'q') });
+    await queue.append(payload(1), 1);
+    const [record] = await queue.read(READ_ALL);
+    await queue.ack([record?.id ?? -1]);
+    await queue.append(payload(2), 1);
+    await queue.close();
+    const modes: Record<string, number> = {};
+    for (const path of [join(dir, 'queues'), join(dir, 'queues', 'q')]) modes[path] = (await stat(path)).mode & 0o777;
+    for (const name of await readdir(join(dir, 'queues', 'q'))) modes[name] = (await stat(join(dir, 'queues', 'q', name))).mode & 0o777;
+    expect(Object.keys(modes).some((name) => name.endsWith('.seg'))).toBe(true);
+    expect(Object.keys(modes)).toContain('ack');
+    for (const [name, mode] of Object.entries(modes)) expect({ name, mode: mode.toString(8) }).toEqual({ name, mode: name.startsWith('/') ? '700' : '600' });
+  });
+
   it('stops a read at the span and byte limits but always returns at least one record', async () => {
     const queue = await openQueue();
     for (let i = 0; i < 4; i++) await queue.append(payload(i, 100), 10);
