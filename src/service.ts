@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import { mountClusterApi } from './admin/cluster.js';
 import { drainsControllerOn, mountDrainsApi } from './admin/drains/routes.js';
 import { DRAIN_MEMORY, DrainMemory } from './exporters/drains/drain-memory.js';
+import { findOrphanedQueues, readsDiskQueue } from './exporters/exporterhelper/index.js';
 import { AdminServer } from './admin/server.js';
 import { attachAdminRoutes } from './admin/routes.js';
 import { Cluster, newInstanceId } from './cluster/factory/cluster.js';
@@ -280,6 +281,22 @@ export class Service {
     const graph = new Graph(config, host);
     this.#graph = graph;
     await graph.start(abandoned);
+    await this.#warnOfOrphanedQueues(config, storageDirectory);
+  }
+
+  /** A renamed or removed exporter's queue keeps records its senders were answered for: say so at each start. */
+  async #warnOfOrphanedQueues(config: ValidatedConfig, storageDirectory: string): Promise<void> {
+    const reading = new Set([...config.exporters.values()].filter((exporter) => readsDiskQueue(exporter.config)).map((exporter) => exporter.id));
+    try {
+      for (const orphan of await findOrphanedQueues(storageDirectory, reading)) {
+        this.logger.warn(
+          { exporter: orphan.exporter, directory: orphan.directory, bytes: orphan.bytes },
+          'the queue of an exporter no longer configured holds undelivered records: configure an exporter of that id to deliver them, or delete the directory',
+        );
+      }
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, 'could not look for queues no exporter reads');
+    }
   }
 
   /** Locks the storage directory before anything in it is opened; a reload onto another one moves the lock. */

@@ -7,9 +7,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { queueDirectory } from '../../src/exporters/exporterhelper/index.js';
 import { decodeFrame, FRAME_OVERHEAD_BYTES } from '../../src/queue/framing.js';
-import type { RunningDaemon } from '../helpers/daemon.js';
+import { startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
 import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
-import { EXPORTER, makeRequests, otlpEndpoint, receivedSpanIds, sendAll, spanIdsOf, startFaultDaemon, waitForSpanIds, type FaultDaemonOptions } from './faults-kit.js';
+import { EXPORTER, faultConfig, makeRequests, otlpEndpoint, receivedSpanIds, sendAll, spanIdsOf, startFaultDaemon, waitForSpanIds, type FaultDaemonOptions } from './faults-kit.js';
 
 const KILL_AFTER_ACKED_SPANS = 20_000;
 
@@ -143,5 +143,22 @@ describe('faults in the daemon', () => {
     await start({ ...options, dir: first.dir });
     await waitForSpanIds(sink, spanIdsOf(requests), 15_000);
     console.log(`faults: ${deliveredBefore} spans delivered before SIGTERM, the rest of 600 after the restart`);
+  });
+
+  it('warns at start of the undelivered queue of an exporter renamed out of the config, naming it', { timeout: 30_000 }, async () => {
+    const sink = await sinkAnswering(503);
+    const otlp = await otlpEndpoint();
+    const first = await start({ sinkUrl: sink.url, otlpPort: otlp.port });
+    expect((await sendAll(otlp.url, makeRequests(5, 10), 1)).length).toBe(5);
+    expect(await first.stop('SIGTERM')).toBe(0);
+
+    const renamed = startDaemon(({ adminPort }) => faultConfig({ sinkUrl: sink.url, otlpPort: otlp.port })({ dir: first.dir, adminPort }).replaceAll(EXPORTER, 'otlphttp/renamed'), { dir: first.dir });
+    const second = await renamed;
+    cleanups.push(() => second.cleanup());
+    await waitUntil(() => second.logs.some((line) => line.includes('no longer configured')), 10_000, 'the warning');
+    const warning = JSON.parse(second.logs.find((line) => line.includes('no longer configured')) ?? '{}') as { exporter?: string; bytes?: number };
+    expect(warning.exporter).toBe(EXPORTER);
+    expect(warning.bytes).toBeGreaterThan(0);
+    expect(second.logs.some((line) => line.includes('no longer configured') && line.includes('otlphttp/renamed'))).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { DiskQueue, MemoryQueue, type Queue } from '../../queue/index.js';
 import type { SendingQueueConfig } from './config.js';
 
-const QUEUES_FOLDER = 'queues';
+export const QUEUES_FOLDER = 'queues';
 
 /** `<storage>/queues/<id>`, with the id escaped so `otlphttp/acme` or `..` stay one folder. */
 export function queueDirectory(storageDirectory: string, id: string): string {

@@ -14,6 +14,7 @@ export {
 } from './config.js';
 export { BACKOFF_MULTIPLIER, JITTER, MIN_RETRY_DELAY_MS, retryDelayMs, sleep, type BackoffPolicy } from './backoff.js';
 export { createSendingQueue, queueDirectory } from './create-queue.js';
+export { findOrphanedQueues, readsDiskQueue, type OrphanedQueue } from './orphaned-queues.js';
 export {
   createQueuedSender,
   DEFAULT_SHUTDOWN_GRACE_MS,
