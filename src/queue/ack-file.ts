@@ -5,7 +5,7 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
-import { FILE_MODE } from './segment-files.js';
+import { FILE_MODE } from './file-mode.js';
 
 const ACK_FILE = 'ack';
 const ACK_TMP_FILE = 'ack.tmp';

@@ -1,16 +1,15 @@
 // Segment files on disk: naming, directory preparation and crash recovery.
-import { mkdir, open, readFile, readdir, truncate, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, stat, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { QueueDirectoryError } from './errors.js';
+import { readAckFile } from './ack-file.js';
+import { DIRECTORY_MODE } from './file-mode.js';
 import { decodeFrame, offsetAfterCorrupt } from './framing.js';
 
 // Fixed width, so lexical order is numeric order.
 const SEGMENT_NAME = /^(\d{20})\.seg$/;
 const PROBE_FILE = '.probe';
-/** Queued spans may carry prompts and answers: the queue's files are its owner's only, as the `file` exporter's are. */
-export const FILE_MODE = 0o600;
-const DIRECTORY_MODE = 0o700;
 
 export function segmentFileName(base: number): string {
   return `${String(base).padStart(20, '0')}.seg`;
@@ -138,4 +137,41 @@ export async function recoverSegments(
     kept.push({ base, path, count, bytes: pos, readOffset, readSeq: firstUnacked });
   }
   return kept;
+}
+
+/**
+ * Bytes of the segments in `directory` holding records past its
+ * acknowledged position, read without opening (or changing) the queue: what
+ * a queue no exporter reads still has to deliver.
+ */
+export async function undeliveredBytes(directory: string): Promise<number> {
+  const names = (await readdir(directory)).filter((name) => SEGMENT_NAME.test(name)).sort();
+  if (names.length === 0) return 0;
+  const ack = await readAckFile(directory);
+  const acknowledged = 'position' in ack ? ack.position : 0;
+  let bytes = 0;
+  for (const [index, name] of names.entries()) {
+    const path = join(directory, name);
+    const base = Number(SEGMENT_NAME.exec(name)?.[1]);
+    const next = names[index + 1];
+    if (next === undefined) {
+      // A segment's records end where the next one starts; the last one's are counted.
+      const buf = await readFile(path);
+      if (base + wholeRecords(buf) > acknowledged) bytes += buf.length;
+    } else if (Number(SEGMENT_NAME.exec(next)?.[1]) > acknowledged) {
+      bytes += (await stat(path)).size;
+    }
+  }
+  return bytes;
+}
+
+function wholeRecords(buf: Buffer): number {
+  let count = 0;
+  for (let pos = 0; pos < buf.length; count++) {
+    const result = decodeFrame(buf, pos);
+    const next = result.kind === 'frame' ? pos + result.frame.frameBytes : result.kind === 'corrupt' ? offsetAfterCorrupt(buf, pos) : undefined;
+    if (next === undefined) break;
+    pos = next;
+  }
+  return count;
 }

@@ -3,22 +3,21 @@
 // config leaves its undelivered records there, acknowledged to their
 // senders, with nothing to deliver them until an exporter of that id comes
 // back. The start says so rather than let them sit there unnoticed.
-import { readdir, stat } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SendingQueueConfig } from './config.js';
+import { undeliveredBytes } from '../../queue/index.js';
 import { QUEUES_FOLDER } from './create-queue.js';
-
-const SEGMENT_FILE = /^\d{20}\.seg$/;
 
 export interface OrphanedQueue {
   /** The exporter id the folder belongs to. */
   readonly exporter: string;
   readonly directory: string;
-  /** Bytes of its segment files: records not yet acknowledged as delivered, or not yet reclaimed. */
+  /** Bytes of its segment files holding records not acknowledged as delivered. */
   readonly bytes: number;
 }
 
-/** Folders under `<storage>/queues` holding segments, whose exporter is not among `reading` (the disk queues now open). */
+/** Folders under `<storage>/queues` holding undelivered records, whose exporter is not among `reading` (the disk queues now open). */
 export async function findOrphanedQueues(storageDirectory: string, reading: ReadonlySet<string>): Promise<OrphanedQueue[]> {
   const root = join(storageDirectory, QUEUES_FOLDER);
   let folders: string[];
@@ -33,7 +32,7 @@ export async function findOrphanedQueues(storageDirectory: string, reading: Read
     const exporter = exporterIdOf(folder);
     if (exporter === undefined || reading.has(exporter)) continue;
     const directory = join(root, folder);
-    const bytes = await segmentBytes(directory);
+    const bytes = await pendingBytes(directory);
     if (bytes > 0) orphaned.push({ exporter, directory, bytes });
   }
   return orphaned;
@@ -47,16 +46,13 @@ function exporterIdOf(folder: string): string | undefined {
   }
 }
 
-async function segmentBytes(directory: string): Promise<number> {
-  let names: string[];
+async function pendingBytes(directory: string): Promise<number> {
   try {
-    names = await readdir(directory);
-  } catch {
-    return 0; // not a folder
+    return await undeliveredBytes(directory);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return 0; // not a folder
+    throw err;
   }
-  let bytes = 0;
-  for (const name of names) if (SEGMENT_FILE.test(name)) bytes += (await stat(join(directory, name))).size;
-  return bytes;
 }
 
 /** Whether an exporter's config (any exporter's) has it read a queue on disk. */
