@@ -82,7 +82,7 @@ export class LocalGenerationStore implements GenerationStore {
 
   static async open(options: LocalGenerationStoreOptions): Promise<LocalGenerationStore> {
     const store = new LocalGenerationStore(options);
-    await mkdir(options.directory, { recursive: true });
+    await mkdir(options.directory, { recursive: true, mode: 0o700 });
     await store.#prune(Date.now());
     await store.#load(dayOf(Date.now()));
     store.#pruneTimer = setInterval(() => void store.#prune(Date.now()).catch((err: unknown) => options.logger.warn({ err: String(err) }, 'pruning generation records failed')), PRUNE_INTERVAL_MS);
@@ -260,7 +260,7 @@ export class LocalGenerationStore implements GenerationStore {
   async #saveRollups(day: string, rows: RollupRow[] | Promise<RollupRow[]>): Promise<void> {
     const serialized: SerializedRollup[] = (await rows).map((row) => ({ ...row, totals: { ...row.totals, cost: formatUsd(row.totals.cost) } }));
     const path = join(this.#directory, `${day}.rollup.json`);
-    await writeFile(`${path}.tmp`, JSON.stringify(serialized), { flush: true });
+    await writeFile(`${path}.tmp`, JSON.stringify(serialized), { mode: 0o600, flush: true });
     await rename(`${path}.tmp`, path);
   }
 

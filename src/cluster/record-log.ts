@@ -100,7 +100,8 @@ export class RecordLog {
     const bytes = filled.length === 1 ? (filled[0] as Buffer) : Buffer.concat(filled);
     const write = this.#writing.then(async () => {
       if (bytes.length === 0) return;
-      this.#handle ??= open(this.path, 'a');
+      // Owner-only, as queues and the file exporter's output: records name keys and models.
+      this.#handle ??= open(this.path, 'a', 0o600);
       const handle = await this.#handle;
       await handle.write(bytes);
       await handle.datasync();

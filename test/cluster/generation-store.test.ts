@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -41,6 +41,20 @@ function record(at: number, key: string, model: string, cost: string): Generatio
 }
 
 describe('LocalGenerationStore', () => {
+  it('keeps its directory and record files readable by their owner only', async () => {
+    const now = Date.UTC(2026, 10, 23, 10);
+    vi.setSystemTime(now);
+    const directory = join(dir, 'generations');
+    const store = await LocalGenerationStore.open({ directory, retentionMs: RETENTION, logger });
+    store.add(record(now, 'team-a', 'openai/gpt-4o', '0.25'));
+    await store.flush();
+    await store.close();
+    expect(statSync(directory).mode & 0o777).toBe(0o700);
+    const files = readdirSync(directory);
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) expect(statSync(join(directory, file)).mode & 0o777, file).toBe(0o600);
+  });
+
   it('answers lookups and daily rollups, and again after a restart', async () => {
     const now = Date.UTC(2026, 10, 23, 10);
     vi.setSystemTime(now);

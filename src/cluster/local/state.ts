@@ -81,7 +81,7 @@ export class LocalState implements SharedState {
   /** `<storage>/usage`, held by this process alone (two writers would interleave records). */
   async #usageDirectory(): Promise<string> {
     const directory = join(this.#options.storageDirectory, 'usage');
-    this.#lock ??= mkdir(directory, { recursive: true }).then(() => lockDirectory(directory));
+    this.#lock ??= mkdir(directory, { recursive: true, mode: 0o700 }).then(() => lockDirectory(directory));
     await this.#lock;
     return directory;
   }
