@@ -16,6 +16,7 @@ import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import type { Cost } from '../../../shared/money.js';
 import { tokensOf } from '../../../shared/tokens.js';
+import { estimateChatInputTokens, tokensForChars } from './token-estimate.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
@@ -26,6 +27,10 @@ class StreamObserver {
   id: string | undefined;
   /** The latest usage report: reports are cumulative, so the last one stands. */
   usage: Usage | undefined;
+  /** True when `usage` is the gateway's estimate, not the upstream's report. */
+  estimated = false;
+  /** Characters of text, reasoning and tool calls relayed: the output estimate's base. */
+  relayedChars = 0;
   cost: Cost | undefined;
   readonly choices: CapturedChoice[] = [];
   readonly #capture: boolean;
@@ -45,6 +50,7 @@ class StreamObserver {
         this.choices[choice.index] = seen;
       }
       if (choice.finish_reason != null) seen.finishReason = choice.finish_reason;
+      this.relayedChars += deltaChars(choice.delta);
       if (this.#capture) collectDelta(seen, choice.delta);
     }
   }
@@ -53,12 +59,19 @@ class StreamObserver {
     if (this.model !== undefined) span.str('gen_ai.response.model', this.model);
     if (this.id !== undefined) span.str('gen_ai.response.id', this.id);
     if (this.usage !== undefined) recordUsage(span, this.usage);
+    if (this.estimated) span.str('sluice.usage.source', 'estimate');
     recordCost(span, this.cost);
     const present = this.choices.filter((c) => c !== undefined);
     if (meter !== undefined) meter.finishReason = present[0]?.finishReason ?? '';
     span.strings('gen_ai.response.finish_reasons', present.map((c) => c.finishReason ?? ''));
     if (capture) span.str('gen_ai.output.messages', captureOutput(present));
   }
+}
+
+function deltaChars(delta: ChatCompletionChunk['choices'][number]['delta']): number {
+  let chars = (delta.content ?? '').length + (delta.refusal ?? '').length + (delta.reasoning ?? '').length + (delta.reasoning_content ?? '').length;
+  for (const call of delta.tool_calls ?? []) chars += (call.function?.name ?? '').length + (call.function?.arguments ?? '').length + (call.custom?.name ?? '').length + (call.custom?.input ?? '').length;
+  return chars;
 }
 
 function collectDelta(seen: CapturedChoice, delta: ChatCompletionChunk['choices'][number]['delta']): void {
@@ -130,8 +143,10 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     const encoder = this.#encoder;
     // Nothing reached the client yet: the fallback loop may try the next endpoint.
     if (encoder === undefined) return { answered: false, outcome: failure.outcome, error: failure.error, fallback: failure.fallback };
-    // A stream cut short still used what the upstream counted so far.
-    this.#settle(this.#options.mapper.usageSoFar);
+    // A stream cut short still used what the upstream counted so far; one it
+    // counted nothing of (OpenAI's usage comes last) is charged an estimate,
+    // so a client that leaves just before the usage chunk is not served free.
+    this.#settle(this.#options.mapper.usageSoFar ?? this.#estimateUnreported());
     endFailedStream(state.res, state.server, failure, () => encoder.error(failure.error, state));
     this.#record();
     return { answered: true, outcome: failure.outcome };
@@ -191,6 +206,16 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     }
     const cost = state.meter?.settle();
     if (cost !== undefined) observer.cost = cost;
+  }
+
+  /** Undefined when the upstream reported usage; otherwise the estimate of what the attempt used. */
+  #estimateUnreported(): Usage | undefined {
+    const observer = this.#observer;
+    if (observer.usage !== undefined) return undefined;
+    observer.estimated = true;
+    const prompt = estimateChatInputTokens(this.#options.state.request);
+    const completion = tokensForChars(observer.relayedChars);
+    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
   }
 
   #record(): void {

@@ -13,9 +13,8 @@ import { check, parseJson, routingOptions } from './handler.js';
 import { runNativeAttempt } from './native.js';
 import { countTokensRequestSchema } from './schema.js';
 import { GatewayHttpError } from '../core/http-error.js';
+import { tokensForChars, TOKENS_PER_MEDIA_BLOCK } from '../core/token-estimate.js';
 
-const CHARS_PER_TOKEN = 4;
-const TOKENS_PER_MEDIA_BLOCK = 1600;
 
 export const ESTIMATE_HEADER = 'x-sluice-token-count';
 
@@ -84,5 +83,5 @@ export function estimateTokens(body: Record<string, unknown>): number {
   visit(body['system']);
   for (const message of (body['messages'] as unknown[] | undefined) ?? []) visit((message as { content?: unknown }).content);
   if (Array.isArray(body['tools'])) chars += JSON.stringify(body['tools']).length;
-  return Math.ceil(chars / CHARS_PER_TOKEN) + media * TOKENS_PER_MEDIA_BLOCK;
+  return tokensForChars(chars) + media * TOKENS_PER_MEDIA_BLOCK;
 }

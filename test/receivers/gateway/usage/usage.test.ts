@@ -364,6 +364,37 @@ describe('usage of a stream the client leaves', () => {
   });
 });
 
+describe('usage of an OpenAI-compatible stream the client leaves before its usage chunk', () => {
+  it('charges an estimate (4 characters a token) instead of nothing, and marks the span', async () => {
+    // The answer whole, finish_reason included; the usage chunk would come next.
+    upstream = await startUpstream(function answer(_body, res) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      for (const event of [chunk({ role: 'assistant', content: 'Hello ' }), chunk({ content: 'world' }), chunk({}, 'stop')]) res.write(`data: ${JSON.stringify(event)}\n\n`);
+    });
+    const priced = [{ id: 'openai/gpt-cheap', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'openai', model: 'gpt-up' }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { openai: openaiProvider(upstream) }, models: priced });
+    const abort = new AbortController();
+    const prompt = 'x'.repeat(400);
+    const { data, response } = await client(KEY_A).chat.completions.create({ model: 'openai/gpt-cheap', messages: [{ role: 'user', content: prompt }], stream: true }, { signal: abort.signal }).withResponse();
+    let text = '';
+    for await (const part of data) {
+      text += part.choices[0]?.delta.content ?? '';
+      if (part.choices[0]?.finish_reason === 'stop') {
+        abort.abort();
+        break;
+      }
+    }
+    expect(text).toBe('Hello world');
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    await waitForGeneration(id);
+    // 400 characters in: 100 tokens x $0.000001; 11 characters out: 3 tokens x $0.000002.
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.000106, native_tokens_prompt: 100, native_tokens_completion: 3 });
+    const attempt = (await gateway.spans(2)).find((s) => s.name === 'chat gpt-up');
+    expect(attr(attempt, 'sluice.usage.source')).toBe('estimate');
+    expect(attr(attempt, 'gen_ai.usage.input_tokens')).toBe(100);
+  });
+});
+
 /**
  * An Anthropic upstream whose stream reports 1,000 input tokens and some text,
  * then an in-band error (`error`) or nothing more (`stall`), behind a gateway

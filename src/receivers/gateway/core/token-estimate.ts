@@ -1,0 +1,48 @@
+// Token counts where no upstream gives them: one token per 4 characters of
+// text (tool definitions and tool calls' names and arguments as written),
+// plus a flat 1600 per image, audio clip or file (Anthropic's cost of a
+// ~1.15 megapixel image). Used for Messages' count_tokens on providers with no
+// tokenizer, and to charge a stream that ended before its upstream reported
+// usage (a client that left just before OpenAI's usage chunk).
+import type { ChatCompletionRequest, ChatMessage } from '../providers/shared/openai-types.js';
+
+export const CHARS_PER_TOKEN = 4;
+export const TOKENS_PER_MEDIA_BLOCK = 1600;
+
+export function tokensForChars(chars: number): number {
+  return Math.ceil(chars / CHARS_PER_TOKEN);
+}
+
+/** The estimated prompt tokens of a chat request: its messages' texts, tool calls and media, and its tool definitions. */
+export function estimateChatInputTokens(request: ChatCompletionRequest): number {
+  let chars = 0;
+  let media = 0;
+  for (const message of request.messages) {
+    const counted = messageSize(message);
+    chars += counted.chars;
+    media += counted.media;
+  }
+  if (request.tools !== undefined) chars += JSON.stringify(request.tools).length;
+  return tokensForChars(chars) + media * TOKENS_PER_MEDIA_BLOCK;
+}
+
+function messageSize(message: ChatMessage): { chars: number; media: number } {
+  let chars = 0;
+  let media = 0;
+  const content = message.content;
+  if (typeof content === 'string') chars += content.length;
+  else if (Array.isArray(content)) {
+    for (const part of content) {
+      if (part.type === 'text') chars += part.text.length;
+      else if (part.type === 'refusal') chars += part.refusal.length;
+      else media += 1;
+    }
+  }
+  if (message.role === 'assistant') {
+    for (const call of message.tool_calls ?? []) {
+      chars += call.type === 'custom' ? call.custom.name.length + call.custom.input.length : call.function.name.length + call.function.arguments.length;
+    }
+    chars += (message.reasoning_content ?? '').length;
+  }
+  return { chars, media };
+}
