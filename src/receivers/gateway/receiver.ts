@@ -291,7 +291,7 @@ export class GatewayReceiver implements Receiver {
     if (route === undefined) {
       const first = onPath[0];
       if (first === undefined) throw new GatewayHttpError(404, `Unknown route ${method} ${req.url ?? ''}.`, { code: 'not_found' });
-      const allow = onPath.map((r) => r.method).join(', ');
+      const allow = onPath.flatMap((r) => (r.method === 'GET' ? ['GET', 'HEAD'] : [r.method])).join(', ');
       throw new GatewayHttpError(405, `Method ${method} is not allowed on ${first.route}; use ${allow}.`, { code: 'method_not_allowed', headers: { allow } });
     }
     const services = this.#services as GatewayServices;

@@ -33,6 +33,8 @@ export class RouteTable {
 
 /** The route on `onPath` for `method`, if there is one. */
 export function forMethod(onPath: readonly ProtocolRoute[], method: string): ProtocolRoute | undefined {
-  for (const route of onPath) if (route.method === method) return route;
+  // HEAD is GET without the body (RFC 9110 9.3.2): Node leaves the body out of a HEAD's answer.
+  const wanted = method === 'HEAD' ? 'GET' : method;
+  for (const route of onPath) if (route.method === wanted) return route;
   return undefined;
 }

@@ -209,6 +209,18 @@ describe('gateway request validation', () => {
     expect(response.headers.get('allow')).toBe('POST');
   });
 
+  it('answers HEAD on a GET route as GET without the body, and names HEAD in Allow', async () => {
+    const headers = { authorization: `Bearer ${API_KEY}` };
+    const get = await fetch(`${gateway.baseURL}/models`, { headers });
+    const head = await fetch(`${gateway.baseURL}/models`, { method: 'HEAD', headers });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(await head.text()).toBe('');
+    const wrong = await fetch(`${gateway.baseURL}/models`, { method: 'DELETE', headers });
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get('allow')).toBe('GET, HEAD');
+  });
+
   it('answers 404 model_not_found for an unknown model id on /v1/models/{id}', async () => {
     const response = await fetch(`${gateway.baseURL}/models/openai/missing`, { headers: { authorization: `Bearer ${API_KEY}` } });
     expect(response.status).toBe(404);
