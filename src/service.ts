@@ -197,6 +197,9 @@ export class Service {
    */
   shutdown(): Promise<void> {
     this.#stopping = true;
+    // At once, not when the stop's turn comes: a reload stopping the old
+    // graph would hold every connection made meanwhile for a graph that never comes.
+    this.#ports.closeAll();
     this.#shutdown ??= this.#stopInTime();
     return this.#shutdown;
   }

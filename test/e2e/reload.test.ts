@@ -4,6 +4,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -207,6 +208,37 @@ service:
     expect(logs).not.toContain('config reloaded');
     expect(logs).not.toContain(`"port":${secondPort}`);
     await sink.waitForSpans(2);
+  });
+
+  it('closes the kept ports at once when SIGTERM arrives while a reload stops the old graph: no connection waits for a graph that never comes', async () => {
+    sink = await startOtlpSink({ tls: false });
+    const otlpPort = await freePort();
+    const withGrace = (deploymentId: string) => (ctx: { dir: string; adminPort: number }) =>
+      config(sink?.url ?? '', otlpPort, deploymentId)(ctx).replace('service:\n', 'service:\n  shutdown_grace: 60s\n');
+    daemon = await startDaemon(withGrace('dpl_before'));
+    // An upload that never ends holds the old graph's stop (for the whole grace).
+    const stalled = await halfBody(otlpPort);
+
+    await writeFile(daemon.configPath, withGrace('dpl_after')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    const running = daemon;
+    await waitUntil(async () => (await fetch(`http://127.0.0.1:${running.adminPort}/readyz`)).status === 503, 10_000, 'the old graph to begin stopping');
+    running.child.kill('SIGTERM');
+    await waitUntil(() => running.logs.some((line) => line.includes('"signal":"SIGTERM"')), 10_000, 'the stop to begin');
+
+    // Refused, as a stopping daemon's port is, not held for the rest of the grace.
+    const refused = await new Promise<boolean>((resolve) => {
+      const socket = connect(otlpPort, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('error', () => resolve(true));
+    });
+    expect(refused).toBe(true);
+    stalled.socket.destroy();
+    await waitUntil(() => running.child.exitCode !== null, 20_000, 'the daemon to exit');
+    expect(running.child.exitCode).toBe(0);
   });
 
   it.runIf(process.platform === 'linux')('survives a SIGHUP that comes while it is still loading, and starts', async () => {
