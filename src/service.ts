@@ -24,7 +24,7 @@ import { BOUND_PORTS, LISTENER_GROUP, provideService, SHUTDOWN_DEADLINE } from '
 import { ConfigError, errorMessage } from './shared/errors.js';
 import { Graph } from './core/graph.js';
 import { forgetRemovedSeries } from './core/removed-series.js';
-import { formatEndpoint } from './core/listener/endpoint.js';
+import { formatEndpoint, listenEndpoint } from './core/listener/endpoint.js';
 import { PortKeeper } from './core/listener/bound-ports.js';
 import { ListenerGroup } from './core/listener/group.js';
 import { ShutdownDeadline } from './core/shutdown-deadline.js';
@@ -266,6 +266,8 @@ export class Service {
     const { endpoint, api_key: _apiKey, ...limits } = config.service.admin;
     if (!this.admin.listensAs(endpoint, limits)) {
       await this.admin.close();
+      // The port may be one an old receiver's listener left: the keeper holds it until the new graph runs.
+      this.#ports.free(listenEndpoint(endpoint).port);
       await this.admin.listen(endpoint, limits);
     }
     const cluster = await this.#clusterFor(config);

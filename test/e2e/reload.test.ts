@@ -210,6 +210,20 @@ service:
     await sink.waitForSpans(2);
   });
 
+  it('moves the admin endpoint onto the port a receiver listened on before the reload', async () => {
+    sink = await startOtlpSink({ tls: false });
+    const [firstPort, secondPort] = [await freePort(), await freePort()];
+    daemon = await startDaemon(config(sink.url, firstPort, 'dpl_before'));
+
+    await writeFile(daemon.configPath, config(sink.url, secondPort, 'dpl_after')({ dir: daemon.dir, adminPort: firstPort }));
+    daemon.child.kill('SIGHUP');
+    const running = daemon;
+    await waitUntil(() => running.logs.some((line) => /config reloaded|restoring the previous one/.test(line)), 10_000, 'the reload to end');
+    expect(running.logs.join('\n')).toContain('config reloaded');
+    expect((await fetch(`http://127.0.0.1:${firstPort}/readyz`)).status).toBe(200);
+    expect(await send(secondPort)).toBe(0);
+  });
+
   it('closes the kept ports at once when SIGTERM arrives while a reload stops the old graph: no connection waits for a graph that never comes', async () => {
     sink = await startOtlpSink({ tls: false });
     const otlpPort = await freePort();

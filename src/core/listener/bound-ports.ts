@@ -131,11 +131,20 @@ export class PortKeeper {
       return kept;
     }
     // A kept port the new config names under another host (0.0.0.0 and 127.0.0.1 alike) would stop the bind.
-    if (endpoint.port !== 0) this.#closeUnclaimed((port) => port.address.port === endpoint.port);
+    this.free(endpoint.port);
     const port = await BoundPort.bind(endpoint, maxConnections);
     port.reserve(endpoint);
     this.#ports.set(key, port);
     return port;
+  }
+
+  /**
+   * Closes the ports no listener holds on port number `port`, whatever their
+   * host, so that something else may bind it: a new listener there, or the
+   * admin endpoint a reload moved onto a receiver's old port.
+   */
+  free(port: number): void {
+    if (port !== 0) this.#closeUnclaimed((kept) => kept.address.port === port);
   }
 
   /** Closes the ports no listener holds: after a start or reload, those the new config does not listen on. */
