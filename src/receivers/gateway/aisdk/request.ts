@@ -173,17 +173,22 @@ function toMessages(prompt: readonly PromptMessage[]): ChatMessage[] {
       case 'assistant':
         messages.push(fromOrigin(assistantMessage(message, at, messageCache), at));
         return;
-      case 'tool':
+      case 'tool': {
+        // Tool messages take text only: images the tools returned follow as one
+        // user message after all of them, as every tool call must be answered
+        // right after its assistant turn (OpenAI and Anthropic refuse a turn between).
+        const images: ContentPart[] = [];
         for (const [j, part] of message.content.entries()) {
           // Approvals concern provider-executed tools, which never reach a Chat Completions upstream.
           if (part.type !== 'tool-result') continue;
-          const [text, images] = toolResult(part.output, `${at}.content[${j}].output`);
+          const [text, returned] = toolResult(part.output, `${at}.content[${j}].output`);
           const cache = cacheControlOf(part.providerOptions) ?? (j === message.content.length - 1 ? messageCache : undefined);
           messages.push(fromOrigin({ role: 'tool', tool_call_id: part.toolCallId, content: cachedText(text, cache) }, `${at}.content[${j}]`));
-          // Tool messages take text only: images a tool returned follow as a user message.
-          if (images.length > 0) messages.push(fromOrigin({ role: 'user', content: images }, `${at}.content[${j}].output`));
+          images.push(...returned);
         }
+        if (images.length > 0) messages.push(fromOrigin({ role: 'user', content: images }, at));
         return;
+      }
     }
   });
   return messages;
@@ -340,7 +345,7 @@ function toolResult(output: ToolOutput, param: string): [string, ContentPart[]] 
         const part = contentItem(item, `${param}.value[${k}]`);
         if (part === undefined) return;
         if (part.type === 'text') text += part.text;
-        else images.push(part);
+        else images.push(fromOrigin(part, `${param}.value[${k}]`));
       });
       return [text, images];
     }

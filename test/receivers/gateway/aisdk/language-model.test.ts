@@ -146,6 +146,29 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(a.requests[0]?.body['tool_choice']).toBe('auto');
   });
 
+  it('sends the images of parallel tool results after all the tool messages, so every call is answered right after its turn', async () => {
+    const { gw, a } = await setup(client, (body, res) => {
+      if ((body['messages'] as unknown[]).length > 1) return sendJson(res, 200, completion('two screenshots'));
+      sendJson(res, 200, {
+        ...completion(''),
+        choices: [{ index: 0, message: { role: 'assistant', content: null, tool_calls: [1, 2].map((n) => ({ id: `call_${n}`, type: 'function', function: { name: 'screenshot', arguments: `{"screen":${n}}` } })) }, finish_reason: 'tool_calls' }],
+      });
+    });
+    const screenshot = ai.tool({
+      inputSchema: z.object({ screen: z.number() }),
+      execute: async ({ screen }) => screen,
+      toModelOutput: ({ output }) => ({ type: 'content', value: [{ type: 'text', text: `screen ${output}` }, { type: 'image-data', data: PNG_BASE64, mediaType: 'image/png' }] }),
+    });
+    const out = await ai.generateText({ model: gw('acme/chat'), prompt: 'capture both screens', tools: { screenshot }, stopWhen: ai.stepCountIs(3), maxRetries: 0 });
+    expect(out.text).toBe('two screenshots');
+    const png = { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } };
+    expect(messagesOf(a.requests[1]).slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'call_1', content: 'screen 1' },
+      { role: 'tool', tool_call_id: 'call_2', content: 'screen 2' },
+      { role: 'user', content: [png, png] },
+    ]);
+  });
+
   it('streams a tool loop: tool-input parts, then one tool-call per call, then the next step', async () => {
     const { gw, a } = await setup(client, (body, res) => {
       const messages = body['messages'] as Array<Record<string, unknown>>;
