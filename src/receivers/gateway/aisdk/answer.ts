@@ -6,7 +6,7 @@
 // custom, ping, `interrupted`) is ever sent to either.
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
-import { calledWith, type ChatCompletion } from '../providers/shared/openai-types.js';
+import { calledWith, contentText, reasoningText, type ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp, type FilePart } from './result.js';
 import { AiSdkStream } from './stream.js';
@@ -31,12 +31,14 @@ export class AiSdkAnswer implements CompletionAnswer {
     const content: ContentPart[] = [];
     const message = choice?.message;
     const details = message?.reasoning_details;
-    if ((typeof message?.reasoning === 'string' && message.reasoning !== '') || (details !== undefined && details.length > 0)) {
-      const part: ContentPart = { type: 'reasoning', text: message?.reasoning ?? '' };
+    const reasoning = message === undefined ? undefined : reasoningText(message);
+    if (reasoning !== undefined || (details !== undefined && details.length > 0)) {
+      const part: ContentPart = { type: 'reasoning', text: reasoning ?? '' };
       if (details !== undefined && details.length > 0) part.providerMetadata = reasoningMetadata(details);
       content.push(part);
     }
-    if (typeof message?.content === 'string' && message.content !== '') content.push({ type: 'text', text: message.content });
+    const text = contentText(message?.content);
+    if (text !== '') content.push({ type: 'text', text });
     for (const image of message?.images ?? []) content.push(...filePart(image, this.#tagged));
     // (A custom tool's call, whose input is free text, comes only from a Chat Completions request naming one.)
     for (const call of message?.tool_calls ?? []) {

@@ -5,7 +5,7 @@
 // input string; `finish` always comes last.
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import { toolCallKey, type ChatCompletionChunk, type FinishReason, type ReasoningDetail, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
+import { contentText, reasoningText, toolCallKey, type ChatCompletionChunk, type FinishReason, type ReasoningDetail, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
 import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
@@ -55,24 +55,25 @@ export class AiSdkStream implements StreamEncoder {
     const choice = chunk.choices[0];
     if (choice === undefined) return out;
     const delta = choice.delta;
-    const hasReasoning = typeof delta.reasoning === 'string' && delta.reasoning !== '';
+    const reasoning = reasoningText(delta);
     const details = delta.reasoning_details;
-    if (hasReasoning || (details !== undefined && details.length > 0)) {
+    if (reasoning !== undefined || (details !== undefined && details.length > 0)) {
       if (this.#reasoning === undefined) {
         out += this.#closeText();
         this.#reasoning = `reasoning-${this.#blocks++}`;
         out += event({ type: 'reasoning-start', id: this.#reasoning });
       }
-      if (hasReasoning) out += event({ type: 'reasoning-delta', id: this.#reasoning, delta: delta.reasoning });
+      if (reasoning !== undefined) out += event({ type: 'reasoning-delta', id: this.#reasoning, delta: reasoning });
       if (details !== undefined) this.#details.push(...details);
     }
-    if (typeof delta.content === 'string' && delta.content !== '') {
+    const text = contentText(delta.content);
+    if (text !== '') {
       if (this.#text === undefined) {
         out += this.#closeReasoning();
         this.#text = `text-${this.#blocks++}`;
         out += event({ type: 'text-start', id: this.#text });
       }
-      out += event({ type: 'text-delta', id: this.#text, delta: delta.content });
+      out += event({ type: 'text-delta', id: this.#text, delta: text });
     }
     for (const image of delta.images ?? []) for (const file of filePart(image, this.#tagged)) out += event(file);
     for (const call of delta.tool_calls ?? []) {

@@ -7,11 +7,11 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import { toolCallKey, type ChatCompletion, type ChatCompletionChunk, type FinishReason, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
+import { reasoningText, toolCallKey, type ChatCompletion, type ChatCompletionChunk, type FinishReason, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import { UpstreamStreamError } from '../providers/shared/types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
-import { matchedStopSequence, messageId, messageUsage, reasoningOf, stopReasonOf, toMessage, toolUseId } from './from-chat.js';
+import { matchedStopSequence, messageId, messageUsage, stopReasonOf, toMessage, toolUseId } from './from-chat.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
 export function sseEvent(type: string, data: unknown): string {
@@ -73,7 +73,7 @@ class MessagesStreamEncoder implements StreamEncoder {
     const choice = chunk.choices[0];
     if (choice === undefined) return out;
     const delta = choice.delta;
-    const reasoning = reasoningOf(delta);
+    const reasoning = reasoningText(delta);
     if (reasoning !== undefined) {
       const index = this.#reasoningIndex(delta.reasoning_details);
       out += this.#ensure('thinking', index, { type: 'thinking', thinking: '', signature: '' });

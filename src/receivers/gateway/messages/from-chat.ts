@@ -1,7 +1,7 @@
 // A Chat Completions answer -> Anthropic's Message, for providers that are not
 // `anthropic`: reasoning as thinking blocks (signature kept), text, tool_use.
 import { randomUUID } from 'node:crypto';
-import type { ChatCompletion, ChatCompletionRequest, FinishReason, ReasoningDetail, StopNamed, ToolCall, Usage } from '../providers/shared/openai-types.js';
+import { contentText, reasoningText, type ChatCompletion, type ChatCompletionRequest, type FinishReason, type ReasoningDetail, type StopNamed, type ToolCall, type Usage } from '../providers/shared/openai-types.js';
 import { tokensOf } from '../../../shared/tokens.js';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
@@ -133,25 +133,12 @@ export function toolUseBlock(call: ToolCall): ContentBlock {
   return { type: 'tool_use', id, name: call.function.name, input };
 }
 
-/** `reasoning`, or `reasoning_content` as DeepSeek, vLLM and SGLang name it. */
-export function reasoningOf(part: { reasoning?: string | null; reasoning_content?: string | null }): string | undefined {
-  if (typeof part.reasoning === 'string' && part.reasoning !== '') return part.reasoning;
-  return typeof part.reasoning_content === 'string' && part.reasoning_content !== '' ? part.reasoning_content : undefined;
-}
-
-/** A message's text: a string, or the text of an array of parts (some servers answer with parts). */
-function textOf(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  return content.map((part: unknown) => (typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
-}
-
 /** `stops`: the stop sequences the request asked for. */
 export function toMessage(completion: ChatCompletion, model: string, stops?: ChatCompletionRequest['stop']): Message {
   const choice = completion.choices[0];
   const message = choice?.message;
-  const content: ContentBlock[] = message === undefined ? [] : [...thinkingBlocks(reasoningOf(message), message.reasoning_details)];
-  const text = textOf(message?.content);
+  const content: ContentBlock[] = message === undefined ? [] : [...thinkingBlocks(reasoningText(message), message.reasoning_details)];
+  const text = contentText(message?.content);
   if (text !== '') content.push({ type: 'text', text });
   // OpenAI says a refusal apart from the content; Anthropic says it as text with its own stop reason.
   const refusal = message?.refusal;

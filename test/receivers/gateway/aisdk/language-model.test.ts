@@ -248,6 +248,21 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(types.indexOf('reasoning-end')).toBeLessThan(types.indexOf('text-start'));
   });
 
+  it('reads reasoning_content (DeepSeek, vLLM) as reasoning and text given as content parts (Mistral), generated and streamed', async () => {
+    const { gw } = await setup(client, (body, res) => {
+      if (body['stream'] !== true) {
+        return sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: [{ type: 'text', text: '4' }, { type: 'text', text: '2' }], reasoning_content: 'Six times seven.' }, finish_reason: 'stop' }] });
+      }
+      sendStream(res, [chunk({ role: 'assistant', content: null, reasoning_content: 'Six ' }), chunk({ reasoning_content: 'times seven.' }), chunk({ content: [{ type: 'text', text: '4' }] }), chunk({ content: '2' }), chunk({}, 'stop'), usageChunk]);
+    });
+    const generated = await ai.generateText({ model: gw('acme/chat'), prompt: '6*7?', maxRetries: 0 });
+    expect(generated.reasoningText).toBe('Six times seven.');
+    expect(generated.text).toBe('42');
+    const streamed = ai.streamText({ model: gw('acme/chat'), prompt: '6*7?', maxRetries: 0 });
+    expect(await streamed.reasoningText).toBe('Six times seven.');
+    expect(await streamed.text).toBe('42');
+  });
+
   it('turns provider reasoning options into the reasoning request and passes other provider options on', async () => {
     const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('ok')));
     await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions: { openai: { reasoningEffort: 'low', parallelToolCalls: false, user: 'u-1' } }, maxRetries: 0 });

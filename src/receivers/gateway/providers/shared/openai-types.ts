@@ -278,6 +278,19 @@ export interface ToolCallDelta {
   custom?: { name?: string; input?: string };
 }
 
+/** A message's or delta's reasoning: `reasoning`, or `reasoning_content` as DeepSeek, vLLM and SGLang name it. */
+export function reasoningText(part: { reasoning?: string | null; reasoning_content?: string | null }): string | undefined {
+  if (typeof part.reasoning === 'string' && part.reasoning !== '') return part.reasoning;
+  return typeof part.reasoning_content === 'string' && part.reasoning_content !== '' ? part.reasoning_content : undefined;
+}
+
+/** A message's or delta's text: a string, or the text of an array of parts (some servers, Mistral's among them, answer with parts). */
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.map((part: unknown) => (typeof part === 'object' && part !== null && (part as { type?: unknown }).type === 'text' && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : '')).join('');
+}
+
 /**
  * What tells a streamed tool call's deltas apart: its index, or, from servers
  * that leave index out, its id. Undefined for a delta with neither, which
