@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import { calledWith, contentText, reasoningText, type ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
-import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp, type FilePart } from './result.js';
+import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp, type FilePart } from './result.js';
 import { AiSdkStream } from './stream.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
@@ -37,7 +37,10 @@ export class AiSdkAnswer implements CompletionAnswer {
       if (details !== undefined && details.length > 0) part.providerMetadata = reasoningMetadata(details);
       content.push(part);
     }
-    const text = contentText(message?.content);
+    // OpenAI says a refusal apart from the content; it is the answer's text all the same.
+    const refusal = message?.refusal;
+    const refused = typeof refusal === 'string' && refusal !== '';
+    const text = contentText(message?.content) + (refused ? refusal : '');
     if (text !== '') content.push({ type: 'text', text });
     for (const image of message?.images ?? []) content.push(...filePart(image, this.#tagged));
     // (A custom tool's call, whose input is free text, comes only from a Chat Completions request naming one.)
@@ -47,7 +50,7 @@ export class AiSdkAnswer implements CompletionAnswer {
     }
     const payload = JSON.stringify({
       content,
-      finishReason: finishReason(choice?.finish_reason),
+      finishReason: refused ? REFUSED : finishReason(choice?.finish_reason),
       usage: aiSdkUsage(completion.usage),
       providerMetadata: { gateway: gatewayMetadata(state, this.#modelId, slug) },
       warnings: this.#warnings,

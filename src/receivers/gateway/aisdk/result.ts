@@ -26,6 +26,9 @@ const UNIFIED: Readonly<Record<FinishReason, UnifiedFinishReason>> = {
   content_filter: 'content-filter',
 };
 
+/** A refusal OpenAI said apart from the content (structured outputs): the AI SDK's own providers call a refusal a content filter. */
+export const REFUSED: AiSdkFinishReason = { unified: 'content-filter', raw: 'refusal' };
+
 export function finishReason(reason: FinishReason | null | undefined): AiSdkFinishReason {
   if (reason === null || reason === undefined) return { unified: 'other' };
   return { unified: UNIFIED[reason] ?? 'other', raw: reason };

@@ -8,7 +8,7 @@ import type { GatewayHttpError } from '../core/http-error.js';
 import { contentText, reasoningText, toolCallKey, type ChatCompletionChunk, type FinishReason, type ReasoningDetail, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
-import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, responseTimestamp } from './result.js';
+import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp } from './result.js';
 
 interface OpenToolCall {
   /** What tells the call's deltas apart (toolCallKey). */
@@ -34,6 +34,7 @@ export class AiSdkStream implements StreamEncoder {
   readonly #tools: OpenToolCall[] = [];
   #finish: FinishReason | null = null;
   #usage: Usage | undefined;
+  #refused = false;
 
   readonly #tagged: boolean;
 
@@ -66,7 +67,10 @@ export class AiSdkStream implements StreamEncoder {
       if (reasoning !== undefined) out += event({ type: 'reasoning-delta', id: this.#reasoning, delta: reasoning });
       if (details !== undefined) this.#details.push(...details);
     }
-    const text = contentText(delta.content);
+    // OpenAI streams a refusal apart from the content; it is the answer's text all the same.
+    const refusal = typeof delta.refusal === 'string' ? delta.refusal : '';
+    if (refusal !== '') this.#refused = true;
+    const text = contentText(delta.content) + refusal;
     if (text !== '') {
       if (this.#text === undefined) {
         out += this.#closeReasoning();
@@ -103,7 +107,7 @@ export class AiSdkStream implements StreamEncoder {
     const finish = this.#finish ?? (this.#tools.length > 0 ? 'tool_calls' : 'stop');
     out += event({
       type: 'finish',
-      finishReason: finishReason(finish),
+      finishReason: this.#refused ? REFUSED : finishReason(finish),
       usage: aiSdkUsage(this.#usage),
       providerMetadata: { gateway: gatewayMetadata(state, this.#modelId, this.#slug) },
     });

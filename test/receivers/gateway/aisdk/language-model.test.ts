@@ -230,6 +230,20 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(format.json_schema.schema).toMatchObject({ type: 'object', properties: { city: { type: 'string' }, tempC: { type: 'number' } } });
   });
 
+  it('gives an OpenAI refusal as the text with finish reason content-filter, generated and streamed', async () => {
+    const refusal = "I'm sorry, I can't help with that.";
+    const { gw } = await setup(client, (body, res) => {
+      if (body['stream'] !== true) return sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: null, refusal }, finish_reason: 'stop' }] });
+      sendStream(res, [chunk({ role: 'assistant', content: null, refusal: '' }), chunk({ refusal: refusal.slice(0, 8) }), chunk({ refusal: refusal.slice(8) }), chunk({}, 'stop'), usageChunk]);
+    });
+    const generated = await ai.generateText({ model: gw('acme/chat'), prompt: 'Something bad', maxRetries: 0 });
+    expect(generated.text).toBe(refusal);
+    expect(generated.finishReason).toBe('content-filter');
+    const streamed = ai.streamText({ model: gw('acme/chat'), prompt: 'Something bad', maxRetries: 0 });
+    expect(await streamed.text).toBe(refusal);
+    expect(await streamed.finishReason).toBe('content-filter');
+  });
+
   it('returns reasoning as reasoning parts, generated and streamed', async () => {
     const { gw } = await setup(client, (body, res) => {
       if (body['stream'] !== true) {
