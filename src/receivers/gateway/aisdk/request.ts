@@ -37,6 +37,8 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
   if (effort !== undefined) request.reasoning_effort = effort;
   if (call.providerOptions !== undefined) {
     const [options, reasoning] = takeReasoningOptions(call.providerOptions);
+    const openai = asRecord(options['openai']);
+    if (openai !== undefined) options['openai'] = openaiWireOptions(openai);
     request.providerOptions = options as NonNullable<ChatCompletionRequest['providerOptions']>;
     const { effort: optionEffort, ...rest } = reasoning;
     if (effort === undefined && optionEffort !== undefined) request.reasoning_effort = optionEffort;
@@ -101,6 +103,28 @@ function reasoningOf(key: string, value: unknown): ReasoningOptions | undefined 
     return taken;
   }
   return undefined;
+}
+
+/** @ai-sdk/openai's switches that shape its own request and have no Chat Completions field. */
+const OPENAI_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['structuredOutputs', 'strictJsonSchema']);
+
+/**
+ * providerOptions.openai as @ai-sdk/openai names its chat options, in the
+ * names Chat Completions takes once snake_cased: `textVerbosity` is
+ * `verbosity`, a number of `logprobs` is `top_logprobs`, and the client's
+ * own switches are left out (OpenAI refuses an argument it does not know).
+ */
+function openaiWireOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(options)) {
+    if (OPENAI_CLIENT_SWITCHES.has(key)) continue;
+    if (key === 'textVerbosity') out['verbosity'] = value;
+    else if (key === 'logprobs' && typeof value === 'number') {
+      out['logprobs'] = true;
+      out['topLogprobs'] = value;
+    } else out[key] = value;
+  }
+  return out;
 }
 
 /** Chat Completions names -> this protocol's, after a prompt message or part's path. */

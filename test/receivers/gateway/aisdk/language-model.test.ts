@@ -285,6 +285,15 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(a.requests[0]?.body['providerOptions']).toBeUndefined();
   });
 
+  it("sends @ai-sdk/openai's chat options under the names Chat Completions takes", async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('ok')));
+    const openai = { textVerbosity: 'low', logprobs: 3, structuredOutputs: true, strictJsonSchema: true, promptCacheKey: 'k-1' };
+    await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions: { openai }, maxRetries: 0 });
+    const body = a.requests[0]?.body ?? {};
+    expect(body).toMatchObject({ verbosity: 'low', logprobs: true, top_logprobs: 3, prompt_cache_key: 'k-1' });
+    for (const unknown of ['text_verbosity', 'structured_outputs', 'strict_json_schema']) expect(body[unknown]).toBeUndefined();
+  });
+
   it('routes with providerOptions.gateway.order and reports the provider that answered', async () => {
     const { gw, a, b } = await setup(
       client,
