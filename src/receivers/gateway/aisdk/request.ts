@@ -3,7 +3,7 @@
 // is an invalid_request_error naming the part, never a silent drop.
 import { GatewayHttpError } from '../core/http-error.js';
 import { fromOrigin, type ParamStyle } from '../core/param-origin.js';
-import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ReasoningDetail, ReasoningEffort, ReasoningOptions, ResponseFormat, TextPart, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
+import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ImageOutput, ReasoningDetail, ReasoningEffort, ReasoningOptions, ResponseFormat, TextPart, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
 import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PartOptions, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
 
 export function unsupported(param: string, message: string): GatewayHttpError {
@@ -225,6 +225,7 @@ function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>
   let reasoning = '';
   const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
+  const images: ImageOutput[] = [];
   message.content.forEach(function collect(part, j) {
     switch (part.type) {
       case 'text':
@@ -243,8 +244,13 @@ function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>
         if (part.providerExecuted === true) return;
         calls.push({ id: part.toolCallId, type: 'function', function: { name: part.toolName, arguments: JSON.stringify(part.input ?? {}) } });
         return;
-      case 'file':
-        throw unsupported(`${at}.content[${j}]`, 'assistant file parts cannot be sent to a Chat Completions upstream');
+      case 'file': {
+        // An image the model made (Gemini's responseModalities IMAGE), replayed by the next turn.
+        const image = filePart(part, `${at}.content[${j}]`);
+        if (image.type !== 'image_url') throw unsupported(`${at}.content[${j}]`, 'assistant file parts other than images cannot be sent to a Chat Completions upstream');
+        images.push({ type: 'image_url', image_url: image.image_url });
+        return;
+      }
       default:
         // reasoning-file, custom, provider tool results: the upstream made
         // them and Chat Completions has no field to take them back.
@@ -255,6 +261,7 @@ function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>
   if (calls.length > 0) out.tool_calls = calls;
   if (reasoning !== '') out.reasoning = reasoning;
   if (details.length > 0) out.reasoning_details = details;
+  if (images.length > 0) out.images = images;
   return out;
 }
 

@@ -193,6 +193,22 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect((await streamed.files).map((f) => [f.mediaType, f.base64])).toEqual([['image/png', PNG_BASE64]]);
   });
 
+  it('google: the images the model made go back with its turn, so the next turn can edit them', async () => {
+    const parts = [{ text: 'Here is a pixel.' }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }];
+    const gw = await setup(client, 'google', (_seen, res) => sendResponse(res, parts));
+    const providerOptions = { google: { responseModalities: ['TEXT', 'IMAGE'] } };
+    const first = await ai.generateText({ model: gw('acme/model'), prompt: 'Draw a pixel.', providerOptions, maxRetries: 0 });
+    const messages = [{ role: 'user' as const, content: 'Draw a pixel.' }, ...first.response.messages, { role: 'user' as const, content: 'Make it blue.' }];
+    const second = await ai.generateText({ model: gw('acme/model'), messages, providerOptions, maxRetries: 0 });
+    expect(second.text).toBe('Here is a pixel.');
+    const contents = (fake?.requests[1]?.body as { contents: unknown[] }).contents;
+    expect(contents).toEqual([
+      { role: 'user', parts: [{ text: 'Draw a pixel.' }] },
+      { role: 'model', parts },
+      { role: 'user', parts: [{ text: 'Make it blue.' }] },
+    ]);
+  });
+
   it('bedrock: names the prompt part a provider cannot take as the app sent it', async () => {
     const gw = await setup(client, 'bedrock', (_seen, res) => sendConverse(res, [{ text: 'unused' }]));
     const failure = await ai

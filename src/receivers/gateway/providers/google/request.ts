@@ -135,6 +135,8 @@ async function mapMessages(messages: readonly ChatMessage[], ctx: AttemptContext
       }
       case 'assistant': {
         const parts = textParts(textOf(assistantContent(message, param, 'google')));
+        // The images the model made (responseModalities IMAGE) go back as it made them, so a conversation can edit them.
+        for (const [j, image] of (message.images ?? []).entries()) parts.push(...(await mapPart(image, `${param}.images[${j}]`, images)));
         for (const [j, call] of functionCalls(message, param, 'google').entries()) {
           const part: GeminiPart = { functionCall: { name: call.function.name, args: parseToolArguments(call.function.arguments, `${param}.tool_calls[${j}].function.arguments`), ...idOf(call.id) } };
           // Parallel calls: Gemini signs only the first call of a turn.

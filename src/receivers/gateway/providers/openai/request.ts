@@ -49,7 +49,7 @@ function mapReasoning(request: ChatCompletionRequest, body: Record<string, unkno
 
 /**
  * The gateway's extensions to the message shapes (cache_control on parts,
- * reasoning and reasoning_details on assistant turns) are for the providers
+ * reasoning, reasoning_details and images on assistant turns) are for the providers
  * that use them; OpenAI caches prompts by itself and keeps reasoning server
  * side. The array is returned as it is when no message carries them.
  */
@@ -58,7 +58,7 @@ function withoutExtensions(messages: ChatMessage[]): ChatMessage[] {
   return messages.map(function strip(message): ChatMessage {
     if (!hasExtension(message)) return message;
     if (message.role === 'assistant') {
-      const { reasoning: _reasoning, reasoning_details: _details, ...rest } = message;
+      const { reasoning: _reasoning, reasoning_details: _details, images: _images, ...rest } = message;
       return typeof rest.content === 'string' || rest.content == null ? rest : { ...rest, content: rest.content.map((part) => (part.type === 'text' ? withoutCacheControl(part) : part)) };
     }
     if (message.role === 'function' || typeof message.content === 'string') return message;
@@ -87,7 +87,7 @@ function hasGeminiId(message: ChatMessage): boolean {
 }
 
 function hasExtension(message: ChatMessage): boolean {
-  if (message.role === 'assistant' && (message.reasoning !== undefined || message.reasoning_details !== undefined)) return true;
+  if (message.role === 'assistant' && (message.reasoning !== undefined || message.reasoning_details !== undefined || message.images !== undefined)) return true;
   return typeof message.content !== 'string' && message.content != null && message.content.some((part) => part.type !== 'refusal' && part.cache_control !== undefined);
 }
 

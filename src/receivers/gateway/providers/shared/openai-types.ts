@@ -99,6 +99,8 @@ export interface AssistantMessage {
   /** DeepSeek's and Mistral's prefix completion: the answer continues this message (openai-type upstreams only). */
   prefix?: boolean;
   reasoning_details?: ReasoningDetail[];
+  /** Images the model made in this turn (OpenRouter's shape), sent back with it: google takes them back; the other types leave them out. */
+  images?: ImageOutput[];
 }
 
 export interface ToolMessage {
