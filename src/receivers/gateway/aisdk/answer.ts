@@ -30,11 +30,12 @@ export class AiSdkAnswer implements CompletionAnswer {
     const choice = completion.choices[0];
     const content: ContentPart[] = [];
     const message = choice?.message;
-    const details = message?.reasoning_details;
+    // Some servers send absent fields as null.
+    const details = message?.reasoning_details ?? [];
     const reasoning = message === undefined ? undefined : reasoningText(message);
-    if (reasoning !== undefined || (details !== undefined && details.length > 0)) {
+    if (reasoning !== undefined || details.length > 0) {
       const part: ContentPart = { type: 'reasoning', text: reasoning ?? '' };
-      if (details !== undefined && details.length > 0) part.providerMetadata = reasoningMetadata(details);
+      if (details.length > 0) part.providerMetadata = reasoningMetadata(details);
       content.push(part);
     }
     // OpenAI says a refusal apart from the content; it is the answer's text all the same.

@@ -57,15 +57,16 @@ export class AiSdkStream implements StreamEncoder {
     if (choice === undefined) return out;
     const delta = choice.delta;
     const reasoning = reasoningText(delta);
-    const details = delta.reasoning_details;
-    if (reasoning !== undefined || (details !== undefined && details.length > 0)) {
+    // Some servers send absent fields as null.
+    const details = delta.reasoning_details ?? [];
+    if (reasoning !== undefined || details.length > 0) {
       if (this.#reasoning === undefined) {
         out += this.#closeText();
         this.#reasoning = `reasoning-${this.#blocks++}`;
         out += event({ type: 'reasoning-start', id: this.#reasoning });
       }
       if (reasoning !== undefined) out += event({ type: 'reasoning-delta', id: this.#reasoning, delta: reasoning });
-      if (details !== undefined) this.#details.push(...details);
+      this.#details.push(...details);
     }
     // OpenAI streams a refusal apart from the content; it is the answer's text all the same.
     const refusal = typeof delta.refusal === 'string' ? delta.refusal : '';

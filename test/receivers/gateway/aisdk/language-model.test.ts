@@ -230,6 +230,16 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(format.json_schema.schema).toMatchObject({ type: 'object', properties: { city: { type: 'string' }, tempC: { type: 'number' } } });
   });
 
+  it('reads an answer that gives its absent fields as null, generated and streamed', async () => {
+    const absent = { reasoning: null, reasoning_details: null, tool_calls: null, images: null, refusal: null };
+    const { gw } = await setup(client, (body, res) => {
+      if (body['stream'] !== true) return sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: 'fine', ...absent }, finish_reason: 'stop' }] });
+      sendStream(res, [chunk({ role: 'assistant', content: 'fine', ...absent }), chunk({}, 'stop'), usageChunk]);
+    });
+    expect((await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 })).text).toBe('fine');
+    expect(await ai.streamText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 }).text).toBe('fine');
+  });
+
   it('gives an OpenAI refusal as the text with finish reason content-filter, generated and streamed', async () => {
     const refusal = "I'm sorry, I can't help with that.";
     const { gw } = await setup(client, (body, res) => {
