@@ -418,7 +418,9 @@ function toTools(tools: LanguageModelCall['tools']): FunctionTool[] | undefined 
     const fn: FunctionTool['function'] = { name: tool.name, parameters: tool.inputSchema };
     if (tool.description !== undefined) fn.description = tool.description;
     if (tool.strict !== undefined) fn.strict = tool.strict;
-    return { type: 'function', function: fn };
+    // A breakpoint on a tool caches the tool definitions up to it.
+    const cache = cacheControlOf(tool.providerOptions);
+    return cache === undefined ? { type: 'function', function: fn } : { type: 'function', function: fn, cache_control: cache };
   });
 }
 

@@ -249,6 +249,27 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect((fake?.requests[0]?.body as { messages: Array<{ content: unknown }> }).messages[0]?.content).toEqual([{ text: 'A long document.' }, { cachePoint: { type: 'default' } }]);
   });
 
+  it('anthropic and bedrock: a prompt-caching breakpoint set on a tool reaches the upstream', async () => {
+    const tools = {
+      search: ai.tool({ description: 'Searches', inputSchema: z.object({ q: z.string() }), execute: async () => 'found' }),
+      read: ai.tool({ description: 'Reads', inputSchema: z.object({ id: z.string() }), execute: async () => 'read', providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } }, bedrock: { cachePoint: { type: 'default' } } } }),
+    };
+    const claude = await setup(client, 'anthropic', (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'ok' }], 'end_turn')));
+    await ai.generateText({ model: claude('acme/model'), prompt: 'Hi', tools, maxRetries: 0 });
+    const sent = (fake?.requests[0]?.body as { tools: Array<Record<string, unknown>> }).tools;
+    expect(sent.map((tool) => [tool['name'], tool['cache_control']])).toEqual([
+      ['search', undefined],
+      ['read', { type: 'ephemeral' }],
+    ]);
+    await fake?.close();
+    await gateway?.close();
+
+    const nova = await setup(client, 'bedrock', (_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    await ai.generateText({ model: nova('acme/model'), prompt: 'Hi', tools, maxRetries: 0 });
+    const config = (fake?.requests[0]?.body as { toolConfig: { tools: Array<Record<string, unknown>> } }).toolConfig;
+    expect(config.tools.map((tool) => Object.keys(tool)[0])).toEqual(['toolSpec', 'toolSpec', 'cachePoint']);
+  });
+
   it('anthropic: streamed thinking comes back as reasoning parts with its signature', async () => {
     const gw = await setup(client, 'anthropic', (_seen, res) =>
       sendEvents(res, [

@@ -48,6 +48,8 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
       name: tool.function.name,
       ...(tool.function.description !== undefined ? { description: tool.function.description } : {}),
       input_schema: objectSchema(tool.function.parameters),
+      // A breakpoint on a tool caches the tool definitions up to it.
+      ...(tool.cache_control !== undefined ? { cache_control: tool.cache_control } : {}),
     }));
     const choice = mapToolChoice(request.tool_choice, request.parallel_tool_calls);
     if (choice !== undefined) body.tool_choice = choice;

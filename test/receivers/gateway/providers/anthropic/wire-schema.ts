@@ -47,7 +47,7 @@ export const messagesRequest = z.strictObject({
   stream: z.boolean().optional(),
   thinking: z.discriminatedUnion('type', [z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }), z.strictObject({ type: z.literal('disabled') })]).optional(),
   metadata: z.strictObject({ user_id: z.string() }).optional(),
-  tools: z.array(z.strictObject({ name: toolName, description: z.string().optional(), input_schema: z.looseObject({ type: z.literal('object') }) })).optional(),
+  tools: z.array(z.strictObject({ name: toolName, description: z.string().optional(), input_schema: z.looseObject({ type: z.literal('object') }), cache_control: cacheControl })).optional(),
   tool_choice: z
     .discriminatedUnion('type', [
       z.strictObject({ type: z.literal('auto'), disable_parallel_tool_use: z.boolean().optional() }),
