@@ -8,7 +8,7 @@ import { SpanKind } from '../../src/otlp/model.js';
 import { API_KEY, attr, startGateway, type Gateway } from '../receivers/gateway/harness.js';
 import { message, messageEnd, messageStart, sendEvents, sendMessage, textBlock, toolBlock } from '../receivers/gateway/providers/anthropic/fixtures.js';
 import { validateAnthropic } from '../receivers/gateway/providers/anthropic/wire-schema.js';
-import { endFrames, exceptionFrame, frame, sendConverse, sendFrames, textFrames } from '../receivers/gateway/providers/bedrock/fixtures.js';
+import { endFrames, exceptionFrame, frame, sendConverse, sendError, sendFrames, textFrames } from '../receivers/gateway/providers/bedrock/fixtures.js';
 import { CREDENTIALS, REGION, requestProblems, sigV4Problems } from '../receivers/gateway/providers/bedrock/wire-schema.js';
 import { json, PNG_BASE64, PNG_DATA_URL, servePng, startFake, type FakeUpstream, type Seen } from '../receivers/gateway/providers/shared/fake-upstream.js';
 import { response, sendResponse, sendStream } from '../receivers/gateway/providers/google/fixtures.js';
@@ -46,6 +46,13 @@ beforeEach(async () => {
         ],
       },
       { id: 'google/gemini-2.5-flash', endpoints: [{ provider: 'google', model: 'gemini-2.5-flash' }] },
+      {
+        id: 'meta/llama-3.3-70b',
+        endpoints: [
+          { provider: 'bedrock', model: 'meta.llama3-3-70b-instruct-v1:0' },
+          { provider: 'anthropic', model: 'claude-sonnet-4-5' },
+        ],
+      },
     ],
   });
   client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
@@ -122,6 +129,34 @@ describe('provider adapters through the gateway with the openai SDK', () => {
     replies.bedrock = (_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Hi ', 'from ', 'Bedrock']), ...endFrames('end_turn')]);
     const stream = await client.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }], stream: true, stream_options: { include_usage: true } });
     expect(await collect(stream)).toEqual({ text: 'Hi from Bedrock', finish: 'stop', usage: { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 } });
+  });
+
+  it("falls back when Bedrock says its model does not support part of the request, or its stream failed before any content", async () => {
+    const LLAMA = 'meta/llama-3.3-70b';
+    replies.anthropic = (_seen, res) => sendMessage(res, [{ type: 'text', text: 'From Claude' }]);
+    // Converse refuses what the model cannot do with a ValidationException saying so (Llama takes no forced tool choice).
+    replies.bedrock = (_seen, res) => sendError(res, 400, 'ValidationException', "This model doesn't support the toolConfig.toolChoice.any field. Remove toolConfig.toolChoice.any and try again.");
+    const forced = await client.chat.completions.create({ model: LLAMA, messages: [{ role: 'user', content: 'Hi' }], tools: [weatherTool], tool_choice: 'required' }).withResponse();
+    expect([forced.data.choices[0]?.message.content, forced.response.headers.get('x-sluice-provider'), forced.response.headers.get('x-sluice-attempts')]).toEqual(['From Claude', 'anthropic', '2']);
+
+    // With no other endpoint the client gets Bedrock's words as a 400 unsupported_value.
+    const alone = await client.chat.completions.create(withGateway({ model: LLAMA, messages: [{ role: 'user', content: 'Hi' }], tools: [weatherTool], tool_choice: 'required' }, { order: ['bedrock'], only: ['bedrock'] })).then(
+      () => undefined,
+      (e: unknown) => e as InstanceType<typeof OpenAI.APIError>,
+    );
+    expect([alone?.status, alone?.code, alone?.message]).toEqual([400, 'unsupported_value', "400 This model doesn't support the toolConfig.toolChoice.any field. Remove toolConfig.toolChoice.any and try again."]);
+
+    // The same refusal as a stream's first frame, and a modelStreamErrorException (the model failed while streaming, a 424 as ModelErrorException is).
+    replies.anthropic = (_seen, res) => sendEvents(res, [messageStart(), ...textBlock(0, ['From Claude']), ...messageEnd('end_turn')]);
+    for (const [exception, message] of [
+      ['validationException', "This model doesn't support tool use in streaming mode."],
+      ['modelStreamErrorException', 'An error occurred while streaming the response. Retry your request.'],
+    ]) {
+      replies.bedrock = (_seen, res) => sendFrames(res, [exceptionFrame(exception ?? '', message ?? '')]);
+      const streamed = await client.chat.completions.create({ model: LLAMA, messages: [{ role: 'user', content: 'Hi' }], tools: [weatherTool], stream: true });
+      expect((await collect(streamed)).text, exception).toBe('From Claude');
+    }
+    expect(bedrock.requests).toHaveLength(4);
   });
 
   it('judges an in-band error before any content as the HTTP answer it stands for: a refused request is not tried elsewhere', async () => {

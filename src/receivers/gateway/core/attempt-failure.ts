@@ -3,7 +3,7 @@
 // outcome. Shared by the buffered attempt (attempt.ts), the streamed one
 // (stream-pipe.ts) and native Messages passthrough.
 import { GatewayHttpError } from './http-error.js';
-import { InvalidResponseError, ProviderNotConfiguredError, UpstreamStreamError, type UpstreamErrorInfo } from '../providers/shared/types.js';
+import { InvalidResponseError, ProviderNotConfiguredError, UNSUPPORTED_VALUE, UpstreamStreamError, type UpstreamErrorInfo } from '../providers/shared/types.js';
 import { ProviderRequestError } from '../providers/shared/inputs.js';
 import type { AttemptClock } from './upstream.js';
 import { BrokenStreamError } from './stream-exchange.js';
@@ -12,8 +12,7 @@ import { AnswerBrokenOffError } from './upstream-exchange.js';
 /** The attempts metric's `outcome` label: a fixed set, unlike error.type on spans. */
 export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_error' | 'stream_error' | 'invalid_response' | 'rejected' | 'cancelled' | 'internal_error';
 
-/** The code of the 400 a provider type answers for what it cannot take; the next endpoint may. */
-export const UNSUPPORTED_VALUE = 'unsupported_value';
+export { UNSUPPORTED_VALUE };
 
 export interface AttemptFailure {
   error: GatewayHttpError;

@@ -2,7 +2,7 @@
 // or an exception frame inside ConverseStream) -> the gateway's error info.
 // https://docs.aws.amazon.com/bedrock/latest/APIReference/API_runtime_Converse.html#API_runtime_Converse_Errors
 import { asObject, isFallbackStatus } from '../shared/inputs.js';
-import type { UpstreamErrorInfo } from '../shared/types.js';
+import { UNSUPPORTED_VALUE, type UpstreamErrorInfo } from '../shared/types.js';
 
 const decoder = new TextDecoder();
 
@@ -27,8 +27,16 @@ const ERROR_TYPES: Readonly<Record<string, string>> = {
   serviceunavailableexception: 'api_error',
 };
 
-/** Failures another provider may not share: the model erred (424) or a quota ran out. */
-const FALLBACK_TYPES = new Set(['modelerrorexception', 'servicequotaexceededexception', 'modelnotreadyexception']);
+/** Failures another provider may not share: the model erred (424, whole or while streaming) or a quota ran out. */
+const FALLBACK_TYPES = new Set(['modelerrorexception', 'modelstreamerrorexception', 'servicequotaexceededexception', 'modelnotreadyexception']);
+
+/**
+ * Converse checks a request against what its model can do, and refuses what
+ * it cannot with a ValidationException that says so: "This model doesn't
+ * support system messages", "... the toolConfig.toolChoice.any field", "...
+ * tool use in streaming mode", "... with on-demand throughput isn't supported".
+ */
+const UNSUPPORTED = /n(?:o|'|\u2019)t support(?:ed)?\b/i;
 
 /** Exception name (lower case) -> the HTTP status Bedrock answers it with; a ConverseStream exception frame carries none. */
 const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
@@ -61,6 +69,10 @@ export function classifyBedrockError(status: number, body: Uint8Array, headers: 
   // "ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/"
   const exception = (Array.isArray(header) ? header[0] : header)?.split(':')[0] ?? readField(text, '__type')?.split('#').at(-1) ?? '';
   const message = readField(text, 'message') ?? readField(text, 'Message') ?? (text.trim() === '' ? `bedrock answered HTTP ${status}` : `bedrock answered HTTP ${status}: ${text.trim().slice(0, 500)}`);
+  // What this model cannot take, another model may: answered as a provider type's own refusal, so the next endpoint is tried.
+  if (exception.toLowerCase() === 'validationexception' && UNSUPPORTED.test(message)) {
+    return { status: 400, message, type: 'invalid_request_error', code: UNSUPPORTED_VALUE, param: null, fallback: true };
+  }
   return {
     status,
     message,

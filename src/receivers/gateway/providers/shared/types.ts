@@ -41,6 +41,9 @@ export interface UpstreamRequest {
 }
 
 /** How an upstream failure is surfaced and whether the next endpoint may be tried. */
+/** The code of the 400 a provider type (or its model) answers for what it cannot take; the next endpoint may. */
+export const UNSUPPORTED_VALUE = 'unsupported_value';
+
 export interface UpstreamErrorInfo {
   /** The HTTP status the gateway answers with if this is the last attempt. */
   status: number;

@@ -456,6 +456,7 @@ describe('bedrock adapter', () => {
     [403, 'UnrecognizedClientException', 'authentication_error', true],
     [404, 'ResourceNotFoundException', 'not_found_error', false],
     [424, 'ModelErrorException', 'api_error', true],
+    [424, 'ModelStreamErrorException', 'api_error', true],
     [429, 'ThrottlingException', 'rate_limit_error', true],
     [500, 'InternalServerException', 'api_error', true],
     [503, 'ServiceUnavailableException', 'api_error', true],
@@ -463,5 +464,15 @@ describe('bedrock adapter', () => {
     const ctx = await setup((_seen, res) => sendError(res, status, exception, `${exception} happened`));
     const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
     expect(out).toEqual({ ok: false, error: { status, message: `${exception} happened`, type, code: exception, param: null, fallback } });
+  });
+
+  it.each([
+    "This model doesn't support system messages. Try again without system messages.",
+    "This model doesn't support the toolConfig.toolChoice.tool field. Remove toolConfig.toolChoice.tool and try again.",
+    'Invocation of model ID meta.llama3-3-70b-instruct-v1:0 with on-demand throughput isn\u2019t supported. Retry your request with the ID or ARN of an inference profile that contains this model.',
+  ])('answers a ValidationException saying the model does not support something as unsupported_value, which falls back: %s', async (message) => {
+    const ctx = await setup((_seen, res) => sendError(res, 400, 'ValidationException', message));
+    const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(out).toEqual({ ok: false, error: { status: 400, message, type: 'invalid_request_error', code: 'unsupported_value', param: null, fallback: true } });
   });
 });
