@@ -34,9 +34,11 @@ const FALLBACK_TYPES = new Set(['modelerrorexception', 'modelstreamerrorexceptio
  * Converse checks a request against what its model can do, and refuses what
  * it cannot with a ValidationException that says so: "This model doesn't
  * support system messages", "... the toolConfig.toolChoice.any field", "...
- * tool use in streaming mode", "... with on-demand throughput isn't supported".
+ * tool use in streaming mode", "... with on-demand throughput isn't supported";
+ * a model-specific field the model does not take (Nova's reasoningConfig sent
+ * to Llama) is "Malformed input request: #: extraneous key [reasoningConfig] is not permitted".
  */
-const UNSUPPORTED = /n(?:o|'|\u2019)t support(?:ed)?\b/i;
+const UNSUPPORTED = /n(?:o|'|\u2019)t support(?:ed)?\b|extraneous key \[/i;
 
 /** Exception name (lower case) -> the HTTP status Bedrock answers it with; a ConverseStream exception frame carries none. */
 const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
