@@ -178,6 +178,10 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     // Nova's effort goes where Converse takes it, not at the body's top level, where Converse has no such field.
     expect(body['reasoningConfig']).toBeUndefined();
     expect(body['additionalModelRequestFields']).toEqual({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'medium' } });
+
+    // The app's own model fields join the reasoning ones rather than being dropped for them.
+    await ask({ bedrock: { reasoningConfig: { type: 'enabled', maxReasoningEffort: 'low' }, additionalModelRequestFields: { inferenceConfig: { topK: 20 } } } }, nova);
+    expect((fake?.requests[1]?.body as Record<string, unknown>)['additionalModelRequestFields']).toEqual({ inferenceConfig: { topK: 20 }, reasoningConfig: { type: 'enabled', maxReasoningEffort: 'low' } });
   });
 
   it('google: images the model makes (responseModalities IMAGE) come back as files, whole and streamed', async () => {

@@ -1,7 +1,7 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { RequestImages } from '../shared/image-fetch.js';
-import { OPENAI_ONLY_PARAMS, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, asObject, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
@@ -68,7 +68,12 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
 
   // Options are added before signing: the signature covers the body.
   const options = request.providerOptions === undefined ? undefined : providerOptionsFor(request, ctx.slug, 'bedrock');
-  if (options !== undefined) addOptions(body as unknown as Record<string, unknown>, options, 'as-is');
+  if (options !== undefined) {
+    // additionalModelRequestFields holds each model's own fields: the app's (top_k) join the reasoning ones the gateway set, which win.
+    const extra = asObject(options['additionalModelRequestFields']);
+    if (extra !== undefined && body.additionalModelRequestFields !== undefined) body.additionalModelRequestFields = { ...extra, ...body.additionalModelRequestFields };
+    addOptions(body as unknown as Record<string, unknown>, options, 'as-is');
+  }
 
   const operation = request.stream === true ? 'converse-stream' : 'converse';
   // Model ids and inference-profile ARNs hold ':' and '/': one encoded path segment.

@@ -34,8 +34,9 @@ export const converseRequest = z.strictObject({
   system: z.array(z.union([z.strictObject({ text: nonBlank }), z.strictObject({ cachePoint })])).optional(),
   // Claude: https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html
   // Nova 2: https://docs.aws.amazon.com/nova/latest/userguide/extended-thinking.html
+  // Any model-specific fields (Nova's inferenceConfig.topK, Mistral's top_k); the two the gateway sets are checked.
   additionalModelRequestFields: z
-    .strictObject({
+    .looseObject({
       thinking: z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }).optional(),
       reasoningConfig: z.strictObject({ type: z.literal('enabled'), maxReasoningEffort: z.enum(['low', 'medium', 'high']) }).optional(),
     })
