@@ -159,6 +159,20 @@ describe('provider adapters through the gateway with the openai SDK', () => {
     expect(bedrock.requests).toHaveLength(4);
   });
 
+  it('falls back when Bedrock stops with malformed_tool_use or malformed_model_output, whole or streamed, rather than answer a failed turn as finished', async () => {
+    const LLAMA = 'meta/llama-3.3-70b';
+    replies.anthropic = (seen, res) =>
+      (seen.body as { stream?: boolean }).stream === true ? sendEvents(res, [messageStart(), ...textBlock(0, ['From Claude']), ...messageEnd('end_turn')]) : sendMessage(res, [{ type: 'text', text: 'From Claude' }]);
+    for (const stopReason of ['malformed_tool_use', 'malformed_model_output']) {
+      replies.bedrock = (_seen, res) => sendConverse(res, [{ text: 'I will call get_weather(' }], stopReason);
+      const whole = await client.chat.completions.create({ model: LLAMA, messages: [{ role: 'user', content: 'Hi' }], tools: [weatherTool] }).withResponse();
+      expect([whole.data.choices[0]?.message.content, whole.response.headers.get('x-sluice-attempts')], stopReason).toEqual(['From Claude', '2']);
+      replies.bedrock = (_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), frame('contentBlockStop', { contentBlockIndex: 0 }), ...endFrames(stopReason)]);
+      const streamed = await client.chat.completions.create({ model: LLAMA, messages: [{ role: 'user', content: 'Hi' }], tools: [weatherTool], stream: true });
+      expect((await collect(streamed)).text, stopReason).toBe('From Claude');
+    }
+  });
+
   it('judges an in-band error before any content as the HTTP answer it stands for: a refused request is not tried elsewhere', async () => {
     const stream = (model: string, order?: string[]) =>
       client.chat.completions.create({ model, messages: [{ role: 'user', content: 'Hi' }], stream: true, ...(order === undefined ? {} : { providerOptions: { gateway: { order } } }) } as OpenAI.ChatCompletionCreateParamsStreaming);

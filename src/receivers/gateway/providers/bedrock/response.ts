@@ -9,7 +9,11 @@ import type { ConverseAdditionalFields, ConverseResponse, ConverseStopReason, Co
 
 const decoder = new TextDecoder();
 
-const FINISH_REASONS: Readonly<Record<ConverseStopReason, FinishReason>> = {
+/** Stops that say the model failed to write a valid answer or tool call. */
+type FailedStop = 'malformed_model_output' | 'malformed_tool_use';
+const FAILED_STOPS: ReadonlySet<string> = new Set<FailedStop>(['malformed_model_output', 'malformed_tool_use']);
+
+const FINISH_REASONS: Readonly<Record<Exclude<ConverseStopReason, FailedStop>, FinishReason>> = {
   end_turn: 'stop',
   stop_sequence: 'stop',
   tool_use: 'tool_calls',
@@ -29,8 +33,10 @@ export function matchedStop(reason: ConverseStopReason, fields: ConverseAddition
   return reason === 'stop_sequence' && typeof sequence === 'string' ? { stop_reason: sequence } : {};
 }
 
+/** A failed stop fails the attempt (the next endpoint may try) rather than pass for a finished answer. */
 export function mapStopReason(reason: ConverseStopReason): FinishReason {
-  return FINISH_REASONS[reason] ?? 'stop';
+  if (FAILED_STOPS.has(reason)) throw new UpstreamStreamError(`bedrock stopped with ${reason}`);
+  return FINISH_REASONS[reason as Exclude<ConverseStopReason, FailedStop>] ?? 'stop';
 }
 
 /**

@@ -74,6 +74,8 @@ export type ConverseStopReason =
   | 'stop_sequence'
   | 'guardrail_intervened'
   | 'content_filtered'
+  | 'malformed_model_output'
+  | 'malformed_tool_use'
   | 'model_context_window_exceeded';
 
 export interface ConverseUsage {
