@@ -36,9 +36,11 @@ const FALLBACK_TYPES = new Set(['modelerrorexception', 'modelstreamerrorexceptio
  * support system messages", "... the toolConfig.toolChoice.any field", "...
  * tool use in streaming mode", "... with on-demand throughput isn't supported";
  * a model-specific field the model does not take (Nova's reasoningConfig sent
- * to Llama) is "Malformed input request: #: extraneous key [reasoningConfig] is not permitted".
+ * to Llama) is "Malformed input request: #: extraneous key [reasoningConfig] is not permitted";
+ * Llama and Mistral take no text beside tool results in a turn ("Conversation
+ * blocks and tool result blocks cannot be provided in the same turn").
  */
-const UNSUPPORTED = /n(?:o|'|\u2019)t support(?:ed)?\b|extraneous key \[/i;
+const UNSUPPORTED = /n(?:o|'|\u2019)t support(?:ed)?\b|extraneous key \[|cannot be provided in the same turn/i;
 
 /** Exception name (lower case) -> the HTTP status Bedrock answers it with; a ConverseStream exception frame carries none. */
 const EXCEPTION_STATUS: Readonly<Record<string, number>> = {

@@ -471,6 +471,7 @@ describe('bedrock adapter', () => {
     "This model doesn't support the toolConfig.toolChoice.tool field. Remove toolConfig.toolChoice.tool and try again.",
     'Invocation of model ID meta.llama3-3-70b-instruct-v1:0 with on-demand throughput isn\u2019t supported. Retry your request with the ID or ARN of an inference profile that contains this model.',
     'Malformed input request: #: extraneous key [reasoningConfig] is not permitted, please reformat your input and try again.',
+    'messages.2.content: Conversation blocks and tool result blocks cannot be provided in the same turn.',
   ])('answers a ValidationException saying the model does not support something as unsupported_value, which falls back: %s', async (message) => {
     const ctx = await setup((_seen, res) => sendError(res, 400, 'ValidationException', message));
     const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
