@@ -33,10 +33,19 @@ export function matchedStop(reason: ConverseStopReason, fields: ConverseAddition
   return reason === 'stop_sequence' && typeof sequence === 'string' ? { stop_reason: sequence } : {};
 }
 
-/** A failed stop fails the attempt (the next endpoint may try) rather than pass for a finished answer. */
-export function mapStopReason(reason: ConverseStopReason): FinishReason {
+/**
+ * A turn that called tools ends with `tool_calls`, and one that called none
+ * (or only the structured-output tool) does not, whatever the stop reason
+ * says: models behind Converse say `end_turn` after a tool call, or
+ * `tool_use` after text alone, at times, and clients run tools by it. A
+ * failed stop fails the attempt (the next endpoint may try) rather than pass
+ * for a finished answer.
+ */
+export function mapStopReason(reason: ConverseStopReason, calledTools: boolean): FinishReason {
   if (FAILED_STOPS.has(reason)) throw new UpstreamStreamError(`bedrock stopped with ${reason}`);
-  return FINISH_REASONS[reason as Exclude<ConverseStopReason, FailedStop>] ?? 'stop';
+  const mapped = FINISH_REASONS[reason as Exclude<ConverseStopReason, FailedStop>] ?? 'stop';
+  if (calledTools && mapped === 'stop') return 'tool_calls';
+  return !calledTools && mapped === 'tool_calls' ? 'stop' : mapped;
 }
 
 /**
@@ -61,7 +70,6 @@ export function parseBedrockResponse(body: Uint8Array, ctx: AttemptContext<Bedro
   const response = parsed as ConverseResponse;
   let text = '';
   let reasoning = '';
-  let structured = false;
   const toolCalls: ToolCall[] = [];
   const details: ReasoningDetail[] = [];
   const format = REASONING_FORMATS.bedrock;
@@ -72,7 +80,6 @@ export function parseBedrockResponse(body: Uint8Array, ctx: AttemptContext<Bedro
     if ('text' in block) text += typeof block.text === 'string' ? block.text : '';
     else if ('toolUse' in block && block.toolUse.name === STRUCTURED_OUTPUT_TOOL) {
       text += JSON.stringify(block.toolUse.input ?? {});
-      structured = true;
     } else if ('toolUse' in block) toolCalls.push({ id: block.toolUse.toolUseId, type: 'function', function: { name: block.toolUse.name, arguments: JSON.stringify(block.toolUse.input ?? {}) } });
     else if ('reasoningContent' in block) {
       const content = block.reasoningContent;
@@ -94,7 +101,7 @@ export function parseBedrockResponse(body: Uint8Array, ctx: AttemptContext<Bedro
         index: 0,
         message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...reasoningFields },
         // The forced structured-output call is the answer, not a tool call to run.
-        finish_reason: structured && response.stopReason === 'tool_use' ? 'stop' : mapStopReason(response.stopReason),
+        finish_reason: mapStopReason(response.stopReason, toolCalls.length > 0),
         ...matchedStop(response.stopReason, response.additionalModelResponseFields),
       },
     ],

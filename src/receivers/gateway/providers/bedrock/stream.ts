@@ -100,7 +100,8 @@ class BedrockStreamMapper implements StreamMapper {
         for (const blockIndex of [...this.#noArguments.keys()]) this.#closeEmptyCall(blockIndex, chunks);
         this.#stopped = true;
         const { stopReason, additionalModelResponseFields } = event as ConverseStreamEvents['messageStop'];
-        const last = out.delta({}, this.#structuredBlock !== undefined && stopReason === 'tool_use' ? 'stop' : mapStopReason(stopReason));
+        // The structured-output block is the answer, not a tool call: it has no tool index.
+        const last = out.delta({}, mapStopReason(stopReason, this.#toolIndexes.size > 0));
         const choice = last.choices[0];
         if (choice !== undefined) Object.assign(choice, matchedStop(stopReason, additionalModelResponseFields));
         chunks.push(last);

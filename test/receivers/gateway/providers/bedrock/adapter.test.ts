@@ -122,7 +122,8 @@ describe('bedrock adapter', () => {
     ['guardrail_intervened', 'content_filter'],
     ['content_filtered', 'content_filter'],
   ])('maps stopReason %s to %s', async (stopReason, finish) => {
-    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'x' }], stopReason));
+    const call = { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: {} } };
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'x' }, ...(stopReason === 'tool_use' ? [call] : [])], stopReason));
     const out = await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
     expect(out.ok && out.completion.choices[0]?.finish_reason).toBe(finish);
   });
@@ -436,6 +437,23 @@ describe('bedrock adapter', () => {
     const ctx = await setup((_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['partial'])], { cut: true }));
     const { error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
     expect(error).toBeInstanceOf(Error);
+  });
+
+  it('ends a turn that called tools with tool_calls, and one that called none with stop, whatever the stop reason says', async () => {
+    const call = { toolUse: { toolUseId: 'tooluse_1', name: 'get_weather', input: { city: 'Paris' } } };
+    let reply: { content: unknown[]; stop: string; frames: Uint8Array[] } = { content: [call], stop: 'end_turn', frames: [] };
+    const ctx = await setup((seen, res) => (seen.path.endsWith('/converse-stream') ? sendFrames(res, reply.frames) : sendConverse(res, reply.content, reply.stop)));
+    const body = { messages: [{ role: 'user' as const, content: 'Weather?' }], tools: [weatherTool] };
+
+    // Llama on Converse says end_turn after a tool call at times; clients run tools on tool_calls.
+    reply = { content: [call], stop: 'end_turn', frames: [frame('messageStart', { role: 'assistant' }), ...toolFrames(0, 'tooluse_1', 'get_weather', ['{"city":"Paris"}']), ...endFrames('end_turn')] };
+    expect(await complete(bedrockAdapter, ctx, body)).toMatchObject({ ok: true, completion: { choices: [{ message: { tool_calls: [{ id: 'tooluse_1' }] }, finish_reason: 'tool_calls' }] } });
+    expect(assemble((await stream(bedrockAdapter, ctx, body)).chunks)).toMatchObject({ toolCalls: [{ id: 'tooluse_1', arguments: '{"city":"Paris"}' }], finish: 'tool_calls' });
+
+    // And tool_use after text alone: no call to run.
+    reply = { content: [{ text: 'Sunny.' }], stop: 'tool_use', frames: [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Sunny.']), ...endFrames('tool_use')] };
+    expect(await complete(bedrockAdapter, ctx, body)).toMatchObject({ ok: true, completion: { choices: [{ message: { content: 'Sunny.' }, finish_reason: 'stop' }] } });
+    expect(assemble((await stream(bedrockAdapter, ctx, body)).chunks)).toMatchObject({ text: 'Sunny.', toolCalls: [], finish: 'stop' });
   });
 
   it('rejects a frame whose CRC does not match', async () => {
