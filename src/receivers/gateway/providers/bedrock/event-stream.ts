@@ -1,12 +1,15 @@
 // The binary framing of ConverseStream (application/vnd.amazon.eventstream):
 // each frame starts with its total length (uint32, big-endian); the codec
 // checks both CRCs and parses the headers. Frames may straddle chunks.
+import { crc32 } from 'node:zlib';
 import { EventStreamCodec, type Message } from '@smithy/eventstream-codec';
 import { fromUtf8, toUtf8 } from '@smithy/util-utf8';
 import { UpstreamStreamError } from '../shared/types.js';
 
-/** Prelude (12) + message CRC (4). */
-const MIN_FRAME = 16;
+/** Total length (4) + headers length (4) + the CRC of those 8 bytes (4). */
+const PRELUDE = 12;
+/** Prelude + message CRC (4). */
+const MIN_FRAME = PRELUDE + 4;
 /** The event-stream spec's limit for one message. */
 const MAX_FRAME = 16 * 1024 * 1024;
 
@@ -21,8 +24,11 @@ export class EventStreamDecoder {
     const joined = this.#buffer.length > 0;
     let buffer = joined ? concat(this.#buffer, part) : part;
     while (buffer.length >= 4) {
-      const total = new DataView(buffer.buffer, buffer.byteOffset, 4).getUint32(0);
+      const prelude = new DataView(buffer.buffer, buffer.byteOffset, Math.min(buffer.length, PRELUDE));
+      const total = prelude.getUint32(0);
       if (total < MIN_FRAME || total > MAX_FRAME) throw new UpstreamStreamError(`bedrock sent an event-stream frame of ${total} bytes`);
+      // A length that is wrong would have the rest of the stream waited for as this frame: its CRC is checked as soon as it is here.
+      if (buffer.length >= PRELUDE && crc32(buffer.subarray(0, 8)) !== prelude.getUint32(8)) throw new UpstreamStreamError('bedrock sent a malformed event-stream frame: its prelude checksum does not match');
       if (buffer.length < total) break;
       let message: Message;
       try {

@@ -456,6 +456,17 @@ describe('bedrock adapter', () => {
     expect(assemble((await stream(bedrockAdapter, ctx, body)).chunks)).toMatchObject({ text: 'Sunny.', toolCalls: [], finish: 'stop' });
   });
 
+  it('fails at once on a frame whose length is corrupt, rather than wait for the rest of the stream as that frame', async () => {
+    const frames = [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Hello']), ...endFrames('end_turn')];
+    const bad = Buffer.from(frames[0] ?? new Uint8Array());
+    bad.writeUInt32BE(bad.readUInt32BE(0) + 5000, 0);
+    // The connection stays open, as a proxy's would: only the prelude's own CRC can tell.
+    const ctx = await setup((_seen, res) => sendFrames(res, [bad, ...frames.slice(1)], { hold: true }));
+    const { chunks, error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });
+    expect(chunks).toEqual([]);
+    expect((error as Error).message).toMatch(/malformed event-stream frame: its prelude checksum does not match/);
+  });
+
   it('rejects a frame whose CRC does not match', async () => {
     const bad = Buffer.from(frame('messageStart', { role: 'assistant' }));
     bad[bad.length - 1] = (bad[bad.length - 1] ?? 0) ^ 0xff;
