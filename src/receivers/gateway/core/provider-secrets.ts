@@ -8,8 +8,8 @@ import type { BaseProviderConfig } from '../providers/shared/types.js';
 /** Config keys that hold a credential, in any provider type (Bedrock's access keys among them). */
 const CREDENTIAL_KEYS = ['api_key', 'secret_access_key', 'session_token'] as const;
 
-/** The AWS variables a Bedrock provider without access_key_id signs with, read per request (bedrock/signer.ts). */
-const AWS_SECRET_VARIABLES = ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'] as const;
+/** The AWS variables a Bedrock provider without access_key_id signs (or authorizes) with, read per request (bedrock/signer.ts). */
+const AWS_SECRET_VARIABLES = ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_BEARER_TOKEN_BEDROCK'] as const;
 
 /**
  * Replaces the provider's credentials (keys, header values, those in its

@@ -83,6 +83,9 @@ describe('the AWS credentials a Bedrock provider signs with from the environment
       expect(redact('signed with env-secret-before and env-session-token-before')).toBe('signed with *** and ***');
       Object.assign(process.env, { AWS_SECRET_ACCESS_KEY: 'env-secret-after' });
       expect(redact('now env-secret-after')).toBe('now ***');
+      // A Bedrock API key taken from the environment, as the signer sends it.
+      Object.assign(process.env, { AWS_BEARER_TOKEN_BEDROCK: 'bedrock-api-key-env' });
+      expect(redact('Bearer bedrock-api-key-env is invalid')).toBe('Bearer *** is invalid');
 
       const ownKeys = providerSecretsRedactor({ type: 'bedrock', base_url: 'https://bedrock-runtime.us-east-1.amazonaws.com', access_key_id: 'AKID', secret_access_key: 'own-secret' } as BaseProviderConfig);
       expect(ownKeys('own-secret, not env-secret-after')).toBe('***, not env-secret-after');

@@ -6,7 +6,7 @@ import { tokenCount } from '../../../../shared/tokens.js';
 import { batchesOf, jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
 import { InvalidResponseError, type AttemptContext, type EmbeddingAdapter, type EmbeddingReply, type EmbeddingResult, type UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
-import { signRequest } from './signer.js';
+import { authorize } from './signer.js';
 
 /** Cohere Embed on Bedrock takes at most this many texts per call: more go in further calls. */
 const COHERE_MAX_TEXTS = 96;
@@ -19,9 +19,7 @@ async function invoke(ctx: AttemptContext<BedrockProviderConfig>, body: Record<s
   const url = new URL(`${ctx.provider.base_url.replace(/\/+$/, '')}/model/${encodeURIComponent(ctx.model)}/invoke`);
   const json = JSON.stringify(body);
   const headers: Record<string, string> = { ...ctx.provider.headers, 'content-type': 'application/json', accept: 'application/json' };
-  if (ctx.provider.api_key !== undefined) headers['authorization'] = `Bearer ${ctx.provider.api_key}`;
-  const sent = ctx.provider.api_key !== undefined ? headers : await signRequest(ctx.provider, url, headers, json);
-  return { url: url.href, method: 'POST', headers: sent, body: json };
+  return { url: url.href, method: 'POST', headers: await authorize(ctx.provider, url, headers, json), body: json };
 }
 
 /** InvokeModel's `X-Amzn-Bedrock-Input-Token-Count` header, 0 when absent or not a count. */

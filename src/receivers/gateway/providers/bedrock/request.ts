@@ -5,7 +5,7 @@ import { OPENAI_ONLY_PARAMS, asObject, claudeStopList, functionCalls, functionTo
 import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
-import { signRequest } from './signer.js';
+import { authorize } from './signer.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import type { ConverseCachePoint, ConverseContentBlock, ConverseImageFormat, ConverseInferenceConfig, ConverseMessage, ConverseRequest, ConverseToolChoice, ConverseToolConfig, ConverseToolResultContent } from './wire.js';
@@ -84,9 +84,7 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
     'content-type': 'application/json',
     accept: request.stream === true ? 'application/vnd.amazon.eventstream' : 'application/json',
   };
-  if (ctx.provider.api_key !== undefined) headers['authorization'] = `Bearer ${ctx.provider.api_key}`;
-  const sent = ctx.provider.api_key !== undefined ? headers : await signRequest(ctx.provider, url, headers, json);
-  return { url: url.href, method: 'POST', headers: sent, body: json };
+  return { url: url.href, method: 'POST', headers: await authorize(ctx.provider, url, headers, json), body: json };
 }
 
 function rejectUnsupported(request: ChatCompletionRequest): void {

@@ -357,6 +357,26 @@ describe('bedrock adapter', () => {
     expect(await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] })).toMatchObject({ ok: true });
   });
 
+  it('sends a Bedrock API key from AWS_BEARER_TOKEN_BEDROCK, as AWS SDKs take it, when no access keys are configured', async () => {
+    const saved = { ...process.env };
+    for (const key of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN']) delete process.env[key];
+    process.env['AWS_BEARER_TOKEN_BEDROCK'] = 'bedrock-api-key-from-env';
+    try {
+      fake = await startFake(
+        (seen) => [...requestProblems(seen), ...(seen.headers['authorization'] === 'Bearer bedrock-api-key-from-env' && seen.headers['x-amz-date'] === undefined ? [] : ['expected the bearer token and no SigV4'])],
+        (_seen, res) => sendConverse(res, [{ text: 'ok' }]),
+      );
+      const ctx = context(bedrockAdapter, { type: 'bedrock', base_url: fake.url, region: REGION }, MODEL);
+      expect(await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] })).toMatchObject({ ok: true });
+      // Access keys in the config are what the operator chose for this provider: they sign.
+      const signed = context(bedrockAdapter, { type: 'bedrock', base_url: fake.url, region: REGION, access_key_id: CREDENTIALS.accessKeyId, secret_access_key: CREDENTIALS.secretAccessKey }, MODEL);
+      const request = await bedrockAdapter.buildRequest({ model: MODEL, messages: [{ role: 'user', content: 'a' }] }, signed);
+      expect(request.headers['authorization']).toMatch(/^AWS4-HMAC-SHA256 /);
+    } finally {
+      process.env = saved;
+    }
+  });
+
   it('decodes a ConverseStream of event-stream frames split across writes', async () => {
     const ctx = await setup((_seen, res) =>
       sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Hel', 'lo']), ...endFrames('end_turn')], { splitEvery: 7 }),
