@@ -192,6 +192,11 @@ async function mapMessages(input: readonly ChatMessage[], ctx: AttemptContext<Be
     else messages.push(turn);
   }
   if (messages.length === 0) invalidRequest('messages', 'provider type bedrock needs a user or assistant message with content');
+  // Converse refuses a conversation that opens with the assistant (a chat UI's greeting); another provider type takes it.
+  if (messages[0]?.role === 'assistant') {
+    const first = input.findIndex((message) => message.role !== 'system' && message.role !== 'developer');
+    invalidRequest(`messages[${first}].role`, 'provider type bedrock needs the conversation to start with a user message (after any system messages)');
+  }
   // A last assistant turn is a prefill, which Claude refuses to end in whitespace ("final assistant
   // content cannot end with trailing whitespace"); the model writes its own. Trimmed for every model:
   // nothing is lost, and an inference profile's ARN does not say that it serves Claude.

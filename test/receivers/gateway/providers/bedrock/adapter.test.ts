@@ -377,6 +377,13 @@ describe('bedrock adapter', () => {
     }
   });
 
+  it('refuses a conversation that starts with an assistant message, which Converse refuses, as a value it cannot take', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'unused' }]));
+    const greeting = { messages: [{ role: 'system' as const, content: 'Be kind.' }, { role: 'assistant' as const, content: 'Hi! How can I help?' }, { role: 'user' as const, content: 'Hello' }] };
+    await expect(bedrockAdapter.buildRequest({ model: MODEL, ...greeting }, ctx)).rejects.toThrow(new ProviderRequestError('messages[1].role', 'provider type bedrock needs the conversation to start with a user message (after any system messages)'));
+    expect(fake?.requests).toHaveLength(0);
+  });
+
   it('decodes a ConverseStream of event-stream frames split across writes', async () => {
     const ctx = await setup((_seen, res) =>
       sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Hel', 'lo']), ...endFrames('end_turn')], { splitEvery: 7 }),
