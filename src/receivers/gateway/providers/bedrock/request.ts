@@ -49,8 +49,9 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
     if (request.tool_choice !== 'none' || historyUsesTools) {
       body.toolConfig = {
         // A tool with cache_control is followed by a cache point, as a cached block is.
+        // An empty description says nothing, and Converse refuses one (at least 1 character).
         tools: tools.flatMap(({ function: fn, cache_control: cache }) => {
-          const tool = { toolSpec: { name: fn.name, ...(fn.description !== undefined ? { description: fn.description } : {}), inputSchema: { json: objectSchema(fn.parameters) } } };
+          const tool = { toolSpec: { name: fn.name, ...(fn.description !== undefined && fn.description !== '' ? { description: fn.description } : {}), inputSchema: { json: objectSchema(fn.parameters) } } };
           return cache === undefined ? [tool] : [tool, CACHE_POINT];
         }),
       };

@@ -384,6 +384,13 @@ describe('bedrock adapter', () => {
     expect(fake?.requests).toHaveLength(0);
   });
 
+  it('leaves out a tool description that is empty, which Converse refuses (at least 1 character)', async () => {
+    const ctx = await setup((_seen, res) => sendConverse(res, [{ text: 'ok' }]));
+    const tool = { type: 'function' as const, function: { name: 'lookup', description: '', parameters: { type: 'object', properties: {} } } };
+    expect(await complete(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [tool] })).toMatchObject({ ok: true });
+    expect(sent().toolConfig?.tools).toEqual([{ toolSpec: { name: 'lookup', inputSchema: { json: { type: 'object', properties: {} } } } }]);
+  });
+
   it('decodes a ConverseStream of event-stream frames split across writes', async () => {
     const ctx = await setup((_seen, res) =>
       sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Hel', 'lo']), ...endFrames('end_turn')], { splitEvery: 7 }),
