@@ -223,6 +223,10 @@ describe('structured output through the openai SDK', () => {
     expect(body(0)['toolConfig']).toMatchObject({ tools: [{ toolSpec: { name: 'sluice_structured_output', inputSchema: { json: personSchema.json_schema.schema } } }], toolChoice: { tool: { name: 'sluice_structured_output' } } });
     const error = await client.chat.completions.create({ model: 'bedrock/amazon.nova-pro-v1:0', response_format: personSchema, tools: [weatherTool], messages: [{ role: 'user', content: 'Who?' }] }).catch((err: unknown) => err);
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'unsupported_value', param: 'response_format' });
+    // An empty schema description, which Converse refuses in a toolSpec, is as good as none.
+    const undescribed = { ...personSchema, json_schema: { ...personSchema.json_schema, description: '' } };
+    await client.chat.completions.create({ model: 'bedrock/amazon.nova-pro-v1:0', response_format: undescribed, messages: [{ role: 'user', content: 'Who?' }] });
+    expect(body(1)['toolConfig']).toMatchObject({ tools: [{ toolSpec: { description: expect.stringMatching(/^Answer by calling this tool once/) } }] });
   });
 
   it('google: json_schema becomes responseMimeType and responseSchema', async () => {

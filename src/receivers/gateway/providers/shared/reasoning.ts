@@ -146,7 +146,8 @@ export function structuredOutputTool(request: ChatCompletionRequest, providerTyp
   const { name, description, schema } = format.json_schema;
   return {
     name: STRUCTURED_OUTPUT_TOOL,
-    description: description ?? `Answer by calling this tool once; its input is the answer, a JSON object matching the schema \`${name}\`.`,
+    // An empty description says nothing (and Converse refuses one): the tool gets the default.
+    description: description !== undefined && description !== '' ? description : `Answer by calling this tool once; its input is the answer, a JSON object matching the schema \`${name}\`.`,
     schema: schema ?? { type: 'object' },
   };
 }
