@@ -54,7 +54,8 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
   const [clearSecret, setClearSecret] = useState(false);
   const [ca, setCa] = useState('');
   const [clearCa, setClearCa] = useState(false);
-  const [rules, setRules] = useState<RuleRow[]>(() => (drain?.sampling ?? []).map((rule) => newRow(rule.env, percentage(rule.rate), rule.requestPath ?? '')));
+  const [initialRules] = useState<RuleRow[]>(() => (drain?.sampling ?? []).map((rule) => newRow(rule.env, percentage(rule.rate), rule.requestPath ?? '')));
+  const [rules, setRules] = useState<RuleRow[]>(initialRules);
   const [problems, setProblems] = useState<string[]>([]);
   const [busy, setBusy] = useState(false);
   const [testResult, setTestResult] = useState<TestResult | null>(null);
@@ -78,6 +79,21 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
     return body;
   }
 
+  /**
+   * An edit sends only what the form changed, so a change made elsewhere
+   * meanwhile (another operator, the API) to the fields left alone stays.
+   */
+  function changesTo(stored: DrainView, built: Record<string, unknown>): Record<string, unknown> {
+    const body: Record<string, unknown> = {};
+    if (name.trim() !== stored.name) body['name'] = name.trim();
+    const before: Record<string, unknown> = { endpoint: stored.delivery.endpoint, encoding: stored.delivery.encoding, compression: stored.delivery.compression, insecure: stored.delivery.insecure };
+    const changed = Object.entries(built).filter(([key, value]) => key !== 'type' && JSON.stringify(value) !== JSON.stringify(before[key]));
+    if (changed.length > 0) body['delivery'] = Object.fromEntries(changed);
+    const sampling = ruleBodies(rules);
+    if (JSON.stringify(sampling) !== JSON.stringify(ruleBodies(initialRules))) body['sampling'] = sampling;
+    return body;
+  }
+
   async function save(event: Event) {
     event.preventDefault();
     if (readOnly) return;
@@ -86,9 +102,8 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
     setBusy(true);
     setProblems([]);
     try {
-      const body = { name: name.trim(), delivery: built, sampling: ruleBodies(rules) };
-      if (drain === null) await api('POST', '/v1/drains', { ...body, status: 'enabled' });
-      else await api('PATCH', `/v1/drains/${encodeURIComponent(drain.id)}`, body);
+      if (drain === null) await api('POST', '/v1/drains', { name: name.trim(), delivery: built, sampling: ruleBodies(rules), status: 'enabled' });
+      else await api('PATCH', `/v1/drains/${encodeURIComponent(drain.id)}`, changesTo(drain, built));
       onDone();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return onUnauthorized();
