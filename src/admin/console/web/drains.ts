@@ -76,7 +76,7 @@ export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void })
         : drains.length === 0
           ? html`<p>No drains yet. A drain delivers the traces its sampling rules select to an HTTPS endpoint.</p>`
           : html`
-              <table>
+              <div class="table-scroll"><table>
                 <thead>
                   <tr><th scope="col">Name</th><th scope="col">Source</th><th scope="col">Status</th><th scope="col">Format</th><th scope="col">Endpoint</th><th scope="col" class="num">Spans sent</th><th scope="col" class="num">Spans dropped</th><th scope="col">Last error</th><th scope="col">Actions</th></tr>
                 </thead>
@@ -84,7 +84,7 @@ export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void })
                   ${drains.map(
                     (drain) => html`
                       <tr key=${drain.id} data-drain=${drain.name}>
-                        <th scope="row" class="nowrap">${drain.name}</th>
+                        <th scope="row">${drain.name}</th>
                         <td>${drain.source}</td>
                         <td><span class=${`badge ${drain.status}`}>${drain.status}</span></td>
                         <td>${drain.delivery.encoding === 'proto' ? 'protobuf' : 'json'}${drain.delivery.compression === 'gzip' ? ' (gzip)' : ''}</td>
@@ -107,7 +107,7 @@ export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void })
                     `,
                   )}
                 </tbody>
-              </table>
+              </table></div>
             `}
     </section>
   `;

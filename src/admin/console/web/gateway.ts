@@ -50,7 +50,7 @@ export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }
       ${catalogs.map(
         (catalog) => html`
           <h2>Catalog <span class="muted">(${catalog.receiver} on ${catalog.endpoint})</span></h2>
-          <table>
+          <div class="table-scroll"><table>
             <caption class="hint">Prices in USD per million tokens. Providers are tried in the order shown.</caption>
             <thead><tr><th scope="col">Model</th><th scope="col">Name</th><th scope="col">Providers in order</th><th scope="col" class="num">Input</th><th scope="col" class="num">Output</th><th scope="col" class="num">Cache read</th><th scope="col" class="num">Cache write</th></tr></thead>
             <tbody>
@@ -66,9 +66,9 @@ export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }
                 </tr>`,
               )}
             </tbody>
-          </table>
+          </table></div>
           <h2>Keys</h2>
-          <table>
+          <div class="table-scroll"><table>
             <caption class="hint">Today is the UTC day ${usage.get(catalog.keys[0]?.name ?? '')?.day ?? ''}, from the usage records; since start counts this process's metrics.</caption>
             <thead><tr><th scope="col">Key</th><th scope="col" class="num">Requests today</th><th scope="col" class="num">Tokens today</th><th scope="col" class="num">Spend today</th><th scope="col">Spend against budget</th><th scope="col">Limits</th><th scope="col" class="num">Tokens since start</th></tr></thead>
             <tbody>
@@ -87,13 +87,13 @@ export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }
                 </tr>`;
               })}
             </tbody>
-          </table>
+          </table></div>
         `,
       )}
       <h2>Providers <span class="muted">(last ${minutes} minutes)</span></h2>
       ${providers.length === 0
         ? html`<p>No upstream attempts in the last ${minutes} minutes.</p>`
-        : html`<table>
+        : html`<div class="table-scroll"><table>
             <thead><tr><th scope="col">Provider</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">Failures</th><th scope="col">Failures by type</th><th scope="col" class="num">p50</th><th scope="col" class="num">p99</th></tr></thead>
             <tbody>
               ${providers.map(
@@ -107,7 +107,7 @@ export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }
                 </tr>`,
               )}
             </tbody>
-          </table>`}
+          </table></div>`}
     </section>
   `;
 }

@@ -36,7 +36,7 @@ export function PipelineScreen({ onUnauthorized }: { onUnauthorized: () => void 
       ${error === null ? null : html`<p class="error" role="alert">${error}</p>`}
       <${SpansChart} series=${data.series} windowMs=${data.windowMs} now=${data.sampledAt} />
       <h2>Receivers</h2>
-      <table>
+      <div class="table-scroll"><table>
         <thead><tr><th scope="col">Receiver</th><th scope="col">Transport</th><th scope="col" class="num">Accepted spans</th><th scope="col" class="num">Refused spans</th><th scope="col" class="num">Refused requests</th></tr></thead>
         <tbody>
           ${data.receivers.length === 0 ? html`<tr><td colspan="5" class="muted">No spans received yet.</td></tr>` : null}
@@ -45,9 +45,9 @@ export function PipelineScreen({ onUnauthorized }: { onUnauthorized: () => void 
               html`<tr><th scope="row">${receiver.receiver}</th><td>${receiver.transport}</td><td class="num">${count(receiver.accepted)}</td><td class="num"><${Refused} total=${receiver.refused} reasons=${receiver.refusedByReason} /></td><td class="num"><${Refused} total=${receiver.refusedRequests} reasons=${receiver.refusedRequestsByReason} /></td></tr>`,
           )}
         </tbody>
-      </table>
+      </table></div>
       <h2>Exporters</h2>
-      <table>
+      <div class="table-scroll"><table>
         <thead><tr><th scope="col">Exporter</th><th scope="col">Queue</th><th scope="col" class="num">Sent</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Retries</th><th scope="col" class="num">Dropped</th><th scope="col">Dropped by reason</th></tr></thead>
         <tbody>
           ${data.exporters.length === 0 ? html`<tr><td colspan="7" class="muted">No exporter besides the drains has counted anything yet.</td></tr>` : null}
@@ -55,9 +55,9 @@ export function PipelineScreen({ onUnauthorized }: { onUnauthorized: () => void 
             (exporter) => html`<tr><th scope="row">${exporter.exporter}</th><td>${queue(exporter.queue)}</td><td class="num">${count(exporter.sent)}</td><td class="num">${count(exporter.failed)}</td><td class="num">${count(exporter.retries)}</td><td class="num">${count(exporter.dropped)}</td><td>${byReason(exporter.droppedByReason)}</td></tr>`,
           )}
         </tbody>
-      </table>
+      </table></div>
       <h2>Drains</h2>
-      <table>
+      <div class="table-scroll"><table>
         <thead><tr><th scope="col">Drain</th><th scope="col">Queue</th><th scope="col">Waiting for root</th><th scope="col" class="num">Sent</th><th scope="col" class="num">Failed</th><th scope="col" class="num">Retries</th><th scope="col" class="num">Dropped</th><th scope="col">Dropped by reason</th></tr></thead>
         <tbody>
           ${data.drains.length === 0 ? html`<tr><td colspan="8" class="muted">No drain has run yet.</td></tr>` : null}
@@ -65,7 +65,7 @@ export function PipelineScreen({ onUnauthorized }: { onUnauthorized: () => void 
             (drain) => html`<tr><th scope="row">${names.get(drain.id) ?? drain.id}</th><td>${queue(drain.queue)}</td><td>${queue(drain.pendingQueue, 'none')}</td><td class="num">${count(drain.sent)}</td><td class="num">${count(drain.failed)}</td><td class="num">${count(drain.retries)}</td><td class="num">${count(drain.dropped)}</td><td>${byReason(drain.droppedByReason)}</td></tr>`,
           )}
         </tbody>
-      </table>
+      </table></div>
     </section>
   `;
 }
