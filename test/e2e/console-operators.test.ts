@@ -15,6 +15,27 @@ function poll<T>(read: () => T | Promise<T>) {
 }
 
 let daemon: RunningDaemon;
+/** A daemon a test stopped and started again over the same directory (removed at the end). */
+let stopped: RunningDaemon | undefined;
+let otlpPort: number;
+
+function config({ dir, adminPort }: { dir: string; adminPort: number }): string {
+  return `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:${otlpPort} } } }
+exporters:
+  drains: {}
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort}, api_key: ${ADMIN_KEY} }
+  pipelines: { traces: { receivers: [otlp], exporters: [drains] } }
+`;
+}
+
+/** How far the page scrolls sideways: 0 when everything fits the window. */
+function sidewaysOverflow(): Promise<number> {
+  return page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+}
 let browser: Browser;
 let page: Page;
 let base: string;
@@ -38,19 +59,8 @@ async function signIn(): Promise<void> {
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
-  const otlp = await freePort();
-  daemon = await startDaemon(
-    ({ dir, adminPort }) => `
-receivers:
-  otlp: { protocols: { http: { endpoint: 127.0.0.1:${otlp} } } }
-exporters:
-  drains: {}
-service:
-  storage: { directory: ${dir}/data }
-  admin: { endpoint: 127.0.0.1:${adminPort}, api_key: ${ADMIN_KEY} }
-  pipelines: { traces: { receivers: [otlp], exporters: [drains] } }
-`,
-  );
+  otlpPort = await freePort();
+  daemon = await startDaemon(config);
   base = `http://127.0.0.1:${daemon.adminPort}`;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
@@ -73,6 +83,7 @@ afterEach(async () => {
 afterAll(async () => {
   await browser?.close();
   await daemon?.cleanup();
+  await stopped?.cleanup();
   expect(pageErrors).toEqual([]);
 });
 
@@ -96,5 +107,42 @@ describe('web console shared by operators', () => {
     expect(after.name).toBe('shared-renamed');
     expect(after.sampling).toEqual([{ type: 'head_sampling', env: 'staging', rate: 1 }]);
     expect(after.delivery).toMatchObject({ compression: 'none', secret: true, headers: ['x-api-key'] });
+  });
+
+  it('keeps a long unbroken name and a narrow window from widening the page: tables scroll in their own box', async () => {
+    const name = `${'ü'.repeat(40)}${'x'.repeat(80)}`;
+    expect((await drainsApi('POST', '', { name, delivery: { endpoint: { traces: 'https://collector.example.com/v1/traces' } } })).status).toBe(201);
+    await signIn();
+    const row = page.getByRole('row').filter({ hasText: 'ü' });
+    await row.waitFor();
+    expect(await sidewaysOverflow()).toBe(0);
+    await page.setViewportSize({ width: 375, height: 800 });
+    await poll(sidewaysOverflow).toBe(0);
+    // The table is wider than a phone, so it scrolls inside its own box, which shows every column.
+    expect(await page.locator('.table-scroll').evaluate((box) => box.scrollWidth > box.clientWidth)).toBe(true);
+    await row.getByRole('button', { name: 'Edit' }).click();
+    await page.getByRole('heading', { name: `Edit drain ${name}` }).waitFor();
+    expect(await sidewaysOverflow()).toBe(0);
+    for (const screen of ['Gateway', 'Pipeline']) {
+      await page.getByRole('link', { name: screen }).click();
+      await page.getByRole('heading', { name: screen }).waitFor();
+      expect(await sidewaysOverflow()).toBe(0);
+    }
+  });
+
+  it('says the daemon cannot be reached while it is stopped, and carries on once it is back', async () => {
+    await signIn();
+    await page.getByRole('link', { name: 'Pipeline' }).click();
+    await page.getByRole('heading', { name: 'Pipeline' }).waitFor();
+    const { dir, adminPort } = daemon;
+    await daemon.stop();
+    await poll(() => page.getByRole('alert').textContent()).toBe('Could not reach the admin endpoint (Failed to fetch). Is the daemon running?');
+    stopped = daemon;
+    daemon = await startDaemon(() => config({ dir, adminPort }), {
+      dir,
+      ready: async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200,
+    });
+    await poll(() => page.getByRole('alert').count()).toBe(0);
+    expect(await page.getByRole('heading', { name: 'Receivers' }).count()).toBe(1);
   });
 });

@@ -27,13 +27,34 @@ interface ErrorBody {
   error?: { message?: string; problems?: string[] };
 }
 
+const NOT_JSON = Symbol('not JSON');
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return NOT_JSON;
+  }
+}
+
 export async function api<T>(method: string, path: string, body?: unknown, key: string | null = storedKey()): Promise<T> {
   const headers: Record<string, string> = { authorization: `Bearer ${key ?? ''}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  let res: Response;
+  try {
+    res = await fetch(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  } catch (err) {
+    // Stopped, restarting or out of reach: say so, not only the browser's "Failed to fetch".
+    throw new Error(`Could not reach the admin endpoint (${err instanceof Error ? err.message : String(err)}). Is the daemon running?`);
+  }
   if (res.status === 204) return undefined as T;
   const text = await res.text();
-  const parsed: unknown = text === '' ? undefined : JSON.parse(text);
+  // A proxy in front of the daemon may answer with a page of its own.
+  const parsed: unknown = text === '' ? undefined : parseJson(text);
+  if (parsed === NOT_JSON) {
+    const message = `HTTP ${res.status} without a JSON body (is something else answering at this address?)`;
+    throw new ApiError(res.status, message, [message]);
+  }
   if (!res.ok) {
     const error = (parsed as ErrorBody | undefined)?.error;
     const message = error?.message ?? `HTTP ${res.status}`;

@@ -37,7 +37,8 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice: string
       onSignedIn();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) setError(`The admin key was refused: ${err.message}.`);
-      else setError(`Could not reach the admin endpoint: ${err instanceof Error ? err.message : String(err)}`);
+      else if (err instanceof ApiError) setError(`The admin endpoint answered: ${err.message}`);
+      else setError(err instanceof Error ? err.message : String(err));
     } finally {
       setBusy(false);
     }
