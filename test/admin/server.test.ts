@@ -75,6 +75,15 @@ describe('admin endpoint', () => {
     expect(await res.text()).toContain('sluice_test_total{receiver="otlp"} 3');
   });
 
+  it('marks every JSON answer, the admin key\'s and the errors, as never to be stored or sniffed', async () => {
+    admin.addRoute('/v1/secret-ish', (_req, res) => sendJson(res, 200, { spend: 1 }));
+    for (const path of ['/v1/secret-ish', '/nope', '/healthz']) {
+      const res = await fetch(`${base}${path}`);
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+  });
+
   it('answers an unknown path with a JSON 404', async () => {
     const res = await fetch(`${base}/nope`);
     expect(res.status).toBe(404);
