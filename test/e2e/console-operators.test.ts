@@ -130,6 +130,13 @@ describe('web console shared by operators', () => {
     }
   });
 
+  it('refuses a key no admin key can be (beyond Latin-1) as a wrong key, not as a daemon that cannot be reached', async () => {
+    await page.getByLabel('Admin key').fill('ключ-админа');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await poll(() => page.getByRole('alert').textContent()).toMatch(/^The admin key was refused: it holds a character no admin key can have/);
+    await signIn();
+  });
+
   it('says the daemon cannot be reached while it is stopped, and carries on once it is back', async () => {
     await signIn();
     await page.getByRole('link', { name: 'Pipeline' }).click();

@@ -18,6 +18,9 @@ function currentHash(): string {
   return SCREENS.some((screen) => screen.hash === location.hash) ? location.hash : '#/drains';
 }
 
+/** A character no HTTP header value can carry (what Node's validateHeaderValue refuses). */
+const NOT_HEADER_TEXT = /[^\t\x20-\x7e\x80-\xff]/;
+
 function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice: string | null }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<string | null>(notice);
@@ -29,6 +32,11 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice: string
   }, []);
   async function submit(event: Event) {
     event.preventDefault();
+    // The config refuses such a key (no header can carry it), and fetch would throw before asking the daemon.
+    if (NOT_HEADER_TEXT.test(key)) {
+      setError('The admin key was refused: it holds a character no admin key can have (a control character, or one beyond Latin-1: check the keyboard layout).');
+      return;
+    }
     setBusy(true);
     setError(null);
     try {
