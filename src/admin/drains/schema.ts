@@ -35,6 +35,9 @@ export const deliverySchema = z
     { when: keysParsed('endpoint', 'insecure') },
   );
 
+/** Control and bidirectional-formatting characters: they break a name's line or reorder what it reads as. */
+const CONTROL_CHARACTERS = /[\p{Cc}\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
+
 export const ruleSchema = z.strictObject({
   type: z.literal('head_sampling').default('head_sampling'),
   env: z.string().min(1),
@@ -43,7 +46,13 @@ export const ruleSchema = z.strictObject({
 });
 
 export const drainBodySchema = z.strictObject({
-  name: z.string().min(1, { error: 'must not be empty' }).max(MAX_NAME_LENGTH, { error: `must be at most ${MAX_NAME_LENGTH} characters long` }),
+  name: z
+    .string()
+    .min(1, { error: 'must not be empty', abort: true })
+    .max(MAX_NAME_LENGTH, { error: `must be at most ${MAX_NAME_LENGTH} characters long` })
+    // The name is how the console, its delete confirmation and the logs tell drains apart.
+    .refine((name) => name.trim() !== '', { error: 'must not be blank' })
+    .refine((name) => !CONTROL_CHARACTERS.test(name), { error: 'must not contain control characters (a line break, a tab)' }),
   delivery: deliverySchema,
   sampling: z.array(ruleSchema).max(MAX_RULES, { error: `must have at most ${MAX_RULES} rules` }).default([]),
   status: z.enum(['enabled', 'disabled']).default('enabled'),
