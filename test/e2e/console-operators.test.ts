@@ -130,6 +130,27 @@ describe('web console shared by operators', () => {
     }
   });
 
+  it('gives the keyboard to the next drain after a delete, and to New drain after the last', async () => {
+    for (const name of ['first', 'second']) {
+      expect((await drainsApi('POST', '', { name, delivery: { endpoint: { traces: 'https://collector.example.com/v1/traces' } } })).status).toBe(201);
+    }
+    page.on('dialog', (dialog) => void dialog.accept());
+    await signIn();
+    const row = (name: string) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name, exact: true }) });
+    // Disable keeps the keyboard on the row's button, now Enable.
+    await row('first').getByRole('button', { name: 'Disable' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => row('first').getByRole('button', { name: 'Enable' }).evaluate((button) => button === button.ownerDocument.activeElement)).toBe(true);
+    await row('first').getByRole('button', { name: 'Delete' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => row('first').count()).toBe(0);
+    await poll(() => page.evaluate<string>('document.activeElement.textContent + "@" + document.activeElement.closest("tr")?.dataset.drain')).toBe('Edit@second');
+    await row('second').getByRole('button', { name: 'Delete' }).focus();
+    await page.keyboard.press('Enter');
+    await poll(() => row('second').count()).toBe(0);
+    await poll(() => page.evaluate<string>('document.activeElement.id')).toBe('new-drain');
+  });
+
   it('refuses a key no admin key can be (beyond Latin-1) as a wrong key, not as a daemon that cannot be reached', async () => {
     await page.getByLabel('Admin key').fill('ключ-админа');
     await page.getByRole('button', { name: 'Sign in' }).click();

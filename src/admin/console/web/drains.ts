@@ -33,20 +33,31 @@ export function DrainsScreen({ onUnauthorized }: { onUnauthorized: () => void })
   }
   const [actionError, setActionError] = useState<string | null>(null);
 
-  async function act(run: () => Promise<unknown>) {
+  /** Runs an action and reloads the list; false when it failed (the error is shown). */
+  async function act(run: () => Promise<unknown>): Promise<boolean> {
     setActionError(null);
     try {
       await run();
     } catch (err) {
-      if (err instanceof ApiError && err.status === 401) return onUnauthorized();
+      if (err instanceof ApiError && err.status === 401) {
+        onUnauthorized();
+        return false;
+      }
       setActionError(err instanceof Error ? err.message : String(err));
+      reload();
+      return false;
     }
     reload();
+    return true;
   }
   const setStatus = (drain: DrainView, status: 'enabled' | 'disabled') => act(() => api('PATCH', `/v1/drains/${encodeURIComponent(drain.id)}`, { status }));
   function remove(drain: DrainView) {
     if (!window.confirm(`Delete drain ${drain.name}? Its queued spans are discarded.`)) return;
-    void act(() => api('DELETE', `/v1/drains/${encodeURIComponent(drain.id)}`));
+    // The keyboard goes to the next drain's Edit (or the one above it), else to New drain, not to <body> with the row.
+    const rows = data?.drains ?? [];
+    const at = rows.findIndex((row) => row.id === drain.id);
+    const neighbour = rows[at + 1] ?? rows[at - 1];
+    void act(() => api('DELETE', `/v1/drains/${encodeURIComponent(drain.id)}`)).then((done) => done && focusSoon(neighbour === undefined ? 'new-drain' : `edit-${neighbour.id}`));
   }
 
   if (editing !== null) {
