@@ -3,6 +3,8 @@
 // window, and a daemon that goes away while the page is open. Debian's
 // chromium driven by playwright-core, against the built daemon.
 import { existsSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
@@ -149,6 +151,31 @@ describe('web console shared by operators', () => {
     await page.keyboard.press('Enter');
     await poll(() => row('second').count()).toBe(0);
     await poll(() => page.evaluate<string>('document.activeElement.id')).toBe('new-drain');
+  });
+
+  it('works behind a proxy that serves the admin endpoint under a path', async () => {
+    expect((await drainsApi('POST', '', { name: 'proxied', delivery: { endpoint: { traces: 'https://collector.example.com/v1/traces' } } })).status).toBe(201);
+    // A reverse proxy as an ingress sets one up: /sluice/... is the admin endpoint's /...; nothing else is served.
+    const proxy = createServer((req, res) => {
+      if (!req.url?.startsWith('/sluice/')) return void res.writeHead(404).end();
+      const upstream = request({ host: '127.0.0.1', port: daemon.adminPort, method: req.method, path: req.url.slice('/sluice'.length), headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(upstream);
+    });
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    try {
+      await page.goto(`http://127.0.0.1:${(proxy.address() as AddressInfo).port}/sluice/`);
+      await signIn();
+      await page.getByRole('rowheader', { name: 'proxied' }).waitFor();
+      await page.getByRole('link', { name: 'Pipeline' }).click();
+      await page.getByRole('heading', { name: 'Receivers' }).waitFor();
+      expect(await page.getByRole('alert').count()).toBe(0);
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
   });
 
   it('refuses a key no admin key can be (beyond Latin-1) as a wrong key, not as a daemon that cannot be reached', async () => {

@@ -1,7 +1,9 @@
 // Serves the web console at `/` on the admin endpoint: one HTML page and the
 // script and stylesheet esbuild bundled into dist/console at build time. No
 // file comes from anywhere else, and the Content-Security-Policy says so to
-// the browser: no inline script or style, no other origin.
+// the browser: no inline script or style, no other origin. The page names its
+// assets (and the script the APIs) relative to itself, so it also works behind
+// a proxy that serves the admin endpoint under a path (/sluice/).
 import { readFile } from 'node:fs/promises';
 import type { ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
@@ -26,8 +28,8 @@ const PAGE = `<!doctype html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Sluice console</title>
 <link rel="icon" href="data:,">
-<link rel="stylesheet" href="/console/main.css">
-<script type="module" src="/console/main.js"></script>
+<link rel="stylesheet" href="console/main.css">
+<script type="module" src="console/main.js"></script>
 </head>
 <body>
 <div id="app"></div>

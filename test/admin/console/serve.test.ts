@@ -30,7 +30,7 @@ describe('console route', () => {
     expect(CONTENT_SECURITY_POLICY).not.toMatch(/unsafe-|\*|https?:/);
     expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     const page = await res.text();
-    expect(page).toContain('<script type="module" src="/console/main.js"></script>');
+    expect(page).toContain('<script type="module" src="console/main.js"></script>');
     expect(page).not.toMatch(/<script>|<style|\sstyle=/);
   });
 

@@ -42,7 +42,8 @@ export async function api<T>(method: string, path: string, body?: unknown, key: 
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
   try {
-    res = await fetch(path, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    // Relative to the page: behind a proxy that serves the console under /sluice/, the APIs are there too.
+    res = await fetch(`.${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   } catch (err) {
     // Stopped, restarting or out of reach: say so, not only the browser's "Failed to fetch".
     throw new Error(`Could not reach the admin endpoint (${err instanceof Error ? err.message : String(err)}). Is the daemon running?`);
