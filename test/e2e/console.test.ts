@@ -254,7 +254,9 @@ describe('web console', () => {
     await poll(() => page.locator('#err-url').textContent()).toMatch(/^delivery\.endpoint\.traces: .*https/);
     const rule2 = page.getByRole('group', { name: 'Rule 2' });
     expect(await rule2.locator('.field-error').first().textContent()).toBe('');
-    await poll(() => rule2.getByText(/sampling\[1\]\.rate: must be a number from 0 to 1/).count()).toBe(1);
+    // Worded for the Percentage field: the API's "from 0 to 1" would have them type 1.5.
+    await poll(() => rule2.getByLabel('Percentage').getAttribute('aria-invalid')).toBe('true');
+    expect(await rule2.locator(`#${await rule2.getByLabel('Percentage').getAttribute('aria-describedby')}`).textContent()).toBe('sampling[1].rate: must be a percentage from 0 to 100');
     expect(await page.getByLabel('Endpoint URL').getAttribute('aria-invalid')).toBe('true');
     await screenshot('drain-errors');
     await page.getByLabel('Endpoint URL').fill(sink.url);

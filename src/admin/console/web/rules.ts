@@ -24,6 +24,14 @@ export function ruleBodies(rows: readonly RuleRow[]): Array<Omit<RuleBody, 'rate
   });
 }
 
+/**
+ * The API's problem with a rule's rate, worded for the Percentage field: its
+ * "from 0 to 1" would have someone who typed 150 type 1.5, or 0.5 for half.
+ */
+function percentageProblems(problems: readonly string[], at: string): string[] {
+  return problemsAt(problems, `${at}.rate`).length === 0 ? [] : [`${at}.rate: must be a percentage from 0 to 100`];
+}
+
 interface Props {
   rules: RuleRow[];
   setRules: (rules: RuleRow[]) => void;
@@ -80,7 +88,7 @@ export function RulesEditor({ rules, setRules, problems, readOnly, newRow }: Pro
                 <div class="field narrow">
                   <label for=${`rule-${row.id}-pct`}>Percentage</label>
                   <input id=${`rule-${row.id}-pct`} inputmode="decimal" value=${row.percentage} onInput=${(e: Event) => update(index, { percentage: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(problems, `${at}.rate`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-pct-err`} />
-                  <${FieldError} id=${`rule-${row.id}-pct-err`} problems=${problemsAt(problems, `${at}.rate`)} />
+                  <${FieldError} id=${`rule-${row.id}-pct-err`} problems=${percentageProblems(problems, at)} />
                 </div>
                 <div class="field">
                   <label for=${`rule-${row.id}-path`}>Path prefix</label>
