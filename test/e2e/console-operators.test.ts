@@ -153,6 +153,19 @@ describe('web console shared by operators', () => {
     await poll(() => page.evaluate<string>('document.activeElement.id')).toBe('new-drain');
   });
 
+  it('gives the keyboard to the field a Remove button cleared, as the button goes away', async () => {
+    const body = { name: 'write-only', delivery: { endpoint: { traces: 'https://collector.example.com/v1/traces' }, secret: 'signing-secret', headers: { 'x-api-key': 'v' } } };
+    expect((await drainsApi('POST', '', body)).status).toBe(201);
+    await signIn();
+    await page.getByRole('row').filter({ hasText: 'write-only' }).getByRole('button', { name: 'Edit' }).click();
+    for (const [button, field] of [['Remove secret', 'drain-secret'], ['Remove headers', 'drain-headers']]) {
+      await page.getByRole('button', { name: button }).focus();
+      await page.keyboard.press('Enter');
+      await poll(() => page.getByRole('button', { name: button }).count()).toBe(0);
+      await poll(() => page.evaluate<string>('document.activeElement.id')).toBe(field);
+    }
+  });
+
   it('works behind a proxy that serves the admin endpoint under a path', async () => {
     expect((await drainsApi('POST', '', { name: 'proxied', delivery: { endpoint: { traces: 'https://collector.example.com/v1/traces' } } })).status).toBe(201);
     // A reverse proxy as an ingress sets one up: /sluice/... is the admin endpoint's /...; nothing else is served.

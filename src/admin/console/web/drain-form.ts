@@ -6,6 +6,7 @@ import { html } from 'htm/preact';
 import { useState } from 'preact/hooks';
 import { api, ApiError } from './api.js';
 import { FieldError, problemsAt } from './field-error.js';
+import { focusSoon } from './focus.js';
 import { percentage } from './format.js';
 import { type RuleRow, RulesEditor, ruleBodies } from './rules.js';
 import type { DrainView, TestResult } from './types.js';
@@ -60,6 +61,12 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
   const [busy, setBusy] = useState(false);
   const [testResult, setTestResult] = useState<TestResult | null>(null);
   const [testing, setTesting] = useState(false);
+
+  /** A Remove button goes away once pressed: the keyboard goes to the field it cleared, not to <body>. */
+  function removeWriteOnly(clear: (value: boolean) => void, field: string) {
+    clear(true);
+    focusSoon(field);
+  }
 
   const secretSet = drain?.delivery.secret === true && !clearSecret;
   const caSet = drain?.delivery.tls.ca === true && !clearCa;
@@ -185,7 +192,7 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
             <p id="help-headers" class="hint">
               One <code>name: value</code> a line. Values are write-only.
               ${editing && headerNames.length > 0 ? html` Set now: ${headerNames.join(', ')} (values hidden). Leave blank to keep them; headers typed here replace them all.` : null}
-              ${editing && headerNames.length > 0 && !readOnly ? html` <button type="button" class="link" onClick=${() => setClearHeaders(true)}>Remove headers</button>` : null}
+              ${editing && headerNames.length > 0 && !readOnly ? html` <button type="button" class="link" onClick=${() => removeWriteOnly(setClearHeaders, 'drain-headers')}>Remove headers</button>` : null}
             </p>
             <${FieldError} id="err-headers" problems=${problemsAt(problems, 'delivery.headers')} />
           </div>
@@ -194,7 +201,7 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
             <input id="drain-secret" type="password" autocomplete="new-password" value=${secret} placeholder=${secretSet ? 'set (leave blank to keep)' : 'not set'} onInput=${input(setSecret)} aria-invalid=${invalid('delivery.secret')} aria-describedby="help-secret err-secret" />
             <p id="help-secret" class="hint">
               <span data-testid="secret-state">${secretSet ? 'A secret is set.' : 'No secret is set.'}</span> Signs each delivery (<code>x-sluice-signature</code>, HMAC-SHA256 of the body). Write-only: it is never shown again.
-              ${secretSet && !readOnly ? html` <button type="button" class="link" onClick=${() => setClearSecret(true)}>Remove secret</button>` : null}
+              ${secretSet && !readOnly ? html` <button type="button" class="link" onClick=${() => removeWriteOnly(setClearSecret, 'drain-secret')}>Remove secret</button>` : null}
             </p>
             <${FieldError} id="err-secret" problems=${problemsAt(problems, 'delivery.secret')} />
           </div>
@@ -203,7 +210,7 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
             <textarea id="drain-ca" rows="3" value=${ca} placeholder="-----BEGIN CERTIFICATE-----" onInput=${input(setCa)} aria-invalid=${invalid('delivery.tls')} aria-describedby="help-ca err-ca"></textarea>
             <p id="help-ca" class="hint">
               PEM of a CA to trust for this endpoint besides the system's. ${caSet ? 'A CA is set; leave blank to keep it.' : ''}
-              ${caSet && !readOnly ? html` <button type="button" class="link" onClick=${() => setClearCa(true)}>Remove TLS CA</button>` : null}
+              ${caSet && !readOnly ? html` <button type="button" class="link" onClick=${() => removeWriteOnly(setClearCa, 'drain-ca')}>Remove TLS CA</button>` : null}
             </p>
             <${FieldError} id="err-ca" problems=${problemsAt(problems, 'delivery.tls')} />
           </div>
