@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
+import { completion, sendJson, startUpstream } from '../receivers/gateway/harness.js';
 
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const ADMIN_KEY = 'operators-admin-key';
@@ -212,5 +213,49 @@ describe('web console shared by operators', () => {
     });
     await poll(() => page.getByRole('alert').count()).toBe(0);
     expect(await page.getByRole('heading', { name: 'Receivers' }).count()).toBe(1);
+  });
+});
+
+describe('web console with two gateways', () => {
+  it('says which gateway each provider row belongs to when both have a provider of that name', async () => {
+    const upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('hello')));
+    const gateways = [await freePort(), await freePort()];
+    const gatewayConfig = (port: number, key: string) => `
+    endpoint: 127.0.0.1:${port}
+    api_keys: [{ key: ${key}, name: ${key} }]
+    providers: { up: { type: openai, base_url: "${upstream.url}", api_key: upstream-key } }
+    models: [{ id: up/m, endpoints: [{ provider: up, model: m }] }]`;
+    const two = await startDaemon(
+      ({ dir, adminPort }) => `
+receivers:
+  gateway:${gatewayConfig(gateways[0] ?? 0, 'public-key')}
+  gateway/internal:${gatewayConfig(gateways[1] ?? 0, 'internal-key')}
+exporters:
+  debug: {}
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort}, api_key: ${ADMIN_KEY} }
+  pipelines: { traces: { receivers: [gateway, gateway/internal], exporters: [debug] } }
+`,
+    );
+    try {
+      const ask = (port: number, key: string) =>
+        fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+          body: JSON.stringify({ model: 'up/m', messages: [{ role: 'user', content: 'hi' }] }),
+        });
+      expect((await ask(gateways[0] ?? 0, 'public-key')).status).toBe(200);
+      for (let i = 0; i < 2; i += 1) expect((await ask(gateways[1] ?? 0, 'internal-key')).status).toBe(200);
+      await page.goto(`http://127.0.0.1:${two.adminPort}/#/gateway`);
+      await page.getByLabel('Admin key').fill(ADMIN_KEY);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      const attempts = (name: string) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name, exact: true }) }).getByRole('cell').first().textContent();
+      await poll(() => attempts('up (gateway)')).toBe('1');
+      expect(await attempts('up (gateway/internal)')).toBe('2');
+    } finally {
+      await two.cleanup();
+      await upstream.close();
+    }
   });
 });

@@ -42,6 +42,8 @@ export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }
   const minutes = Math.round(data.windowMs / 60_000);
   const spendByKey = new Map(keys.map((key) => [key.key, key]));
   const usage = new Map(data.gateway.usage.map((key) => [key.name, key]));
+  // Two gateways may each have a provider of the same name: each row then says whose it is.
+  const severalGateways = new Set(providers.map((provider) => provider.receiver)).size > 1;
   return html`
     <section aria-labelledby="gateway-title">
       <h1 id="gateway-title">Gateway</h1>
@@ -98,7 +100,7 @@ export function GatewayScreen({ onUnauthorized }: { onUnauthorized: () => void }
             <tbody>
               ${providers.map(
                 (provider) => html`<tr>
-                  <th scope="row">${provider.provider}</th>
+                  <th scope="row">${provider.provider}${severalGateways ? html` <span class="muted">(${provider.receiver})</span>` : null}</th>
                   <td class="num">${count(provider.attempts)}</td>
                   <td class="num">${count(provider.failures)}</td>
                   <td>${byReason(provider.failuresByType)}</td>
