@@ -167,6 +167,21 @@ describe('web console shared by operators', () => {
     }
   });
 
+  it('labels a chart scale of millions of spans per second compactly, and the current rate with separators', async () => {
+    // No test machine sends 3 million spans a second: the daemon's own answer with its series scaled up.
+    await page.route('**/v1/stats', async (route) => {
+      const answer = await route.fetch();
+      const stats = await answer.json();
+      const at = stats.sampledAt as number;
+      stats.series = [1, 2, 3].map((n) => ({ at: at - (3 - n) * 2_000, acceptedPerSecond: 1_234_567.8 * n, sentPerSecond: 1_000_000 * n }));
+      await route.fulfill({ response: answer, json: stats });
+    });
+    await signIn();
+    await page.getByRole('link', { name: 'Pipeline' }).click();
+    await poll(() => page.locator('.chart .tick').first().textContent()).toBe('5M/s');
+    expect(await page.locator('figcaption .muted').textContent()).toBe('Now 3,703,703.4 spans/s accepted, 3,000,000 spans/s sent (scale 0 to 5,000,000 spans/s).');
+  });
+
   it('works behind a proxy that serves the admin endpoint under a path', async () => {
     expect((await drainsApi('POST', '', { name: 'proxied', delivery: { endpoint: { traces: 'https://collector.example.com/v1/traces' } } })).status).toBe(201);
     // A reverse proxy as an ingress sets one up: /sluice/... is the admin endpoint's /...; nothing else is served.

@@ -1,6 +1,7 @@
 // Spans per second over the sampled window as an SVG line chart: no canvas,
 // no inline style (the CSP forbids it), a text summary for screen readers.
 import { html } from 'htm/preact';
+import { count } from './format.js';
 import type { Stats } from './types.js';
 
 const WIDTH = 720;
@@ -8,8 +9,11 @@ const HEIGHT = 180;
 const PAD = 32;
 const LEFT = 64; // room for the scale's label
 
+const COMPACT = new Intl.NumberFormat('en-US', { notation: 'compact', maximumFractionDigits: 3 });
+
+/** The scale's top as it fits its margin: 500, 2K, 5M, 0.05. */
 function compact(n: number): string {
-  return n >= 1000 ? `${n / 1000}k` : String(n);
+  return COMPACT.format(n);
 }
 
 function niceMax(value: number): number {
@@ -25,7 +29,7 @@ export function SpansChart({ series, windowMs, now }: { series: Stats['series'];
   const y = (value: number) => HEIGHT - PAD - (value / max) * (HEIGHT - 2 * PAD);
   const line = (pick: (point: Stats['series'][number]) => number) => series.map((point) => `${x(point.at).toFixed(1)},${y(pick(point)).toFixed(1)}`).join(' ');
   const last = series.at(-1);
-  const summary = last === undefined ? 'No samples yet.' : `Now ${last.acceptedPerSecond} spans/s accepted, ${last.sentPerSecond} spans/s sent (scale 0 to ${max} spans/s).`;
+  const summary = last === undefined ? 'No samples yet.' : `Now ${count(last.acceptedPerSecond)} spans/s accepted, ${count(last.sentPerSecond)} spans/s sent (scale 0 to ${count(max)} spans/s).`;
   const minutes = Math.round(windowMs / 60_000);
   return html`
     <figure class="chart">
