@@ -159,7 +159,11 @@ describe('web console shared by operators', () => {
     expect((await drainsApi('POST', '', body)).status).toBe(201);
     await signIn();
     await page.getByRole('row').filter({ hasText: 'write-only' }).getByRole('button', { name: 'Edit' }).click();
-    for (const [button, field] of [['Remove secret', 'drain-secret'], ['Remove headers', 'drain-headers']]) {
+    const removals: Array<[string, string]> = [
+      ['Remove secret', 'drain-secret'],
+      ['Remove headers', 'drain-headers'],
+    ];
+    for (const [button, field] of removals) {
       await page.getByRole('button', { name: button }).focus();
       await page.keyboard.press('Enter');
       await poll(() => page.getByRole('button', { name: button }).count()).toBe(0);
