@@ -2,15 +2,14 @@
 // someone else changes it through the API, long and non-Latin names, a narrow
 // window, and a daemon that goes away while the page is open. Debian's
 // chromium driven by playwright-core, against the built daemon.
-import { existsSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
 import { completion, sendJson, startUpstream } from '../receivers/gateway/harness.js';
 
-const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const ADMIN_KEY = 'operators-admin-key';
 
 function poll<T>(read: () => T | Promise<T>) {
@@ -61,15 +60,10 @@ async function signIn(): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   otlpPort = await freePort();
   daemon = await startDaemon(config);
   base = `http://127.0.0.1:${daemon.adminPort}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 beforeEach(async () => {

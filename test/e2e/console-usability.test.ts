@@ -3,16 +3,15 @@
 // Gateway screen, where the keyboard goes when rules move or forms open and
 // close, and what the page says after a reload changed the admin key. Debian's
 // chromium driven by playwright-core, against the built daemon.
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { launchChromium } from '../helpers/chromium.js';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
 import { completion, sendJson, startUpstream, type Upstream } from '../receivers/gateway/harness.js';
 
-const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const ADMIN_KEY = 'usability-admin-key';
 const GATEWAY_KEY = 'usability-gateway-key';
 const OTLP_KEY = 'usability-otlp-key';
@@ -78,16 +77,11 @@ async function signIn(key = ADMIN_KEY): Promise<void> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('hello')));
   ports = { otlp: await freePort(), gateway: await freePort(), upstream: upstream.url };
   daemon = await startDaemon(config(ports, ADMIN_KEY));
   base = `http://127.0.0.1:${daemon.adminPort}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 beforeEach(async () => {

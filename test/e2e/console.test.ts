@@ -16,16 +16,16 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import OpenAI from 'openai';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hexToBytes } from '../../src/otlp/ids.js';
 import { RuleSet, type SamplingRule } from '../../src/processors/sampling/rules.js';
+import { launchChromiumProfile } from '../helpers/chromium.js';
 import { freePort, startDaemon, type RunningDaemon } from '../helpers/daemon.js';
 import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
 import { testTls } from '../helpers/tls.js';
 import { completion, sendJson, startUpstream, type Upstream } from '../receivers/gateway/harness.js';
 
-const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const ADMIN_KEY = 'console-admin-key';
 const GATEWAY_KEY = 'console-gateway-key';
 // Screenshots go to docs/ when asked (SLUICE_SCREENSHOTS=1, as the README says), else to a temporary folder.
@@ -95,7 +95,6 @@ function adminApi(path: string, init: RequestInit = {}): Promise<Response> {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does)`);
   const tls = testTls();
   sink = await startOtlpSink();
   upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('hello from upstream')));
@@ -158,12 +157,7 @@ service:
   profile = await mkdtemp(join(tmpdir(), 'sluice-chromium-'));
   shots = process.env.SLUICE_SCREENSHOTS === '1' ? DOCS : await mkdtemp(join(tmpdir(), 'sluice-shots-'));
   await mkdir(shots, { recursive: true });
-  browser = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
-    headless: true,
-    viewport: { width: 1180, height: 760 },
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromiumProfile(profile, { width: 1180, height: 760 });
   page = browser.pages()[0] ?? (await browser.newPage());
   page.on('pageerror', (err) => pageErrors.push(err.message));
   // A CSP violation shows in the console as an error (answers the test provokes, 401 and 400, show there too).
