@@ -50,6 +50,15 @@ function stalledCall(session: ClientHttp2Session, sent: Buffer, headers: Record<
   });
 }
 
+/** A whole call of BODY; resolves to the call's trailers. */
+function wholeCall(session: ClientHttp2Session, headers: Record<string, string> = {}): Promise<IncomingHttpHeaders> {
+  const stream = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers', ...headers });
+  const trailers = new Promise<IncomingHttpHeaders>((resolve) => stream.on('trailers', resolve));
+  stream.resume();
+  stream.end(Buffer.concat([framePrefix(BODY.length), BODY]));
+  return trailers;
+}
+
 describe('OTLP/gRPC listener timeouts', () => {
   it('answers DEADLINE_EXCEEDED to a call whose message has not arrived whole by read_timeout; the connection serves the next call', async () => {
     const harness = await startReceiver({ grpc: { endpoint: '127.0.0.1:0', read_timeout: '300ms' } });
@@ -62,11 +71,7 @@ describe('OTLP/gRPC listener timeouts', () => {
     expect(harness.consumer.batches).toHaveLength(0);
 
     // The same connection still serves a whole call.
-    const whole = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers' });
-    const served = new Promise<IncomingHttpHeaders>((resolve) => whole.on('trailers', resolve));
-    whole.resume();
-    whole.end(Buffer.concat([framePrefix(BODY.length), BODY]));
-    expect((await served)['grpc-status']).toBe(String(status.OK));
+    expect((await wholeCall(session))['grpc-status']).toBe(String(status.OK));
     expect(harness.consumer.batches).toHaveLength(1);
     session.close();
   });
@@ -95,11 +100,7 @@ describe('OTLP/gRPC listener timeouts', () => {
     expect((await stalledCall(session, framePrefix(BODY.length)))['grpc-status']).toBe(String(status.UNAUTHENTICATED));
     expect((await stalledCall(session, framePrefix(4096), key))['grpc-status']).toBe(String(status.RESOURCE_EXHAUSTED));
     // The one stream the connection may have open is free for a whole call.
-    const whole = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers', ...key });
-    const served = new Promise<IncomingHttpHeaders>((resolve) => whole.on('trailers', resolve));
-    whole.resume();
-    whole.end(Buffer.concat([framePrefix(BODY.length), BODY]));
-    expect((await served)['grpc-status']).toBe(String(status.OK));
+    expect((await wholeCall(session, key))['grpc-status']).toBe(String(status.OK));
     expect(harness.consumer.batches).toHaveLength(1);
     session.close();
   });
