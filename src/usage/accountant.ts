@@ -13,6 +13,7 @@ import { usdNumberToCost, type Cost } from '../shared/money.js';
 import type { BudgetPeriod } from '../shared/periods.js';
 import { costOf, type Prices } from './pricing.js';
 import type { TokenCounts } from '../shared/tokens.js';
+import type { Served } from './meter.js';
 
 const MINUTE_MS = 60_000;
 
@@ -85,9 +86,9 @@ export class Accountant {
   }
 
   /** One attempt that reported usage: its cost, counted in metrics, spend and tokens per minute. */
-  charge(key: AccountKey, served: { readonly model: string; readonly provider: string; readonly prices: Prices | undefined }, tokens: TokenCounts, nowMs: number): Cost {
+  charge(key: AccountKey, served: Served, tokens: TokenCounts, nowMs: number): Cost {
     const cost = served.prices === undefined ? 0n : costOf(tokens, served.prices);
-    this.#deps.metrics.count(key.name, served.model, served.provider, tokens, cost);
+    this.#deps.metrics.count(key.name, served, tokens, cost);
     const logger = this.#deps.logger;
     this.#deps.ledger.add(key.name, cost, nowMs).catch(function spendNotRecorded(err: unknown) {
       logger.error({ key: key.name, err: errorMessage(err) }, 'spend not recorded');

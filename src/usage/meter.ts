@@ -13,6 +13,8 @@ export interface Served {
   readonly modelId: string;
   readonly provider: string;
   readonly prices: Prices | undefined;
+  /** The id is a `<provider>/<model>` the catalog does not list, as the client wrote it. */
+  readonly unlisted: boolean;
 }
 
 export class UsageMeter {
@@ -52,7 +54,7 @@ export class UsageMeter {
 
   /** An attempt reported usage: its cost at that endpoint's prices, added to the request's. */
   charge(served: Served, tokens: TokenCounts): Cost {
-    const cost = this.#accountant.charge(this.key, { model: served.modelId, provider: served.provider, prices: served.prices }, tokens, Date.now());
+    const cost = this.#accountant.charge(this.key, served, tokens, Date.now());
     this.tokens = addTokens(this.tokens, tokens);
     if (served.prices !== undefined) this.priced = true;
     this.cost += cost;

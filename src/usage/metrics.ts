@@ -2,15 +2,22 @@
 // sluice_gateway_cost_usd_total{model,provider,key}. Cost is summed exactly
 // (integer cost units) and converted to a float only when scraped, so the
 // exported value is the nearest double to the true total, never a drifted sum.
+// A model id the catalog does not list is whatever a client wrote after a
+// provider's slug; past UNLISTED_MODELS of them, further ones are counted
+// under model="other", so invented ids cannot grow the series without end.
 import type { Counter } from 'prom-client';
 import type { CounterSeries } from '../shared/metric-series.js';
 import type { Telemetry } from '../shared/telemetry.js';
 import { costToNumber, type Cost } from '../shared/money.js';
 import type { TokenCounts } from '../shared/tokens.js';
+import type { Served } from './meter.js';
 
 export interface UsageMetrics {
-  count(key: string, model: string, provider: string, tokens: TokenCounts, cost: Cost): void;
+  count(key: string, served: Served, tokens: TokenCounts, cost: Cost): void;
 }
+
+export const UNLISTED_MODELS = 100;
+export const OTHER_MODEL = 'other';
 
 type TokenLabel = 'model' | 'provider' | 'key' | 'type';
 type CostLabel = 'model' | 'provider' | 'key';
@@ -56,9 +63,16 @@ function createUsageMetrics(telemetry: Telemetry): UsageMetrics {
     }
     return found;
   }
+  const unlisted = new Set<string>();
+  function modelLabel(served: Served): string {
+    if (!served.unlisted || unlisted.has(served.modelId)) return served.modelId;
+    if (unlisted.size >= UNLISTED_MODELS) return OTHER_MODEL;
+    unlisted.add(served.modelId);
+    return served.modelId;
+  }
   return {
-    count: function count(key, model, provider, counts, amount) {
-      const s = seriesOf(model, provider, key);
+    count: function count(key, served, counts, amount) {
+      const s = seriesOf(modelLabel(served), served.provider, key);
       if (counts.input > 0) s.input.inc(counts.input);
       if (counts.output > 0) s.output.inc(counts.output);
       if (counts.cacheRead > 0) s.cacheRead.inc(counts.cacheRead);

@@ -2,7 +2,7 @@
 // agent, and either answer the client (success, or a committed stream) or
 // return a failure for the fallback loop to judge.
 import type { ServerResponse } from 'node:http';
-import type { Endpoint } from './catalog.js';
+import { servedBy, type Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import { captureOutput, choicesOf } from './capture.js';
 import { GatewayHttpError } from './http-error.js';
@@ -60,7 +60,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   const started = performance.now();
   const span = startAttemptSpan('chat', provider, endpoint, state);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
-  const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
+  const served = servedBy(endpoint, provider.slug);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const ctx = attemptContext(provider, endpoint, clock);
   try {

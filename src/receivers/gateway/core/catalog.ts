@@ -1,6 +1,7 @@
 // The model catalog: the records GET /v1/models serves (serialized once, at
 // construction) and the endpoint lists routing starts from.
 import { mergePricing, parsePrices, type Prices, type PricingConfig } from '../../../usage/pricing.js';
+import type { Served } from '../../../usage/meter.js';
 import type { ModelConfig } from './catalog-config.js';
 
 export interface Endpoint {
@@ -14,6 +15,13 @@ export interface Endpoint {
   readonly maxTokens: number | undefined;
   /** What this endpoint charges (its own pricing over the model's); undefined when unpriced. */
   readonly prices: Prices | undefined;
+  /** Set on a `<provider>/<model>` endpoint the catalog does not list: its id is whatever the client wrote. */
+  readonly unlisted?: true;
+}
+
+/** Who an attempt at `endpoint` of provider `slug` is charged as. */
+export function servedBy(endpoint: Endpoint, slug: string): Served {
+  return { modelId: endpoint.modelId, provider: slug, prices: endpoint.prices, unlisted: endpoint.unlisted === true };
 }
 
 export type ModelType = 'language' | 'embedding';

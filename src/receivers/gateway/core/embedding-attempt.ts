@@ -7,7 +7,7 @@ import { NO_TOKENS } from '../../../shared/tokens.js';
 import { recordCost } from './usage-cost.js';
 import { InvalidResponseError, type AttemptContext, type EmbeddingAdapter, type EmbeddingReply, type EmbeddingRequest, type EmbeddingResult } from '../providers/shared/types.js';
 import { attemptContext, failedAttempt, httpFailure, isSuccess, startAttemptSpan, type AttemptEnv, type AttemptResult, type ResolvedProvider } from './attempt.js';
-import type { Endpoint } from './catalog.js';
+import { servedBy, type Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import { GatewayHttpError } from './http-error.js';
 import type { SpanRecord } from './spans.js';
@@ -33,7 +33,7 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
   state.attempts += 1;
   const started = performance.now();
   const span = startAttemptSpan('embeddings', provider, endpoint, state);
-  const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
+  const served = servedBy(endpoint, provider.slug);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const ctx = attemptContext(provider, endpoint, clock);
   try {

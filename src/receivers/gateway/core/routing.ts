@@ -37,7 +37,7 @@ export function createRouter(catalog: Catalog, providerSlugs: ReadonlySet<string
     const slug = slash > 0 ? model.slice(0, slash) : '';
     if (slash > 0 && slash < model.length - 1 && providerSlugs.has(slug)) {
       const upstream = model.slice(slash + 1);
-      return [{ modelId: model, provider: slug, model: upstream, maxTokens: undefined, prices: catalog.upstreamPrices(slug, upstream) }];
+      return [{ modelId: model, provider: slug, model: upstream, maxTokens: undefined, prices: catalog.upstreamPrices(slug, upstream), unlisted: true }];
     }
     throw new GatewayHttpError(404, `The model \`${model}\` does not exist or you do not have access to it.`, { code: 'model_not_found', param });
   }

@@ -9,7 +9,7 @@ import { writeJsonAnswer, writeStreamHead } from '../core/answer-head.js';
 import { failedAttempt, httpFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
 import { attemptFailure } from '../core/attempt-failure.js';
 import type { PlanState } from '../core/attempt-loop.js';
-import type { Endpoint } from '../core/catalog.js';
+import { servedBy, type Endpoint } from '../core/catalog.js';
 import { captureOutput, type CapturedChoice } from '../core/capture.js';
 import { recordUsage } from '../core/span-usage.js';
 import { insertUsageCost, recordCost } from '../core/usage-cost.js';
@@ -66,7 +66,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const observed: Observed = state.inputMessages === undefined ? { usage: {} } : { usage: {}, output: { content: '', toolCalls: [], finishReason: null } };
-  const served: Served = { modelId: endpoint.modelId, provider: provider.slug, prices: endpoint.prices };
+  const served = servedBy(endpoint, provider.slug);
   state.meter?.attempt(served, state.stream);
   try {
     const upstream = buildNativeRequest(provider, endpoint.model, state);

@@ -7,6 +7,7 @@ import { generateText } from 'ai';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { messageStart, textBlock } from '../providers/anthropic/fixtures.js';
+import { OTHER_MODEL, UNLISTED_MODELS } from '../../../../src/usage/metrics.js';
 import { ADMIN_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 
 const KEY_A = 'sk-team-a';
@@ -92,6 +93,21 @@ describe('gateway usage and cost', () => {
     const info = await createGateway({ baseURL: `${gw.baseURL}/ai`, apiKey: KEY_A }).getGenerationInfo({ id });
     expect(info).toMatchObject({ id, totalCost: COST, usage: COST, model: 'openai/gpt-cache', providerName: 'openai', streamed: false, finishReason: 'stop', promptTokens: 1234, completionTokens: 567, cachedTokens: 800, cacheCreationTokens: 100, isByok: false });
     expect(info.generationTime).toBeGreaterThanOrEqual(info.latency);
+  });
+
+  it('counts the tokens of model ids outside the catalog under their own names up to a bound, then as model="other"; catalog models always by name', async () => {
+    const gw = await setup();
+    const invented = Array.from({ length: UNLISTED_MODELS + 5 }, (_, i) => `openai/made-up-${i}`);
+    for (const model of invented) await client(KEY_A).chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }] });
+    await ask(KEY_A);
+    const metrics = await gw.telemetry.registry.metrics();
+    const outputSeries = metrics.split('\n').filter((line) => line.startsWith('sluice_gateway_tokens_total{') && line.includes('type="output"'));
+    // Each invented id within the bound, the catalog model, and one series for the rest.
+    expect(outputSeries).toHaveLength(UNLISTED_MODELS + 2);
+    expect(metrics).toContain(`sluice_gateway_tokens_total{model="openai/made-up-${UNLISTED_MODELS - 1}",provider="openai",key="team-a",type="output"} 567`);
+    expect(metrics).not.toContain(`model="openai/made-up-${UNLISTED_MODELS}"`);
+    expect(metrics).toContain(`sluice_gateway_tokens_total{model="${OTHER_MODEL}",provider="openai",key="team-a",type="output"} ${5 * 567}`);
+    expect(metrics).toContain('sluice_gateway_tokens_total{model="openai/gpt-cache",provider="openai",key="team-a",type="output"} 567');
   });
 
   it('prices OpenRouter\'s cache_write_tokens as cache writes, in the answer, the span and /metrics', async () => {
