@@ -22,8 +22,12 @@ export type ChangeOutcome = 'applied' | 'missing' | 'changed';
 export interface DrainStore<D extends StoredDrain> {
   /** The drains as this instance can best know them now (shared when reachable, else the local copy). */
   load(): Promise<D[]>;
-  /** Adds a new drain; rejects with ClusterUnavailableError when the shared store cannot take it (so do the others). */
-  put(drain: D): Promise<void>;
+  /**
+   * Adds a new drain, unless the store already holds `limit` (false then:
+   * for a shared store, every instance's drains count); rejects with
+   * ClusterUnavailableError when the shared store cannot take it (so do the others).
+   */
+  put(drain: D, limit?: number): Promise<boolean>;
   /**
    * Replaces a drain only while the store still holds the version it was
    * made from (`previousUpdatedAt`), so a change made elsewhere in between

@@ -28,12 +28,14 @@ export class LocalDrainStore<D extends StoredDrain> implements DrainStore<D> {
     return [...this.#drains];
   }
 
-  async put(drain: D): Promise<void> {
+  async put(drain: D, limit = Infinity): Promise<boolean> {
     const drains = await this.load();
     const at = drains.findIndex((d) => d.id === drain.id);
+    if (at === -1 && drains.length >= limit) return false;
     if (at === -1) drains.push(drain);
     else drains[at] = drain;
     await this.replace(drains);
+    return true;
   }
 
   async update(drain: D, previousUpdatedAt: number): Promise<ChangeOutcome> {

@@ -66,7 +66,8 @@ return added`;
 
 // KEYS: version, hash, channel, merging; ARGV: merge window (ms), op (create,
 // update, delete), id, json (update and create), the updatedAt the update was
-// made from, the version this instance last read (0: none). An update or
+// made from, the version this instance last read (0: none), the most drains
+// a create may find ('full' when the hash holds that many). An update or
 // delete applies only to a drain still in the hash, an update only to the
 // version it was made from (else 'missing' or 'changed'); neither applies to
 // a Redis without the version key, or with one below the version last read
@@ -78,6 +79,8 @@ const CHANGE_SCRIPT = `
 local stored = redis.call('GET', KEYS[1])
 local fresh = not stored
 local op, id = ARGV[2], ARGV[3]
+local limit = tonumber(ARGV[7])
+if op == 'create' and limit and redis.call('HLEN', KEYS[2]) >= limit then return 'full' end
 if op ~= 'create' then
   if fresh or tonumber(stored) < tonumber(ARGV[6]) then return 'unseeded' end
   local current = redis.call('HGET', KEYS[2], id)
@@ -93,7 +96,7 @@ redis.call('INCR', KEYS[1])
 redis.call('PUBLISH', KEYS[3], id)
 return 'applied'`;
 
-type ScriptOutcome = ChangeOutcome | 'unseeded';
+type ScriptOutcome = ChangeOutcome | 'unseeded' | 'full';
 
 export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
   readonly #redis: RedisConnection;
@@ -146,9 +149,11 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
     }
   }
 
-  async put(drain: D): Promise<void> {
-    await this.#change({ op: 'create', id: drain.id, json: JSON.stringify(drain) });
+  async put(drain: D, limit = Infinity): Promise<boolean> {
+    const outcome = await this.#change({ op: 'create', id: drain.id, json: JSON.stringify(drain), limit });
+    if (outcome === 'full') return false;
     await this.#local.put(drain);
+    return true;
   }
 
   async update(drain: D, previousUpdatedAt: number): Promise<ChangeOutcome> {
@@ -208,6 +213,7 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
       outcome = await this.#change(change);
     }
     if (outcome === 'unseeded') throw new ClusterUnavailableError('the cluster Redis lost its drains and this instance could not put its copy back yet; nothing was changed, try again');
+    if (outcome === 'full') throw new Error('only a create can find the drains full');
     return outcome;
   }
 
@@ -222,7 +228,8 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
     const json = change.json ?? '';
     const previous = change.previousUpdatedAt === undefined ? '' : String(change.previousUpdatedAt);
     try {
-      const outcome = await this.#redis.client.eval(CHANGE_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, op, id, json, previous, this.#lastRead());
+      const limit = change.limit === undefined || !Number.isFinite(change.limit) ? '' : String(change.limit);
+      const outcome = await this.#redis.client.eval(CHANGE_SCRIPT, 4, this.#versionKey, this.#hash, this.#channel, this.#mergingKey, SEED_MERGE_MS, op, id, json, previous, this.#lastRead(), limit);
       return outcome as ScriptOutcome;
     } catch (err) {
       const applied = await this.#applied(id, change.json ?? null);
@@ -292,6 +299,8 @@ interface Change {
   readonly json?: string;
   /** The version the update was made from (update). */
   readonly previousUpdatedAt?: number;
+  /** The most drains a create may find (create; none: no limit). */
+  readonly limit?: number;
 }
 
 function byId<D extends StoredDrain>(drains: readonly D[]): D[] {

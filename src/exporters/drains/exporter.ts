@@ -106,11 +106,14 @@ export class DrainsExporter implements Exporter, DrainsController {
 
   create(changes: DrainChanges): Promise<DrainState> {
     return this.#change(async () => {
-      // Counted in turn, so creates sent at once cannot pass the limit together.
-      if (this.#definitions.size >= MAX_DRAINS) throw new DrainLimitError(`drains: at most ${MAX_DRAINS} drains may exist; delete one first`);
+      // Counted in turn, so creates sent at once cannot pass the limit together; a shared
+      // store counts again as it adds, so creates on several instances cannot either.
+      const full = new DrainLimitError(`drains: at most ${MAX_DRAINS} drains may exist; delete one first`);
+      if (this.#definitions.size >= MAX_DRAINS) throw full;
       const now = Date.now();
       const definition: DrainDefinition = { id: newDrainId(), source: 'api', createdAt: now, updatedAt: now, ...changes };
-      await this.#requiredStore().put(definition);
+      const configDrains = this.#config.drains.length;
+      if (!(await this.#requiredStore().put(definition, MAX_DRAINS - configDrains))) throw full;
       this.#definitions.set(definition.id, definition);
       await this.#startUnitReporting(definition);
       return this.#required(definition.id);

@@ -200,3 +200,25 @@ describe('API drain changes that Redis answers late', () => {
     expect((failure as Error).message).toMatch(/outcome is unknown/);
   });
 });
+
+describe('the drain limit across instances', () => {
+  it('counts every instance\'s drains, so creates on several instances cannot pass the limit together', async () => {
+    const one = await instance('limit1:');
+    const two = await instance('limit1:');
+    await one.store.load();
+    await two.store.load();
+    expect(await one.store.put(drain('drn_a'), 3)).toBe(true);
+    expect(await two.store.put(drain('drn_b'), 3)).toBe(true);
+    // Each instance has seen one or two drains; the third and fourth go at once from both.
+    const [third, fourth] = await Promise.all([one.store.put(drain('drn_c'), 3), two.store.put(drain('drn_d'), 3)]);
+    expect([third, fourth].filter(Boolean)).toHaveLength(1);
+    expect(Object.keys(await one.connection.client.hgetall('limit1:drains'))).toHaveLength(3);
+    // The refused create is in neither copy.
+    const refused = third ? 'drn_d' : 'drn_c';
+    expect(ids(await one.store.load())).not.toContain(refused);
+    expect(localIds((third ? two : one).directory)).not.toContain(refused);
+    // A delete makes room again.
+    expect(await one.store.remove('drn_a')).toBe('applied');
+    expect(await two.store.put(drain('drn_e'), 3)).toBe(true);
+  });
+});
