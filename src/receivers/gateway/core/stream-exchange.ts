@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { Dispatcher } from 'undici';
 import type { AttemptFailure } from './attempt-failure.js';
-import { MAX_ERROR_BODY_BYTES } from './upstream-exchange.js';
+import { MAX_ERROR_BODY_BYTES } from '../providers/shared/answer-limits.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 

@@ -3,6 +3,7 @@
 // or per-request AbortSignal (request() would build all three per attempt).
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { answerTooLarge, MAX_ANSWER_BYTES, MAX_ERROR_BODY_BYTES } from '../providers/shared/answer-limits.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
 import type { AttemptClock, UpstreamUrl } from './upstream.js';
 
@@ -13,13 +14,6 @@ export interface BufferedResponse {
 }
 
 const NO_HEADERS: IncomingHttpHeaders = {};
-
-/**
- * Bytes of a non-2xx answer read: its error is at the start, and an upstream
- * that sends an endless error body must not fill the gateway's memory. The
- * rest is not read; the connection is dropped.
- */
-export const MAX_ERROR_BODY_BYTES = 1024 * 1024;
 
 /**
  * A network error after the upstream's answer began (its status and headers
@@ -78,19 +72,24 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
     if (this.#aborted !== undefined) controller.abort(this.#aborted);
   }
 
-  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.#statusCode = statusCode;
     this.#headers = headers;
+    // An answer that says it is too large is not waited for.
+    if (statusCode < 300 && Number(headers['content-length']) > MAX_ANSWER_BYTES) this.#refuse(controller);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    this.#waiting?.clock.onByte();
+    const waiting = this.#waiting;
+    if (waiting === undefined) return;
+    waiting.clock.onByte();
     this.#chunks.push(chunk);
     this.#size += chunk.length;
-    if (this.#size >= MAX_ERROR_BODY_BYTES && this.#statusCode >= 300) {
+    if (this.#statusCode >= 300) {
+      if (this.#size < MAX_ERROR_BODY_BYTES) return;
       this.onResponseEnd();
       controller.abort(new Error('the rest of the error body was not read'));
-    }
+    } else if (this.#size > MAX_ANSWER_BYTES) this.#refuse(controller);
   }
 
   onResponseEnd(): void {
@@ -107,6 +106,13 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     // An informational 1xx is not the answer: an error after it still kept the answer from coming.
     this.#fail(this.#statusCode < 200 ? error : new AnswerBrokenOffError(error));
+  }
+
+  /** A 2xx answer larger than the gateway reads: the attempt fails, and the rest of it is not read. */
+  #refuse(controller: Dispatcher.DispatchController): void {
+    const error = answerTooLarge();
+    this.#fail(error);
+    controller.abort(error);
   }
 
   #fail(error: Error): void {

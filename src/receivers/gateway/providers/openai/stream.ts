@@ -1,3 +1,4 @@
+import { answerTooLarge, MAX_ANSWER_BYTES } from '../shared/answer-limits.js';
 import { RAW_EVENT, type ChatCompletion, type ChatCompletionChunk } from '../shared/openai-types.js';
 import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
 import { UpstreamStreamError, type StreamMapper } from '../shared/types.js';
@@ -98,6 +99,8 @@ class OpenAIStreamMapper implements StreamMapper {
   readonly #sse = new SseStreamMapper(new OpenAIEvents());
   /** The body's parts, once it turned out to be JSON or markup; undefined while it is SSE or not yet known. */
   #json: Buffer[] | undefined;
+  /** Bytes in #json. */
+  #jsonSize = 0;
   #markup = false;
   #known = false;
   #finished = false;
@@ -115,6 +118,8 @@ class OpenAIStreamMapper implements StreamMapper {
     if (!this.#known) this.#known = this.#sniff(part);
     if (this.#json === undefined) return this.#sse.push(part);
     this.#json.push(Buffer.from(part));
+    this.#jsonSize += part.length;
+    if (this.#jsonSize > MAX_ANSWER_BYTES) throw answerTooLarge();
     return [];
   }
 

@@ -6,6 +6,7 @@
 // SseParser is synchronous, and so is SseStreamMapper over it: the gateway
 // feeds a stream's body parts straight from undici's data callbacks, with no
 // async step per chunk, which shows at 20,000 chunks a second.
+import { eventTooLarge, MAX_EVENT_CHARS } from './answer-limits.js';
 import type { ChatCompletionChunk, Usage } from './openai-types.js';
 import type { StreamMapper } from './types.js';
 
@@ -30,12 +31,18 @@ export class SseParser {
    * searched and copied once, not again with every part.
    */
   #pending: string[] = [];
+  /**
+   * Characters the event being read holds: its data so far and the line
+   * pending. Past MAX_EVENT_CHARS the parser throws: a line that never
+   * ends, or an event that never does, must not be held without end.
+   */
+  #held = 0;
   /** The last line ended with a CR at the end of its text: an LF opening the next text is that line's CRLF. */
   #afterCr = false;
   #event: string | undefined;
   #data: string[] = [];
 
-  /** The events this chunk of the body completes. */
+  /** The events this chunk of the body completes; throws once an event grows past MAX_EVENT_CHARS. */
   push(chunk: Uint8Array): readonly SseEvent[] {
     if (chunk.length === 0) return NO_EVENTS;
     // A chunk that ends in ASCII with nothing held over from the last one is
@@ -54,6 +61,7 @@ export class SseParser {
     if (this.#pending.length > 0) {
       const line = this.#pending.join('');
       this.#pending = [];
+      this.#held -= line.length;
       const event = this.#line(line);
       if (event !== undefined) events.push(event);
     }
@@ -101,12 +109,16 @@ export class SseParser {
         this.#pending.push(line);
         line = this.#pending.join('');
         this.#pending = [];
+        this.#held -= line.length - (end - start);
       }
       start = next;
       const event = this.#line(line);
       if (event !== undefined) (events ??= []).push(event);
     }
-    if (start < text.length) this.#pending.push(start === 0 ? text : text.slice(start));
+    if (start < text.length) {
+      this.#pending.push(start === 0 ? text : text.slice(start));
+      this.#hold(text.length - start);
+    }
     return events ?? NO_EVENTS;
   }
 
@@ -116,6 +128,7 @@ export class SseParser {
       const event = this.#data.length > 0 ? { event: this.#event, data: this.#data.join('\n') } : undefined;
       this.#event = undefined;
       this.#data = [];
+      this.#held = 0;
       return event;
     }
     if (line.charCodeAt(0) === 58) return undefined; // ':' starts a comment
@@ -123,9 +136,16 @@ export class SseParser {
     const field = colon === -1 ? line : line.slice(0, colon);
     let value = colon === -1 ? '' : line.slice(colon + 1);
     if (value.charCodeAt(0) === 32) value = value.slice(1);
-    if (field === 'data') this.#data.push(value);
-    else if (field === 'event') this.#event = value;
+    if (field === 'data') {
+      this.#data.push(value);
+      this.#hold(value.length);
+    } else if (field === 'event') this.#event = value;
     return undefined;
+  }
+
+  #hold(chars: number): void {
+    this.#held += chars;
+    if (this.#held > MAX_EVENT_CHARS) throw eventTooLarge();
   }
 }
 
@@ -156,13 +176,13 @@ export class SseStreamMapper implements StreamMapper {
 
   push(part: Uint8Array): readonly ChatCompletionChunk[] {
     const out: ChatCompletionChunk[] = [];
-    if (this.#open()) this.#map(this.#parser.push(part), out);
+    if (this.#open()) this.#map(this.#parse(part), out);
     return out;
   }
 
   end(): readonly ChatCompletionChunk[] {
     const out: ChatCompletionChunk[] = [];
-    if (this.#open()) this.#map(this.#parser.end(), out);
+    if (this.#open()) this.#map(this.#parse(undefined), out);
     if (!this.#open()) return out;
     try {
       this.#events.end(out);
@@ -170,6 +190,16 @@ export class SseStreamMapper implements StreamMapper {
       this.error = err;
     }
     return out;
+  }
+
+  /** The events a part (or the body's end) completes; an event too large to read stops mapping. */
+  #parse(part: Uint8Array | undefined): readonly SseEvent[] {
+    try {
+      return part === undefined ? this.#parser.end() : this.#parser.push(part);
+    } catch (err) {
+      this.error = err;
+      return NO_EVENTS;
+    }
   }
 
   #open(): boolean {
