@@ -5,6 +5,7 @@
 // non-2xx is permanent.
 import { abortableRequest } from '../../shared/abortable-request.js';
 import { outboundAgent } from '../../shared/outbound-agent.js';
+import { basicAuthorization, hasAuthorization } from '../../shared/url-credentials.js';
 import { decodeResponse } from '../../otlp/proto-codec.js';
 import { parseJsonResponse } from '../../otlp/json-codec.js';
 import { decodeStatus } from '../../otlp/rpc-status.js';
@@ -139,24 +140,13 @@ function whyNotFollowed(status: number): string {
 
 /**
  * The headers configured, plus the Basic authorization that credentials
- * written into the URL (`https://user:password@host/...`, or a token as the
- * user name alone) stand for, as curl and the collector's Go client send
- * them; undici leaves them out of the request. A configured Authorization
- * header wins.
+ * written into the URL stand for (shared/url-credentials.ts). A configured
+ * Authorization header wins.
  */
 function withUrlCredentials(headers: Readonly<Record<string, string>>, url: URL): Readonly<Record<string, string>> {
-  if (url.username === '' && url.password === '') return headers;
-  if (Object.keys(headers).some((name) => name.toLowerCase() === 'authorization')) return headers;
-  const credentials = `${percentDecoded(url.username)}:${percentDecoded(url.password)}`;
-  return { ...headers, authorization: `Basic ${Buffer.from(credentials).toString('base64')}` };
-}
-
-function percentDecoded(text: string): string {
-  try {
-    return decodeURIComponent(text);
-  } catch {
-    return text; // a `%` that begins no escape stands for itself
-  }
+  const authorization = basicAuthorization(url);
+  if (authorization === undefined || hasAuthorization(headers)) return headers;
+  return { ...headers, authorization };
 }
 
 /** At most MAX_RESPONSE_BYTES of an answer: a destination cannot make a delivery hold its whole body in memory. */

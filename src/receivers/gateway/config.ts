@@ -10,6 +10,7 @@ import { positiveByteSize, positiveTimerDuration } from '../../shared/units.js';
 import { endpointText } from '../../core/listener/endpoint.js';
 import { checkHttpTimeouts, corsSchema, httpListenerShape } from '../../core/listener/config.js';
 import { BUDGET_PERIODS } from '../../shared/periods.js';
+import { basicAuthorization, hasAuthorization } from '../../shared/url-credentials.js';
 import { modelSchema } from './core/catalog-config.js';
 import { providerConfigSchemas, providerTypes } from './providers/config-schemas.js';
 import type { BaseProviderConfig } from './providers/shared/types.js';
@@ -64,8 +65,26 @@ const providerSchema = z
       forwardIssues(parsed.error.issues, ctx);
       return z.NEVER;
     }
+    const clash = otherAuthorization(parsed.data);
+    if (clash !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['base_url'], message: `its credentials are sent as Basic authorization, and ${clash} goes in the same Authorization header; leave one out` });
+      return z.NEVER;
+    }
     return parsed.data;
   });
+
+/**
+ * What else a provider whose base_url has credentials (sent as Basic
+ * authorization, core/upstream.ts) would put in the Authorization header:
+ * one of the two would be lost.
+ */
+function otherAuthorization(config: BaseProviderConfig): string | undefined {
+  if (basicAuthorization(new URL(config.base_url)) === undefined) return undefined;
+  if (hasAuthorization(config.headers ?? {})) return 'a `headers` Authorization';
+  if (config.type === 'bedrock') return "Bedrock's SigV4 signature (or API key)";
+  if (config.type === 'openai' && typeof config.api_key === 'string' && config.api_key !== '') return "api_key's Bearer token";
+  return undefined;
+}
 
 const endpointSchema = endpointText('127.0.0.1:8787');
 

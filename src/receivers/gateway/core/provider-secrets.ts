@@ -3,6 +3,7 @@
 // them from clients is much of what a gateway is for. OpenAI masks a key it
 // refuses; OpenAI-compatible servers and the proxies in between do not all.
 import { credentialsRedactor } from '../../../shared/redact-url.js';
+import { basicAuthorization } from '../../../shared/url-credentials.js';
 import type { BaseProviderConfig } from '../providers/shared/types.js';
 
 /** Config keys that hold a credential, in any provider type (Bedrock's access keys among them). */
@@ -13,13 +14,15 @@ const AWS_SECRET_VARIABLES = ['AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS
 
 /**
  * Replaces the provider's credentials (keys, header values, those in its
- * base_url; for Bedrock signing with the environment's credentials, those as
+ * base_url and the Basic authorization they are sent as; for Bedrock signing with the environment's credentials, those as
  * they are now) in a text with `***`.
  */
 export function providerSecretsRedactor(config: BaseProviderConfig): (text: string) => string {
   const fields: Partial<Record<(typeof CREDENTIAL_KEYS)[number] | 'access_key_id', unknown>> = config;
   const credentials = CREDENTIAL_KEYS.map((key) => fields[key]).filter((value) => typeof value === 'string');
-  const configured = credentialsRedactor(config.base_url, [...credentials, ...Object.values(config.headers ?? {})]);
+  // The Basic authorization base_url's credentials are sent as (upstream.ts) is theirs too.
+  const basic = basicAuthorization(new URL(config.base_url));
+  const configured = credentialsRedactor(config.base_url, [...credentials, ...Object.values(config.headers ?? {}), ...(basic === undefined ? [] : [basic])]);
   if (config.type !== 'bedrock' || fields.access_key_id !== undefined) return configured;
   return function redactWithEnvironment(text) {
     const fromEnvironment = AWS_SECRET_VARIABLES.map((name) => process.env[name]).filter((value) => value !== undefined);

@@ -3,6 +3,7 @@
 // client that went away) into an abort of that attempt.
 import type { Dispatcher } from 'undici';
 import { outboundAgent } from '../../../shared/outbound-agent.js';
+import { basicAuthorization, hasAuthorization } from '../../../shared/url-credentials.js';
 import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
 import type { SpanRecord } from './spans.js';
@@ -32,12 +33,12 @@ export class UpstreamAgents {
   stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord, handler: Dispatcher.DispatchHandler): void {
     const reason = clock.error;
     if (reason !== undefined) throw reason;
-    this.#agent(slug).dispatch({ origin: url.origin, path: url.path, method: request.method, headers: tracedHeaders(request.headers, span), body: request.body }, handler);
+    this.#agent(slug).dispatch({ origin: url.origin, path: url.path, method: request.method, headers: sentHeaders(request.headers, url, span), body: request.body }, handler);
   }
 
   /** A non-streaming request: the whole answer in one buffer. */
   exchange(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord): Promise<BufferedResponse> {
-    return exchange(this.#agent(slug), { ...request, headers: tracedHeaders(request.headers, span) }, url, clock);
+    return exchange(this.#agent(slug), { ...request, headers: sentHeaders(request.headers, url, span) }, url, clock);
   }
 
   #agent(slug: string): Dispatcher {
@@ -53,15 +54,19 @@ export class UpstreamAgents {
 }
 
 /**
- * The adapter's headers (often one frozen object per provider) plus W3C Trace
- * Context naming the attempt's CLIENT span as the parent, as OpenTelemetry's
- * HTTP client instrumentations propagate it: an upstream that traces (a
- * self-hosted model server) continues the gateway's trace. Added after a
- * Bedrock request is signed, so the signature does not cover them (SigV4
- * allows unsigned headers).
+ * The adapter's headers (often one frozen object per provider), plus the
+ * Basic authorization that credentials in base_url stand for (undici would
+ * drop them; config validation refuses them beside another Authorization),
+ * plus W3C Trace Context naming the attempt's CLIENT span as the parent, as
+ * OpenTelemetry's HTTP client instrumentations propagate it: an upstream
+ * that traces (a self-hosted model server) continues the gateway's trace.
+ * Added after a Bedrock request is signed, so the signature does not cover
+ * them (SigV4 allows unsigned headers).
  */
-function tracedHeaders(headers: Record<string, string>, span: SpanRecord): Record<string, string> {
+function sentHeaders(headers: Record<string, string>, url: UpstreamUrl, span: SpanRecord): Record<string, string> {
   const traced: Record<string, string> = { ...headers, traceparent: formatTraceparent(span.traceId, span.spanId, span.flags ?? 1) };
+  const authorization = url.authorization;
+  if (authorization !== undefined && !hasAuthorization(headers)) traced['authorization'] = authorization;
   const traceState = span.traceState;
   if (traceState !== undefined) traced['tracestate'] = traceState;
   return traced;
@@ -177,6 +182,8 @@ export interface UpstreamUrl {
   readonly path: string;
   readonly hostname: string;
   readonly port: number;
+  /** The Basic authorization the URL's userinfo stands for, if it has any. */
+  readonly authorization: string | undefined;
 }
 
 // Adapters build the same few URLs over and over; parse each once.
@@ -187,7 +194,7 @@ export function parseUpstreamUrl(raw: string): UpstreamUrl {
   let parsed = urlCache.get(raw);
   if (parsed === undefined) {
     const url = new URL(raw);
-    parsed = { origin: url.origin, path: url.pathname + url.search, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port) };
+    parsed = { origin: url.origin, path: url.pathname + url.search, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port), authorization: basicAuthorization(url) };
     if (urlCache.size >= URL_CACHE_LIMIT) urlCache.clear();
     urlCache.set(raw, parsed);
   }
