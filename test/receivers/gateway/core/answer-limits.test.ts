@@ -110,6 +110,22 @@ describe('a streamed event larger than the gateway reads', () => {
     await vi.waitFor(() => expect(closed()).toBe(1));
   });
 
+  it('falls back from an anthropic stream of a Messages request sent on natively whose first line never ends', async () => {
+    const { closed } = await setup('anthropic', (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      endless(res, TYPES.anthropic.sse, MAX_EVENT_CHARS + MiB);
+    });
+    const answer = await fetch(`${gateway?.baseURL}/messages`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'acme/m', max_tokens: 10, messages, stream: true }),
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.headers.get('x-sluice-provider')).toBe('second');
+    expect(await answer.text()).toContain('message_stop');
+    await vi.waitFor(() => expect(closed()).toBe(1));
+  });
+
   it('falls back from an OpenAI-compatible stream answered with an endless JSON body', async () => {
     const { client, closed } = await setup('openai', (res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
