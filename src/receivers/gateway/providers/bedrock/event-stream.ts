@@ -15,17 +15,35 @@ const MAX_FRAME = 16 * 1024 * 1024;
 
 const codec = new EventStreamCodec(toUtf8, fromUtf8);
 
-/** Splits an event-stream body into messages as its parts arrive. */
+/**
+ * Splits an event-stream body into messages as its parts arrive. The parts
+ * of a frame not whole yet are kept apart and joined once enough of it is
+ * here (its prelude, then all of it): joining them on every part would copy
+ * a 16 MiB frame that comes in 64 KiB parts some 2 GiB over.
+ */
 export class EventStreamDecoder {
-  #buffer: Uint8Array = new Uint8Array(0);
+  /** Copies of the parts the frame being read has so far, and their size. */
+  #parts: Uint8Array[] = [];
+  #size = 0;
+  /** Bytes held that the next look at the frame needs: its prelude, then its whole length. */
+  #needed = 0;
 
   /** Hands each message this part of the body completes to `take`, in order; a bad frame throws. */
   push(part: Uint8Array, take: (message: Message) => void): void {
-    const joined = this.#buffer.length > 0;
-    let buffer = joined ? concat(this.#buffer, part) : part;
+    let buffer = part;
+    if (this.#size > 0) {
+      // The part's owner may reuse it: what is held is a copy (a Buffer's slice() is a view).
+      this.#parts.push(new Uint8Array(part));
+      this.#size += part.length;
+      if (this.#size < this.#needed) return;
+      buffer = concat(this.#parts, this.#size);
+      this.#parts = [];
+      this.#size = 0;
+    }
+    let total = 0;
     while (buffer.length >= 4) {
       const prelude = new DataView(buffer.buffer, buffer.byteOffset, Math.min(buffer.length, PRELUDE));
-      const total = prelude.getUint32(0);
+      total = prelude.getUint32(0);
       if (total < MIN_FRAME || total > MAX_FRAME) throw new UpstreamStreamError(`bedrock sent an event-stream frame of ${total} bytes`);
       // A length that is wrong would have the rest of the stream waited for as this frame: its CRC is checked as soon as it is here.
       if (buffer.length >= PRELUDE && crc32(buffer.subarray(0, 8)) !== prelude.getUint32(8)) throw new UpstreamStreamError('bedrock sent a malformed event-stream frame: its prelude checksum does not match');
@@ -39,13 +57,15 @@ export class EventStreamDecoder {
       buffer = buffer.subarray(total);
       take(message);
     }
-    // The start of a frame is kept in a buffer of its own, not as a view of a part its owner may reuse.
-    this.#buffer = joined || buffer.length === 0 ? buffer : buffer.slice();
+    if (buffer.length === 0) return;
+    this.#parts = [buffer.buffer === part.buffer ? new Uint8Array(buffer) : buffer];
+    this.#size = buffer.length;
+    this.#needed = buffer.length < PRELUDE ? PRELUDE : total;
   }
 
   /** Throws if the body ended inside a frame. */
   end(): void {
-    if (this.#buffer.length > 0) throw new UpstreamStreamError('bedrock stream ended inside an event-stream frame');
+    if (this.#size > 0) throw new UpstreamStreamError('bedrock stream ended inside an event-stream frame');
   }
 }
 
@@ -54,9 +74,12 @@ export function headerString(message: Message, name: string): string | undefined
   return header?.type === 'string' ? header.value : undefined;
 }
 
-function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
-  const out = new Uint8Array(a.length + b.length);
-  out.set(a, 0);
-  out.set(b, a.length);
+function concat(parts: readonly Uint8Array[], size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  let offset = 0;
+  for (const part of parts) {
+    out.set(part, offset);
+    offset += part.length;
+  }
   return out;
 }

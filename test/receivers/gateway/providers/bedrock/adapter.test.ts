@@ -402,6 +402,14 @@ describe('bedrock adapter', () => {
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { total_tokens: 42 } });
   });
 
+  it('decodes a frame of many MiB that arrives in many parts, and the small frames around it', async () => {
+    const large = 'x'.repeat(12 * 1024 * 1024);
+    const ctx = await setup((_seen, res) => sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['a', large, 'b']), ...endFrames('end_turn')]));
+    const { chunks, error } = await stream(bedrockAdapter, ctx, { messages: [{ role: 'user', content: 'Hi' }] });
+    expect(error).toBeUndefined();
+    expect(assemble(chunks).text).toBe(`a${large}b`);
+  });
+
   it('numbers parallel streamed tool calls 0, 1 whatever their content block index', async () => {
     const ctx = await setup((_seen, res) =>
       sendFrames(res, [
