@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_EVENT_CHARS } from '../../../../../src/receivers/gateway/providers/shared/answer-limits.js';
 import { SseParser, type SseEvent } from '../../../../../src/receivers/gateway/providers/shared/sse.js';
+import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/shared/types.js';
 
 /** Every event of a body arriving in `parts`, as the gateway feeds the parser. */
 function all(parts: readonly (string | Uint8Array)[]): SseEvent[] {
@@ -92,5 +94,33 @@ describe('SSE parsing', () => {
       { event: undefined, data: `{"b64":"${image}"}` },
       { event: undefined, data: 'next' },
     ]);
+  });
+});
+
+describe('SSE events past the bound', () => {
+  const MiB = 1024 * 1024;
+  const line = `data: ${'x'.repeat(MiB)}\n`;
+
+  it('stop the parser when one event holds too much in many data lines, none too long', () => {
+    const parser = new SseParser();
+    // Exactly the bound is held; one line more is past it.
+    for (let i = 0; i < MAX_EVENT_CHARS / MiB; i++) expect(parser.push(Buffer.from(line))).toEqual([]);
+    expect(() => parser.push(Buffer.from(line))).toThrow(UpstreamStreamError);
+  });
+
+  it('count each event apart, so a long stream of events each under the bound goes through', () => {
+    const parser = new SseParser();
+    const event = `${line.repeat(MAX_EVENT_CHARS / MiB)}\n`;
+    for (let i = 0; i < 3; i++) expect(parser.push(Buffer.from(event))).toHaveLength(1);
+  });
+
+  it('count a line that comes in many parts once, however long, up to the bound', () => {
+    const parser = new SseParser();
+    const long = Buffer.from(`data: ${'y'.repeat(MAX_EVENT_CHARS / 2 + MiB)}\n\n`);
+    for (let event = 0; event < 2; event++) {
+      const events = [];
+      for (let i = 0; i < long.length; i += MiB) events.push(...parser.push(long.subarray(i, i + MiB)));
+      expect(events).toHaveLength(1);
+    }
   });
 });
