@@ -1,4 +1,4 @@
-import { connect } from 'node:http2';
+import { connect, constants } from 'node:http2';
 import { gzipSync } from 'node:zlib';
 import { compressionAlgorithms, Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
@@ -85,7 +85,7 @@ describe('OTLP/gRPC receiver', () => {
     expect(consumer.calls).toBe(1);
   });
 
-  it('answers INVALID_ARGUMENT, and counts it, for a call that ends without one whole message or sends two', async () => {
+  it('answers INVALID_ARGUMENT for a call that ends without one whole message or sends two, counting the second message as malformed', async () => {
     const { grpcTarget, consumer, telemetry } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } });
     const body = protoBody();
     const calls = [
@@ -99,9 +99,33 @@ describe('OTLP/gRPC receiver', () => {
       expect(answer.code).toBe(status.INVALID_ARGUMENT);
       expect(answer.details).not.toBe('');
     }
-    expect(await metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'grpc', reason: 'malformed' })).toBe(calls.length);
+    // A call ended without a whole message is how a Node client's cancel arrives: not counted.
+    expect(await metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'grpc', reason: 'malformed' })).toBe(1);
     expect(consumer.calls).toBe(0);
     expect(await exportFramed(grpcTarget, frame(body))).toEqual({ code: status.OK, details: 'OK' });
+  });
+
+  it('does not count a call its client cancels while the request message is still arriving as a refusal', async () => {
+    const { grpcTarget, consumer, telemetry } = await startReceiver({ grpc: { endpoint: '127.0.0.1:0' } });
+    const body = protoBody();
+    const session = connect(`http://${grpcTarget}`);
+    // As grpc-js cancels: part of the message, then the stream closed with CANCEL.
+    for (const sent of [frame(body).subarray(0, 20), Buffer.alloc(0)]) {
+      const stream = session.request({ ':method': 'POST', ':path': EXPORT_PATH, 'content-type': 'application/grpc', te: 'trailers' });
+      stream.on('error', () => {});
+      stream.resume();
+      await new Promise<void>((resolve) => stream.write(sent, () => resolve()));
+      const closed = new Promise((resolve) => stream.on('close', resolve));
+      stream.close(constants.NGHTTP2_CANCEL);
+      await closed;
+    }
+    session.close();
+    // A whole call after them is answered: the cancels were read.
+    expect(await exportFramed(grpcTarget, frame(body))).toEqual({ code: status.OK, details: 'OK' });
+    for (const reason of ['malformed', 'too_large', 'error']) {
+      expect(await metricValue(telemetry, 'sluice_receiver_refused_requests_total', { transport: 'grpc', reason })).toBe(0);
+    }
+    expect(consumer.calls).toBe(1);
   });
 
   it('answers RESOURCE_EXHAUSTED with RetryInfo when the pipeline pushes back', async () => {
