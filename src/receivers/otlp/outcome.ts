@@ -24,6 +24,19 @@ export interface Refusal {
 /** Sent with a 429 when the refusing component named no delay. */
 export const DEFAULT_BACKPRESSURE_RETRY_MS = 1_000;
 
+/**
+ * The least delay a client is told to wait. A delay passed on from a
+ * destination can be 0 or already past (`Retry-After: 0`, an HTTP date gone
+ * by): told so, a client retries at once, into the same refusal. One
+ * second, the least HTTP's whole-second Retry-After can say, holds for gRPC's
+ * RetryInfo too, so both transports answer alike.
+ */
+const MIN_RETRY_AFTER_MS = 1_000;
+
+function retryDelay(ms: number | undefined): number | undefined {
+  return ms === undefined ? undefined : Math.max(MIN_RETRY_AFTER_MS, ms);
+}
+
 /** How a request that failed with `err` is answered and counted. */
 export function classify(err: unknown): Refusal {
   if (err instanceof BodyTooLargeError) {
@@ -38,9 +51,9 @@ export function classify(err: unknown): Refusal {
       httpStatus: 429,
       grpcCode: RESOURCE_EXHAUSTED,
       message: err.message,
-      retryAfterMs: err.retryAfterMs ?? DEFAULT_BACKPRESSURE_RETRY_MS,
+      retryAfterMs: retryDelay(err.retryAfterMs ?? DEFAULT_BACKPRESSURE_RETRY_MS),
     };
   }
-  const retryAfterMs = err instanceof RetryableError ? err.retryAfterMs : undefined;
+  const retryAfterMs = err instanceof RetryableError ? retryDelay(err.retryAfterMs) : undefined;
   return { reason: 'error', httpStatus: 503, grpcCode: UNAVAILABLE, message: errorMessage(err), retryAfterMs };
 }
