@@ -1,35 +1,16 @@
 // service.storage.directory: created at start, and refused early with a clear
 // message when unusable, rather than failing later inside a queue.
 import { constants } from 'node:fs';
-import { access, mkdir, stat } from 'node:fs/promises';
-import { dirname, resolve } from 'node:path';
+import { access, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import { lockDirectory, type DirectoryLock } from '../queue/directory-lock.js';
 import { QueueLockedError } from '../queue/errors.js';
 import { errorMessage, SluiceError } from '../shared/errors.js';
+import { makeDirectories } from '../shared/make-directories.js';
 
 export class StorageError extends SluiceError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('SLUICE_ERR_STORAGE', message, options);
-  }
-}
-
-/**
- * `mkdir -p`, one level at a time. Node 20's `mkdir(..., { recursive: true })`
- * never settles for a path under /proc (it retries the ENOENT there for
- * ever, at full CPU), which left the daemon starting for good.
- */
-async function makeDirectories(path: string): Promise<void> {
-  try {
-    await mkdir(path);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EEXIST') return;
-    const parent = dirname(path);
-    if (code !== 'ENOENT' || parent === path) throw err;
-    await makeDirectories(parent);
-    await mkdir(path).catch(function existsNow(again: unknown) {
-      if ((again as NodeJS.ErrnoException).code !== 'EEXIST') throw again;
-    });
   }
 }
 

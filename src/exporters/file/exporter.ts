@@ -1,8 +1,10 @@
 // Appends one OTLP/JSON ExportTraceServiceRequest per line. It has no queue:
 // consume() settles once the line is written (and fsynced when configured).
-import { mkdir, open, stat, type FileHandle } from 'node:fs/promises';
+import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { CreateSettings, Exporter } from '../../core/component.js';
+import { errorMessage } from '../../shared/errors.js';
+import { makeDirectories } from '../../shared/make-directories.js';
 import { exporterMetrics } from '../../shared/telemetry.js';
 import type { FileConfig } from './config.js';
 import { Rotation } from './rotation.js';
@@ -51,7 +53,7 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
   }
 
   async function openFile(): Promise<OpenFile> {
-    await mkdir(dirname(path), { recursive: true });
+    await makeDirectories(dirname(path));
     const handle = await open(path, 'a', FILE_MODE);
     try {
       const { dev, ino } = await handle.stat();
@@ -140,7 +142,11 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
 
   return {
     start: async function start() {
-      file = await openFile();
+      try {
+        file = await openFile();
+      } catch (err) {
+        throw new Error(`exporters.${settings.id}.path: cannot write ${path}: ${errorMessage(err)}`, { cause: err });
+      }
       running = true;
     },
     consume: function consume(batch) {

@@ -41,6 +41,20 @@ describe('file exporter', () => {
     for (const line of lines) expect(parseJsonRequest(line)).toEqual(batch.toModel());
   });
 
+  it('fails to start, naming its key and the reason, when its directory cannot be made (under /proc, where Node 20 retried mkdir for ever)', async () => {
+    const telemetry = new Telemetry({ defaultMetrics: false });
+    const logger = pino({ level: 'silent' });
+    const settings = { id: 'file/proc', logger, telemetry, storageDirectory: dir, version: '0.0.0' };
+    const host = testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' });
+    const underProc = createFileExporter(settings, fileConfigSchema.parse({ path: '/proc/self/sluice/x/traces.jsonl', fsync: false }));
+    await expect(underProc.start(host)).rejects.toThrow(/^exporters\.file\/proc\.path: cannot write \/proc\/self\/sluice\/x\/traces\.jsonl: .*ENOENT/);
+    await underProc.shutdown();
+    await writeFile(join(dir, 'plain'), '');
+    const underFile = createFileExporter(settings, fileConfigSchema.parse({ path: join(dir, 'plain', 'x', 'traces.jsonl'), fsync: false }));
+    await expect(underFile.start(host)).rejects.toThrow(/ENOTDIR/);
+    await underFile.shutdown();
+  });
+
   it('creates the file readable by its owner only, as the collector does: spans may carry prompts and answers', async () => {
     const telemetry = new Telemetry({ defaultMetrics: false });
     const logger = pino({ level: 'silent' });
