@@ -392,11 +392,33 @@ export function parseJsonRequest(body: string | Uint8Array): ExportTraceServiceR
 }
 
 export function stringifyRequest(request: ExportTraceServiceRequest): string {
-  return JSON.stringify(request, function replaceNonFinite(_key, value: unknown) {
-    // proto3 JSON spells non-finite doubles as strings; JSON.stringify would write null.
-    if (typeof value === 'number' && !Number.isFinite(value)) return String(value);
+  let negativeZero = false;
+  const text = JSON.stringify(request, function replaceNonFinite(_key, value: unknown) {
+    if (typeof value === 'number') {
+      // proto3 JSON spells non-finite doubles as strings; JSON.stringify would write null.
+      if (!Number.isFinite(value)) return String(value);
+      if (value === 0 && Object.is(value, -0)) negativeZero = true;
+    }
     return value;
   });
+  // JSON.stringify writes -0 as 0, and a replacer can only turn it into a
+  // string: a request holding one (rare) is written again by hand.
+  return negativeZero ? stringifyKeepingSign(request) : text;
+}
+
+/** JSON.stringify of plain JSON data (as stringifyRequest's replacer spells it), -0 written as -0, as the collector writes it. */
+function stringifyKeepingSign(value: unknown): string {
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) return `"${String(value)}"`;
+    return Object.is(value, -0) ? '-0' : JSON.stringify(value);
+  }
+  if (Array.isArray(value)) return `[${value.map((item: unknown) => (item === undefined ? 'null' : stringifyKeepingSign(item))).join(',')}]`;
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value);
+  const members: string[] = [];
+  for (const [key, item] of Object.entries(value)) {
+    if (item !== undefined) members.push(`${JSON.stringify(key)}:${stringifyKeepingSign(item)}`);
+  }
+  return `{${members.join(',')}}`;
 }
 
 /**

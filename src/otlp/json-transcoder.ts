@@ -244,6 +244,9 @@ function optionalString(out: JsonOut, key: string, src: RawBuffer, start: number
 }
 
 function jsonDouble(value: number): string {
+  // -0 keeps its sign, as in stringifyRequest and the collector (Go's
+  // strconv writes -0); JSON.stringify would write 0.
+  if (value === 0) return Object.is(value, -0) ? '-0' : '0';
   // proto3 JSON spells non-finite doubles as strings, as stringifyRequest does.
   // JSON.stringify writes the same digits as String() without going through
   // V8's number-string cache, whose entries outlive the young generation.

@@ -173,7 +173,7 @@ describe('protobuf -> OTLP/JSON transcoder', () => {
     for (const value of signed) expect(json).toContain(`{"intValue":"${value}"}`);
   });
 
-  it('spells non-finite doubles as strings and keeps bytes as base64', () => {
+  it('spells non-finite doubles as strings, keeps the sign of -0 and keeps bytes as base64', () => {
     const values: AnyValue[] = [{ doubleValue: Number.NaN }, { doubleValue: -Infinity }, { doubleValue: -0 }, { doubleValue: 1e-300 }, { bytesValue: 'AP8=' }, { arrayValue: { values: [] } }, { kvlistValue: { values: [] } }];
     const bytes = encodeRequest({
       resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'v', startTimeUnixNano: '1', endTimeUnixNano: '2', attributes: values.map((value, i) => ({ key: `k${i}`, value })) }] }] }],
@@ -182,6 +182,7 @@ describe('protobuf -> OTLP/JSON transcoder', () => {
     expect(json).toBe(viaModel(bytes));
     expect(json).toContain('{"doubleValue":"NaN"}');
     expect(json).toContain('{"doubleValue":"-Infinity"}');
+    expect(json).toContain('{"doubleValue":-0}');
     expect(json).toContain('{"bytesValue":"AP8="}');
     expect(json).toContain('{"arrayValue":{"values":[]}}');
   });

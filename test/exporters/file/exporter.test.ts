@@ -55,6 +55,34 @@ describe('file exporter', () => {
     await underFile.shutdown();
   });
 
+  it('writes a double attribute of -0 with its sign, from protobuf and from OTLP/JSON alike, as the collector does', async () => {
+    const telemetry = new Telemetry({ defaultMetrics: false });
+    const logger = pino({ level: 'silent' });
+    const path = join(dir, 'zero.jsonl');
+    const exporter = createFileExporter({ id: 'file', logger, telemetry, storageDirectory: dir, version: '0.0.0' }, fileConfigSchema.parse({ path, fsync: false }));
+    await exporter.start(testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' }));
+    const attributes = [
+      { key: 'negative', value: { doubleValue: -0 } },
+      { key: 'positive', value: { doubleValue: 0 } },
+      { key: 'huge', value: { doubleValue: '-Infinity' } },
+    ];
+    const json = JSON.stringify({
+      resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'zero', startTimeUnixNano: '1', endTimeUnixNano: '2', attributes }] }] }],
+    }).replace('"doubleValue":0', '"doubleValue":-0');
+    const fromJson = TraceBatch.fromModel(parseJsonRequest(json));
+    await exporter.consume(TraceBatch.fromProto(fromJson.toProto()));
+    await exporter.consume(fromJson);
+    await exporter.shutdown();
+    const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      expect(line).toContain('{"key":"negative","value":{"doubleValue":-0}}');
+      expect(line).toContain('{"key":"positive","value":{"doubleValue":0}}');
+      expect(line).toContain('{"key":"huge","value":{"doubleValue":"-Infinity"}}');
+    }
+    expect(lines[0]).toBe(lines[1]);
+  });
+
   it('creates the file readable by its owner only, as the collector does: spans may carry prompts and answers', async () => {
     const telemetry = new Telemetry({ defaultMetrics: false });
     const logger = pino({ level: 'silent' });
