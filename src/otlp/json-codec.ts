@@ -424,11 +424,16 @@ function stringifyKeepingSign(value: unknown): string {
 /**
  * A model object (a span, a resource) with its non-finite doubles spelled as
  * stringifyRequest spells them, for writers that stringify it themselves: the
- * logger, as JSON.stringify, would write null. Only for writing out: such a
- * `doubleValue` is then a string. Parts without one are shared, not copied.
+ * logger, as JSON.stringify, would write null. -0, which such a writer would
+ * write as 0, is spelled `"-0"`, a string the proto3 JSON mapping also reads
+ * as a double. Only for writing out: such a `doubleValue` is then a string.
+ * Parts without one are shared, not copied.
  */
 export function withNonFiniteSpelled<T>(value: T): T {
-  if (typeof value === 'number') return (Number.isFinite(value) ? value : String(value)) as T;
+  if (typeof value === 'number') {
+    if (value === 0) return (Object.is(value, -0) ? '-0' : value) as T;
+    return (Number.isFinite(value) ? value : String(value)) as T;
+  }
   if (Array.isArray(value)) {
     const items = value.map((item: unknown) => withNonFiniteSpelled(item));
     return (items.every((item, i) => item === value[i]) ? value : items) as T;

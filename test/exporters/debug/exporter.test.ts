@@ -76,7 +76,7 @@ describe('debug exporter', () => {
     });
   });
 
-  it('detailed: spells doubles JSON has no number for as OTLP/JSON does, not as null', async () => {
+  it('detailed: spells doubles JSON has no number for as OTLP/JSON does, not as null, and keeps the sign of -0', async () => {
     const double = (key: string, value: number) => ({ key, value: { doubleValue: value } });
     const bytes = encodeRequest({
       resourceSpans: [
@@ -93,7 +93,7 @@ describe('debug exporter', () => {
                   kind: 1,
                   startTimeUnixNano: '1',
                   endTimeUnixNano: '2',
-                  attributes: [double('finite', 1.5), { key: 'list', value: { arrayValue: { values: [{ doubleValue: -Infinity }] } } }],
+                  attributes: [double('finite', 1.5), double('zero', -0), { key: 'list', value: { arrayValue: { values: [{ doubleValue: -Infinity }] } } }],
                   events: [{ timeUnixNano: '1', name: 'event', attributes: [double('event.nan', NaN)] }],
                 },
               ],
@@ -109,6 +109,8 @@ describe('debug exporter', () => {
       span: {
         attributes: [
           { key: 'finite', value: { doubleValue: 1.5 } },
+          // A logger writes -0 as 0: its sign survives as the string OTLP/JSON also accepts.
+          { key: 'zero', value: { doubleValue: '-0' } },
           { key: 'list', value: { arrayValue: { values: [{ doubleValue: '-Infinity' }] } } },
         ],
         events: [{ attributes: [{ key: 'event.nan', value: { doubleValue: 'NaN' } }] }],
