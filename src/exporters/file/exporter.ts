@@ -54,9 +54,11 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
 
   async function openFile(): Promise<OpenFile> {
     await makeDirectories(dirname(path));
-    const handle = await open(path, 'a', FILE_MODE);
+    const handle = await open(path, 'a+', FILE_MODE);
     try {
-      const { dev, ino } = await handle.stat();
+      const { dev, ino, size } = await handle.stat();
+      const cut = await cutTornLine(handle, size);
+      if (cut > 0) settings.logger.warn({ exporter: settings.id, path, bytes: cut }, 'file exporter: the file ended inside a line (a write cut short by a crash); cut back to its last whole line');
       return { handle, dev, ino };
     } catch (err) {
       await handle.close();
@@ -197,6 +199,33 @@ export async function appendLines(handle: AppendTarget, buffers: Uint8Array[]): 
     await handle.truncate(size).catch(() => undefined);
     throw err;
   }
+}
+
+const TAIL_CHUNK = 64 * 1024;
+const NEWLINE = 0x0a;
+
+/**
+ * Cuts the file back to its last whole line and returns the bytes cut. A
+ * write the process did not live to finish (kill -9, a power cut) leaves a
+ * line cut short, whose request was never acknowledged; left there, it would
+ * join the next line written, as a failed write's half line would
+ * (appendLines), and make that acknowledged request unreadable.
+ */
+async function cutTornLine(handle: FileHandle, size: number): Promise<number> {
+  const chunk = Buffer.alloc(Math.min(TAIL_CHUNK, size));
+  let end = size;
+  while (end > 0) {
+    const start = Math.max(0, end - chunk.length);
+    const { bytesRead } = await handle.read(chunk, 0, end - start, start);
+    const newline = chunk.subarray(0, bytesRead).lastIndexOf(NEWLINE);
+    if (newline >= 0) {
+      end = start + newline + 1;
+      break;
+    }
+    end = start;
+  }
+  if (end < size) await handle.truncate(end);
+  return size - end;
 }
 
 /** Appends every buffer, in order, however many calls the kernel takes. */

@@ -83,6 +83,24 @@ describe('file exporter', () => {
     expect(lines[0]).toBe(lines[1]);
   });
 
+  it('starts on a file whose last line a crash cut short by cutting that line, so the next line written stays readable', async () => {
+    const telemetry = new Telemetry({ defaultMetrics: false });
+    const logger = pino({ level: 'silent' });
+    const path = join(dir, 'torn.jsonl');
+    const batch = TraceBatch.fromProto(ProtobufTraceSerializer.serializeRequest(makeSdkSpans())!);
+    const whole = batch.toJson();
+    // A line acknowledged before the crash, then one the crash cut short (never acknowledged): short, or longer than one read.
+    for (const torn of [whole.slice(0, 100), `{"resourceSpans":[{"resource":{"attributes":[{"key":"k","value":{"stringValue":"${'x'.repeat(150_000)}`]) {
+      await writeFile(path, `${whole}\n${torn}`);
+      const exporter = createFileExporter({ id: 'file', logger, telemetry, storageDirectory: dir, version: '0.0.0' }, fileConfigSchema.parse({ path, fsync: false }));
+      await exporter.start(testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' }));
+      await exporter.consume(batch);
+      await exporter.shutdown();
+      const lines = (await readFile(path, 'utf8')).trimEnd().split('\n');
+      expect(lines.map((line) => parseJsonRequest(line))).toEqual([batch.toModel(), batch.toModel()]);
+    }
+  });
+
   it('creates the file readable by its owner only, as the collector does: spans may carry prompts and answers', async () => {
     const telemetry = new Telemetry({ defaultMetrics: false });
     const logger = pino({ level: 'silent' });
