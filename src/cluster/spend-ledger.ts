@@ -4,6 +4,14 @@
 // counters are folded into a snapshot (`spend.json`, written to a temporary
 // file and renamed, naming the last entry it includes) and the log starts
 // afresh. Periods that are over are dropped then, except `total`.
+//
+// In cluster mode (`outbox`), each addition also waits in an outbox until the
+// cluster's Redis has it: its entry names the ledger it is shared under (one
+// per process, so a sequence number lost with the log's last second is never
+// used twice under one name), a mark `{a: n}` is appended once Redis has
+// every addition up to n, and the snapshot keeps the outbox. An instance that
+// dies before Redis takes its spend sends it after its next start.
+import { randomBytes } from 'node:crypto';
 import { readFile, rename, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
@@ -38,6 +46,23 @@ interface SpendEntry {
   t: number;
   /** Sequence number: entries at or below the snapshot's `upTo` are already in it. */
   n?: number;
+  /** Cluster mode: the ledger it is shared under; it waits in the outbox until a mark covers it. */
+  s?: string;
+}
+
+/** Cluster mode: the cluster has every addition numbered up to `a`. */
+interface SharedMark {
+  a: number;
+}
+
+/** An addition the cluster has not confirmed yet, oldest first in the outbox. */
+export interface UnsharedSpend {
+  /** The ledger it is shared under: the process that made it. */
+  readonly ledger: string;
+  readonly seq: number;
+  readonly key: string;
+  readonly cost: Cost;
+  readonly atMs: number;
 }
 
 /** Key name -> period id -> decimal USD. */
@@ -47,12 +72,19 @@ interface Snapshot {
   /** The last entry sequence number the counters include. */
   upTo: number;
   keys: Counters;
+  /** Cluster mode: the outbox (entries at or below `upTo` the cluster has not confirmed). */
+  outbox?: SpendEntry[];
 }
+
+/** Outbox entries kept for the cluster while it is unreachable; beyond this the oldest are given up (logged). */
+export const MAX_UNSHARED = 100_000;
 
 export interface LocalSpendLedgerOptions {
   readonly nowMs?: number;
   /** Log bytes that trigger a fold into the snapshot (tests make it small). */
   readonly compactBytes?: number;
+  /** Cluster mode: keep the additions the cluster has not confirmed, across restarts. */
+  readonly outbox?: boolean;
 }
 
 export class LocalSpendLedger implements SpendLedger {
@@ -65,39 +97,56 @@ export class LocalSpendLedger implements SpendLedger {
   #logBytes = 0;
   #seq = 0;
   #compacting: Promise<void> | undefined;
+  /** The ledger this process's additions are shared under; undefined: no outbox (local mode). */
+  readonly #ledgerId: string | undefined;
+  #outbox: UnsharedSpend[] = [];
 
-  private constructor(directory: string, logger: Logger, compactBytes: number) {
+  private constructor(directory: string, logger: Logger, compactBytes: number, outbox: boolean) {
     this.#directory = directory;
     this.#logger = logger;
     this.#compactBytes = compactBytes;
+    this.#ledgerId = outbox ? randomBytes(9).toString('base64url') : undefined;
     this.#log = new RecordLog(join(directory, LOG_FILES[0]), logger);
   }
 
   /**
    * Loads the snapshot, replays the logs' entries it does not include (a
    * crash can leave both logs, or a log already folded), writes a new
-   * snapshot and starts an empty log.
+   * snapshot and starts an empty log. With `outbox`, the additions of earlier
+   * runs that no mark covers are kept for the cluster (in sequence order:
+   * the two logs may hold them either way round).
    */
   static async open(directory: string, logger: Logger, options: LocalSpendLedgerOptions = {}): Promise<LocalSpendLedger> {
-    const ledger = new LocalSpendLedger(directory, logger, options.compactBytes ?? COMPACT_BYTES);
+    const ledger = new LocalSpendLedger(directory, logger, options.compactBytes ?? COMPACT_BYTES, options.outbox ?? false);
     const snapshot = await readSnapshot(join(directory, SNAPSHOT_FILE));
     ledger.#load(snapshot.keys);
     ledger.#seq = snapshot.upTo;
+    const unshared = (snapshot.outbox ?? []).flatMap(unsharedOf);
+    let sharedUpTo = 0;
     for (const name of [LEGACY_LOG_FILE, ...LOG_FILES]) {
       await replayRecordFile(
         join(directory, name),
         function replay(data) {
-          const entry = JSON.parse(data.toString('utf8')) as SpendEntry;
-          if (entry.n !== undefined && entry.n <= snapshot.upTo) return;
-          ledger.#apply(entry.k, parseUsd(entry.c), entry.t);
-          if (entry.n !== undefined && entry.n > ledger.#seq) ledger.#seq = entry.n;
+          const record = JSON.parse(data.toString('utf8')) as SpendEntry | SharedMark;
+          if ('a' in record) {
+            sharedUpTo = Math.max(sharedUpTo, record.a);
+            return;
+          }
+          if (record.n !== undefined && record.n <= snapshot.upTo) return;
+          ledger.#apply(record.k, parseUsd(record.c), record.t);
+          if (record.n !== undefined && record.n > ledger.#seq) ledger.#seq = record.n;
+          unshared.push(...unsharedOf(record));
         },
         logger,
       );
     }
+    if (ledger.#ledgerId !== undefined) {
+      ledger.#outbox = unshared.filter((addition) => addition.seq > sharedUpTo).sort((x, y) => x.seq - y.seq);
+      if (ledger.#outbox.length > 0) logger.info({ additions: ledger.#outbox.length }, 'spend the cluster Redis had not taken before the last stop is sent once it is reachable');
+    }
     ledger.#dropPastPeriods(options.nowMs ?? Date.now());
     try {
-      await ledger.#writeSnapshot({ upTo: ledger.#seq, keys: ledger.#snapshot() });
+      await ledger.#writeSnapshot(ledger.#snapshotNow());
     } catch (err) {
       // On a full disk the gateway must still start: the logs stay (their
       // entries carry sequence numbers), new entries follow them, and the
@@ -118,7 +167,35 @@ export class LocalSpendLedger implements SpendLedger {
     this.#apply(key, cost, atMs);
     this.#seq += 1;
     const entry: SpendEntry = { k: key, c: formatUsd(cost), t: atMs, n: this.#seq };
-    const text = JSON.stringify(entry);
+    if (this.#ledgerId !== undefined) {
+      entry.s = this.#ledgerId;
+      this.#outbox.push({ ledger: this.#ledgerId, seq: this.#seq, key, cost, atMs });
+      const oldest = this.#outbox.length > MAX_UNSHARED ? this.#outbox[0] : undefined;
+      if (oldest !== undefined) {
+        this.#logger.warn('spend missed by the cluster Redis exceeds what is kept for it; the oldest addition is counted locally only');
+        this.markShared(oldest.seq);
+      }
+    }
+    this.#append(JSON.stringify(entry), atMs);
+    return Promise.resolve();
+  }
+
+  /** Cluster mode: the additions the cluster has not confirmed, oldest first (markShared() takes them off). */
+  get outbox(): readonly UnsharedSpend[] {
+    return this.#outbox;
+  }
+
+  /** Cluster mode: the cluster has every addition up to `seq` (or gives them up); durable as an addition is. */
+  markShared(seq: number): void {
+    let taken = 0;
+    while (taken < this.#outbox.length && (this.#outbox[taken]?.seq ?? Infinity) <= seq) taken += 1;
+    if (taken === 0) return;
+    this.#outbox.splice(0, taken);
+    const mark: SharedMark = { a: seq };
+    this.#append(JSON.stringify(mark), Date.now());
+  }
+
+  #append(text: string, atMs: number): void {
     this.#log.append(text, atMs);
     this.#logBytes += text.length;
     if (this.#logBytes >= this.#compactBytes && this.#compacting === undefined) {
@@ -128,7 +205,6 @@ export class LocalSpendLedger implements SpendLedger {
           this.#compacting = undefined;
         });
     }
-    return Promise.resolve();
   }
 
   async flush(): Promise<void> {
@@ -148,7 +224,7 @@ export class LocalSpendLedger implements SpendLedger {
    */
   async #compact(): Promise<void> {
     this.#dropPastPeriods(Date.now());
-    const snapshot: Snapshot = { upTo: this.#seq, keys: this.#snapshot() };
+    const snapshot = this.#snapshotNow();
     const old = this.#log;
     this.#logIndex = 1 - this.#logIndex;
     this.#log = new RecordLog(join(this.#directory, LOG_FILES[this.#logIndex] as string), this.#logger);
@@ -196,13 +272,21 @@ export class LocalSpendLedger implements SpendLedger {
     }
   }
 
-  #snapshot(): Counters {
-    const out: Counters = {};
+  #snapshotNow(): Snapshot {
+    const keys: Counters = {};
     for (const [key, periods] of this.#counters) {
-      out[key] = Object.fromEntries([...periods].map(([id, cost]) => [id, formatUsd(cost)]));
+      keys[key] = Object.fromEntries([...periods].map(([id, cost]) => [id, formatUsd(cost)]));
     }
-    return out;
+    if (this.#ledgerId === undefined) return { upTo: this.#seq, keys };
+    const outbox = this.#outbox.map(({ ledger, seq, key, cost, atMs }): SpendEntry => ({ k: key, c: formatUsd(cost), t: atMs, n: seq, s: ledger }));
+    return { upTo: this.#seq, keys, outbox };
   }
+}
+
+/** The outbox addition an entry stands for; none for an entry not meant for the cluster. */
+function unsharedOf(entry: SpendEntry): UnsharedSpend[] {
+  if (entry.s === undefined || entry.n === undefined) return [];
+  return [{ ledger: entry.s, seq: entry.n, key: entry.k, cost: parseUsd(entry.c), atMs: entry.t }];
 }
 
 async function readSnapshot(path: string): Promise<Snapshot> {

@@ -81,6 +81,31 @@ describe('LocalSpendLedger', () => {
     await ledger.close();
   });
 
+  it('keeps in its outbox, across a kill and the folds of its log, the additions the cluster has not confirmed', async () => {
+    const dir = tempDir();
+    const now = Date.UTC(2026, 10, 23, 12);
+    const ledger = await LocalSpendLedger.open(dir, logger, { nowMs: now, outbox: true, compactBytes: 2000 });
+    for (let i = 1; i <= 60; i++) await ledger.add('k', parseUsd(`0.${String(i).padStart(3, '0')}`), now);
+    ledger.markShared(ledger.outbox[49]?.seq ?? 0);
+    await ledger.flush();
+    expect(JSON.parse(readFileSync(join(dir, 'spend.json'), 'utf8'))).toHaveProperty('outbox');
+    // No close(): as after a kill -9.
+    const reopened = await LocalSpendLedger.open(dir, logger, { nowMs: now, outbox: true });
+    expect(reopened.outbox.map((a) => a.cost)).toEqual(Array.from({ length: 10 }, (_, i) => parseUsd(`0.0${51 + i}`)));
+    const earlier = reopened.outbox[0]?.ledger;
+    await reopened.add('k', parseUsd('7'), now);
+    // A new process shares under a ledger of its own; the earlier one's additions keep theirs.
+    expect(reopened.outbox.at(-1)?.ledger).not.toBe(earlier);
+    expect(reopened.outbox.at(-1)?.seq).toBeGreaterThan(reopened.outbox[0]?.seq ?? Infinity);
+    await reopened.close();
+    await ledger.close();
+    // Without the cluster, nothing waits for it.
+    const local = await LocalSpendLedger.open(dir, logger, { nowMs: now });
+    expect(local.outbox).toEqual([]);
+    expect(await local.spent('k', 'total', now)).toBe(parseUsd('1.83') + parseUsd('7'));
+    await local.close();
+  });
+
   // A small tmpfs makes a real full disk; mounting one needs root.
   it.runIf(process.getuid?.() === 0)('opens on a full disk with what it had spent, and keeps counting across the next start', async () => {
     const full = join(tempDir(), 'full');

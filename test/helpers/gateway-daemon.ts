@@ -8,6 +8,8 @@ export interface GatewayDaemonOptions {
   /** More `service:` settings, each line indented by two spaces (e.g. `cluster:`). */
   readonly service?: string;
   readonly env?: Record<string, string>;
+  /** A directory to run in and keep (a restart on the same storage); default: a new one, removed at cleanup. */
+  readonly dir?: string;
 }
 
 export interface RunningGateway extends RunningDaemon {
@@ -34,7 +36,7 @@ service:
 ${service}  pipelines:
     traces: { receivers: [gateway], exporters: [${exporter}] }
 `,
-    options.env === undefined ? {} : { env: options.env },
+    { ...(options.env === undefined ? {} : { env: options.env }), ...(options.dir === undefined ? {} : { dir: options.dir }) },
   );
   return { ...daemon, port };
 }

@@ -1,8 +1,12 @@
 // A real redis-server (Debian's package) on a free port, with no persistence,
 // for cluster tests. stop() kills it (as an outage would); start() brings it
-// back on the same port, empty.
+// back on the same port, empty; or, started `persistent`, with its data
+// (an append-only file synced at every write, in a directory of its own).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { freePort, waitUntil } from './daemon.js';
 
 export interface TestRedis {
@@ -12,6 +16,13 @@ export interface TestRedis {
   /** SIGKILL: the data is gone, as after a crash of a Redis without persistence. */
   kill(): Promise<void>;
   stop(): Promise<void>;
+  /** Stops it and removes its data directory (persistent only). */
+  remove(): Promise<void>;
+}
+
+export interface RedisOptions {
+  /** Keeps its data across stop() and start(). */
+  readonly persistent?: boolean;
 }
 
 function answersPing(port: number): Promise<boolean> {
@@ -26,14 +37,16 @@ function answersPing(port: number): Promise<boolean> {
   });
 }
 
-export async function startRedis(): Promise<TestRedis> {
+export async function startRedis(options: RedisOptions = {}): Promise<TestRedis> {
   const port = await freePort();
+  const dataDir = options.persistent === true ? mkdtempSync(join(tmpdir(), 'sluice-redis-')) : undefined;
+  const persistence = dataDir === undefined ? ['--appendonly', 'no'] : ['--appendonly', 'yes', '--appendfsync', 'always', '--dir', dataDir];
   let child: ChildProcess | undefined;
   const redis: TestRedis = {
     port,
     url: `redis://127.0.0.1:${port}/0`,
     async start() {
-      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--loglevel', 'warning'], { stdio: 'ignore' });
+      child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', ...persistence, '--loglevel', 'warning'], { stdio: 'ignore' });
       await waitUntil(() => answersPing(port), 10_000, 'redis-server to answer');
     },
     async kill() {
@@ -45,6 +58,10 @@ export async function startRedis(): Promise<TestRedis> {
     },
     async stop() {
       await redis.kill();
+    },
+    async remove() {
+      await redis.kill();
+      if (dataDir !== undefined) rmSync(dataDir, { recursive: true, force: true });
     },
   };
   await redis.start();

@@ -7,7 +7,7 @@ import { lockDirectory, type DirectoryLock } from '../../queue/directory-lock.js
 import type { DrainParser, StoredDrain } from '../drain-store.js';
 import { LocalGenerationStore, type GenerationStore } from '../generation-store.js';
 import { LocalRateLimiter, type RateLimiter, type RateLimitOptions } from '../rate-limiter.js';
-import { LocalSpendLedger, type SpendLedger } from '../spend-ledger.js';
+import { LocalSpendLedger } from '../spend-ledger.js';
 import type { DecisionStoreOptions, SharedState } from '../state.js';
 import { LocalDecisionStore } from './decision-store.js';
 import { LocalDrainStore } from './drain-store.js';
@@ -47,8 +47,9 @@ export class LocalState implements SharedState {
     return limiter;
   }
 
-  spendLedger(): Promise<SpendLedger> {
-    this.#ledger ??= this.#usageDirectory().then((directory) => LocalSpendLedger.open(directory, this.#options.logger));
+  /** `outbox`: for RedisState, which shares the additions (the first call decides). */
+  spendLedger(options: { outbox: boolean } = { outbox: false }): Promise<LocalSpendLedger> {
+    this.#ledger ??= this.#usageDirectory().then((directory) => LocalSpendLedger.open(directory, this.#options.logger, options));
     return this.#ledger;
   }
 

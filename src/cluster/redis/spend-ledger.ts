@@ -5,29 +5,29 @@
 // (the rest) and summed back exactly on read. The local ledger records
 // everything too: it answers while Redis is down.
 //
-// Additions leave in order, from one queue, at most SEND_BATCH to a round
-// trip; one Redis does not take stays at the queue's head (with all after
-// it) and is sent again when Redis is back, or after RETRY_MS while the
-// connection holds. A write that times out may still have run in Redis, so
-// each addition carries this ledger's sequence number, and the script adds
-// only a number above the last one it added for the ledger
+// Additions leave in order from the local ledger's outbox (on disk, so an
+// instance that dies while Redis is down sends them after its next start),
+// at most SEND_BATCH to a round trip; one Redis does not take stays at the
+// outbox's head (with all after it) and is sent again when Redis is back, or
+// after RETRY_MS while the connection holds. A write that times out may
+// still have run in Redis, so each addition carries its ledger's sequence
+// number (a ledger per process, named in the outbox), and the script adds
+// only a number above the last one it added for that ledger
 // (`<prefix>spend-seq:<ledger>`, one small key per process, kept
 // SEQUENCE_TTL_MS), and only when Redis already has the addition sent before
-// it: sent twice, an addition counts once, and one Redis refused is never
-// skipped by a later one that ran (that one answers "gap" and waits). A gap
-// before the first addition after the last one Redis took means Redis went
-// back in time (restored from an older snapshot, or a lagging replica took
-// over): what it lost stays lost, and the chain starts again from the queue.
-import { randomBytes } from 'node:crypto';
+// it: sent twice, even by the next process on the same storage, an addition
+// counts once, and one Redis refused is never skipped by a later one that
+// ran (that one answers "gap" and waits). A gap before the first addition
+// after the last one Redis took means Redis went back in time (restored from
+// an older snapshot, or a lagging replica took over): what it lost stays
+// lost, and the chain starts again from the outbox.
 import type { Logger } from 'pino';
 import type { Cost } from '../../shared/money.js';
 import { BUDGET_PERIODS, periodId, type BudgetPeriod } from '../../shared/periods.js';
-import type { SpendLedger } from '../spend-ledger.js';
+import type { LocalSpendLedger, SpendLedger, UnsharedSpend } from '../spend-ledger.js';
 import type { RedisConnection } from './connection.js';
 
 const SPLIT = 1_000_000_000n;
-/** Additions kept for Redis while it is down; beyond this the oldest are given up (logged). */
-const MAX_MISSED = 100_000;
 /** Period counters outlive their period by this much (the `total` period never expires). */
 const PERIOD_GRACE_MS = 2 * 86_400_000;
 const PERIOD_LENGTH_MS: Readonly<Record<BudgetPeriod, number | undefined>> = { day: 86_400_000, week: 7 * 86_400_000, month: 31 * 86_400_000, total: undefined };
@@ -66,41 +66,41 @@ interface AddCommand {
   [ADD_COMMAND](keys: number, ...args: Array<string | number>): unknown;
 }
 
-interface Addition {
+/** The last addition Redis has of one ledger. */
+interface Confirmed {
+  readonly ledger: string;
   readonly seq: number;
-  readonly key: string;
-  readonly cost: Cost;
-  readonly atMs: number;
 }
 
 export class RedisSpendLedger implements SpendLedger {
   readonly #redis: RedisConnection;
-  readonly #local: SpendLedger;
+  readonly #local: LocalSpendLedger;
   readonly #logger: Logger;
-  /** Additions not yet taken by Redis, oldest first. */
-  #queue: Addition[] = [];
   /** The running send loop, if any: an addition queued meanwhile goes out with it. */
   #sending: Promise<void> | undefined;
   #retry: NodeJS.Timeout | undefined;
   /** Whether the last batch failed: the queue then waits for Redis. */
   #behind = false;
-  readonly #sequenceKey: string;
-  #nextSeq = 0;
+  /** Additions Redis took since the outbox last emptied (logged when it catches up after falling behind). */
+  #sentSinceEmpty = 0;
   /** The last addition Redis has (added now or before): the one the next sent follows. */
-  #confirmed = -1;
+  #confirmed: Confirmed | undefined;
   readonly #stopReplay: () => void;
 
-  constructor(redis: RedisConnection, local: SpendLedger, logger: Logger) {
+  /** `local` is opened with its outbox. */
+  constructor(redis: RedisConnection, local: LocalSpendLedger, logger: Logger) {
     this.#redis = redis;
     this.#local = local;
     this.#logger = logger;
-    this.#sequenceKey = redis.key('spend-seq', randomBytes(9).toString('base64url'));
+    // Left by an earlier run, the outbox is behind from the start.
+    this.#behind = local.outbox.length > 0;
     if (!(ADD_COMMAND in redis.client)) redis.client.defineCommand(ADD_COMMAND, { lua: ADD_SCRIPT });
     this.#stopReplay = redis.onUp(() => {
       clearTimeout(this.#retry);
       this.#retry = undefined;
       void this.#send();
     });
+    if (redis.up) void this.#send();
   }
 
   /**
@@ -125,11 +125,6 @@ export class RedisSpendLedger implements SpendLedger {
   async add(key: string, cost: Cost, atMs: number): Promise<void> {
     if (cost <= 0n) return;
     await this.#local.add(key, cost, atMs);
-    this.#queue.push({ seq: this.#nextSeq++, key, cost, atMs });
-    if (this.#queue.length > MAX_MISSED) {
-      this.#queue.shift();
-      this.#logger.warn('spend missed by the cluster Redis exceeds what is kept for it; the oldest addition is counted locally only');
-    }
     await this.#send();
   }
 
@@ -145,6 +140,10 @@ export class RedisSpendLedger implements SpendLedger {
     await this.#local.flush();
   }
 
+  #sequenceKey(ledger: string): string {
+    return this.#redis.key('spend-seq', ledger);
+  }
+
   #counter(key: string, period: BudgetPeriod, atMs: number): string {
     return this.#redis.key('spend', key, periodId(period, atMs));
   }
@@ -157,32 +156,28 @@ export class RedisSpendLedger implements SpendLedger {
   #send(): Promise<void> {
     if (this.#sending !== undefined) return this.#sending;
     // Refused on a live connection: the queue goes with the retry, not again with every addition.
-    if (this.#queue.length === 0 || this.#retry !== undefined) return Promise.resolve();
+    if (this.#local.outbox.length === 0 || this.#retry !== undefined) return Promise.resolve();
     // #sendAll awaits before it can finish, so #sending is set before it is cleared.
     this.#sending = this.#sendAll();
     return this.#sending;
   }
 
   async #sendAll(): Promise<void> {
-    const wasBehind = this.#behind;
-    let sent = 0;
     for (;;) {
-      const batch = this.#queue.slice(0, SEND_BATCH);
+      const batch = this.#local.outbox.slice(0, SEND_BATCH);
       const { done, rewound } = await this.#sendBatch(batch);
       if (rewound) {
         // What Redis lost is lost, as when it restarts empty (budgets still count this instance's own spend).
         this.#logger.warn('the cluster Redis lacks spend additions it had taken (restored from an older snapshot, or a lagging replica took over); sharing goes on from here');
-        this.#confirmed = -1;
+        this.#confirmed = undefined;
         continue;
       }
       const lastDone = batch[done - 1];
       if (lastDone !== undefined) {
-        this.#confirmed = lastDone.seq;
-        // The queue is in sequence order (the cap may have let its oldest go meanwhile): drop what Redis has.
-        let taken = 0;
-        while (taken < this.#queue.length && (this.#queue[taken]?.seq ?? Infinity) <= lastDone.seq) taken += 1;
-        this.#queue.splice(0, taken);
-        sent += done;
+        this.#confirmed = { ledger: lastDone.ledger, seq: lastDone.seq };
+        // The outbox is in sequence order (its cap may have let the oldest go meanwhile).
+        this.#local.markShared(lastDone.seq);
+        this.#sentSinceEmpty += done;
       }
       if (done < batch.length) {
         this.#sending = undefined;
@@ -191,11 +186,13 @@ export class RedisSpendLedger implements SpendLedger {
         return;
       }
       // Checked and cleared in one step, so an addition queued after this starts a loop of its own.
-      if (this.#queue.length === 0) break;
+      if (this.#local.outbox.length === 0) break;
     }
     this.#sending = undefined;
+    // Counted over every loop since it fell behind: one that Redis cut short (a timeout) is not the whole catch-up.
+    if (this.#behind) this.#logger.info({ additions: this.#sentSinceEmpty }, 'spend counted while Redis was down is now shared');
     this.#behind = false;
-    if (wasBehind) this.#logger.info({ additions: sent }, 'spend counted while Redis was down is now shared');
+    this.#sentSinceEmpty = 0;
   }
 
   #scheduleRetry(): void {
@@ -214,19 +211,21 @@ export class RedisSpendLedger implements SpendLedger {
    * first one found a gap, so Redis lacks an addition it had taken (its
    * sequence number only grows otherwise): its data went back in time.
    */
-  async #sendBatch(additions: readonly Addition[]): Promise<{ done: number; rewound: boolean }> {
+  async #sendBatch(additions: readonly UnsharedSpend[]): Promise<{ done: number; rewound: boolean }> {
     if (!this.#redis.up) return { done: 0, rewound: false };
     const pipeline = this.#redis.client.pipeline();
     const add = pipeline as unknown as AddCommand;
-    let previous = this.#confirmed;
-    for (const { seq, key, cost, atMs } of additions) {
+    let before = this.#confirmed;
+    for (const { ledger, seq, key, cost, atMs } of additions) {
       const counters = BUDGET_PERIODS.map((period) => this.#counter(key, period, atMs));
       const expiries = BUDGET_PERIODS.map((period) => {
         const length = PERIOD_LENGTH_MS[period];
         return length === undefined ? 0 : length + PERIOD_GRACE_MS;
       });
-      add[ADD_COMMAND](1 + counters.length, this.#sequenceKey, ...counters, seq, previous, SEQUENCE_TTL_MS, (cost / SPLIT).toString(), (cost % SPLIT).toString(), ...expiries);
-      previous = seq;
+      // The first of a ledger (an earlier run's, or this one's first) follows none that is known.
+      const previous = before?.ledger === ledger ? before.seq : -1;
+      add[ADD_COMMAND](1 + counters.length, this.#sequenceKey(ledger), ...counters, seq, previous, SEQUENCE_TTL_MS, (cost / SPLIT).toString(), (cost % SPLIT).toString(), ...expiries);
+      before = { ledger, seq };
     }
     let results: Array<[Error | null, unknown]>;
     try {
@@ -236,7 +235,7 @@ export class RedisSpendLedger implements SpendLedger {
     }
     let done = 0;
     while (done < additions.length && results[done]?.[0] === null && (results[done]?.[1] === 1 || results[done]?.[1] === 0)) done += 1;
-    const rewound = done === 0 && this.#confirmed !== -1 && results[0]?.[0] === null && results[0][1] === -1;
+    const rewound = done === 0 && this.#confirmed !== undefined && results[0]?.[0] === null && results[0][1] === -1;
     return { done, rewound };
   }
 }

@@ -50,7 +50,7 @@ export class RedisState implements SharedState {
   }
 
   spendLedger(): Promise<SpendLedger> {
-    this.#ledger ??= this.#local.spendLedger().then((local) => new RedisSpendLedger(this.#redis, local, this.#logger));
+    this.#ledger ??= this.#local.spendLedger({ outbox: true }).then((local) => new RedisSpendLedger(this.#redis, local, this.#logger));
     return this.#ledger;
   }
 
