@@ -1,11 +1,29 @@
 // Live instances: each writes `<prefix>instance:<id>` (its description, with
-// a TTL) and its time in the `<prefix>instances` sorted set every
-// HEARTBEAT_INTERVAL_MS. An instance that stops writing disappears from the
-// list once HEARTBEAT_TTL_MS has passed, whether it stopped cleanly or not.
+// a TTL) and its id in the `<prefix>instances` sorted set (the index of
+// instance keys) every HEARTBEAT_INTERVAL_MS. An instance that stops writing
+// disappears from the list once HEARTBEAT_TTL_MS has passed, whether it
+// stopped cleanly or not. Liveness is Redis's to tell: its key expiry and its
+// own clock (TIME) for the index's scores, never the instances' clocks, so
+// one whose clock is off neither prunes the others nor is pruned by them.
 import type { RedisConnection } from './connection.js';
 
 export const HEARTBEAT_INTERVAL_MS = 2_000;
 export const HEARTBEAT_TTL_MS = 10_000;
+
+const BEAT_COMMAND = 'sluiceHeartbeat';
+// KEYS: the instance's key, the index; ARGV: the description, the id, the TTL (ms).
+// The index is scored and pruned by Redis's clock.
+const BEAT_SCRIPT = `
+local time = redis.call('TIME')
+local now = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[3])
+redis.call('ZADD', KEYS[2], now, ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]))
+return 1`;
+
+interface BeatCommand {
+  [BEAT_COMMAND](keys: 2, instanceKey: string, index: string, info: string, id: string, ttlMs: number): Promise<unknown>;
+}
 
 export interface InstanceInfo {
   readonly id: string;
@@ -14,6 +32,7 @@ export interface InstanceInfo {
   readonly address: string;
   /** ms since the epoch */
   readonly startedAt: number;
+  /** ms since the epoch, by the instance's own clock (shown, never compared). */
   readonly lastHeartbeat: number;
 }
 
@@ -27,6 +46,7 @@ export class Heartbeats {
     this.#redis = redis;
     this.#describe = describe;
     this.#setKey = redis.key('instances');
+    if (!(BEAT_COMMAND in redis.client)) redis.client.defineCommand(BEAT_COMMAND, { lua: BEAT_SCRIPT });
   }
 
   start(): void {
@@ -39,21 +59,17 @@ export class Heartbeats {
   async beat(): Promise<void> {
     if (!this.#redis.up) return;
     const info: InstanceInfo = { ...this.#describe(), lastHeartbeat: Date.now() };
+    const client = this.#redis.client as unknown as BeatCommand;
     try {
-      await this.#redis.client
-        .multi()
-        .set(this.#redis.key('instance', info.id), JSON.stringify(info), 'PX', HEARTBEAT_TTL_MS)
-        .zadd(this.#setKey, info.lastHeartbeat, info.id)
-        .zremrangebyscore(this.#setKey, '-inf', info.lastHeartbeat - HEARTBEAT_TTL_MS)
-        .exec();
+      await client[BEAT_COMMAND](2, this.#redis.key('instance', info.id), this.#setKey, JSON.stringify(info), info.id, HEARTBEAT_TTL_MS);
     } catch {
       // Reported by the connection; the next beat tries again.
     }
   }
 
-  /** The instances whose heartbeat is younger than the TTL; throws when Redis cannot answer. */
+  /** The instances whose heartbeat is younger than the TTL (their key has not expired); throws when Redis cannot answer. */
   async live(): Promise<InstanceInfo[]> {
-    const ids = await this.#redis.client.zrangebyscore(this.#setKey, Date.now() - HEARTBEAT_TTL_MS, '+inf');
+    const ids = await this.#redis.client.zrange(this.#setKey, 0, -1);
     if (ids.length === 0) return [];
     const values = await this.#redis.client.mget(ids.map((id) => this.#redis.key('instance', id)));
     const live: InstanceInfo[] = [];

@@ -1,0 +1,74 @@
+// Instance heartbeats against a real redis-server: which instances are live
+// is Redis's to tell (its own clock and key expiry), so an instance whose
+// clock is off by more than the heartbeat TTL neither prunes the others nor
+// is pruned by them.
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RedisConnection } from '../../../src/cluster/redis/connection.js';
+import { Heartbeats, HEARTBEAT_TTL_MS } from '../../../src/cluster/redis/heartbeats.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
+import { waitUntil } from '../../helpers/daemon.js';
+import { startRedis, type TestRedis } from '../../helpers/redis.js';
+
+const logger = pino({ level: 'silent' });
+let redis: TestRedis;
+const cleanups: Array<() => Promise<void> | void> = [];
+
+beforeAll(async () => {
+  redis = await startRedis();
+});
+afterAll(async () => {
+  await redis?.stop();
+});
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function instance(id: string): Promise<Heartbeats> {
+  const connection = new RedisConnection({ url: redis.url, key_prefix: 'beats:', timeout: 1_000 }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
+  connection.connect();
+  await waitUntil(() => connection.up, 5_000, 'redis connection');
+  const heartbeats = new Heartbeats(connection, () => ({ id, version: 'test', address: `${id}:8888`, startedAt: 0 }));
+  cleanups.push(async () => {
+    await heartbeats.stop();
+    await connection.close();
+  });
+  return heartbeats;
+}
+
+/** Runs `fn` with this process's clock moved by `skewMs`. */
+async function withClockSkew<T>(skewMs: number, fn: () => Promise<T>): Promise<T> {
+  const realNow = Date.now.bind(Date);
+  const spy = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + skewMs);
+  try {
+    return await fn();
+  } finally {
+    spy.mockRestore();
+  }
+}
+
+describe('instance heartbeats', () => {
+  it('lists every instance when one clock runs ahead of the others by more than the heartbeat TTL', async () => {
+    const [a, ahead] = await Promise.all([instance('a'), instance('ahead')]);
+    await a.beat();
+    await withClockSkew(3 * HEARTBEAT_TTL_MS, () => ahead.beat());
+    expect((await a.live()).map((i) => i.id)).toEqual(['a', 'ahead']);
+    expect((await withClockSkew(3 * HEARTBEAT_TTL_MS, () => ahead.live())).map((i) => i.id)).toEqual(['a', 'ahead']);
+  });
+
+  it('lists every instance when one clock runs behind the others by more than the heartbeat TTL', async () => {
+    const [a, behind] = await Promise.all([instance('a'), instance('behind')]);
+    await withClockSkew(-3 * HEARTBEAT_TTL_MS, () => behind.beat());
+    await a.beat();
+    expect((await a.live()).map((i) => i.id)).toEqual(['a', 'behind']);
+    expect((await withClockSkew(-3 * HEARTBEAT_TTL_MS, () => behind.live())).map((i) => i.id)).toEqual(['a', 'behind']);
+  });
+
+  it('drops an instance that stopped cleanly at once', async () => {
+    const [a, b] = await Promise.all([instance('a'), instance('b')]);
+    await Promise.all([a.beat(), b.beat()]);
+    await b.stop();
+    expect((await a.live()).map((i) => i.id)).toEqual(['a']);
+  });
+});
