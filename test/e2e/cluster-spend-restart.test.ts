@@ -1,7 +1,7 @@
-// Spend a gateway counted while the cluster Redis was down, by a daemon
-// killed with SIGKILL before Redis came back (and started again while it was
-// still down), reaches Redis once Redis is back: exactly once, including
-// after a restart that sends the last additions again.
+// Spend and generation records a gateway counted while the cluster Redis was
+// down, by a daemon killed with SIGKILL before Redis came back (and started
+// again while it was still down), reach Redis once Redis is back: exactly
+// once, including after a restart that sends the last ones again.
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { startGatewayDaemon, type RunningGateway } from '../helpers/gateway-daem
 import { startRedis, type TestRedis } from '../helpers/redis.js';
 import { completion, sendJson, startUpstream, type Upstream } from '../receivers/gateway/harness.js';
 import { parseUsd } from '../../src/shared/money.js';
-import { periodId } from '../../src/shared/periods.js';
+import { dayOf, periodId } from '../../src/shared/periods.js';
 
 const PREFIX = 'spend-restart:';
 
@@ -79,12 +79,16 @@ async function redisUp(gateway: RunningGateway): Promise<boolean> {
   return text.split('\n').includes('sluice_cluster_redis_up 1');
 }
 
-/** Whether the spend files on disk hold an addition of `usd` (the log is written within a fraction of a second). */
+/** Whether the files on disk hold a request of `usd`: its spend and its generation record (written within a fraction of a second). */
 function durable(usd: string): boolean {
   const usage = join(dir, 'data', 'usage');
-  return readdirSync(usage)
-    .filter((name) => name.startsWith('spend'))
-    .some((name) => readFileSync(join(usage, name), 'utf8').includes(`"c":"${usd}"`));
+  const holds = (name: string, text: string) => readFileSync(join(usage, name), 'utf8').includes(text);
+  const files = readdirSync(usage);
+  return (
+    files.filter((name) => name.startsWith('spend')).some((name) => holds(name, `"c":"${usd}"`)) &&
+    files.includes('generations-unshared.log') &&
+    holds('generations-unshared.log', `"cost":"${usd}"`)
+  );
 }
 
 /** The fleet's total for the key, read from Redis itself. */
@@ -93,8 +97,16 @@ async function sharedTotal(client: Redis): Promise<bigint> {
   return BigInt(hi ?? '0') * 1_000_000_000n + BigInt(lo ?? '0');
 }
 
+/** Requests in the fleet's report today, read from Redis's rollup. */
+async function sharedRequests(client: Redis): Promise<number> {
+  const rollup = await client.hgetall(`${PREFIX}rollup:${dayOf(Date.now())}`);
+  return Object.entries(rollup)
+    .filter(([field]) => field.endsWith('\u0000requests'))
+    .reduce((sum, [, value]) => sum + Number(value), 0);
+}
+
 describe('spend counted while the cluster Redis is down', () => {
-  it('reaches Redis once it is back although the daemon was killed meanwhile, and counts once across later restarts', async () => {
+  it('reaches Redis, with its generation records, once Redis is back although the daemon was killed meanwhile, and counts once across later restarts', async () => {
     const first = await startGateway();
     await waitUntil(() => redisUp(first), 10_000, 'the Redis connection');
     await spend(first, 1_000);
@@ -106,18 +118,19 @@ describe('spend counted while the cluster Redis is down', () => {
       await redis.stop();
       await waitUntil(async () => !(await redisUp(first)), 10_000, 'the outage');
       await spend(first, 2_000);
-      await waitUntil(() => durable('0.02'), 5_000, 'the addition on disk');
+      await waitUntil(() => durable('0.02'), 5_000, 'the request on disk');
       await first.stop('SIGKILL');
 
       // Started again while Redis is still down: another addition, and another kill.
       const second = await startGateway();
       await spend(second, 4_000);
-      await waitUntil(() => durable('0.04'), 5_000, 'the addition on disk');
+      await waitUntil(() => durable('0.04'), 5_000, 'the request on disk');
       await second.stop('SIGKILL');
 
       const third = await startGateway();
       await redis.start();
       await waitUntil(async () => (await sharedTotal(client)) === parseUsd('0.07'), 15_000, 'the missed additions in Redis');
+      await waitUntil(async () => (await sharedRequests(client)) === 3, 5_000, 'the missed generation records in Redis');
       // Killed before it may have noted that Redis took them: the next start sends them again.
       await third.stop('SIGKILL');
 
@@ -125,7 +138,9 @@ describe('spend counted while the cluster Redis is down', () => {
       await waitUntil(() => redisUp(fourth), 10_000, 'the Redis connection');
       await spend(fourth, 8_000);
       await waitUntil(async () => (await sharedTotal(client)) >= parseUsd('0.15'), 5_000, 'the last addition in Redis');
+      await waitUntil(async () => (await sharedRequests(client)) >= 4, 5_000, 'the last generation record in Redis');
       expect(await sharedTotal(client)).toBe(parseUsd('0.15'));
+      expect(await sharedRequests(client)).toBe(4);
     } finally {
       client.disconnect();
     }

@@ -80,6 +80,10 @@ export class LocalState implements SharedState {
   }
 
   /** `<storage>/usage`, held by this process alone (two writers would interleave records). */
+  usageDirectory(): Promise<string> {
+    return this.#usageDirectory();
+  }
+
   async #usageDirectory(): Promise<string> {
     const directory = join(this.#options.storageDirectory, 'usage');
     this.#lock ??= mkdir(directory, { recursive: true, mode: 0o700 }).then(() => lockDirectory(directory));

@@ -8,18 +8,24 @@
 // Writes leave in one pipeline per event-loop turn, at most WRITE_BATCH
 // records to a round trip. The local store records everything too: it
 // answers while Redis is down, and what Redis missed is sent again when it
-// is back, or a second later while the connection holds.
+// is back, or a second later while the connection holds. Records Redis
+// missed are also appended to `usage/generations-unshared.log` (the record
+// log's framing, a record's usual text), emptied once Redis has every one,
+// so an instance that dies before Redis is back sends them after its next
+// start.
 //
 // A write that times out may still run in Redis, and is then sent again:
 // one Lua script per record sets the record's key only if it is absent
 // (SET NX, kept for the retention) and adds to the rollups only then, so a
 // record sent twice counts once.
+import { unlink } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { generationIdTime, isGenerationId } from '../../shared/generation-id.js';
 import { addToTotals, emptyTotals, rollupKeyOf, serializeGeneration, parseGeneration, type GenerationRecord, type RollupRow } from '../../shared/generation.js';
 import { addDays } from '../../shared/periods.js';
 import type { GenerationStore } from '../generation-store.js';
+import { RecordLog, replayRecordFile } from '../record-log.js';
 import type { RedisConnection } from './connection.js';
 
 const SPLIT = 1_000_000_000n;
@@ -49,6 +55,13 @@ interface AddCommand {
   [ADD_COMMAND](keys: number, ...args: Array<string | number>): unknown;
 }
 
+export interface RedisGenerationStoreOptions {
+  readonly retentionMs: number;
+  readonly logger: Logger;
+  /** Where records Redis missed wait across restarts. */
+  readonly unsharedPath: string;
+}
+
 export class RedisGenerationStore implements GenerationStore {
   readonly #redis: RedisConnection;
   readonly #local: GenerationStore;
@@ -60,14 +73,45 @@ export class RedisGenerationStore implements GenerationStore {
   #sending: Promise<void> = Promise.resolve();
   #retry: NodeJS.Timeout | undefined;
   readonly #stopReplay: () => void;
+  /** Records Redis missed, on disk until it has them all; only the send chain writes or empties it. */
+  #unshared: RecordLog;
+  /** Ids of the records in #unshared Redis has not taken yet (each written once, however often it is sent again). */
+  readonly #unsharedIds = new Set<string>();
+  /** Whether #unshared holds records (an earlier run's, or this one's). */
+  #unsharedWritten = false;
 
-  constructor(redis: RedisConnection, local: GenerationStore, options: { retentionMs: number; logger: Logger }) {
+  private constructor(redis: RedisConnection, local: GenerationStore, options: RedisGenerationStoreOptions) {
     this.#redis = redis;
     this.#local = local;
     this.#logger = options.logger;
     this.#retentionMs = options.retentionMs;
+    this.#unshared = new RecordLog(options.unsharedPath, options.logger);
     if (!(ADD_COMMAND in redis.client)) redis.client.defineCommand(ADD_COMMAND, { lua: ADD_SCRIPT });
     this.#stopReplay = redis.onUp(() => this.#replayMissed());
+  }
+
+  /** Reads the records an earlier run could not share (within the retention) and sends them once Redis is reachable. */
+  static async open(redis: RedisConnection, local: GenerationStore, options: RedisGenerationStoreOptions): Promise<RedisGenerationStore> {
+    const store = new RedisGenerationStore(redis, local, options);
+    const oldest = Date.now() - options.retentionMs;
+    const earlier: GenerationRecord[] = [];
+    await replayRecordFile(
+      options.unsharedPath,
+      function replay(data) {
+        const record = parseGeneration(data.toString('utf8'));
+        if (record.createdAt < oldest || store.#unsharedIds.has(record.id)) return;
+        store.#unsharedIds.add(record.id);
+        earlier.push(record);
+      },
+      options.logger,
+    );
+    store.#unsharedWritten = earlier.length > 0;
+    if (earlier.length > 0) {
+      options.logger.info({ records: earlier.length }, 'generation records the cluster Redis had not taken before the last stop are sent once it is reachable');
+      store.#missed.push(...earlier);
+      if (redis.up) store.#replayMissed();
+    }
+    return store;
   }
 
   add(record: GenerationRecord): void {
@@ -134,6 +178,7 @@ export class RedisGenerationStore implements GenerationStore {
     clearTimeout(this.#retry);
     this.#retry = undefined;
     await this.#send();
+    await this.#sending.then(() => this.#unshared.close());
     await this.#local.flush();
   }
 
@@ -156,8 +201,20 @@ export class RedisGenerationStore implements GenerationStore {
     if (records.length === 0) return;
     this.#pending = [];
     for (let from = 0; from < records.length; from += WRITE_BATCH) {
-      if (!(await this.#writeBatch(records.slice(from, from + WRITE_BATCH)))) return this.#remember(records.slice(from));
+      const batch = records.slice(from, from + WRITE_BATCH);
+      if (!(await this.#writeBatch(batch))) return this.#remember(records.slice(from));
+      for (const record of batch) this.#unsharedIds.delete(record.id);
     }
+    if (this.#unsharedWritten && this.#unsharedIds.size === 0) await this.#emptyUnshared();
+  }
+
+  /** Redis has every record the file holds: it starts afresh. */
+  async #emptyUnshared(): Promise<void> {
+    const path = this.#unshared.path;
+    await this.#unshared.close();
+    await unlink(path).catch(() => undefined);
+    this.#unshared = new RecordLog(path, this.#logger);
+    this.#unsharedWritten = false;
   }
 
   /** One script call per record: each is atomic and counts once, so a batch need not be. */
@@ -186,8 +243,14 @@ export class RedisGenerationStore implements GenerationStore {
 
   #remember(records: readonly GenerationRecord[]): void {
     this.#missed.push(...records);
+    for (const record of records) {
+      if (this.#unsharedIds.has(record.id)) continue;
+      this.#unsharedIds.add(record.id);
+      this.#unshared.append(serializeGeneration(record), record.createdAt);
+      this.#unsharedWritten = true;
+    }
     if (this.#missed.length > MAX_MISSED) {
-      this.#missed.splice(0, this.#missed.length - MAX_MISSED);
+      for (const given of this.#missed.splice(0, this.#missed.length - MAX_MISSED)) this.#unsharedIds.delete(given.id);
       this.#logger.warn('generation records missed by the cluster Redis exceed what is kept for it; the oldest stay local only');
     }
     // Refused on a live connection (an error reply, a timeout): tried again in a second; down: at the reconnection.

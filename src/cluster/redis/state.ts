@@ -1,6 +1,7 @@
 // Shared state in Redis (DESIGN section 13): every store here is the Redis
 // implementation over its local one, which keeps a copy and answers while
 // Redis is down or slow. Callers hold a SharedState and never know which.
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { DecisionStore } from '../decision-store.js';
 import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
@@ -16,6 +17,9 @@ import { RedisDrainStore } from './drain-store.js';
 import { RedisGenerationStore } from './generation-store.js';
 import { redisRateLimiter } from './rate-limiter.js';
 import { RedisSpendLedger } from './spend-ledger.js';
+
+/** Under the usage directory: generation records Redis missed, kept across restarts. */
+const UNSHARED_GENERATIONS_FILE = 'generations-unshared.log';
 
 export class RedisState implements SharedState {
   readonly mode = 'redis';
@@ -55,7 +59,9 @@ export class RedisState implements SharedState {
   }
 
   generationStore(): Promise<GenerationStore> {
-    this.#generations ??= this.#local.generationStore().then((local) => new RedisGenerationStore(this.#redis, local, { retentionMs: this.#retentionMs, logger: this.#logger }));
+    this.#generations ??= Promise.all([this.#local.generationStore(), this.#local.usageDirectory()]).then(([local, directory]) =>
+      RedisGenerationStore.open(this.#redis, local, { retentionMs: this.#retentionMs, logger: this.#logger, unsharedPath: join(directory, UNSHARED_GENERATIONS_FILE) }),
+    );
     return this.#generations;
   }
 
