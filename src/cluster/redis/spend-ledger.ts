@@ -137,6 +137,8 @@ export class RedisSpendLedger implements SpendLedger {
     this.#stopReplay();
     clearTimeout(this.#retry);
     this.#retry = undefined;
+    // A batch in flight (bounded by redis.timeout) notes what Redis took in the local log before LocalState closes it.
+    await this.#sending;
     await this.#local.flush();
   }
 

@@ -11,6 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { RedisState } from '../../../src/cluster/redis/state.js';
 import { LocalState } from '../../../src/cluster/local/state.js';
+import { LocalSpendLedger } from '../../../src/cluster/spend-ledger.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
 import { newGenerationId } from '../../../src/shared/generation-id.js';
 import type { GenerationRecord } from '../../../src/shared/generation.js';
@@ -216,6 +217,29 @@ describe('spend shared through Redis', () => {
     // Sent after the replay on the same connection, so read after it too.
     await ledger.add('team', parseUsd('10'), now);
     expect(await ledger.spent('team', 'total', now)).toBe(parseUsd('11'));
+  });
+
+  it('closes after a batch in flight is answered, noting on disk what Redis took', async () => {
+    const connection = new RedisConnection({ url: redis.url, key_prefix: 'spend11:', timeout: 2_000 }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
+    connection.connect();
+    await waitUntil(() => connection.up, 5_000, 'redis connection');
+    const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
+    cleanups.push(async () => {
+      await connection.close();
+      rmSync(directory, { recursive: true, force: true });
+    });
+    const state = new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
+    const ledger = await state.spendLedger();
+    const now = Date.now();
+    await pauseWrites(operator(), 300);
+    const adding = ledger.add('team', parseUsd('1'), now);
+    await state.close();
+    await adding;
+    // Opened again, nothing waits to be sent: the addition Redis took is marked on disk.
+    const again = await LocalSpendLedger.open(join(directory, 'usage'), logger, { outbox: true });
+    expect(again.outbox).toEqual([]);
+    expect(await again.spent('team', 'total', now)).toBe(parseUsd('1'));
+    await again.close();
   });
 
   it('shares a long outage\'s additions in batches that each fit in redis.timeout', async () => {
