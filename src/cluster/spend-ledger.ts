@@ -53,6 +53,8 @@ interface SpendEntry {
 /** Cluster mode: the cluster has every addition numbered up to `a`. */
 interface SharedMark {
   a: number;
+  /** Always 0: an earlier version, which passes over entries at or below its snapshot, passes over a mark too (a rollback still starts). */
+  n: 0;
 }
 
 /** An addition the cluster has not confirmed yet, oldest first in the outbox. */
@@ -191,7 +193,7 @@ export class LocalSpendLedger implements SpendLedger {
     while (taken < this.#outbox.length && (this.#outbox[taken]?.seq ?? Infinity) <= seq) taken += 1;
     if (taken === 0) return;
     this.#outbox.splice(0, taken);
-    const mark: SharedMark = { a: seq };
+    const mark: SharedMark = { a: seq, n: 0 };
     this.#append(JSON.stringify(mark), Date.now());
   }
 
