@@ -122,30 +122,34 @@ export class RedisGenerationStore implements GenerationStore {
   /**
    * The instance that served a request writes its record to Redis just
    * after the response ends, so a client that asks another instance at
-   * once can be a few ms ahead of it: a recent id not found yet is looked
-   * for again until it arrives or LATE_RECORD_WAIT_MS has passed.
+   * once can be a few ms ahead of it: a recent id Redis answers it does not
+   * have yet is looked for again until it arrives or LATE_RECORD_WAIT_MS has
+   * passed. One Redis did not answer (down, or slow past redis.timeout) is
+   * not waited for: each new look would wait out redis.timeout again.
    */
   async get(id: string): Promise<GenerationRecord | undefined> {
-    const found = await this.#find(id);
-    if (found !== undefined || !isGenerationId(id) || Date.now() - generationIdTime(id) > RECENT_ID_MS) return found;
-    for (const deadline = Date.now() + LATE_RECORD_WAIT_MS; Date.now() < deadline && this.#redis.up; ) {
+    const { record, answered } = await this.#find(id);
+    if (record !== undefined || !answered || !isGenerationId(id) || Date.now() - generationIdTime(id) > RECENT_ID_MS) return record;
+    for (const deadline = Date.now() + LATE_RECORD_WAIT_MS; Date.now() < deadline; ) {
       await sleep(LATE_RECORD_POLL_MS);
       const late = await this.#find(id);
-      if (late !== undefined) return late;
+      if (late.record !== undefined || !late.answered) return late.record;
     }
     return undefined;
   }
 
-  async #find(id: string): Promise<GenerationRecord | undefined> {
+  /** The record from Redis, else this instance's own; `answered`: Redis said whether it has it. */
+  async #find(id: string): Promise<{ record: GenerationRecord | undefined; answered: boolean }> {
     if (this.#redis.up) {
       try {
         const text = await this.#redis.client.get(this.#redis.key('generation', id));
-        if (text !== null) return parseGeneration(text);
+        if (text !== null) return { record: parseGeneration(text), answered: true };
+        return { record: await this.#local.get(id), answered: true };
       } catch {
         // Answer from this instance's own records.
       }
     }
-    return this.#local.get(id);
+    return { record: await this.#local.get(id), answered: false };
   }
 
   async rollups(fromDay: string, toDay: string): Promise<RollupRow[]> {

@@ -391,6 +391,20 @@ describe('generation records shared through Redis', () => {
     expect(rowsA).toEqual([{ day: today, key: 'team', model: 'fake/model', provider: 'fake', totals: { cost: parseUsd('0.000500000000003'), input: 22, output: 14, cacheRead: 6, cacheWrite: 0, reasoning: 0, requests: 2 } }]);
   });
 
+  it('asks a stalled Redis once for a recent record it does not have, not again while waiting for it to arrive', async () => {
+    const one = await instance('gen6:');
+    const store = await one.state.generationStore();
+    const client = operator();
+    const gets = async () => Number(/cmdstat_get:calls=(\d+)/.exec(await client.info('commandstats'))?.[1] ?? 0);
+    await client.config('RESETSTAT');
+    await client.call('CLIENT', 'PAUSE', '1500', 'ALL');
+    // Made elsewhere a moment ago: the lookup would wait for it to arrive, were Redis answering.
+    expect(await store.get(newGenerationId(Date.now()))).toBeUndefined();
+    expect(one.connection.up).toBe(true);
+    // Read once the pause is over: each GET sent during it runs then.
+    expect(await gets()).toBe(1);
+  });
+
   it('sends a record Redis refused again without waiting for a reconnection', async () => {
     const one = await instance('gen4:');
     const store = await one.state.generationStore();
