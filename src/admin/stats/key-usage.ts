@@ -21,10 +21,14 @@ export async function keyUsage(catalogs: readonly GatewayCatalog[], state: Share
   // No gateway, no usage stores: never open them just to answer the console.
   if (keys.length === 0 || state === undefined) return [];
   const day = dayOf(now);
-  const rows = await (await state.generationStore()).rollups(day, day);
   const ledger = keys.some((key) => key.budget !== null) ? await state.spendLedger() : undefined;
+  // Asked together: in cluster mode each is a Redis command, so a stalled Redis is waited for once (redis.timeout), not once per key.
+  const [rows, spent] = await Promise.all([
+    state.generationStore().then((generations) => generations.rollups(day, day)),
+    Promise.all(keys.map((key) => (key.budget === null || ledger === undefined ? undefined : ledger.spent(key.name, key.budget.period, now)))),
+  ]);
   const usage: KeyUsage[] = [];
-  for (const key of keys) {
+  keys.forEach((key, i) => {
     const today = { requests: 0, tokens: 0, costUsd: 0 };
     let cost = 0n;
     for (const row of rows) {
@@ -34,8 +38,9 @@ export async function keyUsage(catalogs: readonly GatewayCatalog[], state: Share
       cost += row.totals.cost;
     }
     today.costUsd = costToNumber(cost);
-    const budget = key.budget === null || ledger === undefined ? null : { usd: key.budget.usd, period: key.budget.period, spentUsd: costToNumber(await ledger.spent(key.name, key.budget.period, now)) };
+    const keySpent = spent[i];
+    const budget = key.budget === null || keySpent === undefined ? null : { usd: key.budget.usd, period: key.budget.period, spentUsd: costToNumber(keySpent) };
     usage.push({ name: key.name, day, today, budget });
-  }
+  });
   return usage;
 }

@@ -6,6 +6,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayCatalog } from '../../../src/admin/stats/catalog.js';
 import { keyUsage } from '../../../src/admin/stats/key-usage.js';
 import { LocalState } from '../../../src/cluster/local/state.js';
+import type { SpendLedger } from '../../../src/cluster/spend-ledger.js';
+import type { GenerationStore } from '../../../src/cluster/generation-store.js';
+import type { SharedState } from '../../../src/cluster/state.js';
 import { parseUsd } from '../../../src/shared/money.js';
 
 const NOW = Date.UTC(2026, 10, 23, 12, 0, 0);
@@ -67,6 +70,33 @@ describe('keyUsage', () => {
       { name: 'team-a', day: '2026-11-23', today: { requests: 2, tokens: 165, costUsd: 0.75 }, budget: { usd: 50, period: 'month', spentUsd: 9.75 } },
       { name: 'team-b', day: '2026-11-23', today: { requests: 1, tokens: 10, costUsd: 0.125 }, budget: null },
     ]);
+  });
+
+  it('asks the rollups and every budgeted key\'s spend at once, so a stalled Redis is waited for once', async () => {
+    // Each ask answers only once all four are asked: asked one after another, the first never answers.
+    const asked: Array<() => void> = [];
+    function together<T>(answer: Promise<T>): Promise<T> {
+      return new Promise<T>((resolve) => {
+        asked.push(() => void answer.then(resolve));
+        if (asked.length === 4) for (const release of asked) release();
+      });
+    }
+    const [ledger, generations] = await Promise.all([state.spendLedger(), state.generationStore()]);
+    const slowLedger: SpendLedger = { spent: (...args) => together(ledger.spent(...args)), add: (...args) => ledger.add(...args), flush: () => ledger.flush(), close: () => ledger.close() };
+    const slowGenerations: GenerationStore = { rollups: (...args) => together(generations.rollups(...args)), get: (id) => generations.get(id), add: (r) => generations.add(r), flush: () => generations.flush(), close: () => generations.close() };
+    const shared: SharedState = {
+      mode: 'redis',
+      rateLimiter: (options) => state.rateLimiter(options),
+      spendLedger: () => Promise.resolve(slowLedger),
+      generationStore: () => Promise.resolve(slowGenerations),
+      drainStore: (parse) => state.drainStore(parse),
+      decisionStore: (options) => state.decisionStore(options),
+      close: () => state.close(),
+    };
+    await ledger.add('b', parseUsd('2'), NOW);
+    const keys = ['a', 'b', 'c'].map((name) => ({ name, requestsPerMinute: null, tokensPerMinute: null, budget: { usd: 10, period: 'day' as const } }));
+    const usage = await keyUsage([catalog(keys)], shared, NOW);
+    expect(usage.map((u) => u.budget?.spentUsd)).toEqual([0, 2, 0]);
   });
 
   it('lists a key shared by two gateways under one name once', async () => {
