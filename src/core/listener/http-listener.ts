@@ -89,9 +89,13 @@ export class HttpListener implements ManagedListener {
       });
       handle(req, res);
     });
+    const deadline = new KeepAliveDeadline(this.#server, idleMs > 0 ? idleMs + config.read_header_timeout : Infinity, config.tls !== undefined);
+    keepAlive = deadline;
+    // Node's own, which server.close() calls too, cuts answers still being written (keep-alive-deadline.ts).
+    this.#server.closeIdleConnections = function closeIdleConnections() {
+      deadline.closeIdle();
+    };
     if (idleMs > 0) {
-      const deadline = new KeepAliveDeadline(this.#server, idleMs + config.read_header_timeout, config.tls !== undefined);
-      keepAlive = deadline;
       this.#server.once('listening', () => {
         this.#keepAliveSweep = setInterval(function sweepKeepAlive() {
           deadline.sweep();

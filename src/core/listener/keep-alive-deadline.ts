@@ -11,24 +11,33 @@
 // read_header_timeout since its last answer is closed: a request begun within
 // idle_timeout has until then to send its headers before Node answers it 408
 // anyway, so no request Node would take is cut.
+//
+// The same accounting tells which connections a stopping listener may close
+// as idle (closeIdle): Node's closeIdleConnections() takes a connection whose
+// answer is ended as idle while that answer is still being written, and
+// destroys it with the rest of the answer unsent (a reload cut a slow
+// reader's answer, and an OTLP 200 written as the sweep ran reached its
+// client as a reset, so the client sent again spans already queued).
 import type { Server, Socket } from 'node:net';
 
 interface Requests {
   inFlight: number;
   /** When the last one was answered (ms); Infinity before the first, when Node's header timeout covers the connection. */
   idleSince: number;
+  /** The connection's bytesRead when the last one was answered: more since means a request has begun. */
+  readAtIdle: number;
 }
 
 export class KeepAliveDeadline {
   readonly #connections = new Map<Socket, Requests>();
   readonly #limitMs: number;
 
-  /** `secure`: requests arrive on the TLS sockets, not on the TCP ones under them. */
+  /** `secure`: requests arrive on the TLS sockets, not on the TCP ones under them. `limitMs` Infinity: no deadline. */
   constructor(server: Server, limitMs: number, secure: boolean) {
     this.#limitMs = limitMs;
     const connections = this.#connections;
     server.on(secure ? 'secureConnection' : 'connection', function watch(socket: Socket) {
-      connections.set(socket, { inFlight: 0, idleSince: Infinity });
+      connections.set(socket, { inFlight: 0, idleSince: Infinity, readAtIdle: 0 });
       socket.once('close', function forget() {
         connections.delete(socket);
       });
@@ -44,7 +53,10 @@ export class KeepAliveDeadline {
     const requests = this.#connections.get(socket);
     if (requests === undefined) return;
     requests.inFlight -= 1;
-    if (requests.inFlight === 0) requests.idleSince = Date.now();
+    if (requests.inFlight === 0) {
+      requests.idleSince = Date.now();
+      requests.readAtIdle = socket.bytesRead;
+    }
   }
 
   /** Destroys the connections past their deadline. */
@@ -52,6 +64,17 @@ export class KeepAliveDeadline {
     const before = Date.now() - this.#limitMs;
     for (const [socket, requests] of this.#connections) {
       if (requests.inFlight === 0 && requests.idleSince < before) socket.destroy();
+    }
+  }
+
+  /**
+   * Destroys the connections between requests: every answer written out
+   * (its response's 'close', which comes once the last byte is handed to the
+   * kernel) and no byte read since, so no answer and no begun request is cut.
+   */
+  closeIdle(): void {
+    for (const [socket, requests] of this.#connections) {
+      if (requests.inFlight === 0 && socket.bytesRead === requests.readAtIdle) socket.destroy();
     }
   }
 }

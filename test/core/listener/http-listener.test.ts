@@ -154,6 +154,56 @@ describe('http listener', () => {
     expect(listener.connections).toBe(0);
   });
 
+  it('closes a kept-alive connection between requests once it stops accepting, and answers one whose next request had begun', async () => {
+    const { port, listener } = await start({});
+    const idle = await idleKeepAlive(port, '/');
+    const begun = await idleKeepAlive(port, '/');
+    begun.socket.write('GET / HTTP/1.1\r\nHost: 127.');
+    // The half-sent request reaches the listener before it stops.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    listener.stopAccepting();
+    await idle.closed;
+    begun.socket.write('0.0.1\r\n\r\n');
+    await begun.closed;
+    expect(begun.received().match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    expect(begun.received()).toMatch(/connection: close/i);
+  });
+
+  it('lets an answer ended before the listener stopped reach a client that reads it slowly, instead of closing its connection as idle', async () => {
+    // Bigger than the socket buffers on both sides, so most of it is still queued in the process when the client pauses.
+    const body = Buffer.alloc(64 * 1024 * 1024, 'x');
+    let ended!: () => void;
+    const answered = new Promise<void>((resolve) => {
+      ended = resolve;
+    });
+    const listener = new HttpListener({
+      name: 'test',
+      endpoint: { host: '127.0.0.1', port: 0 },
+      config: DEFAULT_HTTP_LISTENER,
+      telemetry: new Telemetry({ defaultMetrics: false }),
+      handler: (_req, res) => {
+        res.end(body);
+        ended();
+      },
+    });
+    listeners.push(listener);
+    const { port } = await listener.listen();
+    const client = await rawClient(port, 'GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    client.socket.pause();
+    await answered;
+    listener.stopAccepting();
+    // The stopping listener's sweep of idle connections runs every 100 ms meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    let bytes = 0;
+    client.socket.removeAllListeners('data');
+    client.socket.on('data', (chunk: Buffer) => {
+      bytes += chunk.length;
+    });
+    client.socket.resume();
+    await client.closed;
+    expect(bytes).toBeGreaterThan(body.length);
+  });
+
   // ss shows a listening socket's accept backlog (Linux) as its Send-Q.
   it.runIf(existsSync('/proc/sys/net/core/somaxconn') && spawnSync('ss', ['-V']).status === 0)('lets as many connections as max_connections wait to be accepted (up to the kernel\'s somaxconn), not Node\'s default 511', async () => {
     const somaxconn = Number(readFileSync('/proc/sys/net/core/somaxconn', 'utf8'));
