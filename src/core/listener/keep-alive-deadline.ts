@@ -16,8 +16,8 @@
 // as idle (closeIdle): Node's closeIdleConnections() takes a connection whose
 // answer is ended as idle while that answer is still being written, and
 // destroys it with the rest of the answer unsent (a reload cut a slow
-// reader's answer, and an OTLP 200 written as the sweep ran reached its
-// client as a reset, so the client sent again spans already queued).
+// reader's answer; an OTLP 200 written as the sweep ran could reach its
+// client as a reset, and the client send again spans already queued).
 import type { Server, Socket } from 'node:net';
 
 interface Requests {
