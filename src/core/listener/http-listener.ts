@@ -17,6 +17,14 @@ import { LinkedSet } from '../../shared/linked-set.js';
 const TIMEOUT_CHECK_INTERVAL_MS = 1_000;
 /** While stopping, connections that fall idle after answering are closed this often (ms). */
 const IDLE_SWEEP_MS = 100;
+/**
+ * While stopping, a connection is closed as idle only once it has been so
+ * for this long (ms): a client answered just before the stop was told the
+ * connection stays open, and its next request, sent at once, is answered
+ * (with `Connection: close`) rather than met by a reset. A reload's new
+ * connections wait at the port for at most this much longer.
+ */
+const STOP_LINGER_MS = 500;
 
 export type RequestHandler = (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -92,8 +100,9 @@ export class HttpListener implements ManagedListener {
     const deadline = new KeepAliveDeadline(this.#server, idleMs > 0 ? idleMs + config.read_header_timeout : Infinity, config.tls !== undefined);
     keepAlive = deadline;
     // Node's own, which server.close() calls too, cuts answers still being written (keep-alive-deadline.ts).
+    // Called only once stopping: a connection answered in the last STOP_LINGER_MS is left for its next request.
     this.#server.closeIdleConnections = function closeIdleConnections() {
-      deadline.closeIdle();
+      deadline.closeIdle(STOP_LINGER_MS);
     };
     if (idleMs > 0) {
       this.#server.once('listening', () => {

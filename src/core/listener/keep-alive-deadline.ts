@@ -17,11 +17,17 @@
 // answer is ended as idle while that answer is still being written, and
 // destroys it with the rest of the answer unsent (a reload cut a slow
 // reader's answer; an OTLP 200 written as the sweep ran could reach its
-// client as a reset, and the client send again spans already queued).
+// client as a reset, and the client send again spans already queued). It
+// also spares a connection answered moments ago: its client, told the
+// connection stays open, may be sending the next request on it right now,
+// and would get a reset where the stopping listener answers it (with
+// `Connection: close`) if it is left a little longer.
 import type { Server, Socket } from 'node:net';
 
 interface Requests {
   inFlight: number;
+  /** When the connection was accepted (ms). */
+  readonly openedAt: number;
   /** When the last one was answered (ms); Infinity before the first, when Node's header timeout covers the connection. */
   idleSince: number;
   /** The connection's bytesRead when the last one was answered: more since means a request has begun. */
@@ -37,7 +43,7 @@ export class KeepAliveDeadline {
     this.#limitMs = limitMs;
     const connections = this.#connections;
     server.on(secure ? 'secureConnection' : 'connection', function watch(socket: Socket) {
-      connections.set(socket, { inFlight: 0, idleSince: Infinity, readAtIdle: 0 });
+      connections.set(socket, { inFlight: 0, openedAt: Date.now(), idleSince: Infinity, readAtIdle: 0 });
       socket.once('close', function forget() {
         connections.delete(socket);
       });
@@ -68,13 +74,19 @@ export class KeepAliveDeadline {
   }
 
   /**
-   * Destroys the connections between requests: every answer written out
-   * (its response's 'close', which comes once the last byte is handed to the
-   * kernel) and no byte read since, so no answer and no begun request is cut.
+   * Destroys the connections between requests for at least `quietMs`: every
+   * answer written out (its response's 'close', which comes once the last
+   * byte is handed to the kernel), no byte read since, and nothing answered
+   * (or, for a connection yet to send its first request, accepted) in the
+   * last `quietMs`, so no answer, no begun request and no request a client
+   * is sending on a connection it was just told stays open is cut.
    */
-  closeIdle(): void {
+  closeIdle(quietMs = 0): void {
+    const before = Date.now() - quietMs;
     for (const [socket, requests] of this.#connections) {
-      if (requests.inFlight === 0 && socket.bytesRead === requests.readAtIdle) socket.destroy();
+      if (requests.inFlight > 0 || socket.bytesRead !== requests.readAtIdle) continue;
+      const quietSince = requests.idleSince === Infinity ? requests.openedAt : requests.idleSince;
+      if (quietSince <= before) socket.destroy();
     }
   }
 }

@@ -169,6 +169,19 @@ describe('http listener', () => {
     expect(begun.received()).toMatch(/connection: close/i);
   });
 
+  it('answers, with Connection: close, the next request a client sends right after the stop on a connection it was just told stays open', async () => {
+    const { port, listener } = await start({});
+    const client = await idleKeepAlive(port, '/');
+    expect(client.received()).not.toMatch(/connection: close/i);
+    listener.stopAccepting();
+    // The client reuses its connection as soon as it has its answer, as keep-alive pools do.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    client.socket.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    await client.closed;
+    expect(client.received().match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    expect(client.received()).toMatch(/connection: close/i);
+  });
+
   it('lets an answer ended before the listener stopped reach a client that reads it slowly, instead of closing its connection as idle', async () => {
     // Bigger than the socket buffers on both sides, so most of it is still queued in the process when the client pauses.
     const body = Buffer.alloc(64 * 1024 * 1024, 'x');
