@@ -6,7 +6,8 @@ import { errorMessage } from '../shared/errors.js';
 import { RequestAbortedError } from '../core/http-body.js';
 import { DEFAULT_HTTP_LISTENER, listenerFingerprint, type HttpListenerConfig } from '../core/listener/config.js';
 import { HttpListener } from '../core/listener/http-listener.js';
-import { listenEndpoint } from '../core/listener/endpoint.js';
+import { formatEndpoint, listenEndpoint } from '../core/listener/endpoint.js';
+import { listenError } from '../core/listener/listen-error.js';
 import type { Telemetry } from '../shared/telemetry.js';
 import { type AdminGuard, requireAdminKey } from './auth.js';
 import { sendError, sendJson } from './respond.js';
@@ -60,9 +61,10 @@ export class AdminServer implements AdminRoutes {
 
   async listen(endpoint: string, limits: HttpListenerConfig = DEFAULT_HTTP_LISTENER): Promise<void> {
     if (this.#listener !== undefined) throw new Error('admin server is already listening');
+    const at = listenEndpoint(endpoint);
     const listener = new HttpListener({
       name: 'admin',
-      endpoint: listenEndpoint(endpoint),
+      endpoint: at,
       config: limits,
       telemetry: this.#options.telemetry,
       handler: (req, res) => {
@@ -73,7 +75,11 @@ export class AdminServer implements AdminRoutes {
         });
       },
     });
-    await listener.listen();
+    try {
+      await listener.listen();
+    } catch (err) {
+      throw listenError('service.admin.endpoint', formatEndpoint(at.host, at.port), err);
+    }
     this.#listener = listener;
     this.#endpoint = endpoint;
     this.#fingerprint = listenerFingerprint(endpoint, limits);

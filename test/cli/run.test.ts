@@ -5,6 +5,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createServer, type Server } from 'node:net';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/daemon.js';
@@ -17,9 +18,13 @@ beforeAll(async () => {
   if (!existsSync(CLI)) await promisify(execFile)('npx', ['tsc', '-p', 'tsconfig.build.json'], { cwd: join(import.meta.dirname, '../..') }).catch(() => undefined);
 }, 120_000);
 
+let blocker: Server | undefined;
+
 afterEach(() => {
   child?.kill('SIGKILL');
   child = undefined;
+  blocker?.close();
+  blocker = undefined;
   rmSync(directory, { recursive: true, force: true });
 });
 
@@ -103,5 +108,38 @@ service:
     const line = JSON.parse(stdout.trim().split('\n')[0] ?? '{}') as { msg?: string; problems?: string[] };
     expect(line.msg).toBe('invalid config');
     expect(line.problems).toEqual(['service.pipelines: must define at least one pipeline']);
+  });
+
+  it('names the endpoint key of a listener whose port is taken, and exits 1', async () => {
+    directory = mkdtempSync(join(tmpdir(), 'sluice-run-'));
+    const taken = createServer();
+    blocker = taken;
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    const file = join(directory, 'config.yaml');
+    const config = (gateway: string, admin: string) => `
+receivers:
+  gateway: { endpoint: "${gateway}", api_keys: [k-cli] }
+exporters:
+  debug: {}
+service:
+  storage: { directory: "${join(directory, 'data')}" }
+  admin: { endpoint: "${admin}" }
+  pipelines: { traces: { receivers: [gateway], exporters: [debug] } }
+`;
+    const failure = async (text: string) => {
+      writeFileSync(file, text);
+      const { code, stdout } = await new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        execFile(process.execPath, [CLI, 'run', '--config', file], (err, out) => resolve({ code: err === null ? 0 : (err.code as number | null) ?? null, stdout: out }));
+      });
+      const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as { msg?: string; err?: string });
+      return { code, err: lines.find((line) => line.msg === 'failed to start')?.err };
+    };
+
+    expect(await failure(config('127.0.0.1:0', `127.0.0.1:${port}`))).toEqual({ code: 1, err: `service.admin.endpoint: cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)` });
+    expect(await failure(config(`127.0.0.1:${port}`, '127.0.0.1:0'))).toEqual({
+      code: 1,
+      err: `receiver gateway failed to start: receivers.gateway.endpoint: cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)`,
+    });
   });
 });

@@ -10,7 +10,8 @@ import { BOUND_PORTS, hostService, LISTENER_GROUP } from '../../core/host-servic
 import type { HttpListenerConfig } from '../../core/listener/config.js';
 import { CorsPolicy } from '../../core/listener/cors.js';
 import { HttpListener } from '../../core/listener/http-listener.js';
-import { listenEndpoint } from '../../core/listener/endpoint.js';
+import { formatEndpoint, listenEndpoint } from '../../core/listener/endpoint.js';
+import { listenError } from '../../core/listener/listen-error.js';
 import type { Telemetry } from '../../shared/telemetry.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import type { ResolvedProvider } from './core/attempt.js';
@@ -171,7 +172,11 @@ export class GatewayReceiver implements Receiver {
       },
     });
     listener.onForceClose(() => this.#cutOpenStreams());
-    await listener.listen(hostService(host, BOUND_PORTS));
+    try {
+      await listener.listen(hostService(host, BOUND_PORTS));
+    } catch (err) {
+      throw listenError(`receivers.${this.#id}.endpoint`, formatEndpoint(this.#listen.host, this.#listen.port), err);
+    }
     this.#listener = listener;
     hostService(host, LISTENER_GROUP)?.add(listener);
     this.#logger.info({ receiver: this.#id, endpoint: `${this.#listen.host}:${this.address?.port ?? this.#listen.port}`, tls: listener.secure }, 'gateway listening');

@@ -32,7 +32,7 @@ import { authInterceptor } from './grpc-auth.js';
 import { callEndInterceptor } from './grpc-call-end.js';
 import { oneMessageInterceptor } from './grpc-one-message.js';
 import { readTimeoutInterceptor } from './grpc-read-timeout.js';
-import { listenError } from './listen-error.js';
+import { listenError } from '../../core/listener/listen-error.js';
 import type { TransportMetrics } from './metrics.js';
 import { classify } from './outcome.js';
 import { encodeStatus } from '../../otlp/rpc-status.js';
@@ -145,7 +145,7 @@ export class OtlpGrpcServer {
     try {
       return await this.#listener.listen(ports);
     } catch (err) {
-      throw listenError(this.#options.id, formatEndpoint(host, port), err);
+      throw listenError(`receivers.${this.#options.id}.protocols.grpc.endpoint`, formatEndpoint(host, port), err);
     }
   }
 

@@ -18,7 +18,7 @@ import { encodeResponse } from '../../otlp/proto-codec.js';
 import { BodyTooLargeError, parseContentEncoding, readBody, RequestAbortedError } from '../../core/http-body.js';
 import type { HttpProtocolConfig } from './config.js';
 import { formatEndpoint, type Endpoint } from '../../core/listener/endpoint.js';
-import { listenError } from './listen-error.js';
+import { listenError } from '../../core/listener/listen-error.js';
 import type { TransportMetrics } from './metrics.js';
 import { classify } from './outcome.js';
 import { encodeStatus } from '../../otlp/rpc-status.js';
@@ -104,7 +104,7 @@ export class OtlpHttpServer {
     try {
       return await this.#listener.listen(ports);
     } catch (err) {
-      throw listenError(this.#options.id, formatEndpoint(host, port), err);
+      throw listenError(`receivers.${this.#options.id}.protocols.http.endpoint`, formatEndpoint(host, port), err);
     }
   }
 

@@ -61,13 +61,13 @@ describe('otlp receiver lifecycle', () => {
     expect(receiver.addresses().grpc).toBeDefined();
   });
 
-  it('reports a port in use with the receiver, endpoint and error code', async () => {
+  it('reports a port in use with the endpoint key, the address and what the error means', async () => {
     const blocker = createServer();
     blockers.push(blocker);
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as AddressInfo).port;
     const receiver = createReceiver({ http: { endpoint: `127.0.0.1:${port}` } });
-    await expect(receiver.start()).rejects.toThrow(`receivers.otlp: cannot listen on 127.0.0.1:${port}: EADDRINUSE`);
+    await expect(receiver.start()).rejects.toThrow(`receivers.otlp.protocols.http.endpoint: cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)`);
     await receiver.shutdown();
   });
 
@@ -77,7 +77,7 @@ describe('otlp receiver lifecycle', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const port = (blocker.address() as AddressInfo).port;
     const receiver = createReceiver({ http: { endpoint: '127.0.0.1:0' }, grpc: { endpoint: `127.0.0.1:${port}` } });
-    await expect(receiver.start()).rejects.toThrow(`receivers.otlp: cannot listen on 127.0.0.1:${port}: EADDRINUSE`);
+    await expect(receiver.start()).rejects.toThrow(`receivers.otlp.protocols.grpc.endpoint: cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)`);
     const httpPort = receiver.addresses().http?.port ?? 0;
     const reuse = createServer();
     blockers.push(reuse);
