@@ -147,7 +147,7 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
       try {
         file = await openFile();
       } catch (err) {
-        throw new Error(`exporters.${settings.id}.path: cannot write ${path}: ${errorMessage(err)}`, { cause: err });
+        throw new Error(`exporters.${settings.id}.path: cannot open ${path} for writing: ${errorMessage(err)}`, { cause: err });
       }
       running = true;
     },

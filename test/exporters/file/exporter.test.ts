@@ -47,7 +47,7 @@ describe('file exporter', () => {
     const settings = { id: 'file/proc', logger, telemetry, storageDirectory: dir, version: '0.0.0' };
     const host = testHost({ logger, telemetry, storageDirectory: dir, version: '0.0.0' });
     const underProc = createFileExporter(settings, fileConfigSchema.parse({ path: '/proc/self/sluice/x/traces.jsonl', fsync: false }));
-    await expect(underProc.start(host)).rejects.toThrow(/^exporters\.file\/proc\.path: cannot write \/proc\/self\/sluice\/x\/traces\.jsonl: .*ENOENT/);
+    await expect(underProc.start(host)).rejects.toThrow(/^exporters\.file\/proc\.path: cannot open \/proc\/self\/sluice\/x\/traces\.jsonl for writing: .*ENOENT/);
     await underProc.shutdown();
     await writeFile(join(dir, 'plain'), '');
     const underFile = createFileExporter(settings, fileConfigSchema.parse({ path: join(dir, 'plain', 'x', 'traces.jsonl'), fsync: false }));
