@@ -20,17 +20,24 @@ export interface ListenerMetrics {
  * Telemetry provides it. Named here so the listener layer imports nothing above it.
  */
 export interface ListenerTelemetry {
-  gauge(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(): void; dec(): void } };
+  gauge(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(value?: number): void; dec(): void } };
   counter(name: string, help: string, labelNames: readonly ['listener']): { labels(labels: { listener: string }): { inc(value?: number): void } };
 }
 
-/** `secure`: the listener terminates TLS, so its handshake failures are a series from the start (at 0). */
+/**
+ * Each listener's series exist from its start, at 0, as the collector's do:
+ * a series that appears only with its first event reads as no data (an alert
+ * on refused connections never sees the first ones). `secure`: the listener
+ * terminates TLS, so its handshake failures are such a series too.
+ */
 export function listenerMetrics(telemetry: ListenerTelemetry, listener: string, secure = false): ListenerMetrics {
   const open = telemetry.gauge('sluice_listener_connections', 'Connections open on a listener.', ['listener']).labels({ listener });
   const refused = telemetry.counter('sluice_listener_connections_refused_total', 'Connections a listener closed at once because max_connections were open.', ['listener']).labels({ listener });
   const failedHandshakes = telemetry
     .counter('sluice_listener_tls_handshake_failures_total', 'TLS connections a listener closed because the handshake failed (under mTLS: no or an untrusted client certificate).', ['listener'])
     .labels({ listener });
+  open.inc(0);
+  refused.inc(0);
   if (secure) failedHandshakes.inc(0);
   return {
     opened() {

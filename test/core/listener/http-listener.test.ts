@@ -40,6 +40,12 @@ async function metric(telemetry: Telemetry, name: string): Promise<number | unde
 }
 
 describe('http listener', () => {
+  it('shows its connection series at 0 from the start, before any client connects', async () => {
+    const { telemetry } = await start({});
+    expect(await metric(telemetry, 'sluice_listener_connections')).toBe(0);
+    expect(await metric(telemetry, 'sluice_listener_connections_refused_total')).toBe(0);
+  });
+
   it('closes a connection whose headers are not complete within read_header_timeout', async () => {
     const { port } = await start({ read_header_timeout: 300, read_timeout: 5_000 });
     const client = await halfHeaders(port);
