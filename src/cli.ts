@@ -73,15 +73,9 @@ async function run(file: string, version: string): Promise<void> {
   }
   process.on('SIGHUP', reload);
 
-  let config;
-  try {
-    config = await loadConfigFile(file, { registry });
-  } catch (err) {
-    logger.fatal({ problems: err instanceof ConfigError ? err.problems : [errorMessage(err)] }, 'invalid config');
-    process.exit(1);
-  }
-  const service = new Service({ logger, version });
-
+  // In place before the config is read too: a stop that comes meanwhile (a
+  // slow disk, a busy machine) exits 0 as any stop does, rather than the
+  // signal killing the process.
   let stopping = false;
   function stop(signal: NodeJS.Signals): void {
     if (stopping) {
@@ -90,7 +84,9 @@ async function run(file: string, version: string): Promise<void> {
     }
     stopping = true;
     logger.info({ signal }, 'stopping');
-    service.shutdown().then(
+    // Not started yet: nothing is listening or holds data.
+    if (running === undefined) process.exit(0);
+    running.shutdown().then(
       function stopped() {
         process.exit(0);
       },
@@ -102,6 +98,15 @@ async function run(file: string, version: string): Promise<void> {
   }
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+
+  let config;
+  try {
+    config = await loadConfigFile(file, { registry });
+  } catch (err) {
+    logger.fatal({ problems: err instanceof ConfigError ? err.problems : [errorMessage(err)] }, 'invalid config');
+    process.exit(1);
+  }
+  const service = new Service({ logger, version });
 
   // The service runs its start and reloads one at a time, in the order asked.
   const starting = service.start(config);

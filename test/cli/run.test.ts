@@ -3,6 +3,7 @@
 // carries nothing but JSON lines.
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:net';
@@ -141,5 +142,24 @@ service:
       code: 1,
       err: `receiver gateway failed to start: receivers.gateway.endpoint: cannot listen on 127.0.0.1:${port}: address already in use (EADDRINUSE)`,
     });
+  });
+
+  it('exits 0 on a SIGTERM that comes while the config is still being read', async () => {
+    directory = mkdtempSync(join(tmpdir(), 'sluice-run-'));
+    // A FIFO: reading it waits for a writer, so the config stays "being read" for as long as the test holds it.
+    const file = join(directory, 'config.yaml');
+    await promisify(execFile)('mkfifo', [file]);
+    const proc = spawn(process.execPath, [CLI, 'run', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    let stdout = '';
+    proc.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+    // Opening the FIFO for writing completes once the daemon has opened it to read the config.
+    const writer = await open(file, 'w');
+    proc.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    child = undefined;
+    await writer.close();
+    expect(stdout).toContain('"msg":"stopping"');
   });
 });
