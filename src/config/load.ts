@@ -1,6 +1,6 @@
 // Reading a config file: YAML, then ${env:...} substitution, then validation.
 import { readFile } from 'node:fs/promises';
-import { LineCounter, parseDocument, type YAMLError } from 'yaml';
+import { type Document, isScalar, LineCounter, parseDocument, type Scalar, visit, type YAMLError } from 'yaml';
 import { ConfigError, errorMessage } from '../shared/errors.js';
 import type { ComponentRegistry } from '../core/registry.js';
 import { type Environment, setAtPath, substituteEnv, type TypedReference } from './env.js';
@@ -26,7 +26,10 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
     if (unquoted !== undefined) throw new ConfigError([problem(unquoted, `${unquoted.message} (inside { } or [ ], quote a reference: "\${env:NAME}")`)]);
     throw new ConfigError(doc.errors.map(function yamlProblem(error) {
       // The library's own words point to its API (`use YAML.parseAllDocuments()`).
-      return error.code === 'MULTIPLE_DOCS' ? problem(error, 'a config file holds one YAML document: this `---` starts a second') : problem(error);
+      if (error.code === 'MULTIPLE_DOCS') return problem(error, 'a config file holds one YAML document: this `---` starts a second');
+      // Its words name no key ("Map keys must be unique").
+      if (error.code === 'DUPLICATE_KEY') return problem(error, duplicateKeyMessage(doc, lineCounter, error.pos[0]) ?? error.message);
+      return problem(error);
     }));
   }
   let raw: unknown;
@@ -48,6 +51,24 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
   }
   if (envProblems.length > 0) throw new ConfigError(envProblems);
   return config;
+}
+
+/** `key "b" is already set on line 2 of this mapping`, for the repeated key at `offset`, as go-yaml (the collector's reader) names it. */
+function duplicateKeyMessage(doc: Document, lineCounter: LineCounter, offset: number): string | undefined {
+  let message: string | undefined;
+  visit(doc, {
+    Map(_, map) {
+      const keys = map.items.map((pair) => pair.key);
+      const repeated = keys.findIndex((key) => isScalar(key) && key.range?.[0] === offset);
+      if (repeated < 0) return undefined;
+      const value = (keys[repeated] as Scalar).value;
+      const first = keys.find((key) => isScalar(key) && key.value === value);
+      const line = isScalar(first) && first.range !== undefined && first.range !== null ? lineCounter.linePos(first.range[0]).line : undefined;
+      message = `key ${JSON.stringify(value)} is already set${line === undefined ? '' : ` on line ${line}`} of this mapping: YAML keys must be unique`;
+      return visit.BREAK;
+    },
+  });
+  return message;
 }
 
 /** Whether a `${env:` starts at, or just before, this offset. */

@@ -279,6 +279,13 @@ service:
     expect(problemsOf(text)).toEqual(['service.storage.directory: must not be empty']);
   });
 
+  it('names a repeated key and the line it was first set on', () => {
+    const twice = GOOD.replace('  fakeout/acme: { encoding: json }\n', '  fakeout/acme: { encoding: json }\n  fakeout/acme: { encoding: protobuf }\n');
+    expect(problemsOf(twice)).toEqual(['config:8:3: key "fakeout/acme" is already set on line 7 of this mapping: YAML keys must be unique']);
+    const inFlow = GOOD.replace('{ encoding: json }', '{ encoding: json, encoding: protobuf }');
+    expect(problemsOf(inFlow)).toEqual(['config:7:35: key "encoding" is already set on line 7 of this mapping: YAML keys must be unique']);
+  });
+
   it('says in its own words that a file holds a second YAML document, and where', () => {
     expect(problemsOf(`${GOOD}---\nreceivers: {}\n`)).toEqual(['config:14:1: a config file holds one YAML document: this `---` starts a second']);
   });
