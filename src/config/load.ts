@@ -36,7 +36,13 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
   try {
     raw = doc.toJS({ maxAliasCount: 1000 });
   } catch (err) {
-    // Aliases that would expand past maxAliasCount nodes (a "billion laughs" file).
+    // An alias of no anchor (set nowhere, or only below it), found where it is; else
+    // aliases that would expand past maxAliasCount nodes (a "billion laughs" file).
+    const alias = unresolvedAlias(doc);
+    if (alias !== undefined) {
+      const at = lineCounter.linePos(alias.offset);
+      throw new ConfigError([`${source}:${at.line}:${at.col}: *${alias.name} names no anchor set above it (&${alias.name})`]);
+    }
     throw new ConfigError([`${source}: ${errorMessage(err)}`]);
   }
   const envProblems: string[] = [];
@@ -69,6 +75,19 @@ function duplicateKeyMessage(doc: Document, lineCounter: LineCounter, offset: nu
     },
   });
   return message;
+}
+
+/** The first alias whose anchor is not set before it, with its name and offset. */
+function unresolvedAlias(doc: Document): { name: string; offset: number } | undefined {
+  let found: { name: string; offset: number } | undefined;
+  visit(doc, {
+    Alias(_, alias) {
+      if (alias.resolve(doc) !== undefined) return undefined;
+      found = { name: alias.source, offset: alias.range?.[0] ?? 0 };
+      return visit.BREAK;
+    },
+  });
+  return found;
 }
 
 /** Whether a `${env:` starts at, or just before, this offset. */

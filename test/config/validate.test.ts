@@ -290,6 +290,11 @@ service:
     expect(problemsOf(`${GOOD}---\nreceivers: {}\n`)).toEqual(['config:14:1: a config file holds one YAML document: this `---` starts a second']);
   });
 
+  it('names the line of an alias whose anchor is not set above it', () => {
+    const text = GOOD.replace('fakeout/acme: { encoding: json }', 'fakeout/acme: *acme\n  fakeout/other: &acme { encoding: json }');
+    expect(problemsOf(text)).toEqual(['config:7:17: *acme names no anchor set above it (&acme)']);
+  });
+
   it('names the file of aliases that would expand too far', () => {
     const laughs = ['a0: &a0 [x, x, x, x, x, x, x, x, x]'];
     for (let i = 1; i < 7; i++) laughs.push(`a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(', ')}]`);
