@@ -65,6 +65,10 @@ async function run(file: string, version: string): Promise<void> {
       reloadWanted = true;
       return;
     }
+    if (stopping) {
+      logger.info({ file }, 'SIGHUP while stopping: not reloading');
+      return;
+    }
     logger.info({ file }, 'SIGHUP: reloading config');
     void running.reload(() => loadConfigFile(file, { registry })).catch(function reloadFailed(err: unknown) {
       logger.fatal({ err: errorMessage(err) }, 'reload failed and the previous config could not be restored');

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:net';
 import { promisify } from 'node:util';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/daemon.js';
+import { halfBody } from '../helpers/raw-clients.js';
 
 const CLI = join(import.meta.dirname, '../../dist/src/cli.js');
 let directory: string;
@@ -161,5 +162,38 @@ service:
     child = undefined;
     await writer.close();
     expect(stdout).toContain('"msg":"stopping"');
+  });
+
+  it('does not start a reload on a SIGHUP that comes while it stops', async () => {
+    directory = mkdtempSync(join(tmpdir(), 'sluice-run-'));
+    const [adminPort, otlpPort] = [await freePort(), await freePort()];
+    const file = join(directory, 'config.yaml');
+    writeFileSync(file, `
+receivers:
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:${otlpPort}" } } }
+exporters:
+  debug: {}
+service:
+  storage: { directory: "${join(directory, 'data')}" }
+  admin: { endpoint: "127.0.0.1:${adminPort}" }
+  shutdown_grace: 5s
+  pipelines: { traces: { receivers: [otlp], exporters: [debug] } }
+`);
+    const proc = spawn(process.execPath, [CLI, 'run', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    let stdout = '';
+    proc.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
+    const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+    await waitFor(async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200);
+    // A stalled upload holds the stop in its grace period.
+    const upload = await halfBody(otlpPort);
+    proc.kill('SIGTERM');
+    await waitFor(async () => stdout.includes('"msg":"stopping"'));
+    proc.kill('SIGHUP');
+    expect(await exited).toBe(0);
+    child = undefined;
+    upload.socket.destroy();
+    expect(stdout).toContain('SIGHUP while stopping: not reloading');
+    expect(stdout).not.toContain('SIGHUP: reloading config');
   });
 });
