@@ -134,7 +134,7 @@ async function main(argv: string[]): Promise<number | undefined> {
       args: argv,
       allowPositionals: true,
       options: {
-        config: { type: 'string', short: 'c' },
+        config: { type: 'string', short: 'c', multiple: true },
         version: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -167,12 +167,18 @@ async function main(argv: string[]): Promise<number | undefined> {
     process.stderr.write(`${command}: unexpected argument "${positionals[1]}" (the config file goes after --config)\n`);
     return 2;
   }
-  if (values.config === undefined) {
+  const [file, ...more] = values.config ?? [];
+  if (file === undefined) {
     process.stderr.write(`${command}: --config FILE is required\n`);
     return 2;
   }
-  if (command === 'validate') return validate(values.config);
-  await run(values.config, version);
+  // The collector merges several --config files; Sluice reads one, and must not quietly drop the others.
+  if (more.length > 0) {
+    process.stderr.write(`${command}: --config is given ${more.length + 1} times; sluice reads one config file\n`);
+    return 2;
+  }
+  if (command === 'validate') return validate(file);
+  await run(file, version);
   return undefined;
 }
 

@@ -68,6 +68,12 @@ describe('sluice command line', () => {
     expect(await cli([])).toEqual({ code: 2, stdout: '', stderr: help.stdout });
   });
 
+  it('refuses a second --config instead of reading only the last one', async () => {
+    const file = join(directory, 'twice.yaml');
+    writeFileSync(file, GOOD);
+    expect(await cli(['validate', '--config', file, '-c', file])).toEqual({ code: 2, stdout: '', stderr: 'validate: --config is given 2 times; sluice reads one config file\n' });
+  });
+
   it('refuses a stray argument instead of ignoring it', async () => {
     const file = join(directory, 'stray.yaml');
     writeFileSync(file, GOOD);
