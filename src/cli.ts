@@ -43,6 +43,7 @@ async function validate(file: string): Promise<number> {
     const config = await loadConfigFile(file, { registry: builtinRegistry() });
     for (const component of config.unused) process.stderr.write(`warning: ${component}: configured but used in no pipeline (it will not be started)\n`);
     for (const pipeline of config.unstamped) process.stderr.write(`warning: service.pipelines.${pipeline}: ${UNSTAMPED_WARNING}\n`);
+    for (const warning of config.warnings) process.stderr.write(`warning: ${warning}\n`);
     process.stdout.write('config OK\n');
     return 0;
   } catch (err) {

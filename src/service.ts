@@ -262,6 +262,7 @@ export class Service {
     this.logger.level = config.service.telemetry.logs.level;
     for (const component of config.unused) this.logger.warn({ component }, 'configured but used in no pipeline: not started');
     for (const pipeline of config.unstamped) this.logger.warn({ pipeline }, UNSTAMPED_WARNING);
+    for (const warning of config.warnings) this.logger.warn(warning);
     this.#config = config;
     const { endpoint, api_key: _apiKey, ...limits } = config.service.admin;
     if (!this.admin.listensAs(endpoint, limits)) {

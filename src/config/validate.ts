@@ -28,6 +28,8 @@ export interface ValidatedConfig {
   readonly unused: readonly string[];
   /** Ids of pipelines no resource processor stamps with platform.projectId and platform.deploymentId (they run, with a warning). */
   readonly unstamped: readonly string[];
+  /** Likely mistakes the components' factories see in their valid configs: `<path>: <message>` lines. */
+  readonly warnings: readonly string[];
 }
 
 export const KIND_SECTIONS = { receiver: 'receivers', processor: 'processors', exporter: 'exporters' } as const;
@@ -105,7 +107,17 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
     service: service.value,
     unused: [...unused],
     unstamped: unstampedPipelines(service.value.pipelines, processors),
+    warnings: (['receiver', 'processor', 'exporter'] as const).flatMap((kind) => factoryWarnings(kind, components[kind].valid)),
   };
+}
+
+/** Each valid component's warnings, at their YAML paths (unused components are checked like any other). */
+function factoryWarnings(kind: ComponentKind, valid: ReadonlyMap<string, ComponentConfig<AnyFactory>>): string[] {
+  const lines: string[] = [];
+  for (const component of valid.values()) {
+    for (const { path, message } of component.factory.warnings?.(component.config) ?? []) lines.push(`${KIND_SECTIONS[kind]}.${component.id}.${path}: ${message}`);
+  }
+  return lines;
 }
 
 /** What a host on every interface stands for in boundAddresses(): it overlaps any other address on its port. */

@@ -86,6 +86,8 @@ interface FactoryBase<K extends ComponentKind, C> {
   listens?(config: C): ReadonlyArray<{ readonly path: string; readonly host: string; readonly port: number }>;
   /** The keys its clients present, each with its path within the component (`api_keys[0]`): the admin key must be none of them. */
   clientKeys?(config: C): ReadonlyArray<{ readonly path: string; readonly key: string }>;
+  /** Likely mistakes in a valid config, each with its key's path within the component: `validate` prints them, `run` logs them. */
+  warnings?(config: C): ReadonlyArray<{ readonly path: string; readonly message: string }>;
 }
 
 export interface ReceiverFactory<C = unknown> extends FactoryBase<'receiver', C> {

@@ -153,6 +153,13 @@ describe('sluice validate', () => {
     expect(result.stderr.trim()).toBe('warning: exporters.debug/spare: configured but used in no pipeline (it will not be started)');
   });
 
+  it('warns about an otlphttp endpoint with no path, which the collector would have completed with /v1/traces', async () => {
+    const result = await validate(GOOD.replace('debug: {}', 'debug: {}\n  otlphttp/base: { endpoint: "https://user:pw@collector.example.com:4318" }\n  otlphttp/full: { endpoint: "https://collector.example.com:4318/v1/traces" }').replace('[debug]', '[debug, otlphttp/base, otlphttp/full]'));
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe('config OK');
+    expect(result.stderr.trim()).toBe('warning: exporters.otlphttp/base.endpoint: has no path: traces are POSTed to the root path (/) as written, where the collector would add /v1/traces: write the full URL');
+  });
+
   it('warns about a pipeline no resource processor stamps with both platform attributes', async () => {
     const result = await validate(GOOD.replace('platform.projectId: prj_cli, ', ''));
     expect(result.code).toBe(0);

@@ -8,4 +8,9 @@ export const otlphttpExporterFactory: ExporterFactory<OtlpHttpConfig> = {
   configSchema: otlphttpConfigSchema,
   createDefaultConfig,
   create: createOtlpHttpExporter,
+  warnings(config) {
+    // The collector's `endpoint` is a base URL it appends /v1/traces to; here it is the full URL, sent to as written.
+    if (new URL(config.endpoint).pathname !== '/') return [];
+    return [{ path: 'endpoint', message: 'has no path: traces are POSTed to the root path (/) as written, where the collector would add /v1/traces: write the full URL' }];
+  },
 };
