@@ -3,9 +3,10 @@
 // registerTopLevelSection).
 import { ComponentRegistry } from './core/registry.js';
 import { debugExporterFactory } from './exporters/debug/factory.js';
-import { drainListSchema } from './exporters/drains/config.js';
+import { type DrainConfig, drainListSchema } from './exporters/drains/config.js';
 import { drainsExporterFactory } from './exporters/drains/factory.js';
 import { fileExporterFactory } from './exporters/file/factory.js';
+import { hasNoPath, NO_PATH_WARNING } from './exporters/otlphttp/config.js';
 import { otlphttpExporterFactory } from './exporters/otlphttp/factory.js';
 import { resourceProcessorFactory } from './processors/resource/factory.js';
 import { samplingProcessorFactory } from './processors/sampling/factory.js';
@@ -27,5 +28,8 @@ export function builtinRegistry(): ComponentRegistry {
     schema: drainListSchema,
     whenAbsent: [],
     inject: { kind: 'exporter', type: 'drains', configKey: 'drains' },
+    warnings(drains) {
+      return (drains as DrainConfig[]).flatMap((drain, i) => (hasNoPath(drain.url) ? [{ path: [i, 'url'], message: NO_PATH_WARNING }] : []));
+    },
   });
 }

@@ -54,11 +54,13 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
 
   const sections = new Map<string, unknown>();
   const failedSections = new Set<string>();
+  const warnings: string[] = [];
   for (const section of sectionsByKey.values()) {
     const input = raw[section.key] ?? section.whenAbsent;
     const parsed = parseAt(section.schema, input, [section.key], problems);
     if (parsed.ok) sections.set(section.key, parsed.value);
     else failedSections.add(section.key);
+    if (parsed.ok) for (const { path, message } of section.warnings?.(parsed.value) ?? []) warnings.push(`${formatPath([section.key, ...path])}: ${message}`);
   }
 
   const components = {
@@ -107,7 +109,7 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
     service: service.value,
     unused: [...unused],
     unstamped: unstampedPipelines(service.value.pipelines, processors),
-    warnings: (['receiver', 'processor', 'exporter'] as const).flatMap((kind) => factoryWarnings(kind, components[kind].valid)),
+    warnings: [...warnings, ...(['receiver', 'processor', 'exporter'] as const).flatMap((kind) => factoryWarnings(kind, components[kind].valid))],
   };
 }
 

@@ -19,6 +19,8 @@ export interface TopLevelSection {
   /** What the schema parses when the key is absent from the YAML. */
   readonly whenAbsent?: unknown;
   readonly inject?: { readonly kind: ComponentKind; readonly type: string; readonly configKey: string };
+  /** Likely mistakes in the parsed value, each at its path within the section (`[0, 'url']`): `validate` prints them, `run` logs them. */
+  warnings?(value: unknown): ReadonlyArray<{ readonly path: readonly PropertyKey[]; readonly message: string }>;
 }
 
 const RESERVED_KEYS = new Set(['receivers', 'processors', 'exporters', 'service']);

@@ -160,6 +160,12 @@ describe('sluice validate', () => {
     expect(result.stderr.trim()).toBe('warning: exporters.otlphttp/base.endpoint: has no path: traces are POSTed to the root path (/) as written, where the collector would add /v1/traces: write the full URL');
   });
 
+  it('warns about a config drain whose url has no path', async () => {
+    const result = await validate(`${GOOD.replace('debug: {}', 'drains: {}').replace('[debug]', '[drains]')}drains:\n  - { name: base, url: "https://api.example.com" }\n  - { name: full, url: "https://api.example.com/v1/traces" }\n`);
+    expect(result.code).toBe(0);
+    expect(result.stderr.trim()).toBe('warning: drains[0].url: has no path: traces are POSTed to the root path (/) as written, where the collector would add /v1/traces: write the full URL');
+  });
+
   it('warns about a pipeline no resource processor stamps with both platform attributes', async () => {
     const result = await validate(GOOD.replace('platform.projectId: prj_cli, ', ''));
     expect(result.code).toBe(0);

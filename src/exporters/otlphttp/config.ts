@@ -4,6 +4,17 @@ import { positiveTimerDuration } from '../../shared/units.js';
 import { queuedSenderConfigShape } from '../exporterhelper/index.js';
 import { checkHeaders } from './headers.js';
 
+/**
+ * The collector's `endpoint` is a base URL it adds /v1/traces to; Sluice's
+ * (and a drain's `url`) is the full URL, sent to as written, so one with no
+ * path is most likely a base URL copied from a collector config.
+ */
+export const NO_PATH_WARNING = 'has no path: traces are POSTed to the root path (/) as written, where the collector would add /v1/traces: write the full URL';
+
+export function hasNoPath(url: string): boolean {
+  return URL.canParse(url) && new URL(url).pathname === '/';
+}
+
 export const ENCODINGS = ['json', 'protobuf'] as const;
 export const COMPRESSIONS = ['gzip', 'none'] as const;
 

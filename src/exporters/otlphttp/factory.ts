@@ -1,5 +1,5 @@
 import type { ExporterFactory } from '../../core/component.js';
-import { createDefaultConfig, otlphttpConfigSchema, type OtlpHttpConfig } from './config.js';
+import { createDefaultConfig, hasNoPath, NO_PATH_WARNING, otlphttpConfigSchema, type OtlpHttpConfig } from './config.js';
 import { createOtlpHttpExporter } from './exporter.js';
 
 export const otlphttpExporterFactory: ExporterFactory<OtlpHttpConfig> = {
@@ -9,8 +9,6 @@ export const otlphttpExporterFactory: ExporterFactory<OtlpHttpConfig> = {
   createDefaultConfig,
   create: createOtlpHttpExporter,
   warnings(config) {
-    // The collector's `endpoint` is a base URL it appends /v1/traces to; here it is the full URL, sent to as written.
-    if (new URL(config.endpoint).pathname !== '/') return [];
-    return [{ path: 'endpoint', message: 'has no path: traces are POSTed to the root path (/) as written, where the collector would add /v1/traces: write the full URL' }];
+    return hasNoPath(config.endpoint) ? [{ path: 'endpoint', message: NO_PATH_WARNING }] : [];
   },
 };
