@@ -42,16 +42,7 @@ if (process.platform === 'linux') {
 // time the import settles, cli.js has its own handler in place.
 function beforeConfigRead(): void {}
 process.on('SIGHUP', beforeConfigRead);
-// A SIGTERM or SIGINT meanwhile stops it as it stops the running daemon,
-// with exit 0 (nothing has started), rather than the signal killing it.
-function stopBeforeLoaded(): void {
-  process.exit(0);
-}
-process.on('SIGTERM', stopBeforeLoaded);
-process.on('SIGINT', stopBeforeLoaded);
 // A module that fails to load rejects unhandled: Node prints where and exits 1.
 void import('./cli.js').then(function loaded() {
   process.off('SIGHUP', beforeConfigRead);
-  process.off('SIGTERM', stopBeforeLoaded);
-  process.off('SIGINT', stopBeforeLoaded);
 });
