@@ -158,10 +158,11 @@ service:
     // Opening the FIFO for writing completes once the daemon has opened it to read the config.
     const writer = await open(file, 'w');
     proc.kill('SIGTERM');
+    await waitFor(async () => stdout.includes('"msg":"stopping"'));
+    // Node's exit waits for its pool's threads, one of which may be reading the FIFO: let that read end (with nothing read).
+    await writer.close();
     expect(await exited).toEqual({ code: 0, signal: null });
     child = undefined;
-    await writer.close();
-    expect(stdout).toContain('"msg":"stopping"');
   });
 
   it('does not start a reload on a SIGHUP that comes while it stops', async () => {
