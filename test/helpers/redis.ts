@@ -7,6 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { RedisConnection } from '../../src/cluster/redis/connection.js';
+import { Telemetry } from '../../src/shared/telemetry.js';
 import { freePort, waitUntil } from './daemon.js';
 
 export interface TestRedis {
@@ -66,4 +69,12 @@ export async function startRedis(options: RedisOptions = {}): Promise<TestRedis>
   };
   await redis.start();
   return redis;
+}
+
+/** A connection to `url` under `keyPrefix`, once it is up; the caller closes it. */
+export async function connectRedis(url: string, keyPrefix: string, timeout: number, deps: { logger: Logger; telemetry?: Telemetry }): Promise<RedisConnection> {
+  const connection = new RedisConnection({ url, key_prefix: keyPrefix, timeout }, { logger: deps.logger, telemetry: deps.telemetry ?? new Telemetry({ defaultMetrics: false }) });
+  connection.connect();
+  await waitUntil(() => connection.up, 5_000, 'redis connection');
+  return connection;
 }

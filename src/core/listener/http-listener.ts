@@ -45,10 +45,9 @@ export class HttpListener implements ManagedListener {
   readonly #endpoint: Endpoint;
   /** Not a Set: see LinkedSet for why a Set of requests fills the old generation. */
   readonly #inFlight = new LinkedSet<ServerResponse>();
-  readonly #closed: Promise<void>;
-  #allClosed: () => void = function notYet() {};
+  /** Set by stopAccepting(): resolves once every connection has closed. */
+  #closed: Promise<void> | undefined;
   #port: ListenerPort | undefined;
-  #address: Endpoint | undefined;
   #stopping = false;
   #idleSweep: NodeJS.Timeout | undefined;
   #keepAliveSweep: NodeJS.Timeout | undefined;
@@ -115,14 +114,11 @@ export class HttpListener implements ManagedListener {
     // A client that connects and sends nothing is closed by Node's header
     // timeout too (408), and over TLS by the handshake timeout.
     this.#tracker = new ConnectionTracker(this.#server, config.max_connections, listenerMetrics(options.telemetry, options.name, config.tls !== undefined));
-    this.#closed = new Promise<void>((resolve) => {
-      this.#allClosed = resolve;
-    });
   }
 
   /** The bound address once listening (port 0 resolved). */
   get address(): Endpoint | undefined {
-    return this.#address;
+    return this.#port?.address;
   }
 
   get secure(): boolean {
@@ -142,7 +138,6 @@ export class HttpListener implements ManagedListener {
   async listen(ports?: PortKeeper): Promise<Endpoint> {
     const port = await ListenerPort.open(this.#server, this.#name, this.#endpoint, ports, () => this.#stopping);
     this.#port = port;
-    this.#address = port.address;
     return port.address;
   }
 
@@ -167,17 +162,16 @@ export class HttpListener implements ManagedListener {
       server.closeIdleConnections();
     }, IDLE_SWEEP_MS);
     this.#idleSweep.unref();
-    void this.#tracker.drained().then(() => {
+    this.#closed = this.#tracker.drained().then(() => {
       clearInterval(this.#idleSweep);
       clearInterval(this.#keepAliveSweep);
-      this.#allClosed();
     });
   }
 
   /** Stops accepting; resolves once every connection has closed (forced by destroy()). */
   close(): Promise<void> {
     this.stopAccepting();
-    return this.#closed;
+    return this.#closed ?? Promise.resolve();
   }
 
   destroy(): void {

@@ -38,10 +38,9 @@ export class SocketListener implements ManagedListener {
   readonly #server: NetServer;
   readonly #tracker: ConnectionTracker;
   readonly #endpoint: Endpoint;
-  readonly #closed: Promise<void>;
-  #allClosed: () => void = function notYet() {};
+  /** Set by stopAccepting(): resolves once every connection has closed. */
+  #closed: Promise<void> | undefined;
   #port: ListenerPort | undefined;
-  #address: Endpoint | undefined;
   #stopping = false;
   #silentSweep: NodeJS.Timeout | undefined;
 
@@ -78,13 +77,10 @@ export class SocketListener implements ManagedListener {
         this.#silentSweep.unref();
       });
     }
-    this.#closed = new Promise<void>((resolve) => {
-      this.#allClosed = resolve;
-    });
   }
 
   get address(): Endpoint | undefined {
-    return this.#address;
+    return this.#port?.address;
   }
 
   get connections(): number {
@@ -95,7 +91,6 @@ export class SocketListener implements ManagedListener {
   async listen(ports?: PortKeeper): Promise<Endpoint> {
     const port = await ListenerPort.open(this.#server, this.#name, this.#endpoint, ports, () => this.#stopping);
     this.#port = port;
-    this.#address = port.address;
     return port.address;
   }
 
@@ -107,16 +102,15 @@ export class SocketListener implements ManagedListener {
     if (this.#stopping) return;
     this.#stopping = true;
     this.#port?.release();
-    void this.#tracker.drained().then(() => {
+    this.#closed = this.#tracker.drained().then(() => {
       clearInterval(this.#silentSweep);
-      this.#allClosed();
     });
   }
 
   /** Stops accepting; resolves once every connection has closed. */
   close(): Promise<void> {
     this.stopAccepting();
-    return this.#closed;
+    return this.#closed ?? Promise.resolve();
   }
 
   destroy(): void {

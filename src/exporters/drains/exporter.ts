@@ -108,12 +108,11 @@ export class DrainsExporter implements Exporter, DrainsController {
     return this.#change(async () => {
       // Counted in turn, so creates sent at once cannot pass the limit together; a shared
       // store counts again as it adds, so creates on several instances cannot either.
-      const full = new DrainLimitError(`drains: at most ${MAX_DRAINS} drains may exist; delete one first`);
-      if (this.#definitions.size >= MAX_DRAINS) throw full;
+      if (this.#definitions.size >= MAX_DRAINS) throw drainLimitReached();
       const now = Date.now();
       const definition: DrainDefinition = { id: newDrainId(), source: 'api', createdAt: now, updatedAt: now, ...changes };
       const configDrains = this.#config.drains.length;
-      if (!(await this.#requiredStore().put(definition, MAX_DRAINS - configDrains))) throw full;
+      if (!(await this.#requiredStore().put(definition, MAX_DRAINS - configDrains))) throw drainLimitReached();
       this.#definitions.set(definition.id, definition);
       await this.#startUnitReporting(definition);
       return this.#required(definition.id);
@@ -332,4 +331,8 @@ export class DrainsExporter implements Exporter, DrainsController {
     this.#changes = run.catch(() => undefined);
     return run;
   }
+}
+
+function drainLimitReached(): DrainLimitError {
+  return new DrainLimitError(`drains: at most ${MAX_DRAINS} drains may exist; delete one first`);
 }

@@ -18,7 +18,7 @@ import { Telemetry } from '../../../src/shared/telemetry.js';
 import { exporterConfig } from '../../exporters/drains/harness.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { testHost } from '../../helpers/host.js';
-import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { connectRedis, startRedis, type TestRedis } from '../../helpers/redis.js';
 
 const KEY = 'admin-key-for-cluster-tests';
 const DAY_MS = 86_400_000;
@@ -46,9 +46,7 @@ interface Instance {
 async function instance(prefix: string): Promise<Instance> {
   const storageDirectory = mkdtempSync(join(tmpdir(), 'sluice-cluster-api-'));
   const telemetry = new Telemetry({ defaultMetrics: false });
-  const connection = new RedisConnection({ url: redis.url, key_prefix: prefix, timeout: 1_000 }, { logger, telemetry });
-  connection.connect();
-  await waitUntil(() => connection.up, 5_000, 'redis connection');
+  const connection = await connectRedis(redis.url, prefix, 1_000, { logger, telemetry });
   const state = createSharedState(connection, { storageDirectory, retentionMs: DAY_MS, logger });
   const host: Host = { ...testHost({ logger, telemetry, storageDirectory }), state };
   const exporter = new DrainsExporter({ id: 'drains', logger, telemetry, storageDirectory, version: '0.1.0-test' }, exporterConfig([]));

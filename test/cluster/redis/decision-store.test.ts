@@ -8,7 +8,7 @@ import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { RedisDecisionStore } from '../../../src/cluster/redis/decision-store.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
 import { waitUntil } from '../../helpers/daemon.js';
-import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { connectRedis, startRedis, type TestRedis } from '../../helpers/redis.js';
 
 const logger = pino({ level: 'silent' });
 let redis: TestRedis;
@@ -20,11 +20,8 @@ afterAll(async () => {
   await redis?.stop();
 });
 
-async function connected(telemetry = new Telemetry({ defaultMetrics: false })): Promise<RedisConnection> {
-  const connection = new RedisConnection({ url: redis.url, key_prefix: 'unit:', timeout: 300 }, { logger, telemetry });
-  connection.connect();
-  await waitUntil(() => connection.up, 5_000, 'redis connection');
-  return connection;
+function connected(telemetry = new Telemetry({ defaultMetrics: false })): Promise<RedisConnection> {
+  return connectRedis(redis.url, 'unit:', 300, { logger, telemetry });
 }
 
 describe('the Redis decision store', () => {

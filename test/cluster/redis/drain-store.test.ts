@@ -11,9 +11,7 @@ import { ClusterUnavailableError } from '../../../src/shared/errors.js';
 import { DRAINS_FILE, LocalDrainStore } from '../../../src/cluster/local/drain-store.js';
 import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { RedisDrainStore } from '../../../src/cluster/redis/drain-store.js';
-import { Telemetry } from '../../../src/shared/telemetry.js';
-import { waitUntil } from '../../helpers/daemon.js';
-import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { connectRedis, startRedis, type TestRedis } from '../../helpers/redis.js';
 
 const logger = pino({ level: 'silent' });
 let redis: TestRedis;
@@ -52,9 +50,7 @@ interface Instance {
 async function instance(prefix: string, drains: readonly Drain[] = [], timeout = 300): Promise<Instance> {
   const directory = mkdtempSync(join(tmpdir(), 'sluice-drains-'));
   if (drains.length > 0) await new LocalDrainStore(directory, parse).replace(drains);
-  const connection = new RedisConnection({ url: redis.url, key_prefix: prefix, timeout }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
-  connection.connect();
-  await waitUntil(() => connection.up, 5_000, 'redis connection');
+  const connection = await connectRedis(redis.url, prefix, timeout, { logger });
   const store = new RedisDrainStore(connection, new LocalDrainStore(directory, parse), parse, logger);
   cleanups.push(async () => {
     await store.close();

@@ -4,11 +4,8 @@
 // is pruned by them.
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { Heartbeats, HEARTBEAT_TTL_MS } from '../../../src/cluster/redis/heartbeats.js';
-import { Telemetry } from '../../../src/shared/telemetry.js';
-import { waitUntil } from '../../helpers/daemon.js';
-import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { connectRedis, startRedis, type TestRedis } from '../../helpers/redis.js';
 
 const logger = pino({ level: 'silent' });
 let redis: TestRedis;
@@ -26,9 +23,7 @@ afterEach(async () => {
 });
 
 async function instance(id: string): Promise<Heartbeats> {
-  const connection = new RedisConnection({ url: redis.url, key_prefix: 'beats:', timeout: 1_000 }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
-  connection.connect();
-  await waitUntil(() => connection.up, 5_000, 'redis connection');
+  const connection = await connectRedis(redis.url, 'beats:', 1_000, { logger });
   const heartbeats = new Heartbeats(connection, () => ({ id, version: 'test', address: `${id}:8888`, startedAt: 0 }));
   cleanups.push(async () => {
     await heartbeats.stop();

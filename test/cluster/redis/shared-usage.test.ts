@@ -12,13 +12,12 @@ import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { RedisState } from '../../../src/cluster/redis/state.js';
 import { LocalState } from '../../../src/cluster/local/state.js';
 import { LocalSpendLedger } from '../../../src/cluster/spend-ledger.js';
-import { Telemetry } from '../../../src/shared/telemetry.js';
 import { newGenerationId } from '../../../src/shared/generation-id.js';
 import type { GenerationRecord } from '../../../src/shared/generation.js';
 import { parseUsd } from '../../../src/shared/money.js';
 import { dayOf, periodId } from '../../../src/shared/periods.js';
 import { waitUntil } from '../../helpers/daemon.js';
-import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { connectRedis, startRedis, type TestRedis } from '../../helpers/redis.js';
 
 const logger = pino({ level: 'silent' });
 const DAY_MS = 86_400_000;
@@ -36,9 +35,7 @@ afterEach(async () => {
 });
 
 async function instance(prefix: string, timeout = 300, log = logger): Promise<{ state: RedisState; connection: RedisConnection }> {
-  const connection = new RedisConnection({ url: redis.url, key_prefix: prefix, timeout }, { logger: log, telemetry: new Telemetry({ defaultMetrics: false }) });
-  connection.connect();
-  await waitUntil(() => connection.up, 5_000, 'redis connection');
+  const connection = await connectRedis(redis.url, prefix, timeout, { logger: log });
   const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
   const state = new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger: log }), { logger: log, retentionMs: 30 * DAY_MS });
   cleanups.push(async () => {
@@ -220,9 +217,7 @@ describe('spend shared through Redis', () => {
   });
 
   it('closes after a batch in flight is answered, noting on disk what Redis took', async () => {
-    const connection = new RedisConnection({ url: redis.url, key_prefix: 'spend11:', timeout: 2_000 }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
-    connection.connect();
-    await waitUntil(() => connection.up, 5_000, 'redis connection');
+    const connection = await connectRedis(redis.url, 'spend11:', 2_000, { logger });
     const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
     cleanups.push(async () => {
       await connection.close();
