@@ -5,6 +5,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { answerTooLarge, MAX_ANSWER_BYTES, MAX_ERROR_BODY_BYTES } from '../providers/shared/answer-limits.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
+import type { SpanRecord } from './spans.js';
+import { ResendOnClosedConnection } from './stale-connection.js';
 import type { AttemptClock, UpstreamUrl } from './upstream.js';
 
 export interface BufferedResponse {
@@ -131,8 +133,12 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   }
 }
 
-/** Sends `request` and resolves with the whole answer; the clock's timeouts and the client abort it. */
-export function exchange(dispatcher: Dispatcher, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock): Promise<BufferedResponse> {
+/**
+ * Sends `request` and resolves with the whole answer; the clock's timeouts
+ * and the client abort it. A kept-alive connection closed under it is
+ * replaced (stale-connection.ts).
+ */
+export function exchange(dispatcher: Dispatcher, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord): Promise<BufferedResponse> {
   return new Promise(function dispatch(resolve, reject) {
     const reason = clock.error;
     if (reason !== undefined) {
@@ -140,6 +146,7 @@ export function exchange(dispatcher: Dispatcher, request: UpstreamRequest, url: 
       return;
     }
     const handler = new BufferingHandler({ clock, resolve, reject });
-    dispatcher.dispatch({ origin: url.origin, path: url.path, method: request.method, headers: request.headers, body: request.body }, handler);
+    const options = { origin: url.origin, path: url.path, method: request.method, headers: request.headers, body: request.body };
+    new ResendOnClosedConnection(dispatcher, options, handler, clock, span).dispatch();
   });
 }

@@ -8,6 +8,7 @@ import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
 import type { SpanRecord } from './spans.js';
 import { formatTraceparent } from './trace-context.js';
+import { ResendOnClosedConnection } from './stale-connection.js';
 import { exchange, type BufferedResponse } from './upstream-exchange.js';
 
 export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client_closed' | 'client_stalled';
@@ -33,12 +34,13 @@ export class UpstreamAgents {
   stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord, handler: Dispatcher.DispatchHandler): void {
     const reason = clock.error;
     if (reason !== undefined) throw reason;
-    this.#agent(slug).dispatch({ origin: url.origin, path: url.path, method: request.method, headers: sentHeaders(request.headers, url, span), body: request.body }, handler);
+    const options = { origin: url.origin, path: url.path, method: request.method, headers: sentHeaders(request.headers, url, span), body: request.body };
+    new ResendOnClosedConnection(this.#agent(slug), options, handler, clock, span).dispatch();
   }
 
   /** A non-streaming request: the whole answer in one buffer. */
   exchange(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord): Promise<BufferedResponse> {
-    return exchange(this.#agent(slug), { ...request, headers: sentHeaders(request.headers, url, span) }, url, clock);
+    return exchange(this.#agent(slug), { ...request, headers: sentHeaders(request.headers, url, span) }, url, clock, span);
   }
 
   #agent(slug: string): Dispatcher {

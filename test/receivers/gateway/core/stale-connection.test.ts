@@ -1,0 +1,133 @@
+// A kept-alive upstream connection closed by the server just as the gateway
+// reuses it (uvicorn's idle close racing a request): the request is sent
+// again on another connection, and only then.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SpanKind } from '../../../../src/otlp/model.js';
+import { API_KEY, attr, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
+
+let gateway: Gateway | undefined;
+let upstream: Upstream | undefined;
+
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  await upstream?.close();
+  upstream = undefined;
+});
+
+type Answer = (body: Record<string, unknown>, res: ServerResponse) => void;
+
+/**
+ * An upstream that answers the first request on each connection with
+ * `answer` and does `onReuse` with every later one: by default it closes
+ * the connection without a byte of answer, as a server does whose idle
+ * timer fired as the request came.
+ */
+async function setup(answer: Answer, onReuse: (req: IncomingMessage, res: ServerResponse) => void = (req) => req.socket.destroy()): Promise<OpenAI> {
+  const served = new WeakMap<Socket, number>();
+  upstream = await startUpstream(function perConnection(body, res, req) {
+    const count = (served.get(req.socket) ?? 0) + 1;
+    served.set(req.socket, count);
+    if (count === 1) answer(body, res);
+    else onReuse(req, res);
+  });
+  gateway = await startGateway({ providers: { up: openaiProvider(upstream) }, models: [{ id: 'up/m', endpoints: [{ provider: 'up', model: 'm' }] }] });
+  return new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+}
+
+const messages = [{ role: 'user' as const, content: 'hi' }];
+
+function answerWith(res: ServerResponse, text: string): void {
+  sendJson(res, 200, completion(text));
+}
+
+/** Lets the upstream connection sit idle in the gateway's pool, so the next request reuses it. */
+const idle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));
+
+describe('an upstream that closes a kept-alive connection as it is reused', () => {
+  it('answers a whole request from a new connection, and the attempt span counts the resend', async () => {
+    const client = await setup((body, res) => answerWith(res, `answer to ${String((body['messages'] as { content: string }[])[0]?.content)}`));
+    expect((await client.chat.completions.create({ model: 'up/m', messages })).choices[0]?.message.content).toBe('answer to hi');
+    await idle();
+    const second = await client.chat.completions.create({ model: 'up/m', messages: [{ role: 'user', content: 'again' }] });
+    expect(second.choices[0]?.message.content).toBe('answer to again');
+    // The first request, the one the closing connection took, and its resend.
+    expect(upstream?.requests.map((r) => (r.body['messages'] as { content: string }[])[0]?.content)).toEqual(['hi', 'again', 'again']);
+    const attempts = (await gateway!.spans(4)).filter((s) => s.kind === SpanKind.CLIENT);
+    expect(attempts.map((s) => attr(s, 'http.request.resend_count'))).toEqual([undefined, 1]);
+  });
+
+  it('answers from a new connection when the close is a reset', async () => {
+    const client = await setup(
+      (_body, res) => answerWith(res, 'ok'),
+      (req) => (req.socket as Socket).resetAndDestroy(),
+    );
+    await client.chat.completions.create({ model: 'up/m', messages });
+    await idle();
+    expect((await client.chat.completions.create({ model: 'up/m', messages })).choices[0]?.message.content).toBe('ok');
+    expect(upstream?.requests).toHaveLength(3);
+  });
+
+  it('streams from a new connection', async () => {
+    const client = await setup((_body, res) => textStream(res, ['one ', 'two']));
+    for await (const _part of await client.chat.completions.create({ model: 'up/m', messages, stream: true }));
+    await idle();
+    const stream = await client.chat.completions.create({ model: 'up/m', messages, stream: true });
+    let text = '';
+    for await (const part of stream) text += part.choices[0]?.delta.content ?? '';
+    expect(text).toBe('one two');
+    expect(upstream?.requests).toHaveLength(3);
+  });
+
+  it('does not send again a resend whose new connection was closed too, and fails as unreachable', async () => {
+    const client = await setup((body, res) => {
+      if ((body['messages'] as { content: string }[])[0]?.content === 'again') res.socket?.destroy();
+      else answerWith(res, 'ok');
+    });
+    await client.chat.completions.create({ model: 'up/m', messages });
+    await idle();
+    const err = await client.chat.completions.create({ model: 'up/m', messages: [{ role: 'user', content: 'again' }] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(OpenAI.APIError);
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('Provider up could not be reached');
+    expect(upstream?.requests).toHaveLength(3);
+  });
+});
+
+describe('a connection closed when nothing shows it was stale', () => {
+  it('does not send again a request whose new connection was closed', async () => {
+    const client = await setup((_body, res) => res.socket?.destroy());
+    const err = await client.chat.completions.create({ model: 'up/m', messages }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect(upstream?.requests).toHaveLength(1);
+  });
+
+  it('does not send again a request whose answer had begun', async () => {
+    const client = await setup(
+      (_body, res) => answerWith(res, 'ok'),
+      (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+        res.write('{"id":');
+        setTimeout(() => res.socket?.destroy(), 20);
+      },
+    );
+    await client.chat.completions.create({ model: 'up/m', messages });
+    await idle();
+    const err = await client.chat.completions.create({ model: 'up/m', messages }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('broke off its answer');
+    expect(upstream?.requests).toHaveLength(2);
+  });
+});
