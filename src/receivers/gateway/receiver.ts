@@ -35,7 +35,7 @@ import { createRouter } from './core/routing.js';
 import { SpanBatcher } from './core/span-batcher.js';
 import type { ResourcePairs } from './core/span-export.js';
 import { startServerSpan, type SpanRecord } from './core/spans.js';
-import { parseTraceparent } from './core/trace-context.js';
+import { parseTraceparent, traceContextPropagated } from './core/trace-context.js';
 import { UpstreamAgents } from './core/upstream.js';
 import { apiKeyName, type GatewayConfig } from './config.js';
 import { providerAdapters } from './providers/index.js';
@@ -70,6 +70,8 @@ export class GatewayReceiver implements Receiver {
   #services: GatewayServices | undefined;
   readonly #routes = new RouteTable(gatewayRoutes);
   readonly #agents: UpstreamAgents;
+  /** Whether W3C Trace Context is read from clients and sent upstream (OTEL_PROPAGATORS). */
+  readonly #traceContext: boolean;
   readonly #batcher: SpanBatcher;
   readonly #metrics: GatewayMetrics;
   readonly #requestSeries: SeriesTable<CounterSeries>;
@@ -112,7 +114,8 @@ export class GatewayReceiver implements Receiver {
         redact: providerSecretsRedactor(provider),
       });
     }
-    this.#agents = new UpstreamAgents(providers.keys());
+    this.#traceContext = traceContextPropagated();
+    this.#agents = new UpstreamAgents(providers.keys(), this.#traceContext);
     const receiver = this.#id;
     const metrics = this.#metrics;
     const attempts = new SeriesTable((provider, outcome) => metrics.attempts.series({ receiver, provider, outcome }));
@@ -230,7 +233,7 @@ export class GatewayReceiver implements Receiver {
     const onPath = this.#routes.onPath(path);
     const route = forMethod(onPath, method);
     const routeName = onPath[0]?.route;
-    const server = startServerSpan(routeName === undefined ? method : `${method} ${routeName}`, parseTraceparent(header(req, 'traceparent'), header(req, 'tracestate')));
+    const server = startServerSpan(routeName === undefined ? method : `${method} ${routeName}`, this.#traceContext ? parseTraceparent(header(req, 'traceparent'), header(req, 'tracestate')) : undefined);
     server.str('http.request.method', method).str('url.path', path);
     if (routeName !== undefined) server.str('http.route', routeName);
     const spans: SpanRecord[] = [server];

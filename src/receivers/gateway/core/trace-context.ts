@@ -25,6 +25,18 @@ export function parseTraceparent(header: string | undefined, tracestate: string 
   return { traceId, spanId, flags: Number.parseInt(flags, 16) & 0xff, traceState: tracestate === undefined || tracestate === '' ? undefined : tracestate };
 }
 
+/**
+ * Whether W3C Trace Context is read from clients and sent upstream.
+ * OpenTelemetry's OTEL_PROPAGATORS chooses it: unset or empty means its
+ * default (`tracecontext,baggage`); a list without `tracecontext` (`none`,
+ * say) turns it off. Other propagators in the list are not implemented here.
+ */
+export function traceContextPropagated(env: NodeJS.ProcessEnv = process.env): boolean {
+  const list = env['OTEL_PROPAGATORS']?.trim() ?? '';
+  if (list === '') return true;
+  return list.split(',').some((name) => name.trim().toLowerCase() === 'tracecontext');
+}
+
 /** The `traceparent` (version 00) that makes a request a child of span `spanId`. */
 export function formatTraceparent(traceId: string, spanId: string, flags: number): string {
   return `00-${traceId}-${spanId}-${(flags & 0xff).toString(16).padStart(2, '0')}`;

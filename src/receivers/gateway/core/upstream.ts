@@ -17,8 +17,11 @@ const KEEP_ALIVE_TIMEOUT = 30_000; // ms an idle upstream connection is kept
 
 export class UpstreamAgents {
   readonly #agents = new Map<string, Dispatcher>();
+  readonly #traceContext: boolean;
 
-  constructor(slugs: Iterable<string>) {
+  /** `traceContext`: whether requests upstream carry the attempt's W3C Trace Context. */
+  constructor(slugs: Iterable<string>, traceContext: boolean) {
+    this.#traceContext = traceContext;
     for (const slug of slugs) {
       // Our own clock owns the timeouts, so undici's are off.
       this.#agents.set(slug, outboundAgent({ keepAliveTimeout: KEEP_ALIVE_TIMEOUT, headersTimeout: 0, bodyTimeout: 0 }));
@@ -34,13 +37,13 @@ export class UpstreamAgents {
   stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord, handler: Dispatcher.DispatchHandler): void {
     const reason = clock.error;
     if (reason !== undefined) throw reason;
-    const options = { origin: url.origin, path: url.path, method: request.method, headers: sentHeaders(request.headers, url, span), body: request.body };
+    const options = { origin: url.origin, path: url.path, method: request.method, headers: sentHeaders(request.headers, url, this.#traceContext ? span : undefined), body: request.body };
     new ResendOnClosedConnection(this.#agent(slug), options, handler, clock, span).dispatch();
   }
 
   /** A non-streaming request: the whole answer in one buffer. */
   exchange(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord): Promise<BufferedResponse> {
-    return exchange(this.#agent(slug), { ...request, headers: sentHeaders(request.headers, url, span) }, url, clock, span);
+    return exchange(this.#agent(slug), { ...request, headers: sentHeaders(request.headers, url, this.#traceContext ? span : undefined) }, url, clock, span);
   }
 
   #agent(slug: string): Dispatcher {
@@ -61,17 +64,20 @@ export class UpstreamAgents {
  * drop them; config validation refuses them beside another Authorization),
  * plus W3C Trace Context naming the attempt's CLIENT span as the parent, as
  * OpenTelemetry's HTTP client instrumentations propagate it: an upstream
- * that traces (a self-hosted model server) continues the gateway's trace.
+ * that traces (a self-hosted model server) continues the gateway's trace
+ * (`span` undefined: propagation is off).
  * Added after a Bedrock request is signed, so the signature does not cover
  * them (SigV4 allows unsigned headers).
  */
-function sentHeaders(headers: Record<string, string>, url: UpstreamUrl, span: SpanRecord): Record<string, string> {
-  const traced: Record<string, string> = { ...headers, traceparent: formatTraceparent(span.traceId, span.spanId, span.flags ?? 1) };
+function sentHeaders(headers: Record<string, string>, url: UpstreamUrl, span: SpanRecord | undefined): Record<string, string> {
+  const sent: Record<string, string> = { ...headers };
   const authorization = url.authorization;
-  if (authorization !== undefined && !hasAuthorization(headers)) traced['authorization'] = authorization;
+  if (authorization !== undefined && !hasAuthorization(headers)) sent['authorization'] = authorization;
+  if (span === undefined) return sent;
+  sent['traceparent'] = formatTraceparent(span.traceId, span.spanId, span.flags ?? 1);
   const traceState = span.traceState;
-  if (traceState !== undefined) traced['tracestate'] = traceState;
-  return traced;
+  if (traceState !== undefined) sent['tracestate'] = traceState;
+  return sent;
 }
 
 /**

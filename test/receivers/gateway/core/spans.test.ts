@@ -140,6 +140,38 @@ describe('gateway spans', () => {
     expect(sent.map((r) => r?.headers['tracestate'])).toEqual(['vendor=abc', 'vendor=abc', undefined, undefined]);
   });
 
+  it('neither continues nor sends W3C Trace Context when OTEL_PROPAGATORS leaves out tracecontext', async () => {
+    process.env['OTEL_PROPAGATORS'] = 'none';
+    try {
+      const client = await setup();
+      const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+      await client.chat.completions.create({ model: 'acme/model', messages }, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, tracestate: 'vendor=abc' } });
+      const spans = await gateway!.spans(3);
+      expect(spans.every((s) => s.traceId !== traceId && (s.traceState ?? '') === '')).toBe(true);
+      const sent = upstreams.flatMap((u) => u.requests);
+      expect(sent).toHaveLength(2);
+      expect(sent.map((r) => [r.headers['traceparent'], r.headers['tracestate']])).toEqual([
+        [undefined, undefined],
+        [undefined, undefined],
+      ]);
+    } finally {
+      delete process.env['OTEL_PROPAGATORS'];
+    }
+  });
+
+  it('keeps W3C Trace Context when OTEL_PROPAGATORS lists tracecontext among others', async () => {
+    process.env['OTEL_PROPAGATORS'] = 'baggage, TraceContext';
+    try {
+      const client = await setup();
+      const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+      await client.chat.completions.create({ model: 'acme/model', messages }, { headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01` } });
+      expect((await gateway!.spans(3)).every((s) => s.traceId === traceId)).toBe(true);
+      expect(upstreams.flatMap((u) => u.requests).map((r) => r.headers['traceparent']?.slice(3, 35))).toEqual([traceId, traceId]);
+    } finally {
+      delete process.env['OTEL_PROPAGATORS'];
+    }
+  });
+
   it('starts a new trace when the traceparent is malformed', async () => {
     const client = await setup();
     await client.models.list({ headers: { traceparent: '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01' } });
