@@ -47,6 +47,16 @@ function closedWhenReused(error: Error): boolean {
   return typeof code === 'string' && CLOSED_CODES.has(code) && reusedConnectionErrors.has(error);
 }
 
+/** A handler whose request may be sent again. */
+export interface ResendableHandler extends Dispatcher.DispatchHandler {
+  /**
+   * Its request failed and is being sent again: until the new one starts
+   * (onRequestStart), it has no request to abort, so an abort must end
+   * the exchange at once, as for a request still connecting.
+   */
+  onResend(): void;
+}
+
 /**
  * Passes everything to `handler`, except the failure of a request whose
  * kept-alive connection was closed before any answer came: that request
@@ -57,13 +67,13 @@ function closedWhenReused(error: Error): boolean {
 export class ResendOnClosedConnection implements Dispatcher.DispatchHandler {
   readonly #dispatcher: Dispatcher;
   readonly #options: Dispatcher.DispatchOptions;
-  readonly #handler: Dispatcher.DispatchHandler;
+  readonly #handler: ResendableHandler;
   readonly #clock: AttemptClock;
   readonly #span: SpanRecord;
   #answered = false;
   #resends = 0;
 
-  constructor(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler, clock: AttemptClock, span: SpanRecord) {
+  constructor(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, handler: ResendableHandler, clock: AttemptClock, span: SpanRecord) {
     this.#dispatcher = dispatcher;
     this.#options = options;
     this.#handler = handler;
@@ -99,6 +109,7 @@ export class ResendOnClosedConnection implements Dispatcher.DispatchHandler {
   onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
     if (!this.#answered && this.#resends < MAX_RESENDS && this.#clock.error === undefined && closedWhenReused(error)) {
       this.#resends += 1;
+      this.#handler.onResend();
       this.dispatch();
       return;
     }

@@ -8,6 +8,7 @@ import type { Dispatcher } from 'undici';
 import type { AttemptFailure } from './attempt-failure.js';
 import { MAX_ERROR_BODY_BYTES } from '../providers/shared/answer-limits.js';
 import type { SpanRecord } from './spans.js';
+import type { ResendableHandler } from './stale-connection.js';
 import type { AttemptClock } from './upstream.js';
 
 /** ms an upstream whose stream is complete has to end its body before its connection is dropped. */
@@ -93,7 +94,7 @@ function corkedWriter(res: ServerResponse): (text: string) => boolean {
  * with what the pipe made of a 2xx one. The answer's status goes on the
  * attempt's span as it arrives.
  */
-export class StreamExchange<T> implements Dispatcher.DispatchHandler {
+export class StreamExchange<T> implements ResendableHandler {
   readonly outcome: Promise<ExchangeOutcome<T>>;
   #resolve!: (outcome: ExchangeOutcome<T>) => void;
   #reject!: (err: unknown) => void;
@@ -170,6 +171,10 @@ export class StreamExchange<T> implements Dispatcher.DispatchHandler {
     this.#controller = controller;
     const reason = this.#clock.error;
     if (reason !== undefined) controller.abort(reason);
+  }
+
+  onResend(): void {
+    this.#controller = undefined;
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {

@@ -6,7 +6,7 @@ import type { Dispatcher } from 'undici';
 import { answerTooLarge, MAX_ANSWER_BYTES, MAX_ERROR_BODY_BYTES } from '../providers/shared/answer-limits.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
 import type { SpanRecord } from './spans.js';
-import { ResendOnClosedConnection } from './stale-connection.js';
+import { ResendOnClosedConnection, type ResendableHandler } from './stale-connection.js';
 import type { AttemptClock, UpstreamUrl } from './upstream.js';
 
 export interface BufferedResponse {
@@ -44,7 +44,7 @@ interface Waiting {
  * GC), and a handler still holding the body and the attempt would carry
  * them all into the old generation.
  */
-class BufferingHandler implements Dispatcher.DispatchHandler {
+class BufferingHandler implements ResendableHandler {
   #waiting: Waiting | undefined;
   #controller: Dispatcher.DispatchController | undefined;
   #statusCode = 0;
@@ -72,6 +72,10 @@ class BufferingHandler implements Dispatcher.DispatchHandler {
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
     if (this.#aborted !== undefined) controller.abort(this.#aborted);
+  }
+
+  onResend(): void {
+    this.#controller = undefined;
   }
 
   onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {

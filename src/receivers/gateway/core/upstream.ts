@@ -8,7 +8,7 @@ import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
 import type { SpanRecord } from './spans.js';
 import { formatTraceparent } from './trace-context.js';
-import { ResendOnClosedConnection } from './stale-connection.js';
+import { ResendOnClosedConnection, type ResendableHandler } from './stale-connection.js';
 import { exchange, type BufferedResponse } from './upstream-exchange.js';
 
 export type AbortReason = 'first_byte_timeout' | 'stream_idle_timeout' | 'client_closed' | 'client_stalled';
@@ -34,7 +34,7 @@ export class UpstreamAgents {
    * adapter fetched an image) throws instead of being sent. Like every
    * request upstream, it carries the attempt span's trace context.
    */
-  stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord, handler: Dispatcher.DispatchHandler): void {
+  stream(slug: string, request: UpstreamRequest, url: UpstreamUrl, clock: AttemptClock, span: SpanRecord, handler: ResendableHandler): void {
     const reason = clock.error;
     if (reason !== undefined) throw reason;
     const options = { origin: url.origin, path: url.path, method: request.method, headers: sentHeaders(request.headers, url, this.#traceContext ? span : undefined), body: request.body };

@@ -1,11 +1,17 @@
 // A kept-alive upstream connection closed by the server just as the gateway
 // reuses it (uvicorn's idle close racing a request): the request is sent
 // again on another connection, and only then.
+import { channel } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import OpenAI from 'openai';
+import type { Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanKind } from '../../../../src/otlp/model.js';
+import { ClientLink } from '../../../../src/receivers/gateway/core/client-link.js';
+import { startClientSpan, startServerSpan } from '../../../../src/receivers/gateway/core/spans.js';
+import { exchange } from '../../../../src/receivers/gateway/core/upstream-exchange.js';
+import { AttemptClock, parseUpstreamUrl } from '../../../../src/receivers/gateway/core/upstream.js';
 import { API_KEY, attr, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
 
 let gateway: Gateway | undefined;
@@ -129,5 +135,37 @@ describe('a connection closed when nothing shows it was stale', () => {
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
     expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('broke off its answer');
     expect(upstream?.requests).toHaveLength(2);
+  });
+});
+
+describe('a resend still connecting', () => {
+  it('ends its attempt as soon as the client leaves, without waiting for the connection', async () => {
+    // A dispatcher that starts the first request on a kept-alive connection and
+    // loses it, as undici reports that, then never gets the resend connected.
+    const socket = {};
+    const dispatched: Dispatcher.DispatchHandler[] = [];
+    const dispatcher = {
+      dispatch(_options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+        dispatched.push(handler);
+        if (dispatched.length > 1) return true;
+        const request = {};
+        channel('undici:client:sendHeaders').publish({ request: {}, socket });
+        channel('undici:client:sendHeaders').publish({ request, socket });
+        const controller = { abort() {}, pause() {}, resume() {}, paused: false, aborted: false, reason: null };
+        handler.onRequestStart?.(controller, {});
+        const error = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+        channel('undici:request:error').publish({ request, error });
+        handler.onResponseError?.(controller, error);
+        return true;
+      },
+    } as unknown as Dispatcher;
+    const client = new ClientLink();
+    const clock = new AttemptClock(60_000, 60_000, client);
+    const span = startClientSpan('chat m', startServerSpan('POST /v1/chat/completions', undefined));
+    const answer = exchange(dispatcher, { url: 'http://127.0.0.1:9/v1/chat/completions', method: 'POST', headers: {}, body: '{}' }, parseUpstreamUrl('http://127.0.0.1:9/v1/chat/completions'), clock, span);
+    expect(dispatched).toHaveLength(2);
+    client.close();
+    await expect(answer).rejects.toThrow('client_closed');
+    clock.clear();
   });
 });
