@@ -1,9 +1,11 @@
 // A kept-alive upstream connection that the server closed just as a request
 // was written on it. Servers that drop idle connections sooner than the pool
 // keeps them, without saying so (uvicorn after 5 s, so vLLM and LiteLLM),
-// close one now and then at the moment it is reused. That request never
-// reached the server's application, so it is sent again on another
-// connection, as browsers and Go's http.Transport do. undici's diagnostics
+// close one now and then at the moment it is reused. Such a request almost
+// never reached the server's application (the server was closing a
+// connection it thought idle), so it is sent again on another connection,
+// as browsers do with a reused connection that closes before any answer
+// (Chromium's HttpNetworkTransaction, POST included). undici's diagnostics
 // channels are the one public place that pairs a request with its
 // connection: they tell which requests went out on a connection that had
 // carried one before.
