@@ -286,7 +286,9 @@ export class Service {
     this.#deadline = deadline;
     const graph = new Graph(config, host);
     this.#graph = graph;
-    await graph.start(abandoned);
+    // A failed start stops what started as any graph stops: a receiver that started may
+    // already hold requests (a reload hands it those that waited at its port), bounded by the grace.
+    await graph.start(abandoned, () => this.#stopGraph());
     await this.#warnOfOrphanedQueues(config, storageDirectory);
   }
 

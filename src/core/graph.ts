@@ -88,9 +88,11 @@ export class Graph {
   /**
    * Downstream first: exporters, processors, receivers. A failure stops what
    * started, and so does `abandoned()` turning true before the next component
-   * (a stop asked for meanwhile: no listener may open after it).
+   * (a stop asked for meanwhile: no listener may open after it). `stop`
+   * stops what started: the service's bounds it by shutdown_grace, as a
+   * receiver that started may be answering requests already.
    */
-  async start(abandoned: () => boolean = () => false): Promise<void> {
+  async start(abandoned: () => boolean = () => false, stop: () => Promise<void> = () => this.shutdown()): Promise<void> {
     if (this.#shutdown !== undefined) throw new Error('a graph that was shut down cannot start again');
     try {
       for (const instance of [...this.#exporters, ...this.#processors, ...this.#receivers]) {
@@ -98,7 +100,7 @@ export class Graph {
         await startOne(instance, this.#host);
       }
     } catch (err) {
-      await this.shutdown();
+      await stop();
       throw err;
     }
     this.#started = true;
