@@ -73,6 +73,8 @@ export class RedisGenerationStore implements GenerationStore {
   #sending: Promise<void> = Promise.resolve();
   #retry: NodeJS.Timeout | undefined;
   readonly #stopReplay: () => void;
+  /** Closed: the file of records Redis lacks is the next store's, so nothing is sent again. */
+  #closed = false;
   /** Records Redis missed, on disk until it has them all; only the send chain writes or empties it. */
   #unshared: RecordLog;
   /** Ids of the records in #unshared Redis has not taken yet (each written once, however often it is sent again). */
@@ -178,6 +180,7 @@ export class RedisGenerationStore implements GenerationStore {
 
   /** The local store is LocalState's to close. */
   async close(): Promise<void> {
+    this.#closed = true;
     this.#stopReplay();
     clearTimeout(this.#retry);
     this.#retry = undefined;
@@ -258,7 +261,7 @@ export class RedisGenerationStore implements GenerationStore {
       this.#logger.warn('generation records missed by the cluster Redis exceed what is kept for it; the oldest stay local only');
     }
     // Refused on a live connection (an error reply, a timeout): tried again in a second; down: at the reconnection.
-    if (this.#retry !== undefined || !this.#redis.up) return;
+    if (this.#closed || this.#retry !== undefined || !this.#redis.up) return;
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
       this.#replayMissed();

@@ -86,6 +86,8 @@ export class RedisSpendLedger implements SpendLedger {
   /** The last addition Redis has (added now or before): the one the next sent follows. */
   #confirmed: Confirmed | undefined;
   readonly #stopReplay: () => void;
+  /** Closed: the local ledger's log may be closed too, so nothing is sent again (the next start sends what is left). */
+  #closed = false;
 
   /** `local` is opened with its outbox. */
   constructor(redis: RedisConnection, local: LocalSpendLedger, logger: Logger) {
@@ -134,6 +136,7 @@ export class RedisSpendLedger implements SpendLedger {
 
   /** The local ledger is LocalState's to close. */
   async close(): Promise<void> {
+    this.#closed = true;
     this.#stopReplay();
     clearTimeout(this.#retry);
     this.#retry = undefined;
@@ -198,7 +201,7 @@ export class RedisSpendLedger implements SpendLedger {
   }
 
   #scheduleRetry(): void {
-    if (this.#retry !== undefined || !this.#redis.up) return;
+    if (this.#closed || this.#retry !== undefined || !this.#redis.up) return;
     this.#retry = setTimeout(() => {
       this.#retry = undefined;
       void this.#send();

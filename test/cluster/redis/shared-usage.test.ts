@@ -2,7 +2,7 @@
 // what one instance adds, another reads, exactly; with Redis gone, each
 // answers from its local copy, and what Redis missed is shared once it is
 // back, counted once even when a write Redis answered late had run.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -237,6 +237,28 @@ describe('spend shared through Redis', () => {
     await again.close();
   });
 
+  it('sends nothing more once closed, though a batch in flight when it closed timed out: the next start sends it', async () => {
+    const connection = await connectRedis(redis.url, 'spend12:', 300, { logger });
+    const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
+    cleanups.push(async () => {
+      await connection.close();
+      rmSync(directory, { recursive: true, force: true });
+    });
+    // A reload that changes service.usage.retention closes the state and keeps the connection.
+    const state = new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
+    const ledger = await state.spendLedger();
+    const now = Date.now();
+    await pauseWrites(operator(), 700);
+    const adding = ledger.add('team', parseUsd('1'), now);
+    await state.close();
+    await adding;
+    // Past the retry a second after the timeout: it must not write to the closed ledger.
+    await sleep(2_000);
+    const again = await LocalSpendLedger.open(join(directory, 'usage'), logger, { outbox: true });
+    expect(again.outbox.map(({ key, cost }) => ({ key, cost }))).toEqual([{ key: 'team', cost: parseUsd('1') }]);
+    await again.close();
+  });
+
   it('shares a long outage\'s additions in batches that each fit in redis.timeout', async () => {
     const lines: Array<{ msg?: string; additions?: number; left?: number }> = [];
     const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) });
@@ -416,6 +438,38 @@ describe('generation records shared through Redis', () => {
     }
     await waitUntil(async () => (await client.exists(`gen4:generation:${refused.id}`)) === 1, 5_000, 'the record sent again');
     expect(one.connection.up).toBe(true);
+  });
+
+  it('sends nothing more once closed, though Redis refused a record as it closed: the next start sends it', async () => {
+    const connection = await connectRedis(redis.url, 'gen7:', 300, { logger });
+    const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
+    cleanups.push(async () => {
+      await connection.close();
+      rmSync(directory, { recursive: true, force: true });
+    });
+    const open = () => new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
+    // A reload that changes service.usage.retention closes the state and keeps the connection.
+    const state = open();
+    const store = await state.generationStore();
+    const client = operator();
+    const refused = record('team', '0.5');
+    await client.config('SET', 'maxmemory-policy', 'noeviction');
+    await client.config('SET', 'maxmemory', '1');
+    try {
+      store.add(refused);
+      await state.close();
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    // Past the retry a second after the refusal: a closed store sends nothing, and leaves
+    // the file of what Redis lacks to the next one (which may be appending to it already).
+    await sleep(1_500);
+    expect(await client.exists(`gen7:generation:${refused.id}`)).toBe(0);
+    expect(existsSync(join(directory, 'usage', 'generations-unshared.log'))).toBe(true);
+    const next = open();
+    cleanups.push(() => next.close());
+    await next.generationStore();
+    await waitUntil(async () => (await client.exists(`gen7:generation:${refused.id}`)) === 1, 5_000, 'the record sent by the next start');
   });
 
   it('counts a record once when its write timed out but ran, and it is sent again', async () => {
