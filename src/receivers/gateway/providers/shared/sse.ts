@@ -138,7 +138,8 @@ export class SseParser {
     if (value.charCodeAt(0) === 32) value = value.slice(1);
     if (field === 'data') {
       this.#data.push(value);
-      this.#hold(value.length);
+      // With the line break that joins it to the next: empty data lines make an event too.
+      this.#hold(value.length + 1);
     } else if (field === 'event') this.#event = value;
     return undefined;
   }
