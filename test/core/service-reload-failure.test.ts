@@ -55,7 +55,7 @@ describe('a reload that fails to start', () => {
 
     // The new graph's exporter starts slowly (connections made meanwhile wait at the port) and
     // never finishes an export; the receiver after the OTLP one cannot start.
-    const failing = config(port, '  fakein: { fail_start: true }', '  fakeout/hung: { start_delay_ms: 300, delay_ms: 60000 }', '{ receivers: [otlp, fakein], exporters: [fakeout/hung] }');
+    const failing = config(port, '  fakein: { fail_start: true }', '  fakeout/hung: { start_delay_ms: 1000, delay_ms: 60000 }', '{ receivers: [otlp, fakein], exporters: [fakeout/hung] }');
     const reloaded = service.reload(() => failing);
     await waitUntil(() => recorder.events.includes('start exporter fakeout/hung'), 5_000, 'the new graph to start');
     const held = fetch(`http://127.0.0.1:${port}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ONE_SPAN) }).catch((err: unknown) => err);
