@@ -3,6 +3,7 @@
 // to that listener, and the failed graph's stop is bounded by the grace as
 // any other stop is, so the previous config comes back.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -29,9 +30,9 @@ afterEach(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-function config(port: number, receivers: string, exporters: string, pipeline: string) {
+function config(port: number, receivers: string, exporters: string, pipeline: string, grpc = '') {
   const text = `receivers:
-  otlp: { protocols: { http: { endpoint: "127.0.0.1:${port}" } } }
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:${port}" }${grpc} } }
 ${receivers}
 exporters:
 ${exporters}
@@ -64,5 +65,28 @@ describe('a reload that fails to start', () => {
     expect(service.config).toBe(first);
     expect(service.ready).toBe(true);
     expect(await held).toBeInstanceOf(Error);
+  });
+
+  it('restores the previous config within the grace when the OTLP receiver that took the held request cannot bind its other protocol', async () => {
+    const port = await freePort();
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const grpcPort = (taken.address() as AddressInfo).port;
+    try {
+      const first = config(port, '', '  fakeout: {}', '{ receivers: [otlp], exporters: [fakeout] }');
+      await service.start(first);
+
+      // Another process holds the gRPC port: the receiver's HTTP side takes the held request, then gives up.
+      const failing = config(port, '', '  fakeout/hung: { start_delay_ms: 1000, delay_ms: 60000 }', '{ receivers: [otlp], exporters: [fakeout/hung] }', `, grpc: { endpoint: "127.0.0.1:${grpcPort}" }`);
+      const reloaded = service.reload(() => failing);
+      await waitUntil(() => recorder.events.includes('start exporter fakeout/hung'), 5_000, 'the new graph to start');
+      const held = fetch(`http://127.0.0.1:${port}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(ONE_SPAN) }).catch((err: unknown) => err);
+
+      expect(await reloaded).toBe(false);
+      expect(service.config).toBe(first);
+      expect(await held).toBeInstanceOf(Error);
+    } finally {
+      taken.close();
+    }
   });
 });

@@ -75,8 +75,10 @@ export class OtlpReceiver implements Receiver {
     const results = await Promise.allSettled(servers.map((server) => server.listen(ports)));
     const failed = results.find((result) => result.status === 'rejected');
     if (failed !== undefined) {
-      // Half a receiver is worse than none: release the port that did bind.
-      await Promise.all(servers.map((server) => server.close()));
+      // Half a receiver is worse than none: the port that did bind is released at once. The
+      // connections it took (on a reload, those that waited at the port) are the shutdown's to
+      // close, within service.shutdown_grace: a request on one could hold the start for ever.
+      for (const server of servers) server.listener.stopAccepting();
       throw failed.reason;
     }
     for (const [protocol, server] of [['http', this.#http], ['grpc', this.#grpc]] as const) {
