@@ -67,9 +67,10 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const observed: Observed = state.inputMessages === undefined ? { usage: {} } : { usage: {}, output: { content: '', toolCalls: [], finishReason: null } };
   const served = servedBy(endpoint, provider.slug);
-  state.meter?.attempt(served, state.stream);
   try {
     const upstream = buildNativeRequest(provider, endpoint.model, state);
+    // A request refused here (no api_key) never reaches the upstream: no generation is recorded for it.
+    state.meter?.attempt(served, state.stream);
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.stream) {

@@ -266,6 +266,22 @@ describe('generation ids of refused requests', () => {
     expect(byDay.body).toMatchObject({ results: [{ day: today(), request_count: 1 }] });
   });
 
+  it('records no generation for a Messages request whose anthropic provider has no key, so never reached its upstream', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      sendJson(res, 500, { error: { message: 'never asked' } });
+    });
+    const messagesModels = [{ id: 'anthropic/claude', endpoints: [{ provider: 'anthropic', model: 'claude-up' }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: '' } }, models: messagesModels });
+    const refused = await post('/messages', KEY_A, { model: 'anthropic/claude', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    expect(refused.status).toBe(503);
+    const id = refused.headers.get('x-sluice-generation-id') ?? '';
+    expect(id).toMatch(/^gen_/);
+    expect((await getJson(`/v1/generation?id=${id}`, ADMIN_KEY)).status).toBe(404);
+    const byDay = await getJson(`/v1/report?start_date=${today()}&end_date=${today()}&group_by=day`, ADMIN_KEY);
+    expect(byDay.body).toEqual({ results: [] });
+    expect(upstream.requests).toHaveLength(0);
+  });
+
   it('names none on a path that is no route', async () => {
     await setup();
     const response = await post('/chat/complete', KEY_A, chat);
