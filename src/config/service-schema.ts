@@ -19,16 +19,18 @@ export const pipelineSchema = z.strictObject({
   exporters: idList,
 });
 
+export const adminSchema = z
+  .strictObject({
+    endpoint: endpointText('127.0.0.1:13133').default('127.0.0.1:13133'),
+    api_key: keyText().optional(),
+    ...httpListenerShape,
+  })
+  .superRefine(checkHttpTimeouts)
+  .prefault({});
+
 export const serviceSchema = z.strictObject({
   storage: z.strictObject({ directory: z.string().min(1).default('./data') }).prefault({}),
-  admin: z
-    .strictObject({
-      endpoint: endpointText('127.0.0.1:13133').default('127.0.0.1:13133'),
-      api_key: keyText().optional(),
-      ...httpListenerShape,
-    })
-    .superRefine(checkHttpTimeouts)
-    .prefault({}),
+  admin: adminSchema,
   telemetry: z
     .strictObject({
       // In any case (`INFO`, as a LOG_LEVEL variable often holds it), as the collector reads its levels.

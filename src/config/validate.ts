@@ -12,7 +12,7 @@ import { checkGraph } from './graph-checks.js';
 import { unstampedPipelines } from './platform-check.js';
 import { deepMerge } from './merge.js';
 import { type ConfigPath, formatPath } from './path.js';
-import { PIPELINE_ID, pipelineSchema, serviceSchema, type PipelineConfig, type ServiceConfig } from './service-schema.js';
+import { PIPELINE_ID, adminSchema, pipelineSchema, serviceSchema, type PipelineConfig, type ServiceConfig } from './service-schema.js';
 import { isPlainObject } from '../shared/plain-object.js';
 
 export type { ComponentConfig } from '../core/component.js';
@@ -97,7 +97,9 @@ export function validateConfig(raw: unknown, registry: ComponentRegistry): Valid
     new Map([...valid].filter(([id]) => !unused.has(`${KIND_SECTIONS[kind]}.${id}`)));
   const receivers = used('receiver', components.receiver.valid as Map<string, ComponentConfig<ReceiverFactory>>);
 
-  if (service.ok) problems.push(...sharedAddresses(receivers, service.value.admin.endpoint), ...sharedAdminKey(receivers, service.value.admin.api_key));
+  // As for pipelines: a shape problem elsewhere in `service` must not hide these.
+  const admin = service.ok ? service.value.admin : wellFormedAdmin(raw['service']);
+  problems.push(...sharedAddresses(receivers, admin?.endpoint), ...sharedAdminKey(receivers, admin?.api_key));
 
   if (problems.length > 0 || !service.ok) throw new ConfigError(problems);
   const processors = used('processor', components.processor.valid as Map<string, ComponentConfig<ProcessorFactory>>);
@@ -135,12 +137,12 @@ const LOCALHOST = ['127.0.0.1', '::1'];
  * addresses they bind, however they are written (`localhost`, `[::1]`,
  * `[0:0:0:0:0:0:0:1]`).
  */
-function sharedAddresses(receivers: ReadonlyMap<string, ComponentConfig<AnyFactory>>, adminEndpoint: string): string[] {
+function sharedAddresses(receivers: ReadonlyMap<string, ComponentConfig<AnyFactory>>, adminEndpoint: string | undefined): string[] {
   const listeners: Array<{ path: string; host: string; port: number }> = [];
   for (const component of receivers.values()) {
     for (const address of component.factory.listens?.(component.config) ?? []) listeners.push({ ...address, path: `receivers.${component.id}.${address.path}` });
   }
-  const admin = parseEndpoint(adminEndpoint);
+  const admin = adminEndpoint === undefined ? undefined : parseEndpoint(adminEndpoint);
   if (admin !== undefined) listeners.push({ path: 'service.admin.endpoint', ...admin });
   const bound = listeners.map((listener) => boundAddresses(listener.host));
   const problems: string[] = [];
@@ -213,6 +215,12 @@ function wellFormedPipelines(service: unknown): { pipelines: Record<string, Pipe
     else complete = false;
   }
   return { pipelines, complete };
+}
+
+/** The admin section of an invalid `service` section, when its own shape is valid. */
+function wellFormedAdmin(service: unknown): ServiceConfig['admin'] | undefined {
+  const parsed = adminSchema.safeParse(isPlainObject(service) ? service['admin'] : undefined);
+  return parsed.success ? parsed.data : undefined;
 }
 
 const KIND_SECTIONS_BY_NAME: Readonly<Record<string, ComponentKind>> = { receivers: 'receiver', processors: 'processor', exporters: 'exporter' };

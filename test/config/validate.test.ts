@@ -274,6 +274,32 @@ service:
     expect(repeats('otlp-key')).toEqual([problem('receivers.otlp.auth.api_keys[0]')]);
   });
 
+  it('reports shared listener addresses and a shared admin key beside a shape problem elsewhere in service', () => {
+    const text = `
+receivers:
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:24500" }, grpc: { endpoint: "127.0.0.1:24500" } }, auth: { api_keys: [same-key] } }
+exporters:
+  debug: {}
+service:
+  usage: { retention: 12h }
+  admin: { endpoint: "127.0.0.1:24500", api_key: same-key }
+  pipelines:
+    traces: { receivers: [otlp], exporters: [debug] }
+`;
+    expect(problemsOf(text, {}, builtinRegistry())).toEqual([
+      'service.usage.retention: must be at least 1d',
+      'receivers.otlp.protocols.grpc.endpoint: 127.0.0.1:24500 takes the port of receivers.otlp.protocols.http.endpoint (127.0.0.1:24500); two listeners cannot share an address',
+      'service.admin.endpoint: 127.0.0.1:24500 takes the port of receivers.otlp.protocols.http.endpoint (127.0.0.1:24500); two listeners cannot share an address',
+      'service.admin.api_key: is also the client key receivers.otlp.auth.api_keys[0]: give the admin endpoint a key of its own (a client holding it could change where every trace goes)',
+    ]);
+    // A malformed admin section is its own problem; the receivers are still checked against each other.
+    expect(problemsOf(text.replace('api_key: same-key', 'api_key: same-key, bogus: 1'), {}, builtinRegistry())).toEqual([
+      'service.admin.bogus: unknown key',
+      'service.usage.retention: must be at least 1d',
+      'receivers.otlp.protocols.grpc.endpoint: 127.0.0.1:24500 takes the port of receivers.otlp.protocols.http.endpoint (127.0.0.1:24500); two listeners cannot share an address',
+    ]);
+  });
+
   it('says "must not be empty" of an empty string where one is required', () => {
     const text = GOOD.replace('service:\n', 'service:\n  storage: { directory: "" }\n');
     expect(problemsOf(text)).toEqual(['service.storage.directory: must not be empty']);
