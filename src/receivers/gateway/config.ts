@@ -102,8 +102,9 @@ export const gatewayConfigSchema = z
     ...httpListenerShape,
     cors: corsSchema.optional(),
   })
-  .superRefine(function checkReferences(config, ctx) {
-    checkHttpTimeouts(config, ctx);
+  // Each check runs once the keys it reads parsed, so a bad key elsewhere in the section hides none of them.
+  .superRefine(checkHttpTimeouts, { when: keysParsed('read_header_timeout', 'read_timeout') })
+  .superRefine(function checkKeys(config, ctx) {
     const names = new Set<string>();
     const keys = new Set<string>();
     config.api_keys.forEach(function checkKey(entry, i) {
@@ -114,6 +115,8 @@ export const gatewayConfigSchema = z
       keys.add(key);
       names.add(name);
     });
+  }, { when: keysParsed('api_keys') })
+  .superRefine(function checkModels(config, ctx) {
     const seen = new Set<string>();
     config.models.forEach(function checkModel(model, i) {
       if (seen.has(model.id)) ctx.addIssue({ code: 'custom', path: ['models', i, 'id'], message: `duplicate model id ${model.id}` });
@@ -124,7 +127,7 @@ export const gatewayConfigSchema = z
         }
       });
     });
-  }, { when: keysParsed('read_header_timeout', 'read_timeout', 'api_keys', 'models', 'providers') });
+  }, { when: keysParsed('models', 'providers') });
 
 export type GatewayConfig = z.output<typeof gatewayConfigSchema>;
 export type ApiKeyEntry = GatewayConfig['api_keys'][number];

@@ -90,6 +90,16 @@ describe('gateway config', () => {
     expect(problems({ models: [{ id: 'a/b', endpoints: [{ provider: 'ghost', model: 'b' }] }] })[0]).toMatch(/^models\.0\.endpoints\.0\.provider: /);
   });
 
+  it('refuses a catalog endpoint whose provider is not configured beside a bad key, and a duplicate key beside a bad model', () => {
+    const ghost = { id: 'a/b', endpoints: [{ provider: 'ghost', model: 'b' }] };
+    expect(problems({ api_keys: [''], models: [ghost] })).toEqual(['api_keys.0: must not be empty', 'models.0.endpoints.0.provider: must name a provider configured under providers (ghost is not)']);
+    expect(problems({ api_keys: [{ key: 'a', name: 'x' }, { key: 'b', name: 'x' }], models: [{ id: 'plain', endpoints: [] }] })).toEqual([
+      'models.0.id: must look like <provider>/<model>',
+      'models.0.endpoints: must list at least one endpoint',
+      'api_keys.1.name: duplicate key name x',
+    ]);
+  });
+
   it('refuses pricing that is not a decimal string', () => {
     const openai = { type: 'openai', base_url: 'https://api.openai.com/v1' };
     expect(problems({ providers: { openai }, models: [{ id: 'openai/x', pricing: { input: 0.000003 }, endpoints: [{ provider: 'openai', model: 'x' }] }] })[0]).toMatch(/^models\.0\.pricing\.input: /);
