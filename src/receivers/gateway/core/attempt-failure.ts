@@ -14,6 +14,9 @@ export type AttemptOutcome = 'success' | 'http_error' | 'timeout' | 'network_err
 
 export { UNSUPPORTED_VALUE };
 
+/** The code of the 503 a provider without credentials answers, before anything is sent upstream. */
+export const PROVIDER_NOT_CONFIGURED = 'provider_not_configured';
+
 export interface AttemptFailure {
   error: GatewayHttpError;
   /** What the attempt's span records: the client's message, or more than the client is told. */
@@ -57,7 +60,7 @@ function classify(err: unknown, clock: AttemptClock, slug: string, answering: bo
     return { error: upstreamError(`Provider ${slug} ${what}.`), fallback: true, spanErrorType: 'timeout', outcome: 'timeout' };
   }
   if (err instanceof ProviderNotConfiguredError) {
-    const error = new GatewayHttpError(503, err.message, { type: 'api_error', code: 'provider_not_configured' });
+    const error = new GatewayHttpError(503, err.message, { type: 'api_error', code: PROVIDER_NOT_CONFIGURED });
     return { error, fallback: true, spanErrorType: 'provider_not_configured', outcome: 'rejected' };
   }
   // A value this provider type cannot take (temperature 1.5 for Anthropic): the request is

@@ -1,15 +1,16 @@
 // The fallback loop every protocol shares: try the planned endpoints in order
 // until one answers or a failure must not fall back, then answer with the
 // last failure (its provider, and how many attempts were made). A provider
-// type's refusal of what it cannot carry only lets the next endpoint try: it
-// is the answer when no endpoint failed otherwise, never in place of an
-// upstream's own failure (an overloaded Anthropic's 529 stays the answer when
-// the Bedrock endpoint after it cannot take the request's documents).
+// without credentials, and a provider type's refusal of what it cannot carry,
+// only let the next endpoint try: they are the answer when no upstream failed,
+// never in place of an upstream's own failure (an overloaded Anthropic's 529
+// stays the answer when the Bedrock endpoint after it cannot take the
+// request's documents, or has no credentials).
 import type { Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import { GatewayHttpError } from './http-error.js';
 import type { AttemptEnv, AttemptResult, ResolvedProvider } from './attempt.js';
-import { UNSUPPORTED_VALUE } from './attempt-failure.js';
+import { PROVIDER_NOT_CONFIGURED, UNSUPPORTED_VALUE } from './attempt-failure.js';
 import type { Router } from './routing.js';
 import type { SpanRecord } from './spans.js';
 
@@ -24,8 +25,15 @@ export interface PlanState {
   attempts: number;
 }
 
-function isUnsupported(error: GatewayHttpError): boolean {
-  return error.errorCode === UNSUPPORTED_VALUE;
+/**
+ * Which failure answers when every endpoint failed: an upstream's own (2)
+ * before a provider without credentials (1) before a provider type's refusal
+ * (0); among equals, the later.
+ */
+function answerRank(error: GatewayHttpError): number {
+  if (error.errorCode === UNSUPPORTED_VALUE) return 0;
+  if (error.errorCode === PROVIDER_NOT_CONFIGURED) return 1;
+  return 2;
 }
 
 /** One attempt on one endpoint; it answers the client itself on success. */
@@ -44,7 +52,7 @@ export async function runPlan<S extends PlanState>(env: PlanEnv, plan: readonly 
       state.server.str('sluice.provider', provider.slug);
       return;
     }
-    if (last === undefined || !isUnsupported(result.error) || isUnsupported(last)) {
+    if (last === undefined || answerRank(result.error) >= answerRank(last)) {
       last = result.error;
       lastProvider = provider.slug;
     }

@@ -344,6 +344,21 @@ describe('gateway routing and fallback', () => {
     expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('x-sluice-provider')).toBe('beta');
   });
 
+  it('answers with the last upstream failure, not a provider without credentials tried after it', async () => {
+    const a = await upstream((_b, res) => sendJson(res, 429, { error: { message: 'first busy' } }));
+    const b = await upstream(answering('never asked'));
+    gateway = await startGateway({
+      providers: { alpha: openaiProvider(a), beta: openaiProvider(b, { api_key: '' }) },
+      models: [{ id: 'acme/model', endpoints: [{ provider: 'alpha', model: 'm' }, { provider: 'beta', model: 'm' }] }],
+    });
+    const error = await ask().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(OpenAI.RateLimitError);
+    expect((error as Error).message).toContain('first busy');
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('x-sluice-provider')).toBe('alpha');
+    expect((error as InstanceType<typeof OpenAI.RateLimitError>).headers?.get('x-sluice-attempts')).toBe('2');
+    expect(b.requests).toHaveLength(0);
+  });
+
   it('falls back on an upstream 401', async () => {
     const a = await upstream((_b, res) => sendJson(res, 401, { error: { message: 'bad upstream key' } }));
     gateway = await startGateway(threeWay(a, await upstream(answering('B')), await upstream(answering('C'))));
