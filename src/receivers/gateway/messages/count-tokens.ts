@@ -1,9 +1,11 @@
 // POST /v1/messages/count_tokens: passed to the model's `anthropic` endpoints
 // (in routing order, falling back between them). A model no `anthropic`
-// provider serves gets an estimate, marked by `x-sluice-token-count: estimate`:
+// provider serves, or only ones without an api_key (its messages go to
+// Bedrock, say), gets an estimate, marked by `x-sluice-token-count: estimate`:
 // one token per 4 characters of text (tool definitions and tool inputs as
 // JSON), plus a flat 1600 per image or document (Anthropic's cost of a
 // ~1.15 megapixel image). Other provider types expose no tokenizer.
+import { PROVIDER_NOT_CONFIGURED } from '../core/attempt-failure.js';
 import { runPlan } from '../core/attempt-loop.js';
 import { readBody } from '../core/body.js';
 import { sendJson } from '../core/http-error.js';
@@ -24,8 +26,9 @@ export async function handleCountTokens(services: GatewayServices, request: Rout
   const env = services.env;
   const [options, optionsParam] = routingOptions(parsed, request.req);
   const plan = env.router.plan(parsed.model, options, optionsParam, 'language').filter((endpoint) => env.providers.get(endpoint.provider)?.adapter.type === 'anthropic');
+  const estimate = (): void => sendJson(request.res, 200, JSON.stringify({ input_tokens: estimateTokens(json) }), { [ESTIMATE_HEADER]: 'estimate' });
   if (plan.length === 0) {
-    sendJson(request.res, 200, JSON.stringify({ input_tokens: estimateTokens(json) }), { [ESTIMATE_HEADER]: 'estimate' });
+    estimate();
     return;
   }
   const state = {
@@ -46,6 +49,11 @@ export async function handleCountTokens(services: GatewayServices, request: Rout
   try {
     await runPlan(env, plan, state, runNativeAttempt);
   } catch (err) {
+    // The plan answers provider_not_configured only when no upstream failed: nothing could be asked.
+    if (err instanceof GatewayHttpError && err.errorCode === PROVIDER_NOT_CONFIGURED) {
+      estimate();
+      return;
+    }
     throw err instanceof GatewayHttpError ? withAnthropicStatus(err) : err;
   }
 }

@@ -688,6 +688,18 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect(openai?.requests).toHaveLength(0);
   });
 
+  it('estimates count_tokens for a model whose Anthropic provider has no api_key, and says so', async () => {
+    // Nothing is sent: a provider without a key cannot ask Anthropic (an address nobody answers shows it).
+    gateway = await startGateway({
+      providers: { anthropic: { type: 'anthropic', base_url: 'http://127.0.0.1:9', api_key: '' } },
+      models: [{ id: 'anthropic/claude-test', endpoints: [{ provider: 'anthropic', model: 'claude-upstream-1' }] }],
+    });
+    const client = new Anthropic({ baseURL: `http://127.0.0.1:${gateway.port}`, apiKey: API_KEY, maxRetries: 0 });
+    const { data, response } = await client.messages.countTokens({ model: 'anthropic/claude-test', system: 'abcd', messages: [{ role: 'user', content: 'abcdefgh' }] }).withResponse();
+    expect(data).toEqual({ input_tokens: 3 });
+    expect(response.headers.get('x-sluice-token-count')).toBe('estimate');
+  });
+
   it('refuses a block the target cannot carry with a 400 naming it, in Anthropic error shape', async () => {
     const client = await setup({ openai: () => undefined });
     const error = await client.messages
