@@ -70,13 +70,22 @@ export function urlProblem(url: string, insecure: boolean): string | undefined {
 export const drainListSchema = z
   .array(drainConfigSchema, { error: 'must be a list of drains' })
   .max(MAX_DRAINS, { error: `must have at most ${MAX_DRAINS} drains` })
-  .superRefine(function uniqueNames(drains, ctx) {
-    const seen = new Set<string>();
-    drains.forEach(function check(drain, index) {
-      if (seen.has(drain.name)) ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate drain name "${drain.name}"` });
-      seen.add(drain.name);
-    });
-  });
+  .superRefine(
+    function uniqueNames(drains, ctx) {
+      const seen = new Set<string>();
+      drains.forEach(function check(drain, index) {
+        if (seen.has(drain.name)) ctx.addIssue({ code: 'custom', path: [index, 'name'], message: `duplicate drain name "${drain.name}"` });
+        seen.add(drain.name);
+      });
+    },
+    // Beside a drain's other problems, not only once they are fixed: it reads names alone.
+    { when: namesParsed },
+  );
+
+/** True when every drain is a mapping whose name parsed. */
+function namesParsed(payload: z.core.ParsePayload): boolean {
+  return !payload.issues.some((issue) => issue.path === undefined || issue.path.length < 2 || issue.path[1] === 'name');
+}
 
 /** The same sending_queue and retry_on_failure keys as every queued exporter. */
 export const drainsExporterConfigSchema = z

@@ -116,6 +116,15 @@ service:
     expect(problemsOf(config('\n  - { name: a, url: "https://x.example" }\n  - { name: a, url: "https://y.example" }'))).toEqual(['drains[1].name: duplicate drain name "a"']);
   });
 
+  it('refuses two drains of the same name beside a problem elsewhere in the list', () => {
+    const drains = '\n  - { name: a, url: "https://x.example", format: xml }\n  - { name: a, url: "https://y.example" }\n  - { name: b, url: "https://z.example", compression: br }';
+    expect(problemsOf(config(drains))).toEqual([
+      'drains[0].format: must be one of protobuf, json',
+      'drains[2].compression: must be one of gzip, none',
+      'drains[1].name: duplicate drain name "a"',
+    ]);
+  });
+
   it('refuses a drains list without a drains exporter', () => {
     const text = config('\n  - { name: a, url: "https://x.example" }').replace('  drains: {}\n', '  debug: {}\n').replace('exporters: [drains]', 'exporters: [debug]');
     expect(problemsOf(text)).toContain('drains: no exporter of type drains is configured to use this section');
