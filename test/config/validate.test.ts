@@ -300,6 +300,35 @@ service:
     ]);
   });
 
+  it('reports a queue or retry relation, as the listener timeouts, beside a bad key in the same block', () => {
+    const text = `
+receivers:
+  otlp: { protocols: { http: { endpoint: "127.0.0.1:0", read_header_timeout: 20s, read_timeout: 10s, bogus: 1 } } }
+exporters:
+  otlphttp/a:
+    endpoint: https://x.example.com/v1/traces
+    sending_queue: { max_size: 1MiB, max_batch_bytes: 2MiB, on_full: never }
+    retry_on_failure: { initial_interval: 10s, max_interval: 1s, enabled: maybe }
+  drains: { sending_queue: { storage: memory }, timeout: 0 }
+service:
+  admin: { endpoint: "127.0.0.1:0", read_header_timeout: 20s, read_timeout: 10s, bogus: 1 }
+  pipelines:
+    traces: { receivers: [otlp], exporters: [otlphttp/a, drains] }
+`;
+    expect([...problemsOf(text, {}, builtinRegistry())].sort()).toEqual([
+      'exporters.drains.sending_queue.storage: drains always queue on disk',
+      'exporters.drains.timeout: must be greater than 0',
+      'exporters.otlphttp/a.retry_on_failure.enabled: must be a boolean',
+      'exporters.otlphttp/a.retry_on_failure.max_interval: max_interval must be >= initial_interval',
+      'exporters.otlphttp/a.sending_queue.max_batch_bytes: max_batch_bytes must be <= max_size',
+      'exporters.otlphttp/a.sending_queue.on_full: must be one of drop, refuse',
+      'receivers.otlp.protocols.http.bogus: unknown key',
+      'receivers.otlp.protocols.http.read_header_timeout: must not be longer than read_timeout',
+      'service.admin.bogus: unknown key',
+      'service.admin.read_header_timeout: must not be longer than read_timeout',
+    ]);
+  });
+
   it('says "must not be empty" of an empty string where one is required', () => {
     const text = GOOD.replace('service:\n', 'service:\n  storage: { directory: "" }\n');
     expect(problemsOf(text)).toEqual(['service.storage.directory: must not be empty']);

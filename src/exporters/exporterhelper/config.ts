@@ -2,6 +2,7 @@
 // `512MiB` or a byte count, durations `200ms`, `24h` or a number of ms; both
 // parse to numbers here. Defaults live here only.
 import { z } from 'zod';
+import { keysParsed } from '../../config/when-parsed.js';
 import { positiveByteSize, positiveTimerDuration, timerDuration } from '../../shared/units.js';
 
 const MIB = 1024 * 1024;
@@ -42,6 +43,8 @@ export const sendingQueueSchema = z
   .refine((q) => q.max_batch_bytes === undefined || q.max_batch_bytes <= q.max_size, {
     message: 'max_batch_bytes must be <= max_size',
     path: ['max_batch_bytes'],
+    // Beside the other keys' problems, not only once they are fixed.
+    when: keysParsed('max_batch_bytes', 'max_size'),
   })
   .transform(({ max_batch_bytes, ...q }): SendingQueueConfig => ({
     ...q,
@@ -59,6 +62,7 @@ export const retryOnFailureSchema = z
   .refine((r) => r.max_interval >= r.initial_interval, {
     message: 'max_interval must be >= initial_interval',
     path: ['max_interval'],
+    when: keysParsed('initial_interval', 'max_interval'),
   });
 
 export interface SendingQueueConfig {
