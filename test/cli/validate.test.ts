@@ -1,6 +1,7 @@
 // `sluice validate` as a user runs it: the built CLI in a child process.
 import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -84,6 +85,11 @@ describe('sluice command line', () => {
 describe('sluice validate', () => {
   it('prints config OK and exits 0 for a good config', async () => {
     expect(await validate(GOOD)).toEqual({ code: 0, stdout: 'config OK\n', stderr: '' });
+  });
+
+  it('takes config.example.yaml, as shipped and with no variable set, without a warning', async () => {
+    const example = await readFile(join(import.meta.dirname, '../../config.example.yaml'), 'utf8');
+    expect(await validate(example)).toEqual({ code: 0, stdout: 'config OK\n', stderr: '' });
   });
 
   it('exits 1 naming a bad value by its YAML path', async () => {
