@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { ValidatedConfig } from './config/validate.js';
 import { UNSTAMPED_WARNING } from './config/platform-check.js';
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import { mountClusterApi } from './admin/cluster.js';
 import { drainsControllerOn, mountDrainsApi } from './admin/drains/routes.js';
 import { DRAIN_MEMORY, DrainMemory } from './exporters/drains/drain-memory.js';
@@ -161,6 +162,11 @@ export class Service {
       this.logger.error({ problems }, 'config reload refused; the running config stays');
       return false;
     }
+    const moved = this.#storageMove(next);
+    if (moved !== undefined) {
+      this.logger.error({ problems: [moved] }, 'config reload refused; the running config stays');
+      return false;
+    }
     const previous = this.#config;
     await this.#stopGraph();
     // A stop signalled while the old graph was stopping: start nothing more (no listener may open after it).
@@ -307,13 +313,23 @@ export class Service {
     }
   }
 
-  /** Locks the storage directory before anything in it is opened; a reload onto another one moves the lock. */
+  /** Locks the storage directory before anything in it is opened, once: a reload cannot move it (#storageMove). */
   async #holdStorage(directory: string): Promise<void> {
-    if (this.#storage?.directory === directory) return;
-    const lock = await lockStorageDirectory(directory);
-    const previous = this.#storage;
-    this.#storage = { directory, lock };
-    await previous?.lock.release();
+    if (this.#storage !== undefined) return;
+    this.#storage = { directory, lock: await lockStorageDirectory(directory) };
+  }
+
+  /**
+   * Why `next` cannot be applied by a reload, when it names another storage
+   * directory: the running one holds what was acknowledged (queues), the API
+   * drains and the usage records, which a graph started elsewhere would
+   * leave behind unread, unlisted and uncounted.
+   */
+  #storageMove(next: ValidatedConfig): string | undefined {
+    const current = this.#storage?.directory;
+    const requested = resolve(next.service.storage.directory);
+    if (current === undefined || current === requested) return undefined;
+    return `service.storage.directory: a reload cannot move the storage directory from ${current} to ${requested}: its queues, API drains, sampling decisions and usage records would stay behind in ${current}; stop the daemon, move them, and start it again`;
   }
 
   /** The running cluster, rebuilt only when service.cluster changed (a reload keeps the connection). */

@@ -356,4 +356,45 @@ service:
     expect((await metrics()).filter((line) => line.includes(idOf('removed')))).toEqual([]);
     expect((await metrics()).filter((line) => line.includes(idOf('kept'))).length).toBeGreaterThan(0);
   });
+
+  it('refuses a reload that moves the storage directory: the API drains, the queue and the old config stay', async () => {
+    const otlpPort = await freePort();
+    const deadPort = await freePort();
+    const yaml = (storage: string) => ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:${otlpPort} } } }
+exporters:
+  otlphttp: { endpoint: "http://127.0.0.1:${deadPort}/v1/traces", compression: none }
+  drains: {}
+service:
+  storage: { directory: ${dir}/${storage} }
+  admin: { endpoint: 127.0.0.1:${adminPort}, api_key: reload-admin-key }
+  pipelines: { traces: { receivers: [otlp], exporters: [otlphttp, drains] } }
+`;
+    daemon = await startDaemon(yaml('data'));
+    const running = daemon;
+    const admin = `http://127.0.0.1:${daemon.adminPort}`;
+    const headers = { authorization: 'Bearer reload-admin-key', 'content-type': 'application/json' };
+    const created = await fetch(`${admin}/v1/drains`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'api-drain', delivery: { type: 'otlphttp', endpoint: { traces: `http://127.0.0.1:${deadPort}/v1/traces` }, insecure: true } }),
+    });
+    expect(created.status).toBe(201);
+    const { id } = (await created.json()) as { id: string };
+    expect(await send(otlpPort)).toBe(0);
+
+    await writeFile(daemon.configPath, yaml('elsewhere')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    await waitUntil(() => running.logs.some((line) => /config reload|restoring/.test(line)), 10_000, 'the reload to end');
+    const refusal = running.logs.find((line) => line.includes('config reload refused'));
+    expect(refusal).toContain(`service.storage.directory: a reload cannot move the storage directory from ${join(daemon.dir, 'data')} to ${join(daemon.dir, 'elsewhere')}`);
+    expect(running.logs.join('\n')).not.toContain('config reloaded');
+
+    const drains = (await (await fetch(`${admin}/v1/drains`, { headers })).json()) as { drains: Array<{ id: string }> };
+    expect(drains.drains.map((drain) => drain.id)).toEqual([id]);
+    expect(readdirSync(daemon.dir)).not.toContain('elsewhere');
+    const metrics = await (await fetch(`${admin}/metrics`)).text();
+    expect(metrics).toContain('sluice_queue_records{queue="otlphttp"} 1');
+  });
 });
