@@ -10,7 +10,9 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { mountClusterApi } from './admin/cluster.js';
 import { drainsControllerOn, mountDrainsApi } from './admin/drains/routes.js';
+import { DRAINS_CONTROLLER } from './exporters/drains/controller.js';
 import { DRAIN_MEMORY, DrainMemory } from './exporters/drains/drain-memory.js';
+import { findOrphanedDrains } from './exporters/drains/orphaned-drains.js';
 import { findOrphanedQueues, readsDiskQueue } from './exporters/exporterhelper/index.js';
 import { AdminServer } from './admin/server.js';
 import { attachAdminRoutes } from './admin/routes.js';
@@ -21,7 +23,7 @@ import { mountConsole } from './admin/console/serve.js';
 import { StatsSampler } from './admin/stats/sampler.js';
 import { mountStatsApi } from './admin/stats/routes.js';
 import type { Host } from './core/component.js';
-import { BOUND_PORTS, LISTENER_GROUP, provideService, SHUTDOWN_DEADLINE } from './core/host-services.js';
+import { BOUND_PORTS, hostService, LISTENER_GROUP, provideService, SHUTDOWN_DEADLINE } from './core/host-services.js';
 import { ConfigError, errorMessage } from './shared/errors.js';
 import { Graph } from './core/graph.js';
 import { forgetRemovedSeries } from './core/removed-series.js';
@@ -296,6 +298,7 @@ export class Service {
     // already hold requests (a reload hands it those that waited at its port), bounded by the grace.
     await graph.start(abandoned, () => this.#stopGraph());
     await this.#warnOfOrphanedQueues(config, storageDirectory);
+    await this.#warnOfOrphanedDrains(host, storageDirectory);
   }
 
   /** A renamed or removed exporter's queue keeps records its senders were answered for: say so at each start. */
@@ -310,6 +313,21 @@ export class Service {
       }
     } catch (err) {
       this.logger.warn({ err: errorMessage(err) }, 'could not look for queues no exporter reads');
+    }
+  }
+
+  /** The same for a drain taken out of the config (or every drain, with the drains exporter in no pipeline). */
+  async #warnOfOrphanedDrains(host: Host, storageDirectory: string): Promise<void> {
+    const drains = hostService(host, DRAINS_CONTROLLER)?.list() ?? [];
+    try {
+      for (const orphan of await findOrphanedDrains(storageDirectory, new Set(drains.map((drain) => drain.definition.id)))) {
+        this.logger.warn(
+          { drain: orphan.drain, directory: orphan.directory, bytes: orphan.bytes },
+          'the queue of a drain no longer configured holds undelivered records: configure a drain of that name again (with the drains exporter in a pipeline) to deliver them, or delete the directory',
+        );
+      }
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, 'could not look for drain queues no drain reads');
     }
   }
 

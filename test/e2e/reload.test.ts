@@ -397,4 +397,36 @@ service:
     const metrics = await (await fetch(`${admin}/metrics`)).text();
     expect(metrics).toContain('sluice_queue_records{queue="otlphttp"} 1');
   });
+
+  it('warns when a reload takes out a config drain whose queue still holds acknowledged spans', async () => {
+    const otlpPort = await freePort();
+    const deadPort = await freePort();
+    const yaml = (names: string[]) => ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:${otlpPort} } } }
+exporters:
+  drains: {}
+drains:
+${names.map((name) => `  - { name: ${name}, url: "http://127.0.0.1:${deadPort}/v1/traces", insecure: true, compression: none }`).join('\n')}
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort}, api_key: reload-admin-key }
+  pipelines: { traces: { receivers: [otlp], exporters: [drains] } }
+`;
+    daemon = await startDaemon(yaml(['kept', 'removed']));
+    const running = daemon;
+    const admin = `http://127.0.0.1:${daemon.adminPort}`;
+    interface View { id: string; name: string; deliveries: { failed: number } }
+    const drains = async () => ((await (await fetch(`${admin}/v1/drains`, { headers: { authorization: 'Bearer reload-admin-key' } })).json()) as { drains: View[] }).drains;
+    const removed = (await drains()).find((drain) => drain.name === 'removed');
+    expect(await send(otlpPort)).toBe(0);
+    await waitUntil(async () => (await drains()).every((drain) => drain.deliveries.failed >= 1), 10_000, 'a failed delivery to each drain');
+
+    await writeFile(daemon.configPath, yaml(['kept'])({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    await waitUntil(() => running.logs.some((line) => line.includes('config reloaded')), 10_000, 'the reload');
+    const warnings = running.logs.filter((line) => line.includes('the queue of a drain no longer configured holds undelivered records')).map((line) => JSON.parse(line) as { drain: string; bytes: number });
+    expect(warnings.map(({ drain }) => drain)).toEqual([removed?.id]);
+    expect(warnings[0]?.bytes).toBeGreaterThan(0);
+  });
 });

@@ -40,8 +40,10 @@ export function drainLabel(id: string): string {
   return `drain/${id}`;
 }
 
+export const DRAINS_FOLDER = 'drains';
+
 export function drainDirectory(storageDirectory: string, id: string): string {
-  return join(storageDirectory, 'drains', id);
+  return join(storageDirectory, DRAINS_FOLDER, id);
 }
 
 export class DrainUnit {
