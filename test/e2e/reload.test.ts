@@ -429,4 +429,19 @@ service:
     expect(warnings.map(({ drain }) => drain)).toEqual([removed?.id]);
     expect(warnings[0]?.bytes).toBeGreaterThan(0);
   });
+
+  it("sends what an exporter's queue holds to the endpoint a reload gives it", async () => {
+    sink = await startOtlpSink({ tls: false });
+    const otlpPort = await freePort();
+    const deadUrl = `http://127.0.0.1:${await freePort()}/v1/traces`;
+    daemon = await startDaemon(config(deadUrl, otlpPort, 'dpl_queued'));
+    const running = daemon;
+    expect(await send(otlpPort)).toBe(0);
+    await waitUntil(() => running.logs.some((line) => line.includes('delivery failed; will retry')), 10_000, 'a failed delivery');
+
+    await writeFile(daemon.configPath, config(sink.url, otlpPort, 'dpl_after')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    await sink.waitForSpans(2);
+    expect(sink.spans().map(({ resource }) => resource['platform.deploymentId'])).toEqual(['dpl_queued', 'dpl_queued']);
+  });
 });
