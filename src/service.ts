@@ -380,11 +380,18 @@ export class Service {
     return `${host.includes(':') ? `[${host}]` : host}:${address.port}`;
   }
 
-  /** One SharedState per storage directory, retention and cluster; a reload that changes them reopens it. */
+  /**
+   * One SharedState per storage directory and cluster (a reload that changes
+   * service.cluster reopens it); a new retention is set on the running one,
+   * whose rate windows a reopened one would start afresh.
+   */
   async #sharedState(config: ValidatedConfig, storageDirectory: string, cluster: Cluster): Promise<SharedState> {
     const retentionMs = config.service.usage.retention;
-    const identity = `${storageDirectory}\u0000${retentionMs}\u0000${this.#clusterKey ?? ''}`;
-    if (this.#state?.identity === identity) return this.#state.state;
+    const identity = `${storageDirectory}\u0000${this.#clusterKey ?? ''}`;
+    if (this.#state?.identity === identity) {
+      this.#state.state.setRetention(retentionMs);
+      return this.#state.state;
+    }
     await this.#state?.state.close();
     const logger = this.logger.child({ component: 'state' });
     const state = createSharedState(cluster.redis, { storageDirectory, retentionMs, logger });

@@ -49,7 +49,7 @@ type SerializedRollup = Omit<RollupRow, 'totals'> & { totals: Omit<RollupTotals,
 
 export class LocalGenerationStore implements GenerationStore {
   readonly #directory: string;
-  readonly #retentionMs: number;
+  #retentionMs: number;
   readonly #logger: Logger;
   /** day -> `key\0model\0provider` -> rollup. */
   readonly #rollups = new Map<string, Map<string, Rollup>>();
@@ -88,6 +88,11 @@ export class LocalGenerationStore implements GenerationStore {
     store.#pruneTimer = setInterval(() => void store.#prune(Date.now()).catch((err: unknown) => options.logger.warn({ err: String(err) }, 'pruning generation records failed')), PRUNE_INTERVAL_MS);
     store.#pruneTimer.unref();
     return store;
+  }
+
+  /** From the next sweep on (a reload's new service.usage.retention). */
+  setRetention(retentionMs: number): void {
+    this.#retentionMs = retentionMs;
   }
 
   add(record: GenerationRecord): void {

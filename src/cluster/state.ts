@@ -29,5 +29,7 @@ export interface SharedState {
   drainStore<D extends StoredDrain>(parse: DrainParser<D>): DrainStore<D>;
   /** One sampler's trace decisions (each drain has its own). */
   decisionStore(options: DecisionStoreOptions): DecisionStore;
+  /** service.usage.retention in ms, which a reload may change without reopening the state (rate windows live in it). */
+  setRetention(retentionMs: number): void;
   close(): Promise<void>;
 }

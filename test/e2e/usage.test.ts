@@ -1,6 +1,7 @@
 // Usage records and budgets survive the daemon: a kill -9 right after 500
 // answered requests loses at most the last second of generation records, and
 // a key that spent its budget is still refused after the restart.
+import { readFile, writeFile } from 'node:fs/promises';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort, startDaemon, waitUntil, type RunningDaemon } from '../helpers/daemon.js';
@@ -134,6 +135,15 @@ describe('per-minute limits of one instance', () => {
   it('keeps counting a key\'s window across a SIGHUP reload', { timeout: 30_000 }, async () => {
     const { daemon, ports } = await start();
     expect([await status(ports[0]), await status(ports[0])]).toEqual([200, 200]);
+    daemon.child.kill('SIGHUP');
+    await waitUntil(() => daemon.logs.some((line) => line.includes('config reloaded')), 10_000, 'the reload');
+    expect(await status(ports[0])).toBe(429);
+  });
+
+  it("keeps counting a key's window across a reload that changes service.usage.retention", { timeout: 30_000 }, async () => {
+    const { daemon, ports } = await start();
+    expect([await status(ports[0]), await status(ports[0])]).toEqual([200, 200]);
+    await writeFile(daemon.configPath, (await readFile(daemon.configPath, 'utf8')).replace('service:\n', 'service:\n  usage: { retention: 7d }\n'));
     daemon.child.kill('SIGHUP');
     await waitUntil(() => daemon.logs.some((line) => line.includes('config reloaded')), 10_000, 'the reload');
     expect(await status(ports[0])).toBe(429);

@@ -23,6 +23,7 @@ export interface LocalStateOptions {
 export class LocalState implements SharedState {
   readonly mode = 'local';
   readonly #options: LocalStateOptions;
+  #retentionMs: number;
   /**
    * One limiter per family and allowance, kept across reloads (a reload that
    * built new ones would open every key's window afresh) and shared by a key
@@ -35,6 +36,7 @@ export class LocalState implements SharedState {
 
   constructor(options: LocalStateOptions) {
     this.#options = options;
+    this.#retentionMs = options.retentionMs;
   }
 
   rateLimiter(options: RateLimitOptions): RateLimiter {
@@ -55,7 +57,7 @@ export class LocalState implements SharedState {
 
   generationStore(): Promise<GenerationStore> {
     this.#generations ??= this.#usageDirectory().then((directory) =>
-      LocalGenerationStore.open({ directory: join(directory, 'generations'), retentionMs: this.#options.retentionMs, logger: this.#options.logger }),
+      LocalGenerationStore.open({ directory: join(directory, 'generations'), retentionMs: this.#retentionMs, logger: this.#options.logger }),
     );
     return this.#generations;
   }
@@ -66,6 +68,11 @@ export class LocalState implements SharedState {
 
   decisionStore(options: DecisionStoreOptions): LocalDecisionStore {
     return new LocalDecisionStore({ directory: options.directory, logger: options.logger });
+  }
+
+  setRetention(retentionMs: number): void {
+    this.#retentionMs = retentionMs;
+    void this.#generations?.then((generations) => generations.setRetention(retentionMs), function notOpened() {});
   }
 
   async close(): Promise<void> {

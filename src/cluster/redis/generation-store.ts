@@ -66,7 +66,7 @@ export class RedisGenerationStore implements GenerationStore {
   readonly #redis: RedisConnection;
   readonly #local: GenerationStore;
   readonly #logger: Logger;
-  readonly #retentionMs: number;
+  #retentionMs: number;
   #pending: GenerationRecord[] = [];
   #missed: GenerationRecord[] = [];
   #scheduled = false;
@@ -114,6 +114,11 @@ export class RedisGenerationStore implements GenerationStore {
       if (redis.up) store.#replayMissed();
     }
     return store;
+  }
+
+  /** For the records shared from now on (a reload's new service.usage.retention). */
+  setRetention(retentionMs: number): void {
+    this.#retentionMs = retentionMs;
   }
 
   add(record: GenerationRecord): void {

@@ -32,9 +32,9 @@ export class RedisState implements SharedState {
    * the connection lives.
    */
   readonly #limiters = new Map<string, RateLimiter>();
-  readonly #retentionMs: number;
+  #retentionMs: number;
   #ledger: Promise<SpendLedger> | undefined;
-  #generations: Promise<GenerationStore> | undefined;
+  #generations: Promise<RedisGenerationStore> | undefined;
 
   constructor(redis: RedisConnection, local: LocalState, options: { logger: Logger; retentionMs: number }) {
     this.#redis = redis;
@@ -71,6 +71,12 @@ export class RedisState implements SharedState {
 
   decisionStore(options: DecisionStoreOptions): DecisionStore {
     return new RedisDecisionStore(this.#redis, this.#local.decisionStore(options), options.name, options.logger);
+  }
+
+  setRetention(retentionMs: number): void {
+    this.#retentionMs = retentionMs;
+    this.#local.setRetention(retentionMs);
+    void this.#generations?.then((generations) => generations.setRetention(retentionMs), function notOpened() {});
   }
 
   async close(): Promise<void> {

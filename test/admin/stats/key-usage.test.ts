@@ -91,6 +91,7 @@ describe('keyUsage', () => {
       generationStore: () => Promise.resolve(slowGenerations),
       drainStore: (parse) => state.drainStore(parse),
       decisionStore: (options) => state.decisionStore(options),
+      setRetention: (retentionMs) => state.setRetention(retentionMs),
       close: () => state.close(),
     };
     await ledger.add('b', parseUsd('2'), NOW);
