@@ -444,4 +444,41 @@ service:
     await sink.waitForSpans(2);
     expect(sink.spans().map(({ resource }) => resource['platform.deploymentId'])).toEqual(['dpl_queued', 'dpl_queued']);
   });
+
+  it("keeps a sampling processor's trace decisions across a reload: a child span after it follows the root kept before it", async () => {
+    sink = await startOtlpSink({ tls: false });
+    const otlpPort = await freePort();
+    const yaml = (deploymentId: string) => ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  otlp: { protocols: { http: { endpoint: 127.0.0.1:${otlpPort} } } }
+processors:
+  resource: { attributes: { platform.projectId: prj_reload, platform.deploymentId: ${deploymentId} } }
+  sampling/api: { rules: [{ environment: production, path_prefix: /api, percentage: 100 }, { environment: production, percentage: 0 }] }
+exporters:
+  otlphttp: { endpoint: ${sink?.url ?? ''}, compression: none }
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort} }
+  pipelines: { traces: { receivers: [otlp], processors: [resource, sampling/api], exporters: [otlphttp] } }
+`;
+    const traceId = '5b8efff798038103d269b633813fc60d';
+    const post = async (span: Record<string, unknown>) => {
+      const resource = { attributes: [{ key: 'deployment.environment.name', value: { stringValue: 'production' } }] };
+      const body = { resourceSpans: [{ resource, scopeSpans: [{ scope: {}, spans: [{ traceId, kind: 1, startTimeUnixNano: '1', endTimeUnixNano: '2', ...span }] }] }] };
+      return (await fetch(`http://127.0.0.1:${otlpPort}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).status;
+    };
+    daemon = await startDaemon(yaml('dpl_before'));
+    const running = daemon;
+    expect(await post({ spanId: 'eee19b7ec3c1b174', name: 'root', kind: 2, attributes: [{ key: 'url.path', value: { stringValue: '/api/cart' } }] })).toBe(200);
+    await sink.waitForSpans(1);
+
+    await writeFile(daemon.configPath, yaml('dpl_after')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+    daemon.child.kill('SIGHUP');
+    await waitUntil(() => running.logs.some((line) => line.includes('config reloaded')), 10_000, 'the reload');
+    expect(await post({ spanId: 'eee19b7ec3c1b175', parentSpanId: 'eee19b7ec3c1b174', name: 'child' })).toBe(200);
+    const metrics = (await (await fetch(`http://127.0.0.1:${running.adminPort}/metrics`)).text()).split('\n');
+    expect(metrics.filter((line) => line.startsWith('sluice_sampling_dropped_spans_total{') && !line.endsWith(' 0'))).toEqual([]);
+    await sink.waitForSpans(2);
+    expect(sink.spans().map(({ span }) => span.name)).toEqual(['root', 'child']);
+  });
 });

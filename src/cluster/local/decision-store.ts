@@ -115,6 +115,7 @@ export class LocalDecisionStore implements DecisionStore {
     return new Map();
   }
 
+  /** Writes what is buffered; a memory-only store keeps answering (LocalState hands it to the next graph after a reload). */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;

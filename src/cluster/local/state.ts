@@ -30,6 +30,13 @@ export class LocalState implements SharedState {
    * on two gateways under one name.
    */
   readonly #limiters = new Map<string, RateLimiter>();
+  /**
+   * Memory-only decision stores (sampling processors) by name, kept across
+   * reloads as the limiters are: a processor's next graph would otherwise
+   * forget every trace its roots decided, and drop the later spans of a kept
+   * trace as traces with no known path. Each holds at most DECISION_ENTRIES.
+   */
+  readonly #memoryDecisions = new Map<string, LocalDecisionStore>();
   #lock: Promise<DirectoryLock> | undefined;
   #ledger: Promise<LocalSpendLedger> | undefined;
   #generations: Promise<LocalGenerationStore> | undefined;
@@ -67,7 +74,14 @@ export class LocalState implements SharedState {
   }
 
   decisionStore(options: DecisionStoreOptions): LocalDecisionStore {
-    return new LocalDecisionStore({ directory: options.directory, logger: options.logger });
+    // A drain's decisions are on disk, and read again by its next unit.
+    if (options.directory !== undefined) return new LocalDecisionStore({ directory: options.directory, logger: options.logger });
+    let store = this.#memoryDecisions.get(options.name);
+    if (store === undefined) {
+      store = new LocalDecisionStore({ logger: options.logger });
+      this.#memoryDecisions.set(options.name, store);
+    }
+    return store;
   }
 
   setRetention(retentionMs: number): void {
