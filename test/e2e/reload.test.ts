@@ -14,7 +14,7 @@ import { startOtlpSink, type OtlpSink } from '../helpers/otlp-sink.js';
 import { halfBody } from '../helpers/raw-clients.js';
 import { makeSdkSpans } from '../helpers/sdk-spans.js';
 import type { ExportTraceServiceRequest } from '../../src/otlp/model.js';
-import { startUpstream } from '../receivers/gateway/harness.js';
+import { startUpstream, textStream } from '../receivers/gateway/harness.js';
 
 let daemon: RunningDaemon | undefined;
 let sink: OtlpSink | undefined;
@@ -480,5 +480,51 @@ service:
     expect(metrics.filter((line) => line.startsWith('sluice_sampling_dropped_spans_total{') && !line.endsWith(' 0'))).toEqual([]);
     await sink.waitForSpans(2);
     expect(sink.spans().map(({ span }) => span.name)).toEqual(['root', 'child']);
+  });
+
+  it('closes the connection of a gateway stream whose answer begins after the reload began, so the client moves to the new listener', async () => {
+    const held: ServerResponse[] = [];
+    const upstream = await startUpstream((_body, res) => {
+      held.push(res);
+    });
+    const gatewayPort = await freePort();
+    const yaml = (environment: string) => ({ dir, adminPort }: { dir: string; adminPort: number }) => `
+receivers:
+  gateway:
+    endpoint: 127.0.0.1:${gatewayPort}
+    environment: ${environment}
+    api_keys: [sk-reload]
+    providers:
+      fake: { type: openai, base_url: ${upstream.url}, api_key: sk-upstream }
+    models:
+      - { id: fake/model, endpoints: [{ provider: fake, model: upstream-model }] }
+exporters:
+  debug: {}
+service:
+  storage: { directory: ${dir}/data }
+  admin: { endpoint: 127.0.0.1:${adminPort} }
+  pipelines: { traces: { receivers: [gateway], exporters: [debug] } }
+`;
+    try {
+      daemon = await startDaemon(yaml('before'));
+      const running = daemon;
+      const headers = { authorization: 'Bearer sk-reload', 'content-type': 'application/json' };
+      const stream = fetch(`http://127.0.0.1:${gatewayPort}/v1/chat/completions`, { method: 'POST', headers, body: JSON.stringify({ model: 'fake/model', stream: true, messages: [{ role: 'user', content: 'hi' }] }) });
+      await waitUntil(() => held.length === 1, 10_000, 'the request to reach the upstream');
+
+      await writeFile(daemon.configPath, yaml('after')({ dir: daemon.dir, adminPort: daemon.adminPort }));
+      daemon.child.kill('SIGHUP');
+      await waitUntil(async () => (await fetch(`http://127.0.0.1:${running.adminPort}/readyz`)).status === 503, 10_000, 'the old graph to begin stopping');
+      // The upstream answers now: the stream's head is written by a listener that is stopping.
+      textStream(held[0] as ServerResponse, ['still ', 'here']);
+      const answer = await stream;
+      expect(answer.headers.get('connection')).toBe('close');
+      expect(await answer.text()).toContain('data: [DONE]');
+      await waitUntil(() => running.logs.some((line) => line.includes('config reloaded')), 10_000, 'the reload');
+      expect(running.logs.join('\n')).not.toContain('shutdown grace is over');
+    } finally {
+      for (const res of held) res.destroy();
+      await upstream.close();
+    }
   });
 });

@@ -6,7 +6,10 @@
 // gateway maximum notes).
 import type { ServerResponse } from 'node:http';
 
-const SSE_HEAD = ['content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache', 'connection', 'keep-alive', 'x-accel-buffering', 'no'];
+// No `connection`: Node writes `keep-alive` itself, and `close` while the listener stops (a reload,
+// a shutdown). One given here wins over that: clients went on streaming through the old listener
+// until its grace was over and their streams were cut.
+const SSE_HEAD = ['content-type', 'text/event-stream; charset=utf-8', 'cache-control', 'no-cache', 'x-accel-buffering', 'no'];
 
 /** What an answer's head says of its request. */
 export interface AnsweredRequest {
