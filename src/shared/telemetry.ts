@@ -17,7 +17,7 @@ export class Telemetry {
 
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics !== false) {
-      collectDefaultMetrics({ register: this.registry, prefix: 'sluice_process_', eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
+      collectDefaultMetrics({ register: this.registry, prefix: 'sluice_', eventLoopMonitoringPrecision: EVENT_LOOP_MONITORING_PRECISION_MS });
       registerEventLoopDelay(this.registry);
     }
   }

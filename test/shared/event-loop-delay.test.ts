@@ -22,6 +22,10 @@ describe('sluice_event_loop_delay_seconds', () => {
     await sleep(50);
     const text = await telemetry.registry.metrics();
     expect(text).toContain(`# TYPE ${EVENT_LOOP_DELAY_METRIC} histogram`);
+    // The process and runtime metrics beside it, once prefixed.
+    expect(text).toContain('# TYPE sluice_process_cpu_seconds_total counter');
+    expect(text).toContain('# TYPE sluice_nodejs_heap_size_used_bytes gauge');
+    expect(text).not.toContain('sluice_process_process_');
     const count = sample(text, '_count');
     expect(count).toBeGreaterThanOrEqual(1);
     // At least one sample was more than 25 ms late.
