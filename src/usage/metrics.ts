@@ -4,7 +4,9 @@
 // exported value is the nearest double to the true total, never a drifted sum.
 // A model id the catalog does not list is whatever a client wrote after a
 // provider's slug; past UNLISTED_MODELS of them, further ones are counted
-// under model="other", so invented ids cannot grow the series without end.
+// under model="other", so invented ids cannot grow the series without end;
+// so is one longer than UNLISTED_MODEL_LENGTH characters, so one cannot put
+// a megabyte into a label.
 import type { Counter } from 'prom-client';
 import type { CounterSeries } from '../shared/metric-series.js';
 import type { Telemetry } from '../shared/telemetry.js';
@@ -18,6 +20,8 @@ export interface UsageMetrics {
 
 export const UNLISTED_MODELS = 100;
 export const OTHER_MODEL = 'other';
+/** The longest model id outside the catalog that gets a series of its own (as long as `sluice.model` keeps on spans). */
+export const UNLISTED_MODEL_LENGTH = 256;
 
 type TokenLabel = 'model' | 'provider' | 'key' | 'type';
 type CostLabel = 'model' | 'provider' | 'key';
@@ -66,7 +70,7 @@ function createUsageMetrics(telemetry: Telemetry): UsageMetrics {
   const unlisted = new Set<string>();
   function modelLabel(served: Served): string {
     if (!served.unlisted || unlisted.has(served.modelId)) return served.modelId;
-    if (unlisted.size >= UNLISTED_MODELS) return OTHER_MODEL;
+    if (unlisted.size >= UNLISTED_MODELS || served.modelId.length > UNLISTED_MODEL_LENGTH) return OTHER_MODEL;
     unlisted.add(served.modelId);
     return served.modelId;
   }

@@ -7,7 +7,7 @@ import { generateText } from 'ai';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { messageStart, textBlock } from '../providers/anthropic/fixtures.js';
-import { OTHER_MODEL, UNLISTED_MODELS } from '../../../../src/usage/metrics.js';
+import { OTHER_MODEL, UNLISTED_MODEL_LENGTH, UNLISTED_MODELS } from '../../../../src/usage/metrics.js';
 import { ADMIN_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 
 const KEY_A = 'sk-team-a';
@@ -108,6 +108,15 @@ describe('gateway usage and cost', () => {
     expect(metrics).not.toContain(`model="openai/made-up-${UNLISTED_MODELS}"`);
     expect(metrics).toContain(`sluice_gateway_tokens_total{model="${OTHER_MODEL}",provider="openai",key="team-a",type="output"} ${5 * 567}`);
     expect(metrics).toContain('sluice_gateway_tokens_total{model="openai/gpt-cache",provider="openai",key="team-a",type="output"} 567');
+  });
+
+  it('counts a model id outside the catalog longer than the bound as model="other"', async () => {
+    const gw = await setup();
+    const long = `openai/${'x'.repeat(UNLISTED_MODEL_LENGTH)}`;
+    await client(KEY_A).chat.completions.create({ model: long, messages: [{ role: 'user', content: 'hi' }] });
+    const metrics = await gw.telemetry.registry.metrics();
+    expect(metrics).not.toContain('x'.repeat(UNLISTED_MODEL_LENGTH));
+    expect(metrics).toContain(`sluice_gateway_tokens_total{model="${OTHER_MODEL}",provider="openai",key="team-a",type="output"} 567`);
   });
 
   it('prices OpenRouter\'s cache_write_tokens as cache writes, in the answer, the span and /metrics', async () => {
