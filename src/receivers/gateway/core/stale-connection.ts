@@ -23,9 +23,13 @@ const CLOSED_CODES = new Set(['UND_ERR_SOCKET', 'ECONNRESET', 'EPIPE']);
 
 /** Connections that have had a request written on them. */
 const carriedOne = new WeakSet<object>();
-/** undici requests written on a connection that had carried one before. */
-const onReusedConnection = new WeakSet<object>();
-/** The errors such requests failed with. */
+/**
+ * undici requests written on a connection that had carried one before,
+ * with how many bytes that connection had read then: one read since is
+ * part of the request's answer (a status line the connection closed after).
+ */
+const onReusedConnection = new WeakMap<object, { socket: { readonly bytesRead: number }; bytesRead: number }>();
+/** The errors such requests failed with before a byte of their answer came. */
 const reusedConnectionErrors = new WeakSet<object>();
 
 // Held here so the channels and their subscriptions live as long as the process.
@@ -33,14 +37,17 @@ const sendHeaders = channel('undici:client:sendHeaders');
 const requestError = channel('undici:request:error');
 
 sendHeaders.subscribe(function noteConnection(message) {
-  const { request, socket } = message as { request: object; socket: object };
-  if (carriedOne.has(socket)) onReusedConnection.add(request);
+  const { request, socket } = message as { request: { method?: unknown }; socket: { readonly bytesRead: number } };
+  // A proxy's CONNECT: the tunnel it opens is a new connection, even where it is the same socket (to an http: origin).
+  if (request.method === 'CONNECT') return;
+  if (carriedOne.has(socket)) onReusedConnection.set(request, { socket, bytesRead: socket.bytesRead });
   else carriedOne.add(socket);
 });
 
 requestError.subscribe(function noteError(message) {
   const { request, error } = message as { request: object; error: unknown };
-  if (onReusedConnection.has(request) && typeof error === 'object' && error !== null) reusedConnectionErrors.add(error);
+  const sent = onReusedConnection.get(request);
+  if (sent !== undefined && sent.socket.bytesRead === sent.bytesRead && typeof error === 'object' && error !== null) reusedConnectionErrors.add(error);
 });
 
 /** Whether `error` is a kept-alive connection closing under the request written on it. */

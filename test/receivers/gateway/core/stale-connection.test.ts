@@ -12,6 +12,7 @@ import { ClientLink } from '../../../../src/receivers/gateway/core/client-link.j
 import { startClientSpan, startServerSpan } from '../../../../src/receivers/gateway/core/spans.js';
 import { exchange } from '../../../../src/receivers/gateway/core/upstream-exchange.js';
 import { AttemptClock, parseUpstreamUrl } from '../../../../src/receivers/gateway/core/upstream.js';
+import { startConnectProxy } from '../../../helpers/connect-proxy.js';
 import { API_KEY, attr, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
 
 let gateway: Gateway | undefined;
@@ -134,6 +135,52 @@ describe('a connection closed when nothing shows it was stale', () => {
     );
     expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
     expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('broke off its answer');
+    expect(upstream?.requests).toHaveLength(2);
+  });
+});
+
+describe('a connection through an HTTP proxy', () => {
+  it('does not send again the first request on a new tunnel, whose connection carried only the CONNECT', async () => {
+    const proxy = await startConnectProxy();
+    const saved = { HTTP_PROXY: process.env['HTTP_PROXY'], http_proxy: process.env['http_proxy'], NO_PROXY: process.env['NO_PROXY'], no_proxy: process.env['no_proxy'] };
+    try {
+      process.env['HTTP_PROXY'] = process.env['http_proxy'] = proxy.url;
+      delete process.env['NO_PROXY'];
+      delete process.env['no_proxy'];
+      const client = await setup((_body, res) => res.socket?.destroy());
+      const err = await client.chat.completions.create({ model: 'up/m', messages }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      expect(upstream?.requests).toHaveLength(1);
+      expect(proxy.targets).toHaveLength(1);
+    } finally {
+      for (const [name, value] of Object.entries(saved)) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+      await proxy.close();
+    }
+  });
+});
+
+describe('a connection closed after part of the answer head', () => {
+  it('does not send again a request whose status line had come', async () => {
+    const client = await setup(
+      (_body, res) => answerWith(res, 'ok'),
+      (req) => {
+        req.socket.write('HTTP/1.1 200 OK\r\ncontent-type: applic');
+        setTimeout(() => req.socket.destroy(), 20);
+      },
+    );
+    await client.chat.completions.create({ model: 'up/m', messages });
+    await idle();
+    const err = await client.chat.completions.create({ model: 'up/m', messages }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
     expect(upstream?.requests).toHaveLength(2);
   });
 });
