@@ -123,6 +123,8 @@ export class RedisGenerationStore implements GenerationStore {
 
   add(record: GenerationRecord): void {
     this.#local.add(record);
+    // A request that settled after the state closed: the file of what Redis lacks is closed (or the next store's).
+    if (this.#closed) return;
     this.#enqueue([record]);
   }
 

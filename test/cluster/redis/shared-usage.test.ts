@@ -472,6 +472,28 @@ describe('generation records shared through Redis', () => {
     await waitUntil(async () => (await client.exists(`gen7:generation:${refused.id}`)) === 1, 5_000, 'the record sent by the next start');
   });
 
+  it('takes a record added after it closed (a request that settled late) without failing, though Redis refuses it', async () => {
+    const connection = await connectRedis(redis.url, 'gen8:', 300, { logger });
+    const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
+    cleanups.push(async () => {
+      await connection.close();
+      rmSync(directory, { recursive: true, force: true });
+    });
+    const state = new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
+    const store = await state.generationStore();
+    await state.close();
+    const client = operator();
+    await client.config('SET', 'maxmemory-policy', 'noeviction');
+    await client.config('SET', 'maxmemory', '1');
+    try {
+      store.add(record('team', '0.5'));
+      // The write Redis refuses, a turn of the loop after the add.
+      await expect(store.flush()).resolves.toBeUndefined();
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+  });
+
   it('counts a record once when its write timed out but ran, and it is sent again', async () => {
     const one = await instance('gen2:');
     const store = await one.state.generationStore();
