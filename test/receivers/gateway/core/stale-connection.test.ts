@@ -3,9 +3,11 @@
 // again on another connection, and only then.
 import { channel } from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { AddressInfo } from 'node:net';
 import type { Socket } from 'node:net';
 import OpenAI from 'openai';
-import type { Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanKind } from '../../../../src/otlp/model.js';
 import { ClientLink } from '../../../../src/receivers/gateway/core/client-link.js';
@@ -13,6 +15,7 @@ import { startClientSpan, startServerSpan } from '../../../../src/receivers/gate
 import { exchange } from '../../../../src/receivers/gateway/core/upstream-exchange.js';
 import { AttemptClock, parseUpstreamUrl } from '../../../../src/receivers/gateway/core/upstream.js';
 import { startConnectProxy } from '../../../helpers/connect-proxy.js';
+import { testTls } from '../../../helpers/tls.js';
 import { API_KEY, attr, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
 
 let gateway: Gateway | undefined;
@@ -161,6 +164,47 @@ describe('a connection through an HTTP proxy', () => {
         else process.env[name] = value;
       }
       await proxy.close();
+    }
+  });
+});
+
+describe('a TLS connection', () => {
+  it('sends a request again when the kept-alive connection closes under it (bytes the TLS layer read, a close_notify, are no answer)', async () => {
+    const tls = testTls();
+    let requests = 0;
+    const served = new WeakMap<object, number>();
+    const server = createHttpsServer({ cert: tls.cert, key: tls.key }, function answer(req, res) {
+      requests += 1;
+      const count = (served.get(req.socket) ?? 0) + 1;
+      served.set(req.socket, count);
+      if (count > 1) {
+        res.socket?.end();
+        return;
+      }
+      req.resume();
+      req.on('end', () => res.end('ok'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const agent = new Agent({ connect: { ca: tls.ca } });
+    try {
+      const url = parseUpstreamUrl(`https://127.0.0.1:${(server.address() as AddressInfo).port}/v1/chat/completions`);
+      const send = async () => {
+        const clock = new AttemptClock(10_000, 10_000, new ClientLink());
+        const span = startClientSpan('chat m', startServerSpan('POST /v1/chat/completions', undefined));
+        try {
+          return Buffer.from((await exchange(agent, { url: '', method: 'POST', headers: {}, body: '{}' }, url, clock, span)).body).toString();
+        } finally {
+          clock.clear();
+        }
+      };
+      expect(await send()).toBe('ok');
+      await idle();
+      expect(await send()).toBe('ok');
+      expect(requests).toBe(3);
+    } finally {
+      await agent.close();
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
