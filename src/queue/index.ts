@@ -4,4 +4,4 @@ export { MemoryQueue, type MemoryQueueOptions } from './memory-queue.js';
 export { QueueClosedError, QueueDirectoryError, QueueFullError, QueueLockedError, QueueWriteError, RecordTooLargeError } from './errors.js';
 export { FRAME_OVERHEAD_BYTES } from './framing.js';
 export { queueMetrics, updateQueueGauges, type QueueMetrics } from './metrics.js';
-export { undeliveredBytes } from './segment-files.js';
+export { undeliveredBytes, undeliveredFolders, type FolderBacklog } from './segment-files.js';

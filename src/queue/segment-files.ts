@@ -165,6 +165,49 @@ export async function undeliveredBytes(directory: string): Promise<number> {
   return bytes;
 }
 
+/** A folder under a root of queue folders, with what its queues hold undelivered. */
+export interface FolderBacklog {
+  readonly folder: string;
+  readonly directory: string;
+  readonly bytes: number;
+}
+
+/**
+ * The folders under `root` that `pick` chooses, each with the undelivered
+ * bytes of its queues (the sub-folders `queues` names; '' is the folder
+ * itself), keeping those that hold any. A root never made holds none; a
+ * queue folder that is missing or not a folder (not one this daemon made)
+ * counts 0.
+ */
+export async function undeliveredFolders(root: string, pick: (folder: string) => boolean, queues: readonly string[] = ['']): Promise<FolderBacklog[]> {
+  let folders: string[];
+  try {
+    folders = await readdir(root);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const backlogs: FolderBacklog[] = [];
+  for (const folder of folders.sort()) {
+    if (!pick(folder)) continue;
+    const directory = join(root, folder);
+    let bytes = 0;
+    for (const queue of queues) bytes += await queueBacklog(join(directory, queue));
+    if (bytes > 0) backlogs.push({ folder, directory, bytes });
+  }
+  return backlogs;
+}
+
+async function queueBacklog(directory: string): Promise<number> {
+  try {
+    return await undeliveredBytes(directory);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return 0;
+    throw err;
+  }
+}
+
 function wholeRecords(buf: Buffer): number {
   let count = 0;
   for (let pos = 0; pos < buf.length; count++) {

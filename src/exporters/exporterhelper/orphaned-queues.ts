@@ -3,10 +3,9 @@
 // config leaves its undelivered records there, acknowledged to their
 // senders, with nothing to deliver them until an exporter of that id comes
 // back. The start says so rather than let them sit there unnoticed.
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SendingQueueConfig } from './config.js';
-import { undeliveredBytes } from '../../queue/index.js';
+import { undeliveredFolders } from '../../queue/index.js';
 import { QUEUES_FOLDER } from './create-queue.js';
 
 export interface OrphanedQueue {
@@ -19,23 +18,12 @@ export interface OrphanedQueue {
 
 /** Folders under `<storage>/queues` holding undelivered records, whose exporter is not among `reading` (the disk queues now open). */
 export async function findOrphanedQueues(storageDirectory: string, reading: ReadonlySet<string>): Promise<OrphanedQueue[]> {
-  const root = join(storageDirectory, QUEUES_FOLDER);
-  let folders: string[];
-  try {
-    folders = await readdir(root);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-  const orphaned: OrphanedQueue[] = [];
-  for (const folder of folders.sort()) {
+  const orphaned = (folder: string): boolean => {
     const exporter = exporterIdOf(folder);
-    if (exporter === undefined || reading.has(exporter)) continue;
-    const directory = join(root, folder);
-    const bytes = await pendingBytes(directory);
-    if (bytes > 0) orphaned.push({ exporter, directory, bytes });
-  }
-  return orphaned;
+    return exporter !== undefined && !reading.has(exporter);
+  };
+  const backlogs = await undeliveredFolders(join(storageDirectory, QUEUES_FOLDER), orphaned);
+  return backlogs.map(({ folder, directory, bytes }) => ({ exporter: exporterIdOf(folder) ?? folder, directory, bytes }));
 }
 
 function exporterIdOf(folder: string): string | undefined {
@@ -43,15 +31,6 @@ function exporterIdOf(folder: string): string | undefined {
     return decodeURIComponent(folder);
   } catch {
     return undefined; // not a folder this daemon made
-  }
-}
-
-async function pendingBytes(directory: string): Promise<number> {
-  try {
-    return await undeliveredBytes(directory);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return 0; // not a folder
-    throw err;
   }
 }
 
