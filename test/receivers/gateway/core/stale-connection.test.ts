@@ -54,6 +54,16 @@ function answerWith(res: ServerResponse, text: string): void {
   sendJson(res, 200, completion(text));
 }
 
+/** The APIError a request fails with. */
+async function apiError(request: Promise<unknown>): Promise<InstanceType<typeof OpenAI.APIError>> {
+  const err = await request.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(OpenAI.APIError);
+  return err as InstanceType<typeof OpenAI.APIError>;
+}
+
 /** Lets the upstream connection sit idle in the gateway's pool, so the next request reuses it. */
 const idle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 50));
 
@@ -99,13 +109,10 @@ describe('an upstream that closes a kept-alive connection as it is reused', () =
     });
     await client.chat.completions.create({ model: 'up/m', messages });
     await idle();
-    const err = await client.chat.completions.create({ model: 'up/m', messages: [{ role: 'user', content: 'again' }] }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
+    const err = await apiError(client.chat.completions.create({ model: 'up/m', messages: [{ role: 'user', content: 'again' }] }));
     expect(err).toBeInstanceOf(OpenAI.APIError);
-    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
-    expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('Provider up could not be reached');
+    expect(err.status).toBe(502);
+    expect(err.message).toContain('Provider up could not be reached');
     expect(upstream?.requests).toHaveLength(3);
   });
 });
@@ -113,11 +120,8 @@ describe('an upstream that closes a kept-alive connection as it is reused', () =
 describe('a connection closed when nothing shows it was stale', () => {
   it('does not send again a request whose new connection was closed', async () => {
     const client = await setup((_body, res) => res.socket?.destroy());
-    const err = await client.chat.completions.create({ model: 'up/m', messages }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    const err = await apiError(client.chat.completions.create({ model: 'up/m', messages }));
+    expect(err.status).toBe(502);
     expect(upstream?.requests).toHaveLength(1);
   });
 
@@ -132,12 +136,9 @@ describe('a connection closed when nothing shows it was stale', () => {
     );
     await client.chat.completions.create({ model: 'up/m', messages });
     await idle();
-    const err = await client.chat.completions.create({ model: 'up/m', messages }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
-    expect((err as InstanceType<typeof OpenAI.APIError>).message).toContain('broke off its answer');
+    const err = await apiError(client.chat.completions.create({ model: 'up/m', messages }));
+    expect(err.status).toBe(502);
+    expect(err.message).toContain('broke off its answer');
     expect(upstream?.requests).toHaveLength(2);
   });
 });
@@ -151,11 +152,8 @@ describe('a connection through an HTTP proxy', () => {
       delete process.env['NO_PROXY'];
       delete process.env['no_proxy'];
       const client = await setup((_body, res) => res.socket?.destroy());
-      const err = await client.chat.completions.create({ model: 'up/m', messages }).then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+      const err = await apiError(client.chat.completions.create({ model: 'up/m', messages }));
+      expect(err.status).toBe(502);
       expect(upstream?.requests).toHaveLength(1);
       expect(proxy.targets).toHaveLength(1);
     } finally {
@@ -220,11 +218,8 @@ describe('a connection closed after part of the answer head', () => {
     );
     await client.chat.completions.create({ model: 'up/m', messages });
     await idle();
-    const err = await client.chat.completions.create({ model: 'up/m', messages }).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect((err as InstanceType<typeof OpenAI.APIError>).status).toBe(502);
+    const err = await apiError(client.chat.completions.create({ model: 'up/m', messages }));
+    expect(err.status).toBe(502);
     expect(upstream?.requests).toHaveLength(2);
   });
 });
