@@ -46,6 +46,22 @@ async function instance(prefix: string, timeout = 300, log = logger): Promise<{ 
   return { state, connection };
 }
 
+/**
+ * A connection and a storage directory the test keeps, and `open()` for a
+ * state on them that the test closes itself: as a reload that changes
+ * service.usage.retention closes the state and keeps the connection.
+ */
+async function keptConnection(prefix: string, timeout: number): Promise<{ directory: string; open: () => RedisState }> {
+  const connection = await connectRedis(redis.url, prefix, timeout, { logger });
+  const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
+  cleanups.push(async () => {
+    await connection.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+  const open = () => new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
+  return { directory, open };
+}
+
 /** A connection of its own, for commands a test plays the operator with (pausing and killing clients). */
 function operator(): Redis {
   const client = new Redis(redis.url);
@@ -217,13 +233,8 @@ describe('spend shared through Redis', () => {
   });
 
   it('closes after a batch in flight is answered, noting on disk what Redis took', async () => {
-    const connection = await connectRedis(redis.url, 'spend11:', 2_000, { logger });
-    const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
-    cleanups.push(async () => {
-      await connection.close();
-      rmSync(directory, { recursive: true, force: true });
-    });
-    const state = new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
+    const { directory, open } = await keptConnection('spend11:', 2_000);
+    const state = open();
     const ledger = await state.spendLedger();
     const now = Date.now();
     await pauseWrites(operator(), 300);
@@ -238,14 +249,8 @@ describe('spend shared through Redis', () => {
   });
 
   it('sends nothing more once closed, though a batch in flight when it closed timed out: the next start sends it', async () => {
-    const connection = await connectRedis(redis.url, 'spend12:', 300, { logger });
-    const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
-    cleanups.push(async () => {
-      await connection.close();
-      rmSync(directory, { recursive: true, force: true });
-    });
-    // A reload that changes service.usage.retention closes the state and keeps the connection.
-    const state = new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
+    const { directory, open } = await keptConnection('spend12:', 300);
+    const state = open();
     const ledger = await state.spendLedger();
     const now = Date.now();
     await pauseWrites(operator(), 700);
@@ -441,14 +446,7 @@ describe('generation records shared through Redis', () => {
   });
 
   it('sends nothing more once closed, though Redis refused a record as it closed: the next start sends it', async () => {
-    const connection = await connectRedis(redis.url, 'gen7:', 300, { logger });
-    const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
-    cleanups.push(async () => {
-      await connection.close();
-      rmSync(directory, { recursive: true, force: true });
-    });
-    const open = () => new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
-    // A reload that changes service.usage.retention closes the state and keeps the connection.
+    const { directory, open } = await keptConnection('gen7:', 300);
     const state = open();
     const store = await state.generationStore();
     const client = operator();
@@ -473,13 +471,8 @@ describe('generation records shared through Redis', () => {
   });
 
   it('takes a record added after it closed (a request that settled late) without failing, though Redis refuses it', async () => {
-    const connection = await connectRedis(redis.url, 'gen8:', 300, { logger });
-    const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
-    cleanups.push(async () => {
-      await connection.close();
-      rmSync(directory, { recursive: true, force: true });
-    });
-    const state = new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
+    const { open } = await keptConnection('gen8:', 300);
+    const state = open();
     const store = await state.generationStore();
     await state.close();
     const client = operator();
