@@ -178,7 +178,12 @@ export class LocalSpendLedger implements SpendLedger {
         this.markShared(oldest.seq);
       }
     }
-    this.#append(JSON.stringify(entry), atMs);
+    try {
+      this.#append(JSON.stringify(entry), atMs);
+    } catch (err) {
+      // A closed ledger (a request that settled after a reload closed it): the caller's catch says so.
+      return Promise.reject(err);
+    }
     return Promise.resolve();
   }
 

@@ -52,6 +52,16 @@ describe('LocalSpendLedger', () => {
     await ledger.close();
   });
 
+  it('refuses an addition after it closed with a rejected promise, not a throw its caller would not catch', async () => {
+    const ledger = await LocalSpendLedger.open(tempDir(), logger);
+    await ledger.close();
+    let added: Promise<void> | undefined;
+    expect(() => {
+      added = ledger.add('team-a', parseUsd('1'), Date.now());
+    }).not.toThrow();
+    await expect(added).rejects.toThrow(/closed/);
+  });
+
   it('drops finished periods on open but keeps the total', async () => {
     const dir = tempDir();
     const then = Date.UTC(2026, 9, 1);
