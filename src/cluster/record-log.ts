@@ -11,6 +11,10 @@ import { decodeFrame, FRAME_OVERHEAD_BYTES, frameInPlace, offsetAfterCorrupt } f
 
 /** ms between the first buffered append and its write; the loss bound after a kill -9. */
 export const FLUSH_INTERVAL_MS = 200;
+/** ms before records a failed write kept (a full or read-only disk) are tried again. */
+const RETRY_INTERVAL_MS = 1_000;
+/** Bytes of records kept through failed writes; beyond it they are dropped, so a long outage cannot exhaust memory. */
+const MAX_UNWRITTEN_BYTES = 32 * 1024 * 1024;
 
 export type RecordVisitor = (data: Buffer, writtenAtMs: number) => void;
 
@@ -66,6 +70,8 @@ export class RecordLog {
   #used = 0;
   #timer: NodeJS.Timeout | undefined;
   #writing: Promise<void> = Promise.resolve();
+  /** Writes failed in a row; the first is logged, and the write that ends the run. */
+  #failedWrites = 0;
   #closed = false;
 
   constructor(path: string, logger: Logger) {
@@ -87,27 +93,73 @@ export class RecordLog {
     const size = chunk.write(text, this.#used + FRAME_OVERHEAD_BYTES, 'utf8');
     frameInPlace(chunk, this.#used, size, 0, atMs);
     this.#used += FRAME_OVERHEAD_BYTES + size;
-    this.#timer ??= setTimeout(() => void this.flush().catch((err: unknown) => this.#logger.error({ err: String(err), file: this.path }, 'record log write failed')), FLUSH_INTERVAL_MS);
+    this.#timer ??= this.#scheduleFlush(FLUSH_INTERVAL_MS);
   }
 
-  /** Writes and syncs everything appended so far. Writes happen one at a time, in order. */
+  /**
+   * Writes and syncs everything appended so far. Writes happen one at a time,
+   * in order. Records a write could not store (a full or read-only disk) are
+   * kept and go first in the next write, tried again every RETRY_INTERVAL_MS;
+   * what a failed write stored of them is cut off, so the file never holds a
+   * torn record that later ones would follow.
+   */
   flush(): Promise<void> {
     clearTimeout(this.#timer);
     this.#timer = undefined;
     this.#retireChunk();
-    const filled = this.#filled;
-    this.#filled = [];
-    const bytes = filled.length === 1 ? (filled[0] as Buffer) : Buffer.concat(filled);
-    const write = this.#writing.then(async () => {
-      if (bytes.length === 0) return;
-      // Owner-only, as queues and the file exporter's output: records name keys and models.
-      this.#handle ??= open(this.path, 'a', 0o600);
-      const handle = await this.#handle;
-      await handle.write(bytes);
-      await handle.datasync();
-    });
+    const write = this.#writing.then(() => this.#writeFilled());
     this.#writing = write.catch(() => undefined);
     return write;
+  }
+
+  #scheduleFlush(delayMs: number): NodeJS.Timeout {
+    return setTimeout(() => void this.flush().catch(() => undefined), delayMs);
+  }
+
+  async #writeFilled(): Promise<void> {
+    const filled = this.#filled;
+    this.#filled = [];
+    if (filled.length === 0) return;
+    const bytes = filled.length === 1 ? (filled[0] as Buffer) : Buffer.concat(filled);
+    let handle: FileHandle | undefined;
+    let size: number | undefined;
+    try {
+      handle = await this.#open();
+      size = (await handle.stat()).size;
+      for (let written = 0; written < bytes.length; ) {
+        const { bytesWritten } = await handle.write(bytes, written);
+        if (bytesWritten === 0) throw new Error(`short write: ${written} of ${bytes.length} bytes`);
+        written += bytesWritten;
+      }
+      await handle.datasync();
+    } catch (err) {
+      if (handle !== undefined && size !== undefined) await handle.truncate(size).catch(() => undefined);
+      this.#keepUnwritten(bytes, err);
+      throw err;
+    }
+    if (this.#failedWrites > 0) this.#logger.warn({ file: this.path, failedWrites: this.#failedWrites }, 'record log written again');
+    this.#failedWrites = 0;
+  }
+
+  /** Opens the file; a failed open is tried again by the next write (a directory made writable again). */
+  #open(): Promise<FileHandle> {
+    // Owner-only, as queues and the file exporter's output: records name keys and models.
+    const handle = (this.#handle ??= open(this.path, 'a', 0o600));
+    handle.catch(() => {
+      if (this.#handle === handle) this.#handle = undefined;
+    });
+    return handle;
+  }
+
+  #keepUnwritten(bytes: Buffer, err: unknown): void {
+    this.#failedWrites += 1;
+    if (this.#failedWrites === 1) this.#logger.error({ err: String(err), file: this.path }, 'record log write failed; its records are kept and tried again');
+    if (bytes.length > MAX_UNWRITTEN_BYTES) {
+      this.#logger.error({ file: this.path, droppedBytes: bytes.length }, 'record log dropped records that failed writes kept too long');
+    } else {
+      this.#filled.unshift(bytes);
+    }
+    if (!this.#closed) this.#timer ??= this.#scheduleFlush(RETRY_INTERVAL_MS);
   }
 
   /** The current chunk's framed records join those waiting for the write. */
@@ -119,10 +171,15 @@ export class RecordLog {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    await this.flush();
-    this.#closed = true;
-    const handle = this.#handle;
-    this.#handle = undefined;
-    if (handle !== undefined) await (await handle).close();
+    try {
+      await this.flush();
+    } finally {
+      this.#closed = true;
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+      const handle = this.#handle;
+      this.#handle = undefined;
+      if (handle !== undefined) await (await handle.catch(() => undefined))?.close();
+    }
   }
 }

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -93,5 +94,42 @@ describe('RecordLog', () => {
       ['record 4', 4],
     ]);
     expect(readFileSync(path).length).toBe(bytes.length);
+  });
+
+  // A small tmpfs makes a real full disk; mounting one needs root.
+  it.runIf(process.getuid?.() === 0)('keeps the records a full disk refused and writes them, in order and whole, once there is room', async () => {
+    const full = join(mkdtempSync(join(tmpdir(), 'sluice-record-log-')), 'full');
+    dirs.push(join(full, '..'));
+    mkdirSync(full);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', full]);
+    const path = join(full, 'records.log');
+    let log: RecordLog | undefined;
+    try {
+      log = new RecordLog(path, logger);
+      log.append('before', 1);
+      await log.flush();
+      // Fill what the file's page left too, so the next write fails part-way or at once.
+      try {
+        writeFileSync(join(full, 'filler'), Buffer.alloc(128 * 1024));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+      const sizeOnFullDisk = statSync(path).size;
+      for (let i = 0; i < 100; i++) log.append(`refused ${i} ${'x'.repeat(100)}`, 10 + i);
+      await expect(log.flush()).rejects.toThrow(/ENOSPC|short write/);
+      // A write cut short leaves no torn record behind for later ones to follow.
+      expect(statSync(path).size).toBe(sizeOnFullDisk);
+      rmSync(join(full, 'filler'));
+      log.append('after', 200);
+      await log.close();
+
+      const expected: Array<[string, number]> = [['before', 1]];
+      for (let i = 0; i < 100; i++) expected.push([`refused ${i} ${'x'.repeat(100)}`, 10 + i]);
+      expected.push(['after', 200]);
+      expect(await replay(path)).toEqual(expected);
+    } finally {
+      await log?.close().catch(() => undefined);
+      execFileSync('umount', [full]);
+    }
   });
 });
