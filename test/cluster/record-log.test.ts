@@ -96,6 +96,21 @@ describe('RecordLog', () => {
     expect(readFileSync(path).length).toBe(bytes.length);
   });
 
+  it('opens its file again for the next write after an open failed, and keeps the records meanwhile', async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'sluice-record-log-')), 'later');
+    dirs.push(join(dir, '..'));
+    const log = new RecordLog(join(dir, 'records.log'), logger);
+    log.append('while the directory was missing', 1);
+    await expect(log.flush()).rejects.toThrow(/ENOENT/);
+    mkdirSync(dir);
+    log.append('once it is back', 2);
+    await log.close();
+    expect(await replay(join(dir, 'records.log'))).toEqual([
+      ['while the directory was missing', 1],
+      ['once it is back', 2],
+    ]);
+  });
+
   // A small tmpfs makes a real full disk; mounting one needs root.
   it.runIf(process.getuid?.() === 0)('keeps the records a full disk refused and writes them, in order and whole, once there is room', async () => {
     const full = join(mkdtempSync(join(tmpdir(), 'sluice-record-log-')), 'full');
