@@ -8,6 +8,7 @@
 import { open, readFile, truncate, type FileHandle } from 'node:fs/promises';
 import type { Logger } from 'pino';
 import { decodeFrame, FRAME_OVERHEAD_BYTES, frameInPlace, offsetAfterCorrupt } from '../queue/framing.js';
+import { appendWhole } from '../shared/append-whole.js';
 
 /** ms between the first buffered append and its write; the loss bound after a kill -9. */
 export const FLUSH_INTERVAL_MS = 200;
@@ -121,19 +122,10 @@ export class RecordLog {
     this.#filled = [];
     if (filled.length === 0) return;
     const bytes = filled.length === 1 ? (filled[0] as Buffer) : Buffer.concat(filled);
-    let handle: FileHandle | undefined;
-    let size: number | undefined;
     try {
-      handle = await this.#open();
-      size = (await handle.stat()).size;
-      for (let written = 0; written < bytes.length; ) {
-        const { bytesWritten } = await handle.write(bytes, written);
-        if (bytesWritten === 0) throw new Error(`short write: ${written} of ${bytes.length} bytes`);
-        written += bytesWritten;
-      }
-      await handle.datasync();
+      const handle = await this.#open();
+      await appendWhole(handle, [bytes], true);
     } catch (err) {
-      if (handle !== undefined && size !== undefined) await handle.truncate(size).catch(() => undefined);
       this.#keepUnwritten(bytes, err);
       throw err;
     }

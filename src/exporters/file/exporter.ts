@@ -3,6 +3,7 @@
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import type { CreateSettings, Exporter } from '../../core/component.js';
+import { appendWhole } from '../../shared/append-whole.js';
 import { errorMessage } from '../../shared/errors.js';
 import { makeDirectories } from '../../shared/make-directories.js';
 import { exporterMetrics } from '../../shared/telemetry.js';
@@ -127,7 +128,7 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
         if (!running) throw new Error(`exporters.${settings.id}: not started`);
         if (ready.length > 0) {
           const handle = await fileFor(ready.reduce((sum, line) => sum + line.byteLength, 0));
-          await appendLines(handle, ready);
+          await appendWhole(handle, ready);
           if (config.fsync) await handle.sync();
           else flushBehind(handle);
         }
@@ -181,26 +182,6 @@ export function createFileExporter(settings: CreateSettings, config: FileConfig)
   };
 }
 
-/** What appendLines needs of a file handle. */
-export type AppendTarget = Pick<FileHandle, 'stat' | 'writev' | 'truncate'>;
-
-/**
- * Appends whole lines: a write that fails part way (a full disk) is cut back
- * to where the file ended before it, so the half line it left does not join
- * the next line written (an acknowledged request inside an unreadable line).
- * The file's end is read before each write, as another writer (a rotation
- * that truncates) may have moved it.
- */
-export async function appendLines(handle: AppendTarget, buffers: Uint8Array[]): Promise<void> {
-  const { size } = await handle.stat();
-  try {
-    await writeAll(handle, buffers);
-  } catch (err) {
-    await handle.truncate(size).catch(() => undefined);
-    throw err;
-  }
-}
-
 const TAIL_CHUNK = 64 * 1024;
 const NEWLINE = 0x0a;
 
@@ -209,7 +190,7 @@ const NEWLINE = 0x0a;
  * write the process did not live to finish (kill -9, a power cut) leaves a
  * line cut short, whose request was never acknowledged; left there, it would
  * join the next line written, as a failed write's half line would
- * (appendLines), and make that acknowledged request unreadable.
+ * (appendWhole), and make that acknowledged request unreadable.
  */
 async function cutTornLine(handle: FileHandle, size: number): Promise<number> {
   const chunk = Buffer.alloc(Math.min(TAIL_CHUNK, size));
@@ -226,29 +207,4 @@ async function cutTornLine(handle: FileHandle, size: number): Promise<number> {
   }
   if (end < size) await handle.truncate(end);
   return size - end;
-}
-
-/** Appends every buffer, in order, however many calls the kernel takes. */
-async function writeAll(handle: Pick<FileHandle, 'writev'>, buffers: Uint8Array[]): Promise<void> {
-  let rest = buffers;
-  for (;;) {
-    const total = rest.reduce((sum, b) => sum + b.byteLength, 0);
-    const { bytesWritten } = await handle.writev(rest);
-    if (bytesWritten >= total) return;
-    rest = remainder(rest, bytesWritten);
-  }
-}
-
-function remainder(buffers: readonly Uint8Array[], written: number): Uint8Array[] {
-  let skip = written;
-  const out: Uint8Array[] = [];
-  for (const b of buffers) {
-    if (skip >= b.byteLength) {
-      skip -= b.byteLength;
-      continue;
-    }
-    out.push(skip > 0 ? b.subarray(skip) : b);
-    skip = 0;
-  }
-  return out;
 }

@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Host } from '../../../src/core/component.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
 import { fileConfigSchema } from '../../../src/exporters/file/config.js';
-import { appendLines, createFileExporter, type AppendTarget } from '../../../src/exporters/file/exporter.js';
+import { createFileExporter } from '../../../src/exporters/file/exporter.js';
+import { appendWhole, type AppendTarget } from '../../../src/shared/append-whole.js';
 import { TraceBatch } from '../../../src/otlp/batch.js';
 import { parseJsonRequest } from '../../../src/otlp/json-codec.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
@@ -151,7 +152,7 @@ describe('file exporter', () => {
     const path = join(dir, 'cut.jsonl');
     const file = await open(path, 'a');
     try {
-      await appendLines(file, [Buffer.from('{"first":1}\n')]);
+      await appendWhole(file, [Buffer.from('{"first":1}\n')]);
       // A full disk: the kernel takes part of the write, then refuses the rest.
       let full = true;
       const failing: AppendTarget = {
@@ -163,9 +164,9 @@ describe('file exporter', () => {
           throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
         },
       } as AppendTarget;
-      await expect(appendLines(failing, [Buffer.from('{"second":2}\n')])).rejects.toThrow('ENOSPC');
+      await expect(appendWhole(failing, [Buffer.from('{"second":2}\n')])).rejects.toThrow('ENOSPC');
       full = false;
-      await appendLines(failing, [Buffer.from('{"third":3}\n')]);
+      await appendWhole(failing, [Buffer.from('{"third":3}\n')]);
     } finally {
       await file.close();
     }
