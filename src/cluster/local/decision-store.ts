@@ -7,6 +7,7 @@
 import { open, readFile, rename, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
+import { appendWhole } from '../../shared/append-whole.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { DecisionStore, TraceDecision } from '../decision-store.js';
 import { writeAtomically } from './drain-store.js';
@@ -151,8 +152,13 @@ export class LocalDecisionStore implements DecisionStore {
     if (this.#buffered.length === 0 || this.#log === undefined || directory === undefined) return;
     const lines = this.#buffered;
     this.#buffered = [];
-    await this.#log.write(`${lines.join('\n')}\n`);
-    await this.#log.sync();
+    try {
+      await appendWhole(this.#log, [Buffer.from(`${lines.join('\n')}\n`)], true);
+    } catch (err) {
+      // Tried again at the next flush (a disk with room again), first and in order; no more than the store holds.
+      this.#buffered = [...lines, ...this.#buffered].slice(-this.#maxEntries);
+      throw err;
+    }
     this.#linesInGeneration += lines.length;
     if (this.#linesInGeneration >= LINES_PER_GENERATION) {
       await this.#log.close();

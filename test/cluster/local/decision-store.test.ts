@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalDecisionStore } from '../../../src/cluster/local/decision-store.js';
 
@@ -13,6 +14,10 @@ afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const TRACE_A = 'a'.repeat(32);
 const TRACE_B = 'b'.repeat(32);
+
+async function until(done: () => boolean): Promise<void> {
+  while (!done()) await new Promise((resolve) => setTimeout(resolve, 50));
+}
 
 describe('the local decision store', () => {
   it('keeps decisions made with the root across a restart, and only those', async () => {
@@ -101,6 +106,45 @@ describe('the local decision store', () => {
       await reopened.close();
       expect(readdirSync(full).sort()).toEqual(['decisions.log', 'decisions.old.log', 'filler']);
     } finally {
+      execFileSync('umount', [full]);
+    }
+  });
+
+  it.runIf(process.getuid?.() === 0)('keeps the decisions a full disk refused and writes them whole, in order, once there is room', async () => {
+    const full = join(dir, 'full');
+    mkdirSync(full);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', full]);
+    const errors: string[] = [];
+    const store = new LocalDecisionStore({ directory: full, logger: pino({ level: 'error' }, { write: (line: string) => errors.push(line) }) });
+    const reopened = new LocalDecisionStore({ directory: full });
+    const log = join(full, 'decisions.log');
+    try {
+      await store.open();
+      store.set(TRACE_A, { keep: true, rule: '0' }, true);
+      await until(() => readFileSync(log, 'utf8').includes(TRACE_A));
+      // The log's page has room for part of the next write only.
+      try {
+        writeFileSync(join(full, 'filler'), Buffer.alloc(256 * 1024));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+      const sizeOnFullDisk = statSync(log).size;
+      const refused = Array.from({ length: 60 }, (_, i) => i.toString(16).padStart(32, '0'));
+      for (const traceId of refused) store.set(traceId, { keep: true, rule: '1' }, true);
+      // The write is tried: refused (logged), or taken in part.
+      await until(() => errors.length > 0 || statSync(log).size > sizeOnFullDisk);
+      rmSync(join(full, 'filler'));
+      store.set(TRACE_B, { keep: false, rule: '2' }, true);
+      await until(() => readFileSync(log, 'utf8').includes(TRACE_B));
+      await store.close();
+      await reopened.open();
+      expect(reopened.get(TRACE_A)).toEqual({ keep: true, rule: '0' });
+      for (const traceId of refused) expect(reopened.get(traceId)).toEqual({ keep: true, rule: '1' });
+      expect(reopened.get(TRACE_B)).toEqual({ keep: false, rule: '2' });
+      await reopened.close();
+    } finally {
+      await store.close();
+      await reopened.close();
       execFileSync('umount', [full]);
     }
   });
