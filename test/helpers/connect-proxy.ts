@@ -50,3 +50,17 @@ export async function startConnectProxy(): Promise<ConnectProxy> {
     },
   };
 }
+
+/** The proxy variables as they are now; `restore()` puts them back (a test sets them for the daemon's outbound agents). */
+export function saveProxyEnv(): { restore(): void } {
+  const names = ['HTTP_PROXY', 'http_proxy', 'HTTPS_PROXY', 'https_proxy', 'NO_PROXY', 'no_proxy'];
+  const saved = new Map(names.map((name) => [name, process.env[name]]));
+  return {
+    restore() {
+      for (const [name, value] of saved) {
+        if (value === undefined) delete process.env[name];
+        else process.env[name] = value;
+      }
+    },
+  };
+}

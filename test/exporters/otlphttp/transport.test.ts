@@ -2,7 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startConnectProxy } from '../../helpers/connect-proxy.js';
+import { saveProxyEnv, startConnectProxy } from '../../helpers/connect-proxy.js';
 import { startSilentServer, type SilentServer } from '../../helpers/silent-server.js';
 import { testTls } from '../../helpers/tls.js';
 import { createHttpTransport } from '../../../src/exporters/otlphttp/transport.js';
@@ -139,7 +139,7 @@ describe('the OTLP/HTTP transport', () => {
     await new Promise<void>((resolve) => destination.listen(0, '127.0.0.1', resolve));
     const port = (destination.address() as AddressInfo).port;
     const proxy = await startConnectProxy();
-    const saved = { HTTPS_PROXY: process.env['HTTPS_PROXY'], https_proxy: process.env['https_proxy'], NO_PROXY: process.env['NO_PROXY'], no_proxy: process.env['no_proxy'] };
+    const env = saveProxyEnv();
     const viaLocalhost = (): ReturnType<typeof createHttpTransport> =>
       createHttpTransport({ url: `https://localhost:${port}/v1/traces`, headers: {}, encoding: 'protobuf', compression: 'none', ca: tls.ca, insecure: false, timeoutMs: 5_000, userAgent: 'sluice-test' });
     try {
@@ -156,10 +156,7 @@ describe('the OTLP/HTTP transport', () => {
       await direct.close();
       expect(proxy.targets).toHaveLength(1);
     } finally {
-      for (const [name, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
+      env.restore();
       await proxy.close();
     }
   });

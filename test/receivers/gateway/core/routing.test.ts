@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startConnectProxy } from '../../../helpers/connect-proxy.js';
+import { saveProxyEnv, startConnectProxy } from '../../../helpers/connect-proxy.js';
 import { startSilentServer, type SilentServer } from '../../../helpers/silent-server.js';
 import { API_KEY, attr, chunk, completion, EventPump, openaiProvider, postUnread, readRest, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
@@ -189,7 +189,7 @@ describe('gateway routing and fallback', () => {
   it('reaches providers through the proxy HTTP_PROXY names, streaming or not', async () => {
     const b = await upstream((body, res) => (body['stream'] === true ? textStream(res, ['B']) : sendJson(res, 200, completion('B'))));
     const proxy = await startConnectProxy();
-    const saved = { HTTP_PROXY: process.env['HTTP_PROXY'], http_proxy: process.env['http_proxy'], NO_PROXY: process.env['NO_PROXY'], no_proxy: process.env['no_proxy'] };
+    const env = saveProxyEnv();
     try {
       process.env['HTTP_PROXY'] = process.env['http_proxy'] = proxy.url;
       delete process.env['NO_PROXY'];
@@ -204,10 +204,7 @@ describe('gateway routing and fallback', () => {
       expect(new Set(proxy.targets)).toEqual(new Set([new URL(b.url).host]));
       expect(b.requests).toHaveLength(2);
     } finally {
-      for (const [name, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
+      env.restore();
       await proxy.close();
     }
   });

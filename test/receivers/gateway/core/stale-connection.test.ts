@@ -14,7 +14,7 @@ import { ClientLink } from '../../../../src/receivers/gateway/core/client-link.j
 import { startClientSpan, startServerSpan } from '../../../../src/receivers/gateway/core/spans.js';
 import { exchange } from '../../../../src/receivers/gateway/core/upstream-exchange.js';
 import { AttemptClock, parseUpstreamUrl } from '../../../../src/receivers/gateway/core/upstream.js';
-import { startConnectProxy } from '../../../helpers/connect-proxy.js';
+import { saveProxyEnv, startConnectProxy } from '../../../helpers/connect-proxy.js';
 import { testTls } from '../../../helpers/tls.js';
 import { API_KEY, attr, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
 
@@ -146,7 +146,7 @@ describe('a connection closed when nothing shows it was stale', () => {
 describe('a connection through an HTTP proxy', () => {
   it('does not send again the first request on a new tunnel, whose connection carried only the CONNECT', async () => {
     const proxy = await startConnectProxy();
-    const saved = { HTTP_PROXY: process.env['HTTP_PROXY'], http_proxy: process.env['http_proxy'], NO_PROXY: process.env['NO_PROXY'], no_proxy: process.env['no_proxy'] };
+    const env = saveProxyEnv();
     try {
       process.env['HTTP_PROXY'] = process.env['http_proxy'] = proxy.url;
       delete process.env['NO_PROXY'];
@@ -157,10 +157,7 @@ describe('a connection through an HTTP proxy', () => {
       expect(upstream?.requests).toHaveLength(1);
       expect(proxy.targets).toHaveLength(1);
     } finally {
-      for (const [name, value] of Object.entries(saved)) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
+      env.restore();
       await proxy.close();
     }
   });
