@@ -50,13 +50,14 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
       // A request the adapter refused (or could not sign) never reaches the upstream: no generation is recorded for it.
       if (replies.length === 0) state.meter?.attempt(served, false);
       const url = parseUpstreamUrl(upstream.url);
-      span.str('server.address', url.hostname).int('server.port', url.port);
+      // One value a key: the calls of an attempt go to one endpoint, and the status is the last call's.
+      span.replace('server.address', url.hostname).replace('server.port', url.port);
       const response = await env.agents.exchange(provider.slug, upstream, url, clock, span).catch(function chargeEarlierCalls(err: unknown) {
         // A later call timed out or could not be reached: the ones before it still count.
         chargeAnswered(span, state, served, replies, ctx, adapter);
         throw err;
       });
-      span.int('http.response.status_code', response.statusCode);
+      span.replace('http.response.status_code', response.statusCode);
       if (!isSuccess(response.statusCode)) {
         chargeAnswered(span, state, served, replies, ctx, adapter);
         return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);

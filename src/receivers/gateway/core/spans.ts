@@ -85,6 +85,21 @@ export class SpanRecord {
     return this;
   }
 
+  /**
+   * Sets `key` to a string or integer, replacing what was recorded for it
+   * before: an attempt of several upstream calls (Titan embeddings, one per
+   * text) records one value, as OTLP wants each key once.
+   */
+  replace(key: string, value: string | number): this {
+    const stored = typeof value === 'number' ? Math.trunc(value) : value;
+    const at = this.#keys.lastIndexOf(key);
+    if (at === -1) {
+      this.#keys.push(key);
+      this.#values.push(stored);
+    } else this.#values[at] = stored;
+    return this;
+  }
+
   /** Records error.type and sets status ERROR. */
   fail(errorType: string, message?: string): this {
     if (this.#error === undefined) this.str('error.type', errorType);

@@ -70,8 +70,9 @@ export interface ResendableHandler extends Dispatcher.DispatchHandler {
  * Passes everything to `handler`, except the failure of a request whose
  * kept-alive connection was closed before any answer came: that request
  * is dispatched again, with this handler, at most MAX_RESENDS times, while
- * the attempt's clock runs on. The attempt's span counts the resends in
- * `http.request.resend_count`, as OpenTelemetry's HTTP conventions name it.
+ * the attempt's clock runs on. The attempt's span counts the resends of all
+ * its calls in `http.request.resend_count`, as OpenTelemetry's HTTP
+ * conventions name it.
  */
 export class ResendOnClosedConnection implements Dispatcher.DispatchHandler {
   readonly #dispatcher: Dispatcher;
@@ -118,6 +119,7 @@ export class ResendOnClosedConnection implements Dispatcher.DispatchHandler {
   onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
     if (!this.#answered && this.#resends < MAX_RESENDS && this.#clock.error === undefined && closedWhenReused(error)) {
       this.#resends += 1;
+      this.#clock.resends += 1;
       this.#handler.onResend();
       this.dispatch();
       return;
@@ -127,6 +129,6 @@ export class ResendOnClosedConnection implements Dispatcher.DispatchHandler {
   }
 
   #noteResends(): void {
-    if (this.#resends > 0) this.#span.int('http.request.resend_count', this.#resends);
+    if (this.#resends > 0) this.#span.replace('http.request.resend_count', this.#clock.resends);
   }
 }

@@ -94,6 +94,8 @@ function sentHeaders(headers: Record<string, string>, url: UpstreamUrl, span: Sp
 export class AttemptClock {
   /** The one listener of the attempt's exchange (upstream-exchange.ts, stream-exchange.ts), which aborts it. */
   onAbort: ((reason: Error) => void) | undefined;
+  /** Requests of the attempt sent again on a new connection (stale-connection.ts), over all its upstream calls. */
+  resends = 0;
   #error: Error | undefined;
   #controller: AbortController | undefined;
   #reason: AbortReason | undefined;

@@ -197,6 +197,11 @@ describe('POST /v1/embeddings', () => {
       { inputText: 'y', dimensions: 256 },
     ]);
     expect(String(fake.requests[0]?.headers['authorization'])).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/us-east-1\/bedrock\/aws4_request/);
+    // One attempt span for both calls, each attribute key once (OTLP wants keys unique).
+    const attempt = (await (gateway as Gateway).spans(2)).find((s) => s.name === 'embeddings amazon.titan-embed-text-v2:0');
+    const keys = attempt?.attributes?.map((a) => a.key) ?? [];
+    expect(keys).toContain('http.response.status_code');
+    expect(keys.length).toBe(new Set(keys).size);
     const cohere = await client().embeddings.create({ model: 'cohere/embed', input: ['p', 'q', 'r'], encoding_format: 'float' });
     expect(cohere.data.map((d) => d.embedding)).toEqual([vectorFor(0), vectorFor(1), vectorFor(2)]);
     expect(fake.requests[2]?.body).toEqual({ texts: ['p', 'q', 'r'], input_type: 'search_document' });
