@@ -80,13 +80,29 @@ export class KeepAliveDeadline {
    * (or, for a connection yet to send its first request, accepted) in the
    * last `quietMs`, so no answer, no begun request and no request a client
    * is sending on a connection it was just told stays open is cut.
+   *
+   * "No byte read" is confirmed only once the loop has read what the kernel
+   * holds: a request that arrived while the loop was busy (a reload building
+   * its graph) is still unread when the stop runs, and destroying its
+   * connection then resets it. So the connections found idle are destroyed
+   * after the next full poll of the loop (its second check phase from now),
+   * if they are idle still.
    */
   closeIdle(quietMs = 0): void {
-    const before = Date.now() - quietMs;
-    for (const [socket, requests] of this.#connections) {
-      if (requests.inFlight > 0 || socket.bytesRead !== requests.readAtIdle) continue;
-      const quietSince = requests.idleSince === Infinity ? requests.openedAt : requests.idleSince;
-      if (quietSince <= before) socket.destroy();
-    }
+    const idle = [...this.#connections.keys()].filter((socket) => this.#idleFor(socket, quietMs));
+    if (idle.length === 0) return;
+    const confirm = (): void => {
+      for (const socket of idle) if (this.#idleFor(socket, quietMs)) socket.destroy();
+    };
+    setImmediate(function afterThisTurn() {
+      setImmediate(confirm);
+    });
+  }
+
+  #idleFor(socket: Socket, quietMs: number): boolean {
+    const requests = this.#connections.get(socket);
+    if (requests === undefined || requests.inFlight > 0 || socket.bytesRead !== requests.readAtIdle) return false;
+    const quietSince = requests.idleSince === Infinity ? requests.openedAt : requests.idleSince;
+    return quietSince <= Date.now() - quietMs;
   }
 }

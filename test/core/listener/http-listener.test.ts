@@ -188,6 +188,22 @@ describe('http listener', () => {
     expect(client.received()).toMatch(/connection: close/i);
   });
 
+  it('answers a request that reached a long-idle connection while the loop was busy, when the listener stops before reading it, instead of resetting it as idle', async () => {
+    const { port, listener } = await start({});
+    const client = await idleKeepAlive(port, '/');
+    // Idle well past the stop's linger: the connection counts as idle by its age.
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    client.socket.write('GET / HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    // The loop is held (a reload building its graph, a batch): the request
+    // reaches the kernel's buffer, and the stop comes before the loop reads it.
+    const heldUntil = Date.now() + 50;
+    while (Date.now() < heldUntil);
+    listener.stopAccepting();
+    await client.closed;
+    expect(client.received().match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+    expect(client.received()).toMatch(/connection: close/i);
+  });
+
   it('lets an answer ended before the listener stopped reach a client that reads it slowly, instead of closing its connection as idle', async () => {
     // Bigger than the socket buffers on both sides, so most of it is still queued in the process when the client pauses.
     const body = Buffer.alloc(64 * 1024 * 1024, 'x');
