@@ -100,6 +100,27 @@ export class ClusterUnavailableError extends SluiceError {
   }
 }
 
+/** Errno codes of a write refused for want of room: the disk is full (blocks or inodes), a quota is reached, or the file size limit. */
+const NO_ROOM_CODES = new Set(['ENOSPC', 'EDQUOT', 'EFBIG']);
+
+export function isNoRoom(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code !== undefined && NO_ROOM_CODES.has(code);
+}
+
+/**
+ * A state file could not be written (a full disk, an I/O error); the file and
+ * what was read from it are unchanged. `full` says the storage had no room.
+ */
+export class StorageWriteError extends SluiceError {
+  readonly full: boolean;
+
+  constructor(message: string, options: { cause: unknown }) {
+    super('SLUICE_ERR_STORAGE_WRITE', message, options);
+    this.full = isNoRoom(options.cause);
+  }
+}
+
 /** A stored state file exists but cannot be used; the start stops with it. */
 export class StateFileError extends SluiceError {
   constructor(message: string, options?: { cause?: unknown }) {

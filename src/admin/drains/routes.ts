@@ -3,7 +3,7 @@
 // {"error": {"message", "code", "problems"?}}.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Host } from '../../core/component.js';
-import { ClusterUnavailableError, DrainLimitError, DrainNotFoundError, DrainsStoppingError } from '../../shared/errors.js';
+import { ClusterUnavailableError, DrainLimitError, DrainNotFoundError, DrainsStoppingError, StorageWriteError } from '../../shared/errors.js';
 import { hostService } from '../../core/host-services.js';
 import { DRAINS_CONTROLLER, type DrainEdit, type DrainsController } from '../../exporters/drains/controller.js';
 import { sendError, sendJson } from '../respond.js';
@@ -89,6 +89,8 @@ export function mountDrainsApi(routes: AdminRoutes, drains: DrainsLookup): () =>
       if (err instanceof DrainLimitError) return fail(res, 400, 'limit_exceeded', err.message);
       if (err instanceof ClusterUnavailableError) return fail(res, 503, 'cluster_unavailable', err.message);
       if (err instanceof DrainsStoppingError) return unavailable(res, err.message);
+      // The daemon's storage, not the request, is at fault: a retry can succeed once the disk has room.
+      if (err instanceof StorageWriteError) return fail(res, 503, err.full ? 'storage_full' : 'storage_error', err.message);
       throw err;
     }
   });

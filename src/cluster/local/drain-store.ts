@@ -3,11 +3,12 @@
 // old one, fsync the directory) so a crash leaves the old or the new list,
 // never a torn one. It holds secrets: the file is created with mode 0600.
 // A file that exists but cannot be read back whole stops the start with an
-// error naming the file and the bad field: guessing would drop drains.
+// error naming the file and the bad field: guessing would drop drains. A
+// write that fails changes nothing: the change it carried is refused.
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { StateFileError, errorMessage } from '../../shared/errors.js';
+import { StateFileError, StorageWriteError, errorMessage, isNoRoom } from '../../shared/errors.js';
 import type { ChangeOutcome, DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
 
 export const DRAINS_FILE = 'drains.json';
@@ -60,9 +61,19 @@ export class LocalDrainStore<D extends StoredDrain> implements DrainStore<D> {
 
   async close(): Promise<void> {}
 
-  /** Writes the whole list (the Redis store keeps its local copy this way). */
+  /**
+   * Writes the whole list (the Redis store keeps its local copy this way).
+   * A write that fails (a full disk) rejects with StorageWriteError and
+   * leaves the file, and the list load() answers, as they were.
+   */
   async replace(drains: readonly D[]): Promise<void> {
-    await writeAtomically(this.path, JSON.stringify({ version: FILE_VERSION, drains }, null, 2));
+    try {
+      await writeAtomically(this.path, JSON.stringify({ version: FILE_VERSION, drains }, null, 2));
+    } catch (err) {
+      const full = isNoRoom(err);
+      const why = full ? `the storage is full (${errorMessage(err)})` : errorMessage(err);
+      throw new StorageWriteError(`the drains could not be stored in ${this.path}: ${why}; nothing was changed, try again${full ? ' once there is room' : ''}`, { cause: err });
+    }
     this.#drains = [...drains];
   }
 

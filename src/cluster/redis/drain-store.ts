@@ -11,7 +11,7 @@
 // that Redis lacks; an instance with no drains never seeds, so an empty
 // copy (a new pod) cannot empty the fleet.
 import type { Logger } from 'pino';
-import { ClusterUnavailableError, errorMessage } from '../../shared/errors.js';
+import { ClusterUnavailableError, errorMessage, StorageWriteError } from '../../shared/errors.js';
 import type { ChangeOutcome, DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
 import type { LocalDrainStore } from '../local/drain-store.js';
 import type { RedisConnection } from './connection.js';
@@ -140,7 +140,7 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
         return mine;
       }
       const drains = this.#parseAll(all as Record<string, string>);
-      if (JSON.stringify(drains) !== JSON.stringify(byId(mine))) await this.#local.replace(drains);
+      if (JSON.stringify(drains) !== JSON.stringify(byId(mine))) await this.#keepCopy(() => this.#local.replace(drains));
       this.#seenVersion = version as string | null;
       return drains;
     } catch (err) {
@@ -152,20 +152,20 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
   async put(drain: D, limit = Infinity): Promise<boolean> {
     const outcome = await this.#change({ op: 'create', id: drain.id, json: JSON.stringify(drain), limit });
     if (outcome === 'full') return false;
-    await this.#local.put(drain);
+    await this.#keepCopy(() => this.#local.put(drain));
     return true;
   }
 
   async update(drain: D, previousUpdatedAt: number): Promise<ChangeOutcome> {
     const outcome = await this.#changeSeeded({ op: 'update', id: drain.id, json: JSON.stringify(drain), previousUpdatedAt });
-    if (outcome === 'applied') await this.#local.put(drain);
-    if (outcome === 'missing') await this.#local.remove(drain.id);
+    if (outcome === 'applied') await this.#keepCopy(() => this.#local.put(drain));
+    if (outcome === 'missing') await this.#keepCopy(() => this.#local.remove(drain.id));
     return outcome;
   }
 
   async remove(id: string): Promise<'applied' | 'missing'> {
     const outcome = await this.#changeSeeded({ op: 'delete', id });
-    await this.#local.remove(id);
+    await this.#keepCopy(() => this.#local.remove(id));
     return outcome === 'missing' ? 'missing' : 'applied';
   }
 
@@ -190,6 +190,21 @@ export class RedisDrainStore<D extends StoredDrain> implements DrainStore<D> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
     for (const stop of this.#stopWatching.splice(0)) stop();
+  }
+
+  /**
+   * Writes this instance's copy after Redis has the change. A write the disk
+   * refuses (full) leaves the copy behind without undoing the shared change,
+   * which was made and must be answered as made (a client told it failed
+   * would create the drain again); the next read of Redis writes the copy again.
+   */
+  async #keepCopy(write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (err) {
+      if (!(err instanceof StorageWriteError)) throw err;
+      this.#logger.error({ err: err.message }, 'the local copy of the shared drains could not be written; it is written again when the shared drains are next read');
+    }
   }
 
   async #poll(onChange: () => void): Promise<void> {

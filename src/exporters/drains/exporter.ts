@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { DrainStore } from '../../cluster/drain-store.js';
 import type { SharedState } from '../../cluster/state.js';
 import type { CreateSettings, Exporter, Host } from '../../core/component.js';
-import { ClusterUnavailableError, DrainLimitError, DrainNotFoundError, DrainsStoppingError, errorMessage } from '../../shared/errors.js';
+import { ClusterUnavailableError, DrainLimitError, DrainNotFoundError, DrainsStoppingError, errorMessage, StorageWriteError } from '../../shared/errors.js';
 import { hostService, provideService, SHUTDOWN_DEADLINE } from '../../core/host-services.js';
 import type { ShutdownDeadline } from '../../core/shutdown-deadline.js';
 import type { TraceBatch } from '../../otlp/batch.js';
@@ -323,7 +323,12 @@ export class DrainsExporter implements Exporter, DrainsController {
   #change<T>(task: () => Promise<T>): Promise<T> {
     const refuse = () => new DrainsStoppingError('the drains exporter is stopping (the config is being reloaded or the daemon is stopping); nothing was changed, try again');
     if (this.#shutdown !== undefined || !this.#started) return Promise.reject(refuse());
-    return this.#serially(() => (this.#shutdown === undefined ? task() : Promise.reject(refuse())));
+    const run = this.#serially(() => (this.#shutdown === undefined ? task() : Promise.reject(refuse())));
+    // The caller is told; the operator, who has to make room, is told here.
+    run.catch((err: unknown) => {
+      if (err instanceof StorageWriteError) this.#logger.error({ err: err.message }, 'a drain change could not be stored');
+    });
+    return run;
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {

@@ -1,4 +1,5 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
@@ -518,5 +519,48 @@ describe('drains API', () => {
     expect((await call('GET', `/v1/drains/${id}`)).status).toBe(200);
     const file = JSON.parse(readFileSync(join(storage, 'drains.json'), 'utf8')) as { drains: { id: string }[] };
     expect(file.drains.map((d) => d.id)).toEqual([id]);
+  });
+
+  // A small tmpfs makes a real full disk; mounting one needs root.
+  it.runIf(process.getuid?.() === 0)('answers 503 storage_full to a create, update and delete a full disk refuses, changing nothing, and takes them once there is room', async () => {
+    await harness.exporter.shutdown();
+    const full = join(storage, 'full');
+    mkdirSync(full);
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', full]);
+    try {
+      harness = makeHarness(exporterConfig([]), full, new Telemetry({ defaultMetrics: false }));
+      await harness.exporter.start(harness.host);
+      const kept = (await call('POST', '/v1/drains', drainBody({ name: 'kept' }))).json;
+      const file = join(full, 'drains.json');
+      const stored = readFileSync(file, 'utf8');
+      try {
+        writeFileSync(join(full, 'filler'), Buffer.alloc(2 * 1024 * 1024));
+      } catch (err) {
+        expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+      }
+
+      const refusals = [
+        await call('POST', '/v1/drains', drainBody({ name: 'refused' })),
+        await call('PATCH', `/v1/drains/${kept.id}`, { name: 'renamed' }),
+        await call('DELETE', `/v1/drains/${kept.id}`),
+      ];
+      for (const refused of refusals) {
+        expect(refused.status).toBe(503);
+        expect(refused.json.error).toMatchObject({ code: 'storage_full' });
+        expect(errorMessage(refused.json)).toMatch(/^the drains could not be stored in .*drains\.json: the storage is full \(ENOSPC: no space left on device.*\); nothing was changed, try again once there is room$/);
+      }
+      expect((await call('GET', '/v1/drains')).json.drains.map((d) => [d.id, d.name])).toEqual([[kept.id, 'kept']]);
+      expect(readFileSync(file, 'utf8')).toBe(stored);
+      expect(readdirSync(full).filter((name) => name.startsWith('drains.json'))).toEqual(['drains.json']);
+
+      rmSync(join(full, 'filler'));
+      expect((await call('PATCH', `/v1/drains/${kept.id}`, { name: 'renamed' })).status).toBe(200);
+      expect((await call('POST', '/v1/drains', drainBody({ name: 'created' }))).status).toBe(201);
+      expect((await call('DELETE', `/v1/drains/${kept.id}`)).status).toBe(204);
+      expect((JSON.parse(readFileSync(file, 'utf8')) as { drains: { name: string }[] }).drains.map((d) => d.name)).toEqual(['created']);
+    } finally {
+      await harness.exporter.shutdown();
+      execFileSync('umount', [full]);
+    }
   });
 });

@@ -1,7 +1,8 @@
 // The drains API of two instances sharing one redis-server, in this process:
 // a change made on one instance is never undone by a change made on the other
 // from a view that has not caught up with it yet.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -43,8 +44,7 @@ interface Instance {
 }
 
 /** A drains exporter and admin endpoint in cluster mode, as the service wires them. */
-async function instance(prefix: string): Promise<Instance> {
-  const storageDirectory = mkdtempSync(join(tmpdir(), 'sluice-cluster-api-'));
+async function instance(prefix: string, storageDirectory = mkdtempSync(join(tmpdir(), 'sluice-cluster-api-'))): Promise<Instance> {
   const telemetry = new Telemetry({ defaultMetrics: false });
   const connection = await connectRedis(redis.url, prefix, 1_000, { logger, telemetry });
   const state = createSharedState(connection, { storageDirectory, retentionMs: DAY_MS, logger });
@@ -145,5 +145,39 @@ describe('the drains API of instances sharing Redis', () => {
       await waitUntil(async () => (await call(b, 'GET', `/v1/drains/${id}`)).status === 404, 5_000, 'B to drop the drain');
       expect((await call(a, 'GET', `/v1/drains/${id}`)).status).toBe(404);
     }
+  });
+
+  // A small tmpfs makes a real full disk; mounting one needs root.
+  it.runIf(process.getuid?.() === 0)('answers a change Redis took as made when a full disk refuses the instance\'s own copy, and writes the copy once there is room', async () => {
+    const full = mkdtempSync(join(tmpdir(), 'sluice-cluster-full-'));
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', full]);
+    cleanups.push(() => {
+      execFileSync('umount', [full]);
+      rmSync(full, { recursive: true, force: true });
+    });
+    const storage = join(full, 'storage');
+    mkdirSync(storage);
+    const a = await instance('full:', storage);
+    try {
+      writeFileSync(join(full, 'filler'), Buffer.alloc(2 * 1024 * 1024));
+    } catch (err) {
+      expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
+    }
+
+    const created = await call(a, 'POST', '/v1/drains', drainBody('on-a-full-disk'));
+    expect(created.status).toBe(201);
+    expect(await stored(a, created.json.id)).toMatchObject({ name: 'on-a-full-disk' });
+    const patched = await call(a, 'PATCH', `/v1/drains/${created.json.id}`, { name: 'renamed' });
+    expect(patched.status).toBe(200);
+    expect(await stored(a, created.json.id)).toMatchObject({ name: 'renamed' });
+    expect(existsSync(join(storage, 'drains.json'))).toBe(false);
+
+    rmSync(join(full, 'filler'));
+    const next = await call(a, 'POST', '/v1/drains', drainBody('with-room'));
+    expect(next.status).toBe(201);
+    // Written again when the instance next reads Redis (the change's own announcement makes it).
+    const copy = () => (JSON.parse(readFileSync(join(storage, 'drains.json'), 'utf8')) as { drains: { name: string }[] }).drains.map((d) => d.name).sort();
+    await waitUntil(() => copy().length === 2, 5_000, 'the copy to hold both drains');
+    expect(copy()).toEqual(['renamed', 'with-room']);
   });
 });
