@@ -55,7 +55,7 @@ function isWholeReference(text: string): boolean {
 }
 
 /** The number or boolean a YAML scalar of this text would be, if it is one. */
-function typedScalar(text: string): number | boolean | undefined {
+export function typedScalar(text: string): number | boolean | undefined {
   let value: unknown;
   try {
     value = parseYamlScalar(text);

@@ -1,6 +1,7 @@
 // Turns zod issues into one line per problem, each prefixed by its YAML path:
 // `exporters.otlphttp/acme.encoding: must be one of json, protobuf`.
 import type { z } from 'zod';
+import { typedScalar } from './env.js';
 import { formatPath, type ConfigPath } from './path.js';
 
 type Issue = z.core.$ZodIssue;
@@ -30,7 +31,7 @@ export function configErrorMap(issue: RawIssue): string | undefined {
       if (issue.input === undefined) return 'required';
       // `record` is zod's word for a mapping of keys the schema does not list; a user wrote an object either way.
       if (issue.expected === 'object' || issue.expected === 'record') return 'must be an object';
-      return `must be ${issue.expected === 'array' ? 'an' : 'a'} ${issue.expected === 'int' ? 'integer' : issue.expected}`;
+      return `must be ${issue.expected === 'array' ? 'an' : 'a'} ${issue.expected === 'int' ? 'integer' : issue.expected}${quotedScalarHint(issue.input, issue.expected)}`;
     case 'invalid_value':
       return issue.values.length === 1 ? `must be ${describe(issue.values[0])}` : `must be one of ${issue.values.map(describe).join(', ')}`;
     case 'too_small':
@@ -60,6 +61,25 @@ export function forwardIssues(issues: readonly Issue[], ctx: z.RefinementCtx): v
     else if (issue.code === 'invalid_key') for (const inner of issue.issues) ctx.addIssue({ code: 'custom', path: issue.path.slice(0, -1), message: inner.message });
     else ctx.addIssue({ ...issue, code: 'custom', path: issue.path, message: issue.message });
   }
+}
+
+const QUOTED_SCALAR = 'a quoted value is a string';
+
+/**
+ * Why `"5"` or `"+5"` is no number (nor `"true"` a boolean): quoted (in YAML
+ * or a JSON body) it is a string, and a string is not taken where a number is
+ * wanted, as in the collector (its config decoding is strictly typed).
+ */
+function quotedScalarHint(input: unknown, expected: string): string {
+  if (typeof input !== 'string') return '';
+  const value = typedScalar(input);
+  const kind = expected === 'int' ? 'number' : expected;
+  return value === undefined || typeof value !== kind ? '' : `, not the string ${JSON.stringify(input)} (${QUOTED_SCALAR}: write the ${kind} without quotes)`;
+}
+
+/** Whether a problem line is a number or boolean refused for being written as a string (quotedScalarHint). */
+export function isQuotedScalarProblem(line: string): boolean {
+  return line.includes(`(${QUOTED_SCALAR}: `);
 }
 
 function unionMessage(branches: readonly (readonly Issue[])[]): string {

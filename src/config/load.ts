@@ -4,6 +4,7 @@ import { type Document, isScalar, LineCounter, parseDocument, type Scalar, visit
 import { ConfigError, errorMessage } from '../shared/errors.js';
 import type { ComponentRegistry } from '../core/registry.js';
 import { type Environment, setAtPath, substituteEnv, type TypedReference } from './env.js';
+import { isQuotedScalarProblem } from './format-issues.js';
 import { type ValidatedConfig, validateConfig } from './validate.js';
 
 export interface LoadOptions {
@@ -102,7 +103,8 @@ function isReferenceAt(text: string, offset: number): boolean {
  * again: a key that wants a string keeps the string. A typed value the key
  * refuses as well goes back to the string, so the problem reported is the
  * string's (`must be a decimal string like ...`), not the number's
- * (`must be a string`).
+ * (`must be a string`); unless the key refused the string for being one (it
+ * wants a number): then the number's problem is the one (`must be > 0`).
  */
 function validateTyped(tree: unknown, registry: ComponentRegistry, typed: ReadonlyMap<string, TypedReference>): ValidatedConfig {
   const retyped = new Map<string, TypedReference>();
@@ -122,6 +124,7 @@ function validateTyped(tree: unknown, registry: ComponentRegistry, typed: Readon
     return validateConfig(tree, registry);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
+    const typedProblems = err.problems;
     let restored = false;
     for (const at of problemPaths(err)) {
       const reference = retyped.get(at);
@@ -130,13 +133,26 @@ function validateTyped(tree: unknown, registry: ComponentRegistry, typed: Readon
       restored = true;
     }
     if (!restored) throw err;
-    return validateConfig(tree, registry);
+    try {
+      return validateConfig(tree, registry);
+    } catch (stringErr) {
+      if (!(stringErr instanceof ConfigError)) throw stringErr;
+      throw new ConfigError(stringErr.problems.flatMap(function problemOfWantedType(line) {
+        const at = pathOf(line);
+        if (!retyped.has(at) || !isQuotedScalarProblem(line)) return [line];
+        return typedProblems.filter((typedLine) => pathOf(typedLine) === at);
+      }));
+    }
   }
+}
+
+function pathOf(problem: string): string {
+  return problem.slice(0, problem.indexOf(': '));
 }
 
 /** The YAML paths a ConfigError's problems name (`path: message`). */
 function problemPaths(err: ConfigError): Set<string> {
-  return new Set(err.problems.map((problem) => problem.slice(0, problem.indexOf(': '))));
+  return new Set(err.problems.map(pathOf));
 }
 
 export async function loadConfigFile(file: string, options: LoadOptions): Promise<ValidatedConfig> {

@@ -137,7 +137,38 @@ service:
     }
   });
 
+  it('reads a signed number from a variable as the collector does (+5 is 5), and names the number\'s own problem when the key refuses it', async () => {
+    const { builtinRegistry } = await import('../../src/components.js');
+    const config = parseConfigText(text, { registry: builtinRegistry(), env: { MAX_CONNECTIONS: '+5', OTLP_KEY: 'k' } });
+    expect((config.receivers.get('otlp')?.config as { protocols: { http: { max_connections: number } } }).protocols.http.max_connections).toBe(5);
+    expect(problemsOf(() => parseConfigText(text, { registry: builtinRegistry(), env: { MAX_CONNECTIONS: '-5', OTLP_KEY: 'k' } }))).toEqual([
+      'receivers.otlp.protocols.http.max_connections: must be > 0',
+    ]);
+  });
+
+  it('refuses a quoted number where a number is wanted, as the collector does, saying it is a string and how to write it', async () => {
+    const { builtinRegistry } = await import('../../src/components.js');
+    const quoted = (value: string) => text.replace('"\${env:MAX_CONNECTIONS}"', JSON.stringify(value));
+    for (const value of ['+5', '5', ' 5 ']) {
+      expect(problemsOf(() => parseConfigText(quoted(value), { registry: builtinRegistry(), env: { OTLP_KEY: 'k' } }))).toEqual([
+        `receivers.otlp.protocols.http.max_connections: must be a number, not the string ${JSON.stringify(value)} (a quoted value is a string: write the number without quotes)`,
+      ]);
+    }
+    // Text that is no number either way keeps the plain problem.
+    expect(problemsOf(() => parseConfigText(quoted('many'), { registry: builtinRegistry(), env: { OTLP_KEY: 'k' } }))).toEqual(['receivers.otlp.protocols.http.max_connections: must be a number']);
+  });
+
   it('keeps text around a reference, and an escaped reference, as strings', () => {
     expect(substitute({ a: 'x${env:N}', b: '$${env:N}' }, { N: '5' }).value).toEqual({ a: 'x5', b: '${env:N}' });
   });
 });
+
+function problemsOf(load: () => unknown): readonly string[] {
+  try {
+    load();
+  } catch (err) {
+    if (err instanceof ConfigError) return err.problems;
+    throw err;
+  }
+  return [];
+}
