@@ -41,6 +41,7 @@ export class Heartbeats {
   readonly #describe: () => Omit<InstanceInfo, 'lastHeartbeat'>;
   readonly #setKey: string;
   #timer: NodeJS.Timeout | undefined;
+  #stopBeatingOnUp: (() => void) | undefined;
 
   constructor(redis: RedisConnection, describe: () => Omit<InstanceInfo, 'lastHeartbeat'>) {
     this.#redis = redis;
@@ -53,7 +54,7 @@ export class Heartbeats {
     if (this.#timer !== undefined) return;
     this.#timer = setInterval(() => void this.beat(), HEARTBEAT_INTERVAL_MS);
     this.#timer.unref();
-    this.#redis.onUp(() => void this.beat());
+    this.#stopBeatingOnUp = this.#redis.onUp(() => void this.beat());
   }
 
   async beat(): Promise<void> {
@@ -80,6 +81,8 @@ export class Heartbeats {
   async stop(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#stopBeatingOnUp?.();
+    this.#stopBeatingOnUp = undefined;
     if (!this.#redis.up) return;
     const id = this.#describe().id;
     // A clean stop leaves the list at once.

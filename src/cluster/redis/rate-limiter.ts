@@ -9,7 +9,9 @@
 // second while Redis refuses them. A command that
 // timed out here but ran in Redis is counted in both places. A share that
 // times out on a live connection is not sent again: it runs once Redis
-// catches up, and each retry would add the points once more.
+// catches up, and each retry would add the points once more. Closed (its
+// state closes, the connection may stay), it shares what it still holds once
+// more and then listens for reconnections no longer.
 import { ReplyError } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type IRateLimiterOptions, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
@@ -66,12 +68,28 @@ class OutageLimiter extends RateLimiterMemory {
   }
 }
 
-export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptions, logger: Logger): FlexibleRateLimiter {
+/** A RateLimiter over Redis that stops sharing when closed. */
+export class RedisRateLimiter extends FlexibleRateLimiter {
+  readonly #close: () => Promise<void>;
+
+  constructor(limiter: RateLimiterRedis, points: number, close: () => Promise<void>) {
+    super(limiter, points);
+    this.#close = close;
+  }
+
+  /** Shares what it counted alone (when the connection is up) and stops listening for reconnections. Idempotent. */
+  close(): Promise<void> {
+    return this.#close();
+  }
+}
+
+export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptions, logger: Logger): RedisRateLimiter {
   const duration = options.windowMs / 1000;
   const store = { storeClient: redis.client, keyPrefix: redis.key('rate', options.name), points: options.points, duration, rejectIfRedisNotReady: true };
   let scheduled: NodeJS.Timeout | undefined;
+  let closed = false;
   function scheduleShare(): void {
-    if (scheduled !== undefined || !redis.up) return; // down: the reconnection shares
+    if (closed || scheduled !== undefined || !redis.up) return; // down: the reconnection shares
     scheduled = setTimeout(shareMissedPoints, SHARE_AFTER_FALLBACK_MS);
     scheduled.unref();
   }
@@ -82,12 +100,12 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
 
   // One warning while sharing keeps failing (each key, each second), not one per key and try.
   let failing = false;
-  function shareMissedPoints(): void {
+  function shareMissedPoints(): Promise<void> {
     scheduled = undefined;
     const now = Date.now();
     const missed = [...insurance.missed].filter(([, m]) => m.until > now);
     insurance.missed.clear();
-    if (missed.length === 0) return;
+    if (missed.length === 0) return Promise.resolve();
     const shares = missed.map(([key, m]) =>
       // A key Redis no longer has expires with the local window, not a whole window from now.
       direct.penalty(key, m.points, { customDuration: Math.ceil((m.until - now) / 1000) }).then(
@@ -100,7 +118,7 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
         },
       ),
     );
-    void Promise.all(shares).then(function logOutcome(outcomes) {
+    return Promise.all(shares).then(function logOutcome(outcomes) {
       const failed = outcomes.find((outcome) => outcome !== undefined);
       if (failed === undefined) {
         failing = false;
@@ -110,10 +128,18 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
       scheduleShare();
       if (failing) return;
       failing = true;
-      const outcome = failed.kept ? 'kept to be tried again' : 'not answered in time: it runs when Redis catches up';
+      const kept = closed ? 'dropped: the shared state is closing' : 'kept to be tried again';
+      const outcome = failed.kept ? kept : 'not answered in time: it runs when Redis catches up';
       logger.warn({ limit: options.name, err: errorMessage(failed.err) }, `sharing rate-limit points counted without Redis failed; ${outcome}`);
     });
   }
-  redis.onUp(shareMissedPoints);
-  return new FlexibleRateLimiter(limiter, options.points);
+  const stopSharing = redis.onUp(() => void shareMissedPoints());
+  return new RedisRateLimiter(limiter, options.points, async function close() {
+    if (closed) return;
+    closed = true;
+    stopSharing();
+    clearTimeout(scheduled);
+    // The next state's limiter starts with nothing missed: what this one holds goes now, or never.
+    if (redis.up) await shareMissedPoints();
+  });
 }

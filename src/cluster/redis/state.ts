@@ -15,7 +15,7 @@ import type { RedisConnection } from './connection.js';
 import { RedisDecisionStore } from './decision-store.js';
 import { RedisDrainStore } from './drain-store.js';
 import { RedisGenerationStore } from './generation-store.js';
-import { redisRateLimiter } from './rate-limiter.js';
+import { redisRateLimiter, type RedisRateLimiter } from './rate-limiter.js';
 import { RedisSpendLedger } from './spend-ledger.js';
 
 /** Under the usage directory: generation records Redis missed, kept across restarts. */
@@ -28,10 +28,10 @@ export class RedisState implements SharedState {
   readonly #logger: Logger;
   /**
    * One limiter per family and allowance, shared by every key with that limit
-   * and kept across reloads: each listens for reconnections for as long as
-   * the connection lives.
+   * and kept across reloads: each listens for reconnections until the state
+   * closes (the connection may outlive it).
    */
-  readonly #limiters = new Map<string, RateLimiter>();
+  readonly #limiters = new Map<string, RedisRateLimiter>();
   #retentionMs: number;
   #ledger: Promise<SpendLedger> | undefined;
   #generations: Promise<RedisGenerationStore> | undefined;
@@ -82,10 +82,12 @@ export class RedisState implements SharedState {
   async close(): Promise<void> {
     const ledger = this.#ledger;
     const generations = this.#generations;
+    const limiters = [...this.#limiters.values()];
     this.#ledger = undefined;
     this.#generations = undefined;
+    this.#limiters.clear();
     // The Redis stores flush; LocalState closes the local ones and releases its lock.
-    await Promise.all([ledger?.then((l) => l.close()), generations?.then((g) => g.close())]);
+    await Promise.all([ledger?.then((l) => l.close()), generations?.then((g) => g.close()), ...limiters.map((l) => l.close())]);
     await this.#local.close();
   }
 }

@@ -4,7 +4,9 @@
 // is pruned by them.
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { Redis } from 'ioredis';
 import { Heartbeats, HEARTBEAT_TTL_MS } from '../../../src/cluster/redis/heartbeats.js';
+import { waitUntil } from '../../helpers/daemon.js';
 import { connectRedis, startRedis, type TestRedis } from '../../helpers/redis.js';
 
 const logger = pino({ level: 'silent' });
@@ -65,5 +67,32 @@ describe('instance heartbeats', () => {
     await Promise.all([a.beat(), b.beat()]);
     await b.stop();
     expect((await a.live()).map((i) => i.id)).toEqual(['a']);
+  });
+
+  it('beats no more at a reconnection once stopped, though its connection stays', async () => {
+    const connection = await connectRedis(redis.url, 'beats-kept:', 1_000, { logger });
+    const operator = new Redis(redis.url);
+    cleanups.push(async () => {
+      operator.disconnect();
+      await connection.close();
+    });
+    const about = (id: string) => () => ({ id, version: 'test', address: `${id}:8888`, startedAt: 0 });
+    const stopped = new Heartbeats(connection, about('stopped'));
+    stopped.start();
+    await stopped.stop();
+    const running = new Heartbeats(connection, about('running'));
+    running.start();
+    cleanups.push(() => running.stop());
+    let reconnected = false;
+    const stopWatching = connection.onUp(() => {
+      reconnected = true;
+    });
+    await operator.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+    await waitUntil(() => reconnected && connection.up, 10_000, 'the reconnection');
+    stopWatching();
+    // Listeners run in order at the reconnection and each beat is written at once, so these reads come after them.
+    expect(await connection.client.exists('beats-kept:instance:running')).toBe(1);
+    expect(await connection.client.exists('beats-kept:instance:stopped')).toBe(0);
+    expect(await running.live()).toEqual([expect.objectContaining({ id: 'running' })]);
   });
 });

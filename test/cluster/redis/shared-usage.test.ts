@@ -51,7 +51,7 @@ async function instance(prefix: string, timeout = 300, log = logger): Promise<{ 
  * state on them that the test closes itself: as a reload that changes
  * service.usage.retention closes the state and keeps the connection.
  */
-async function keptConnection(prefix: string, timeout: number): Promise<{ directory: string; open: () => RedisState }> {
+async function keptConnection(prefix: string, timeout: number): Promise<{ connection: RedisConnection; directory: string; open: () => RedisState }> {
   const connection = await connectRedis(redis.url, prefix, timeout, { logger });
   const directory = mkdtempSync(join(tmpdir(), 'sluice-shared-'));
   cleanups.push(async () => {
@@ -59,7 +59,7 @@ async function keptConnection(prefix: string, timeout: number): Promise<{ direct
     rmSync(directory, { recursive: true, force: true });
   });
   const open = () => new RedisState(connection, new LocalState({ storageDirectory: directory, retentionMs: 30 * DAY_MS, logger }), { logger, retentionMs: 30 * DAY_MS });
-  return { directory, open };
+  return { connection, directory, open };
 }
 
 /** A connection of its own, for commands a test plays the operator with (pausing and killing clients). */
@@ -283,6 +283,42 @@ describe('spend shared through Redis', () => {
 });
 
 describe('rate limits shared through Redis', () => {
+  it('shares the points a limiter counted alone as its state closes, not a second later', async () => {
+    const kept = await keptConnection('rate8:', 300);
+    const state = kept.open();
+    const limiter = state.rateLimiter({ name: 'rpm', points: 5, windowMs: 60_000 });
+    const client = operator();
+    // Redis refuses writes: the request falls back, and its point waits to be shared.
+    await client.config('SET', 'maxmemory-policy', 'noeviction');
+    await client.config('SET', 'maxmemory', '1');
+    try {
+      expect((await limiter.consume('team', 1)).allowed).toBe(true);
+    } finally {
+      await client.config('SET', 'maxmemory', '0');
+    }
+    await state.close();
+    expect(await client.get('rate8:rate:rpm:team')).toBe('1');
+  });
+
+  it('stops sharing the points a limiter counted alone once its state is closed, though the connection stays', async () => {
+    const kept = await keptConnection('rate7:', 300);
+    const options = { name: 'rpm', points: 5, windowMs: 60_000 };
+    const closedState = kept.open();
+    const closed = closedState.rateLimiter(options);
+    await redis.kill();
+    await waitUntil(() => !kept.connection.up, 5_000, 'the outage');
+    expect((await closed.consume('closed-team', 1)).allowed).toBe(true);
+    await closedState.close();
+    const next = kept.open();
+    cleanups.push(() => next.close());
+    expect((await next.rateLimiter(options).consume('open-team', 1)).allowed).toBe(true);
+    await redis.start();
+    // The closed limiter listened first: had it still shared, its points would have reached Redis before these.
+    const client = operator();
+    await waitUntil(async () => (await client.get('rate7:rate:rpm:open-team')) === '1', 10_000, 'the open limiter\'s points to be shared');
+    expect(await client.get('rate7:rate:rpm:closed-team')).toBeNull();
+  });
+
   it('tries sharing the points it counted alone again while Redis refuses them, without a reconnection', async () => {
     const lines: Array<{ msg?: string }> = [];
     const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string }) });
