@@ -17,7 +17,7 @@ import { findOrphanedQueues, readsDiskQueue } from './exporters/exporterhelper/i
 import { AdminServer } from './admin/server.js';
 import { attachAdminRoutes } from './admin/routes.js';
 import { Cluster, newInstanceId } from './cluster/factory/cluster.js';
-import { createSharedState } from './cluster/factory/create-state.js';
+import { createSharedState, MemoryDecisions } from './cluster/factory/create-state.js';
 import type { SharedState } from './cluster/state.js';
 import { mountConsole } from './admin/console/serve.js';
 import { StatsSampler } from './admin/stats/sampler.js';
@@ -77,6 +77,8 @@ export class Service {
   readonly #ports = new PortKeeper();
   #deadline: ShutdownDeadline | undefined;
   #state: { readonly state: SharedState; readonly identity: string } | undefined;
+  /** The sampling processors' trace decisions, kept across reloads, one that reopens the shared state included. */
+  readonly #memoryDecisions = new MemoryDecisions();
   /** The storage directory this process holds, from the first start to the end of the shutdown. */
   #storage: { readonly directory: string; readonly lock: DirectoryLock } | undefined;
   #stopping = false;
@@ -383,7 +385,8 @@ export class Service {
   /**
    * One SharedState per storage directory and cluster (a reload that changes
    * service.cluster reopens it); a new retention is set on the running one,
-   * whose rate windows a reopened one would start afresh.
+   * whose rate windows a reopened one would start afresh. The sampling
+   * processors' decisions go on into a reopened one.
    */
   async #sharedState(config: ValidatedConfig, storageDirectory: string, cluster: Cluster): Promise<SharedState> {
     const retentionMs = config.service.usage.retention;
@@ -394,7 +397,7 @@ export class Service {
     }
     await this.#state?.state.close();
     const logger = this.logger.child({ component: 'state' });
-    const state = createSharedState(cluster.redis, { storageDirectory, retentionMs, logger });
+    const state = createSharedState(cluster.redis, { storageDirectory, retentionMs, logger, memoryDecisions: this.#memoryDecisions });
     this.#state = { state, identity };
     return state;
   }

@@ -18,6 +18,30 @@ export interface LocalStateOptions {
   /** service.usage.retention in ms. */
   readonly retentionMs: number;
   readonly logger: Logger;
+  /** Carried from the state this one replaces (a reload that changes service.cluster); default: none yet. */
+  readonly memoryDecisions?: MemoryDecisions;
+}
+
+/**
+ * Memory-only decision stores (sampling processors) by name, kept across
+ * reloads as the limiters are: a processor's next graph would otherwise
+ * forget every trace its roots decided, and drop the later spans of a kept
+ * trace as traces with no known path. Each holds at most DECISION_ENTRIES.
+ * The service keeps one for its life and hands it to each state it opens:
+ * what this instance decided stays true wherever its shared state lives
+ * (RedisDecisionStore answers from this local store first).
+ */
+export class MemoryDecisions {
+  readonly #stores = new Map<string, LocalDecisionStore>();
+
+  store(name: string, logger: Logger): LocalDecisionStore {
+    let store = this.#stores.get(name);
+    if (store === undefined) {
+      store = new LocalDecisionStore({ logger });
+      this.#stores.set(name, store);
+    }
+    return store;
+  }
 }
 
 export class LocalState implements SharedState {
@@ -30,13 +54,7 @@ export class LocalState implements SharedState {
    * on two gateways under one name.
    */
   readonly #limiters = new Map<string, RateLimiter>();
-  /**
-   * Memory-only decision stores (sampling processors) by name, kept across
-   * reloads as the limiters are: a processor's next graph would otherwise
-   * forget every trace its roots decided, and drop the later spans of a kept
-   * trace as traces with no known path. Each holds at most DECISION_ENTRIES.
-   */
-  readonly #memoryDecisions = new Map<string, LocalDecisionStore>();
+  readonly #memoryDecisions: MemoryDecisions;
   #lock: Promise<DirectoryLock> | undefined;
   #ledger: Promise<LocalSpendLedger> | undefined;
   #generations: Promise<LocalGenerationStore> | undefined;
@@ -44,6 +62,7 @@ export class LocalState implements SharedState {
   constructor(options: LocalStateOptions) {
     this.#options = options;
     this.#retentionMs = options.retentionMs;
+    this.#memoryDecisions = options.memoryDecisions ?? new MemoryDecisions();
   }
 
   rateLimiter(options: RateLimitOptions): RateLimiter {
@@ -76,12 +95,7 @@ export class LocalState implements SharedState {
   decisionStore(options: DecisionStoreOptions): LocalDecisionStore {
     // A drain's decisions are on disk, and read again by its next unit.
     if (options.directory !== undefined) return new LocalDecisionStore({ directory: options.directory, logger: options.logger });
-    let store = this.#memoryDecisions.get(options.name);
-    if (store === undefined) {
-      store = new LocalDecisionStore({ logger: options.logger });
-      this.#memoryDecisions.set(options.name, store);
-    }
-    return store;
+    return this.#memoryDecisions.store(options.name, options.logger);
   }
 
   setRetention(retentionMs: number): void {
