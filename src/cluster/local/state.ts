@@ -24,7 +24,7 @@ export interface LocalStateOptions {
 
 /**
  * Memory-only decision stores (sampling processors) by name, kept across
- * reloads as the limiters are: a processor's next graph would otherwise
+ * reloads: a processor's next graph would otherwise
  * forget every trace its roots decided, and drop the later spans of a kept
  * trace as traces with no known path. Each holds at most DECISION_ENTRIES.
  * The service keeps one for its life and hands it to each state it opens:

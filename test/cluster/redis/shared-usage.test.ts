@@ -48,8 +48,8 @@ async function instance(prefix: string, timeout = 300, log = logger): Promise<{ 
 
 /**
  * A connection and a storage directory the test keeps, and `open()` for a
- * state on them that the test closes itself: as a reload that changes
- * service.usage.retention closes the state and keeps the connection.
+ * state on them that the test closes itself, as a state closed before its
+ * connection (the service closes the state first when service.cluster changes).
  */
 async function keptConnection(prefix: string, timeout: number): Promise<{ connection: RedisConnection; directory: string; open: () => RedisState }> {
   const connection = await connectRedis(redis.url, prefix, timeout, { logger });
