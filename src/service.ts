@@ -16,8 +16,9 @@ import { findOrphanedDrains } from './exporters/drains/orphaned-drains.js';
 import { findOrphanedQueues, readsDiskQueue } from './exporters/exporterhelper/index.js';
 import { AdminServer } from './admin/server.js';
 import { attachAdminRoutes } from './admin/routes.js';
-import { Cluster, newInstanceId } from './cluster/factory/cluster.js';
+import { Cluster, connectionIdentity, newInstanceId } from './cluster/factory/cluster.js';
 import { createSharedState, MemoryDecisions } from './cluster/factory/create-state.js';
+import type { CarriedWindows } from './cluster/rate-limiter.js';
 import type { SharedState } from './cluster/state.js';
 import { mountConsole } from './admin/console/serve.js';
 import { StatsSampler } from './admin/stats/sampler.js';
@@ -68,15 +69,14 @@ export class Service {
   /** Drain counters and config drains' times, kept across reloads. */
   readonly #drainMemory = new DrainMemory();
   #cluster: Cluster | undefined;
-  /** The cluster config #cluster was built from, to rebuild it only when it changes. */
-  #clusterKey: string | undefined;
   /** Without service.cluster.instance_id, one random id for the process's life (reloads keep it). */
   readonly #defaultInstanceId = newInstanceId();
   #listeners: ListenerGroup | undefined;
   /** The receivers' bound ports: a reload hands them from the old listeners to the new ones. */
   readonly #ports = new PortKeeper();
   #deadline: ShutdownDeadline | undefined;
-  #state: { readonly state: SharedState; readonly identity: string } | undefined;
+  /** Opened with #cluster, on its connection (the storage directory never changes: #storageMove). */
+  #state: SharedState | undefined;
   /** The sampling processors' trace decisions, kept across reloads, one that reopens the shared state included. */
   readonly #memoryDecisions = new MemoryDecisions();
   /** The storage directory this process holds, from the first start to the end of the shutdown. */
@@ -102,7 +102,7 @@ export class Service {
     mountDrainsApi(this.admin, drainsControllerOn(() => this.#host, () => !this.ready));
     mountClusterApi(this.admin, () => this.#cluster?.status());
     this.stats = new StatsSampler({ registry: this.telemetry.registry });
-    mountStatsApi(this.admin, this.stats, { config: () => this.#config, state: () => this.#state?.state });
+    mountStatsApi(this.admin, this.stats, { config: () => this.#config, state: () => this.#state });
     mountConsole(this.admin);
   }
 
@@ -223,7 +223,7 @@ export class Service {
     const stopped = this.#serially(async () => {
       this.stats.stop();
       await this.#stopGraph({ closePorts: true });
-      await this.#state?.state.close();
+      await this.#state?.close();
       await this.#cluster?.close();
       await this.admin.close();
       await this.#storage?.lock.release();
@@ -281,8 +281,7 @@ export class Service {
       this.#ports.free(listenEndpoint(endpoint).port);
       await this.admin.listen(endpoint, limits);
     }
-    const cluster = await this.#clusterFor(config);
-    const state = await this.#sharedState(config, storageDirectory, cluster);
+    const state = await this.#sharedState(config, storageDirectory);
     const host: Host = { logger: this.logger, telemetry: this.telemetry, storageDirectory, version: this.#version, state, adminApiKey: () => this.#config?.service.admin.api_key };
     attachAdminRoutes(host, this.admin);
     this.#host = host;
@@ -352,16 +351,32 @@ export class Service {
     return `service.storage.directory: a reload cannot move the storage directory from ${current} to ${requested}: its queues, API drains, sampling decisions and usage records would stay behind in ${current}; stop the daemon, move them, and start it again`;
   }
 
-  /** The running cluster, rebuilt only when service.cluster changed (a reload keeps the connection). */
-  async #clusterFor(config: ValidatedConfig): Promise<Cluster> {
+  /**
+   * The cluster and the shared state for `config`. A reload keeps both while
+   * the Redis connection's identity stays (connectionIdentity: the url and the
+   * key prefix): a new instance_id or redis.timeout is set on the running
+   * cluster and a new retention on the running state, so no rate window
+   * restarts. A reload that turns cluster mode on or off, or moves it to
+   * another Redis or key prefix, closes them and opens new ones; turning it
+   * on or off carries the open rate-limit windows across. The sampling
+   * processors' decisions go on into a reopened state.
+   */
+  async #sharedState(config: ValidatedConfig, storageDirectory: string): Promise<SharedState> {
     const settings = config.service.cluster;
-    const key = JSON.stringify(settings ?? null);
-    if (this.#cluster !== undefined && this.#clusterKey === key) return this.#cluster;
-    // The state first: it sends what it still holds through the old connection.
-    await this.#state?.state.close();
-    this.#state = undefined;
-    await this.#cluster?.close();
+    const retentionMs = config.service.usage.retention;
     const id = settings === undefined || settings.instance_id === '' ? this.#defaultInstanceId : settings.instance_id;
+    if (this.#cluster !== undefined && this.#state !== undefined && this.#cluster.connection === connectionIdentity(settings)) {
+      await this.#cluster.reconfigure(settings, id);
+      this.#state.setRetention(retentionMs);
+      return this.#state;
+    }
+    const previous = this.#state;
+    this.#state = undefined;
+    // Into another Redis nothing is carried: every instance would add the old fleet's counts to the new one's.
+    const carried = previous !== undefined && previous.mode !== (settings === undefined ? 'local' : 'redis') ? await this.#rateWindowsOf(previous) : [];
+    // The state first: it sends what it still holds through the old connection.
+    await previous?.close();
+    await this.#cluster?.close();
     const cluster = new Cluster(settings, id, {
       logger: this.logger.child({ component: 'cluster' }),
       telemetry: this.telemetry,
@@ -370,9 +385,22 @@ export class Service {
     });
     cluster.start();
     this.#cluster = cluster;
-    this.#clusterKey = key;
     if (settings !== undefined) this.logger.info({ instance: id, redis: cluster.redisUrl }, 'cluster mode: shared state in Redis');
-    return cluster;
+    const logger = this.logger.child({ component: 'state' });
+    const state = createSharedState(cluster.redis, { storageDirectory, retentionMs, logger, memoryDecisions: this.#memoryDecisions });
+    this.#state = state;
+    await state.carryRateWindows(carried);
+    return state;
+  }
+
+  /** What a failure to read them costs is the windows, not the reload (the state must still close, releasing its lock). */
+  async #rateWindowsOf(state: SharedState): Promise<CarriedWindows[]> {
+    try {
+      return await state.rateWindows();
+    } catch (err) {
+      this.logger.warn({ err: errorMessage(err) }, 'could not read the rate-limit windows to carry across the reload; they start afresh');
+      return [];
+    }
   }
 
   #adminAddress(): string {
@@ -380,26 +408,6 @@ export class Service {
     if (address === undefined) return '';
     const host = address.address === '0.0.0.0' || address.address === '::' ? hostname() : address.address;
     return `${host.includes(':') ? `[${host}]` : host}:${address.port}`;
-  }
-
-  /**
-   * One SharedState per storage directory and cluster (a reload that changes
-   * service.cluster reopens it); a new retention is set on the running one,
-   * whose rate windows a reopened one would start afresh. The sampling
-   * processors' decisions go on into a reopened one.
-   */
-  async #sharedState(config: ValidatedConfig, storageDirectory: string, cluster: Cluster): Promise<SharedState> {
-    const retentionMs = config.service.usage.retention;
-    const identity = `${storageDirectory}\u0000${this.#clusterKey ?? ''}`;
-    if (this.#state?.identity === identity) {
-      this.#state.state.setRetention(retentionMs);
-      return this.#state.state;
-    }
-    await this.#state?.state.close();
-    const logger = this.logger.child({ component: 'state' });
-    const state = createSharedState(cluster.redis, { storageDirectory, retentionMs, logger, memoryDecisions: this.#memoryDecisions });
-    this.#state = { state, identity };
-    return state;
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {

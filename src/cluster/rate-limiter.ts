@@ -12,6 +12,22 @@ export interface RateLimitOptions {
   readonly windowMs: number;
 }
 
+/** A key's open window: the points counted in it and when it ends (ms since the epoch). */
+export interface RateWindow {
+  readonly key: string;
+  readonly points: number;
+  readonly until: number;
+}
+
+/**
+ * One limiter's open windows, handed by a reload that turns cluster mode on
+ * or off from the state it closes to the state it opens.
+ */
+export interface CarriedWindows {
+  readonly options: RateLimitOptions;
+  readonly windows: readonly RateWindow[];
+}
+
 export type RateDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number };
 
 export interface RateLimiter {
@@ -23,19 +39,27 @@ export interface RateLimiter {
   record(key: string, points: number): Promise<void>;
 }
 
+/** The limiters' key within a state: keys of one family and allowance share a limiter. */
+export function limiterId(options: RateLimitOptions): string {
+  return `${options.name}:${options.points}:${options.windowMs}`;
+}
+
 const ALLOWED: RateDecision = { allowed: true };
 
 /** A RateLimiter over any rate-limiter-flexible backend (memory here, Redis in redis/rate-limiter.ts). */
 export class FlexibleRateLimiter implements RateLimiter {
+  readonly options: RateLimitOptions;
   readonly #limiter: RateLimiterAbstract;
-  readonly #points: number;
+  /** The keys counted here (API key names, so few), whose windows a reload may carry. */
+  readonly #keys = new Set<string>();
 
-  constructor(limiter: RateLimiterAbstract, points: number) {
+  constructor(limiter: RateLimiterAbstract, options: RateLimitOptions) {
     this.#limiter = limiter;
-    this.#points = points;
+    this.options = options;
   }
 
   async consume(key: string, points: number): Promise<RateDecision> {
+    this.#keys.add(key);
     try {
       await this.#limiter.consume(key, points);
       return ALLOWED;
@@ -47,17 +71,37 @@ export class FlexibleRateLimiter implements RateLimiter {
 
   async check(key: string): Promise<RateDecision> {
     const state = await this.#limiter.get(key);
-    if (state === null || state.consumedPoints < this.#points) return ALLOWED;
+    if (state === null || state.consumedPoints < this.options.points) return ALLOWED;
     return { allowed: false, retryAfterMs: state.msBeforeNext };
   }
 
   async record(key: string, points: number): Promise<void> {
+    this.#keys.add(key);
     if (points > 0) await this.#limiter.penalty(key, points);
+  }
+
+  /** The open windows of the keys counted here, as the backend counts them (asked together: a stalled Redis is waited for once). */
+  async windows(): Promise<CarriedWindows> {
+    const counted = await Promise.all([...this.#keys].map(async (key) => ({ key, state: await this.#limiter.get(key) })));
+    const now = Date.now();
+    const windows: RateWindow[] = [];
+    for (const { key, state } of counted) {
+      if (state !== null && state.consumedPoints > 0 && state.msBeforeNext > 0) windows.push({ key, points: state.consumedPoints, until: now + state.msBeforeNext });
+    }
+    return { options: this.options, windows };
+  }
+
+  /** Adds windows counted elsewhere (by the state a reload closed), each ending when it did there. */
+  async carry(windows: readonly RateWindow[]): Promise<void> {
+    const now = Date.now();
+    const open = windows.filter((window) => window.until > now);
+    for (const window of open) this.#keys.add(window.key);
+    await Promise.all(open.map((window) => this.#limiter.penalty(window.key, window.points, { customDuration: Math.ceil((window.until - now) / 1000) })));
   }
 }
 
 export class LocalRateLimiter extends FlexibleRateLimiter {
   constructor(options: RateLimitOptions) {
-    super(new RateLimiterMemory({ keyPrefix: options.name, points: options.points, duration: options.windowMs / 1000 }), options.points);
+    super(new RateLimiterMemory({ keyPrefix: options.name, points: options.points, duration: options.windowMs / 1000 }), options);
   }
 }

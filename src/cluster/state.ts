@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import type { DecisionStore } from './decision-store.js';
 import type { DrainParser, DrainStore, StoredDrain } from './drain-store.js';
 import type { GenerationStore } from './generation-store.js';
-import type { RateLimiter, RateLimitOptions } from './rate-limiter.js';
+import type { CarriedWindows, RateLimiter, RateLimitOptions } from './rate-limiter.js';
 import type { SpendLedger } from './spend-ledger.js';
 
 export interface DecisionStoreOptions {
@@ -29,6 +29,14 @@ export interface SharedState {
   drainStore<D extends StoredDrain>(parse: DrainParser<D>): DrainStore<D>;
   /** One sampler's trace decisions (each drain has its own). */
   decisionStore(options: DecisionStoreOptions): DecisionStore;
+  /**
+   * The open rate-limit windows of the keys this state counted (a Redis
+   * state's: the fleet's counts), for the state a reload that turns cluster
+   * mode on or off opens in its place.
+   */
+  rateWindows(): Promise<CarriedWindows[]>;
+  /** Adds the windows another state counted to this one's (a Redis state's: to the fleet's counters). */
+  carryRateWindows(carried: readonly CarriedWindows[]): Promise<void>;
   /** service.usage.retention in ms, which a reload may change without reopening the state (rate windows live in it). */
   setRetention(retentionMs: number): void;
   close(): Promise<void>;

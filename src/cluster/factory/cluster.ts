@@ -1,6 +1,9 @@
 // The cluster as the service runs it: the Redis connection and this
 // instance's heartbeats, or, with no `service.cluster`, a one-instance view.
-// The shared stores themselves are RedisState's (redis/state.ts).
+// The shared stores themselves are RedisState's (redis/state.ts). A reload
+// keeps it, and the stores on its connection, while the connection's
+// identity (connectionIdentity) stays: a new instance_id or timeout is set on
+// the running one.
 import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ClusterConfig } from '../config.js';
@@ -24,25 +27,42 @@ export interface ClusterOptions {
   readonly address: () => string;
 }
 
+/**
+ * What makes a connection (and the state shared through it) another one:
+ * where it connects (the URL, TLS with rediss://, credentials, database) and
+ * the key prefix every shared key is under. Undefined: no cluster.
+ */
+export function connectionIdentity(config: ClusterConfig | undefined): string | undefined {
+  return config === undefined ? undefined : JSON.stringify([config.redis.url, config.redis.key_prefix]);
+}
+
 export function newInstanceId(): string {
   return `sluice-${randomBytes(6).toString('hex')}`;
 }
 
 export class Cluster {
-  readonly id: string;
+  /** See connectionIdentity. */
+  readonly connection: string | undefined;
   /** The connection shared stores use; undefined without service.cluster. */
   readonly redis: RedisConnection | undefined;
+  #id: string;
   readonly #options: ClusterOptions;
   readonly #heartbeats: Heartbeats | undefined;
   readonly #startedAt = Date.now();
 
   /** `config` undefined: one instance, local state. */
   constructor(config: ClusterConfig | undefined, id: string, options: ClusterOptions) {
-    this.id = id;
+    this.#id = id;
+    this.connection = connectionIdentity(config);
     this.#options = options;
     if (config === undefined) return;
     this.redis = new RedisConnection(config.redis, { logger: options.logger, telemetry: options.telemetry });
     this.#heartbeats = new Heartbeats(this.redis, () => this.#self());
+  }
+
+  /** This instance's id. */
+  get id(): string {
+    return this.#id;
   }
 
   get redisUrl(): string | undefined {
@@ -52,6 +72,20 @@ export class Cluster {
   start(): void {
     this.redis?.connect();
     this.#heartbeats?.start();
+  }
+
+  /**
+   * Applies a reload's settings of the same connection identity: the command
+   * timeout, and the instance id (the old id leaves the instance list at
+   * once and the new one beats at once, as at a stop and a start).
+   */
+  async reconfigure(config: ClusterConfig | undefined, id: string): Promise<void> {
+    if (config !== undefined) this.redis?.setTimeout(config.redis.timeout);
+    if (id === this.#id) return;
+    await this.#heartbeats?.stop();
+    this.#id = id;
+    this.#heartbeats?.start();
+    await this.#heartbeats?.beat();
   }
 
   async status(): Promise<ClusterStatus> {

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import { lockDirectory, type DirectoryLock } from '../../queue/directory-lock.js';
 import type { DrainParser, StoredDrain } from '../drain-store.js';
 import { LocalGenerationStore, type GenerationStore } from '../generation-store.js';
-import { LocalRateLimiter, type RateLimiter, type RateLimitOptions } from '../rate-limiter.js';
+import { limiterId, LocalRateLimiter, type CarriedWindows, type RateLimitOptions } from '../rate-limiter.js';
 import { LocalSpendLedger } from '../spend-ledger.js';
 import type { DecisionStoreOptions, SharedState } from '../state.js';
 import { LocalDecisionStore } from './decision-store.js';
@@ -53,7 +53,7 @@ export class LocalState implements SharedState {
    * built new ones would open every key's window afresh) and shared by a key
    * on two gateways under one name.
    */
-  readonly #limiters = new Map<string, RateLimiter>();
+  readonly #limiters = new Map<string, LocalRateLimiter>();
   readonly #memoryDecisions: MemoryDecisions;
   #lock: Promise<DirectoryLock> | undefined;
   #ledger: Promise<LocalSpendLedger> | undefined;
@@ -65,14 +65,22 @@ export class LocalState implements SharedState {
     this.#memoryDecisions = options.memoryDecisions ?? new MemoryDecisions();
   }
 
-  rateLimiter(options: RateLimitOptions): RateLimiter {
-    const id = `${options.name}:${options.points}:${options.windowMs}`;
+  rateLimiter(options: RateLimitOptions): LocalRateLimiter {
+    const id = limiterId(options);
     let limiter = this.#limiters.get(id);
     if (limiter === undefined) {
       limiter = new LocalRateLimiter(options);
       this.#limiters.set(id, limiter);
     }
     return limiter;
+  }
+
+  rateWindows(): Promise<CarriedWindows[]> {
+    return Promise.all([...this.#limiters.values()].map((limiter) => limiter.windows()));
+  }
+
+  async carryRateWindows(carried: readonly CarriedWindows[]): Promise<void> {
+    for (const { options, windows } of carried) await this.rateLimiter(options).carry(windows);
   }
 
   /** `outbox`: for RedisState, which shares the additions (the first call decides). */

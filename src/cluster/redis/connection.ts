@@ -15,6 +15,11 @@ import type { ClusterConfig } from '../config.js';
 const MAX_RECONNECT_DELAY_MS = 2_000;
 const RECONNECT_STEP_MS = 100;
 
+/** ioredis's timeouts for redis.timeout: a connection attempt gets at least a second. */
+function timeouts(timeoutMs: number): Pick<RedisOptions, 'commandTimeout' | 'connectTimeout'> {
+  return { commandTimeout: timeoutMs, connectTimeout: Math.max(timeoutMs, 1_000) };
+}
+
 export class RedisConnection {
   readonly client: Redis;
   readonly prefix: string;
@@ -42,8 +47,7 @@ export class RedisConnection {
       // twice redis.timeout. Each command is written at once and its own timer
       // bounds it; batches that belong together use pipeline() or multi().
       enableAutoPipelining: false,
-      commandTimeout: config.timeout,
-      connectTimeout: Math.max(config.timeout, 1_000),
+      ...timeouts(config.timeout),
       maxRetriesPerRequest: 1,
       retryStrategy: (times) => Math.min(times * RECONNECT_STEP_MS, MAX_RECONNECT_DELAY_MS),
       ...(new URL(config.url).protocol === 'rediss:' ? { tls: {} } : {}),
@@ -77,6 +81,11 @@ export class RedisConnection {
   onUp(listener: () => void): () => void {
     this.#onUp.add(listener);
     return () => this.#onUp.delete(listener);
+  }
+
+  /** A reload's new redis.timeout: ioredis reads it for each command and each connection attempt. */
+  setTimeout(timeoutMs: number): void {
+    for (const client of [this.client, this.#subscriber]) if (client !== undefined) Object.assign(client.options, timeouts(timeoutMs));
   }
 
   /** The pub/sub connection (subscriptions are renewed after each reconnection). */

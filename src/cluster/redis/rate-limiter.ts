@@ -11,12 +11,13 @@
 // times out on a live connection is not sent again: it runs once Redis
 // catches up, and each retry would add the points once more. Closed (its
 // state closes, the connection may stay), it shares what it still holds once
-// more and then listens for reconnections no longer.
+// more and then listens for reconnections no longer. Its windows (for a reload
+// that turns cluster mode off) are the fleet's counts, read after it shares.
 import { ReplyError } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type IRateLimiterOptions, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../shared/errors.js';
-import { FlexibleRateLimiter, type RateLimitOptions } from '../rate-limiter.js';
+import { FlexibleRateLimiter, type CarriedWindows, type RateLimitOptions } from '../rate-limiter.js';
 import type { RedisConnection } from './connection.js';
 
 const SHARE_AFTER_FALLBACK_MS = 1_000;
@@ -70,11 +71,19 @@ class OutageLimiter extends RateLimiterMemory {
 
 /** A RateLimiter over Redis that stops sharing when closed. */
 export class RedisRateLimiter extends FlexibleRateLimiter {
+  readonly #share: () => Promise<void>;
   readonly #close: () => Promise<void>;
 
-  constructor(limiter: RateLimiterRedis, points: number, close: () => Promise<void>) {
-    super(limiter, points);
+  constructor(limiter: RateLimiterRedis, options: RateLimitOptions, share: () => Promise<void>, close: () => Promise<void>) {
+    super(limiter, options);
+    this.#share = share;
     this.#close = close;
+  }
+
+  /** The fleet's counts once this instance's missed points are in them (this instance's own while Redis does not answer). */
+  override async windows(): Promise<CarriedWindows> {
+    await this.#share();
+    return super.windows();
   }
 
   /** Shares what it counted alone (when the connection is up) and stops listening for reconnections. Idempotent. */
@@ -134,12 +143,16 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
     });
   }
   const stopSharing = redis.onUp(() => void shareMissedPoints());
-  return new RedisRateLimiter(limiter, options.points, async function close() {
+  async function shareNow(): Promise<void> {
+    clearTimeout(scheduled);
+    scheduled = undefined;
+    if (redis.up) await shareMissedPoints();
+  }
+  return new RedisRateLimiter(limiter, options, shareNow, async function close() {
     if (closed) return;
     closed = true;
     stopSharing();
-    clearTimeout(scheduled);
     // The next state's limiter starts with nothing missed: what this one holds goes now, or never.
-    if (redis.up) await shareMissedPoints();
+    await shareNow();
   });
 }

@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
 import type { DecisionStore } from '../decision-store.js';
 import type { DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
 import type { GenerationStore } from '../generation-store.js';
-import type { RateLimiter, RateLimitOptions } from '../rate-limiter.js';
+import { limiterId, type CarriedWindows, type RateLimitOptions } from '../rate-limiter.js';
 import type { SpendLedger } from '../spend-ledger.js';
 import type { LocalState } from '../local/state.js';
 import type { DecisionStoreOptions } from '../state.js';
@@ -43,14 +43,23 @@ export class RedisState implements SharedState {
     this.#retentionMs = options.retentionMs;
   }
 
-  rateLimiter(options: RateLimitOptions): RateLimiter {
-    const id = `${options.name}:${options.points}:${options.windowMs}`;
+  rateLimiter(options: RateLimitOptions): RedisRateLimiter {
+    const id = limiterId(options);
     let limiter = this.#limiters.get(id);
     if (limiter === undefined) {
       limiter = redisRateLimiter(this.#redis, options, this.#logger);
       this.#limiters.set(id, limiter);
     }
     return limiter;
+  }
+
+  rateWindows(): Promise<CarriedWindows[]> {
+    return Promise.all([...this.#limiters.values()].map((limiter) => limiter.windows()));
+  }
+
+  /** On a connection not up yet (one just opened), the points are counted locally and shared once it is, as an outage's. */
+  async carryRateWindows(carried: readonly CarriedWindows[]): Promise<void> {
+    for (const { options, windows } of carried) await this.rateLimiter(options).carry(windows);
   }
 
   spendLedger(): Promise<SpendLedger> {

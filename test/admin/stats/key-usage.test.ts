@@ -87,6 +87,8 @@ describe('keyUsage', () => {
     const shared: SharedState = {
       mode: 'redis',
       rateLimiter: (options) => state.rateLimiter(options),
+      rateWindows: () => state.rateWindows(),
+      carryRateWindows: (carried) => state.carryRateWindows(carried),
       spendLedger: () => Promise.resolve(slowLedger),
       generationStore: () => Promise.resolve(slowGenerations),
       drainStore: (parse) => state.drainStore(parse),

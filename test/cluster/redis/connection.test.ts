@@ -99,6 +99,22 @@ describe('the cluster Redis connection', () => {
     expect(await second).toBe('Command timed out');
   });
 
+  it('bounds commands by a new redis.timeout set on the running connection (a reload that changes only it)', async () => {
+    const proxy = await stallingProxy(redis.port);
+    const connection = new RedisConnection({ url: proxy.url, key_prefix: 'conn:', timeout: 60_000 }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
+    cleanups.push(() => connection.close());
+    connection.connect();
+    await waitUntil(() => connection.up, 5_000, 'redis connection');
+
+    connection.setTimeout(200);
+    proxy.stall();
+    const outcome = await connection.client.get('stalled-key').then(
+      () => 'answered',
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    expect(outcome).toBe('Command timed out');
+  });
+
   it('stays down, naming the reason, when Redis has no database of the URL\'s number', async () => {
     const lines: Array<{ msg?: string; err?: string }> = [];
     const log = pino({ level: 'warn' }, { write: (line: string) => void lines.push(JSON.parse(line) as { msg?: string; err?: string }) });

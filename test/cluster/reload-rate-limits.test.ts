@@ -1,0 +1,140 @@
+// A reload that changes service.cluster and a key's requests_per_minute
+// window: one that keeps the Redis connection's identity (a new instance_id
+// or redis.timeout) keeps the connection and the state on it; one that turns
+// cluster mode on or off carries the open windows across.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { builtinRegistry } from '../../src/components.js';
+import { parseConfigText } from '../../src/config/load.js';
+import { Service } from '../../src/service.js';
+import { Telemetry } from '../../src/shared/telemetry.js';
+import { freePort, waitUntil } from '../helpers/daemon.js';
+import { startRedis, type TestRedis } from '../helpers/redis.js';
+import { completion, sendJson, startUpstream, type Upstream } from '../receivers/gateway/harness.js';
+
+const ADMIN_KEY = 'admin-reload';
+const LIMIT = 2;
+
+let redis: TestRedis;
+let client: Redis;
+let upstream: Upstream;
+let directory: string;
+let service: Service;
+
+beforeAll(async () => {
+  redis = await startRedis();
+  client = new Redis(redis.url);
+  upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('ok')));
+});
+afterAll(async () => {
+  client?.disconnect();
+  await upstream?.close();
+  await redis?.stop();
+});
+beforeEach(() => {
+  directory = mkdtempSync(join(tmpdir(), 'sluice-reload-limits-'));
+  service = new Service({ logger: pino({ level: 'silent' }), version: 'test', telemetry: new Telemetry({ defaultMetrics: false }) });
+});
+afterEach(async () => {
+  await service.shutdown();
+  rmSync(directory, { recursive: true, force: true });
+});
+
+/** `cluster`: the service.cluster YAML, or undefined for none. */
+function config(port: number, cluster: string | undefined) {
+  const text = `
+receivers:
+  gateway:
+    endpoint: 127.0.0.1:${port}
+    api_keys: [{ key: sk-limited, name: limited, requests_per_minute: ${LIMIT} }]
+    providers:
+      fake: { type: openai, base_url: ${upstream.url}, api_key: sk-upstream }
+    models:
+      - id: fake/model
+        endpoints: [{ provider: fake, model: upstream-model }]
+exporters:
+  debug: { verbosity: basic }
+service:
+  storage: { directory: "${join(directory, 'data')}" }
+  admin: { endpoint: "127.0.0.1:0", api_key: ${ADMIN_KEY} }
+  telemetry: { logs: { level: error } }
+${cluster === undefined ? '' : `  cluster: ${cluster}\n`}  pipelines: { traces: { receivers: [gateway], exporters: [debug] } }
+`;
+  return parseConfigText(text, { registry: builtinRegistry(), env: {} });
+}
+
+async function ask(port: number): Promise<number> {
+  const body = { model: 'fake/model', messages: [{ role: 'user', content: 'hi' }] };
+  const response = await fetch(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST', headers: { authorization: 'Bearer sk-limited', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  await response.arrayBuffer();
+  return response.status;
+}
+
+interface ClusterView {
+  instance: string;
+  redis: { status: string } | null;
+  instances: Array<{ id: string }>;
+}
+
+async function clusterView(): Promise<ClusterView> {
+  const address = service.admin.address();
+  const response = await fetch(`http://127.0.0.1:${address?.port ?? 0}/v1/cluster`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } });
+  return (await response.json()) as ClusterView;
+}
+
+async function redisUp(): Promise<void> {
+  await waitUntil(async () => (await clusterView()).redis?.status === 'up', 10_000, 'the cluster Redis connection');
+}
+
+/** Connections Redis has accepted since it started. */
+async function connectionsAccepted(): Promise<number> {
+  const stats = await client.info('stats');
+  return Number(/total_connections_received:(\d+)/.exec(stats)?.[1]);
+}
+
+describe('a reload that changes service.cluster and the rate-limit windows', () => {
+  it('keeps the connection and a key at its limit limited when only instance_id and redis.timeout change', async () => {
+    const port = await freePort();
+    await service.start(config(port, `{ redis: { url: "${redis.url}", key_prefix: "same:" }, instance_id: one }`));
+    await redisUp();
+    expect([await ask(port), await ask(port)]).toEqual([200, 200]);
+    const accepted = await connectionsAccepted();
+
+    expect(await service.reload(() => config(port, `{ redis: { url: "${redis.url}", key_prefix: "same:", timeout: 3s }, instance_id: two }`))).toBe(true);
+    expect(await ask(port)).toBe(429);
+    expect(await connectionsAccepted()).toBe(accepted);
+    // The old id left the instance list with the reload, the new one is in it.
+    const view = await clusterView();
+    expect(view.instance).toBe('two');
+    expect((await client.zrange('same:instances', 0, -1))).toEqual(['two']);
+    expect(await client.exists('same:instance:one')).toBe(0);
+  });
+
+  it('adds the local window to the fleet\'s counter when a reload turns cluster mode on', async () => {
+    const port = await freePort();
+    await service.start(config(port, undefined));
+    expect([await ask(port), await ask(port)]).toEqual([200, 200]);
+
+    expect(await service.reload(() => config(port, `{ redis: { url: "${redis.url}", key_prefix: "on:" } }`))).toBe(true);
+    await redisUp();
+    await waitUntil(async () => Number(await client.get('on:rate:rpm:limited')) === LIMIT, 10_000, 'the carried points in Redis');
+    expect(await client.pttl('on:rate:rpm:limited')).toBeGreaterThan(0);
+    expect(await ask(port)).toBe(429);
+  });
+
+  it('keeps the fleet\'s count of a key locally when a reload turns cluster mode off', async () => {
+    const port = await freePort();
+    await service.start(config(port, `{ redis: { url: "${redis.url}", key_prefix: "off:" } }`));
+    await redisUp();
+    expect(await ask(port)).toBe(200);
+    // Another instance's request in the same window.
+    expect(await client.incrby('off:rate:rpm:limited', 1)).toBe(LIMIT);
+
+    expect(await service.reload(() => config(port, undefined))).toBe(true);
+    expect(await ask(port)).toBe(429);
+  });
+});
