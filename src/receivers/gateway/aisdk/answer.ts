@@ -6,7 +6,7 @@
 // custom, ping, `interrupted`) is ever sent to either.
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
-import { calledWith, contentText, reasoningText, type ChatCompletion } from '../providers/shared/openai-types.js';
+import { calledWith, contentText, firstChoice, reasoningText, type ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp, type FilePart } from './result.js';
 import { AiSdkStream } from './stream.js';
@@ -27,7 +27,7 @@ export class AiSdkAnswer implements CompletionAnswer {
   }
 
   complete(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string): void {
-    const choice = completion.choices[0];
+    const choice = firstChoice(completion.choices);
     const content: ContentPart[] = [];
     const message = choice?.message;
     // Some servers send absent fields as null.

@@ -5,7 +5,7 @@
 // input string; `finish` always comes last.
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import { contentText, reasoningText, toolCallKey, type ChatCompletionChunk, type FinishReason, type ReasoningDetail, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
+import { contentText, firstChoice, reasoningText, toolCallKey, type ChatCompletionChunk, type FinishReason, type ReasoningDetail, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
 import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp } from './result.js';
@@ -53,7 +53,7 @@ export class AiSdkStream implements StreamEncoder {
       out += event({ type: 'response-metadata', id: chunk.id, modelId: this.#modelId, timestamp: responseTimestamp(chunk.created) });
     }
     if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = chunk.usage;
-    const choice = chunk.choices[0];
+    const choice = firstChoice(chunk.choices);
     if (choice === undefined) return out;
     const delta = choice.delta;
     const reasoning = reasoningText(delta);

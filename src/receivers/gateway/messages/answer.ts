@@ -7,7 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
-import { reasoningText, toolCallKey, type ChatCompletion, type ChatCompletionChunk, type FinishReason, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
+import { firstChoice, reasoningText, toolCallKey, type ChatCompletion, type ChatCompletionChunk, type FinishReason, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import { UpstreamStreamError } from '../providers/shared/types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
@@ -70,7 +70,7 @@ class MessagesStreamEncoder implements StreamEncoder {
       out += sseEvent('message_start', { type: 'message_start', message: start }) + sseEvent('ping', { type: 'ping' });
     }
     if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = chunk.usage;
-    const choice = chunk.choices[0];
+    const choice = firstChoice(chunk.choices);
     if (choice === undefined) return out;
     const delta = choice.delta;
     const reasoning = reasoningText(delta);

@@ -1,7 +1,7 @@
 // A Chat Completions answer -> Anthropic's Message, for providers that are not
 // `anthropic`: reasoning as thinking blocks (signature kept), text, tool_use.
 import { randomUUID } from 'node:crypto';
-import { contentText, reasoningText, type ChatCompletion, type ChatCompletionRequest, type FinishReason, type ReasoningDetail, type StopNamed, type ToolCall, type Usage } from '../providers/shared/openai-types.js';
+import { contentText, firstChoice, reasoningText, type ChatCompletion, type ChatCompletionRequest, type FinishReason, type ReasoningDetail, type StopNamed, type ToolCall, type Usage } from '../providers/shared/openai-types.js';
 import { tokensOf } from '../../../shared/tokens.js';
 
 export type StopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal';
@@ -135,7 +135,7 @@ export function toolUseBlock(call: ToolCall): ContentBlock {
 
 /** `stops`: the stop sequences the request asked for. */
 export function toMessage(completion: ChatCompletion, model: string, stops?: ChatCompletionRequest['stop']): Message {
-  const choice = completion.choices[0];
+  const choice = firstChoice(completion.choices);
   const message = choice?.message;
   const content: ContentBlock[] = message === undefined ? [] : [...thinkingBlocks(reasoningText(message), message.reasoning_details)];
   const text = contentText(message?.content);

@@ -330,3 +330,13 @@ export interface ChatCompletionChunk {
 export interface OpenAIErrorBody {
   error: { message: string; type: string; param: string | null; code: string | null };
 }
+
+/**
+ * The first choice (index 0), the one answer of the protocols that have no
+ * `n` (Messages, the AI SDK's): an upstream may make several all the same
+ * (`providerOptions.google.candidateCount`). A server that leaves `index`
+ * out means that one.
+ */
+export function firstChoice<C extends { index: number }>(choices: readonly C[]): C | undefined {
+  return choices.find((choice) => !(choice.index > 0));
+}
