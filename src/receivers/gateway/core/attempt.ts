@@ -72,7 +72,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     const url = parseUpstreamUrl(upstream.url);
     span.str('server.address', url.hostname).int('server.port', url.port);
     if (state.request.stream === true) {
-      const mapper = provider.adapter.streamMapper(ctx);
+      const mapper = provider.adapter.streamMapper(ctx, state.request);
       const pipe = new ChatStreamPipe({ mapper, slug: provider.slug, redact: provider.redact, state, span, capture: env.captureContent, clock, served });
       const exchange = new StreamExchange(state.res, clock, span, pipe);
       env.agents.stream(provider.slug, upstream, url, clock, span, exchange);

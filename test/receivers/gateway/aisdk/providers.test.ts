@@ -197,6 +197,23 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect((await streamed.files).map((f) => [f.mediaType, f.base64])).toEqual([['image/png', PNG_BASE64]]);
   });
 
+  it('google: candidateCount from providerOptions answers with the first candidate, whole and streamed, without the others mixed in', async () => {
+    const candidates = [
+      { content: { role: 'model', parts: [{ text: 'Second.' }] }, finishReason: 'STOP', index: 1 },
+      { content: { role: 'model', parts: [{ text: 'First.' }] }, finishReason: 'STOP', index: 0 },
+    ];
+    const usageMetadata = { promptTokenCount: 5, candidatesTokenCount: 6, totalTokenCount: 11 };
+    const gw = await setup(client, 'google', (seen, res) => (isStream(seen) ? sendGeminiStream(res, [{ candidates, usageMetadata }]) : json(res, 200, { candidates, usageMetadata })));
+    const providerOptions = { google: { candidateCount: 2 } };
+    const whole = await ai.generateText({ model: gw('acme/model'), prompt: 'Say something.', providerOptions, maxRetries: 0 });
+    expect(whole.text).toBe('First.');
+    expect(whole.usage.outputTokens).toBe(6);
+    expect((fake?.requests[0]?.body as { generationConfig?: unknown }).generationConfig).toEqual({ candidateCount: 2 });
+    const streamed = ai.streamText({ model: gw('acme/model'), prompt: 'Say something.', providerOptions, maxRetries: 0 });
+    expect(await streamed.text).toBe('First.');
+    expect((await streamed.usage).outputTokens).toBe(6);
+  });
+
   it('google: the images the model made go back with its turn, so the next turn can edit them', async () => {
     const parts = [{ text: 'Here is a pixel.' }, { inlineData: { mimeType: 'image/png', data: PNG_BASE64 } }];
     const gw = await setup(client, 'google', (_seen, res) => sendResponse(res, parts));

@@ -29,7 +29,6 @@ const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'im
 const THINKING_BUDGETS: Readonly<Record<Effort, number>> = { minimal: 512, low: 1024, medium: 8192, high: 24_576 };
 
 export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: AttemptContext<GoogleProviderConfig>): Promise<UpstreamRequest> {
-  if (request.n !== undefined && request.n !== 1) invalidRequest('n', 'provider type google returns one choice only');
   if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type google');
   // generationConfig takes seed and both penalties (GENERATION_FIELDS), but no token biases; nothing limits a turn to one tool call.
   rejectWithoutSetting(request, ['logit_bias', 'parallel_tool_calls', ...OPENAI_ONLY_PARAMS], 'google');
@@ -75,12 +74,20 @@ export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: At
   };
 }
 
+/** How many candidates the request asks for: `n`, else `providerOptions.google.candidateCount` (which n wins over), else one. */
+export function candidateCountOf(request: ChatCompletionRequest, slug: string): number {
+  if (request.n !== undefined) return request.n;
+  const count = request.providerOptions === undefined ? undefined : providerOptionsFor(request, slug, 'google')?.['candidateCount'];
+  return typeof count === 'number' && Number.isInteger(count) && count > 1 ? count : 1;
+}
+
 function mapGenerationConfig(request: ChatCompletionRequest): GeminiGenerationConfig {
   const config: GeminiGenerationConfig = {};
   for (const [from, to] of GENERATION_FIELDS) {
     const value = request[from];
     if (value !== undefined) config[to] = value;
   }
+  if (request.n !== undefined) config.candidateCount = request.n;
   const maxTokens = request.max_completion_tokens ?? request.max_tokens;
   if (maxTokens !== undefined) config.maxOutputTokens = maxTokens;
   const stop = stopList(request.stop);

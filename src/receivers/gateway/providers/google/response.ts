@@ -6,7 +6,7 @@ import { asObject, completionId } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { mintToolCallId } from '../shared/tool-call-id.js';
 import { classifyGoogleError } from './errors.js';
-import type { GeminiFinishReason, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
+import type { GeminiCandidate, GeminiFinishReason, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
 
 const decoder = new TextDecoder();
 
@@ -105,23 +105,39 @@ export function parseGeminiBody(text: string): GeminiResponse {
 
 export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<GoogleProviderConfig>): ChatCompletion {
   const response = parseGeminiBody(decoder.decode(body));
-  const candidate = response.candidates?.[0];
-  const parts = candidate?.content?.parts;
-  const { text, reasoning, toolCalls, images } = readParts(Array.isArray(parts) ? parts : []);
+  const candidates = candidatesOf(response);
   // No candidate at all: the prompt itself was blocked (promptFeedback.blockReason).
-  const finishReason = candidate === undefined ? 'content_filter' : mapFinishReason(candidate, toolCalls.length > 0);
+  const choices = candidates.length === 0 ? [{ index: 0, message: { role: 'assistant' as const, content: '' }, finish_reason: 'content_filter' as const }] : candidates.map((candidate, position) => choiceOf(candidate, candidateIndex(candidate, position)));
   return {
     id: response.responseId ?? completionId(),
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: response.modelVersion ?? ctx.model,
-    choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...(reasoning !== '' ? { reasoning } : {}), ...(images.length > 0 ? { images } : {}) },
-        finish_reason: finishReason,
-      },
-    ],
+    choices: choices.sort((a, b) => a.index - b.index),
     usage: mapUsage(response.usageMetadata ?? {}),
+  };
+}
+
+/** The response's candidates that are objects (a proxy may send anything there). */
+export function candidatesOf(response: GeminiResponse): GeminiCandidate[] {
+  return Array.isArray(response.candidates) ? response.candidates.filter((candidate) => typeof candidate === 'object' && candidate !== null) : [];
+}
+
+/**
+ * A candidate's index (candidateCount > 1): the one it states, else its
+ * place in the list (proto3 JSON leaves out an index of 0).
+ */
+export function candidateIndex(candidate: GeminiCandidate, position: number): number {
+  const index = candidate.index;
+  return typeof index === 'number' && Number.isInteger(index) && index >= 0 ? index : position;
+}
+
+function choiceOf(candidate: GeminiCandidate, index: number): ChatCompletion['choices'][number] {
+  const parts = candidate.content?.parts;
+  const { text, reasoning, toolCalls, images } = readParts(Array.isArray(parts) ? parts : []);
+  return {
+    index,
+    message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...(reasoning !== '' ? { reasoning } : {}), ...(images.length > 0 ? { images } : {}) },
+    finish_reason: mapFinishReason(candidate, toolCalls.length > 0),
   };
 }

@@ -1,27 +1,36 @@
 // Gemini streamGenerateContent?alt=sse -> OpenAI chat.completion.chunk objects.
-// Each event is a whole GenerateContentResponse holding the next parts; a
-// function call arrives whole, in one part. The last event has finishReason:
-// the stream is over there, whether or not the body ends at once.
-import type { ChatCompletionChunk, FinishReason, Usage } from '../shared/openai-types.js';
+// Each event is a whole GenerateContentResponse holding the next parts of
+// each candidate (several with candidateCount, each under its index); a
+// function call arrives whole, in one part. A candidate's last event has its
+// finishReason: once every candidate asked for has one, the stream is over,
+// whether or not the body ends at once.
+import type { ChatCompletionChunk, ChatCompletionRequest, FinishReason, Usage } from '../shared/openai-types.js';
 import { SseStreamMapper, type SseEvent, type SseEventMapper } from '../shared/sse.js';
 import { UpstreamStreamError, type AttemptContext, type StreamMapper } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { completionId } from '../shared/inputs.js';
-import { mapFinishReason, mapUsage, parseGeminiBody, readParts } from './response.js';
-import type { GeminiUsageMetadata } from './wire.js';
+import { candidateCountOf } from './request.js';
+import { candidateIndex, candidatesOf, mapFinishReason, mapUsage, parseGeminiBody, readParts } from './response.js';
+import type { GeminiCandidate, GeminiUsageMetadata } from './wire.js';
 
-export function googleStreamMapper(ctx: AttemptContext<GoogleProviderConfig>): StreamMapper {
-  return new SseStreamMapper(new GoogleEvents(ctx.model));
+export function googleStreamMapper(ctx: AttemptContext<GoogleProviderConfig>, request: ChatCompletionRequest): StreamMapper {
+  return new SseStreamMapper(new GoogleEvents(ctx.model, candidateCountOf(request, ctx.slug)));
 }
 
 class GoogleEvents implements SseEventMapper {
   readonly #out: ChunkBuilder;
+  readonly #candidates: number;
   #usage: GeminiUsageMetadata | undefined;
-  #toolCount = 0;
+  /** Tool calls streamed so far, by candidate index: each choice counts its own. */
+  readonly #toolCounts = new Map<number, number>();
+  /** Candidates seen, and those that have finished. */
+  readonly #seen = new Set<number>();
+  readonly #finished = new Set<number>();
 
-  constructor(model: string) {
+  constructor(model: string, candidates: number) {
     this.#out = new ChunkBuilder('', model);
+    this.#candidates = candidates;
   }
 
   event(sse: SseEvent, chunks: ChatCompletionChunk[]): boolean {
@@ -38,20 +47,37 @@ class GoogleEvents implements SseEventMapper {
       out.model = response.modelVersion ?? out.model;
     }
     if (response.usageMetadata !== undefined) this.#usage = response.usageMetadata;
-    const candidate = response.candidates?.[0];
-    const { text, reasoning, toolCalls, images } = readParts(candidate?.content?.parts ?? []);
-    if (reasoning !== '') chunks.push(out.delta({ reasoning }));
-    if (text !== '') chunks.push(out.delta({ content: text }));
-    if (images.length > 0) chunks.push(out.delta({ images }));
-    if (toolCalls.length > 0) {
-      chunks.push(out.toolCalls(toolCalls.map((call) => ({ index: this.#toolCount++, id: call.id, type: 'function' as const, function: call.function }))));
+    const candidates = candidatesOf(response);
+    // No candidate at all and a block reason: the prompt itself was blocked, for every choice.
+    if (candidates.length === 0 && response.promptFeedback?.blockReason !== undefined) {
+      chunks.push(out.delta({}, 'content_filter'));
+      return this.#end(chunks);
     }
-    let finishReason: FinishReason;
-    if (candidate === undefined && response.promptFeedback?.blockReason !== undefined) finishReason = 'content_filter';
-    else if (candidate?.finishReason !== undefined) finishReason = mapFinishReason(candidate, this.#toolCount > 0);
-    else return false;
-    chunks.push(out.delta({}, finishReason));
-    if (this.#usage !== undefined) chunks.push(out.usage(mapUsage(this.#usage)));
+    for (const [position, candidate] of candidates.entries()) this.#candidate(candidate, candidateIndex(candidate, position), chunks);
+    return this.#finished.size >= this.#candidates ? this.#end(chunks) : false;
+  }
+
+  #candidate(candidate: GeminiCandidate, index: number, chunks: ChatCompletionChunk[]): void {
+    const out = this.#out;
+    this.#seen.add(index);
+    const { text, reasoning, toolCalls, images } = readParts(Array.isArray(candidate.content?.parts) ? candidate.content.parts : []);
+    if (reasoning !== '') chunks.push(out.delta({ reasoning }, null, index));
+    if (text !== '') chunks.push(out.delta({ content: text }, null, index));
+    if (images.length > 0) chunks.push(out.delta({ images }, null, index));
+    let toolCount = this.#toolCounts.get(index) ?? 0;
+    if (toolCalls.length > 0) {
+      chunks.push(out.toolCalls(toolCalls.map((call) => ({ index: toolCount++, id: call.id, type: 'function' as const, function: call.function })), index));
+      this.#toolCounts.set(index, toolCount);
+    }
+    if (candidate.finishReason === undefined || this.#finished.has(index)) return;
+    const finishReason: FinishReason = mapFinishReason(candidate, toolCount > 0);
+    chunks.push(out.delta({}, finishReason, index));
+    this.#finished.add(index);
+  }
+
+  /** The usage chunk, once, after the last finish. */
+  #end(chunks: ChatCompletionChunk[]): true {
+    if (this.#usage !== undefined) chunks.push(this.#out.usage(mapUsage(this.#usage)));
     return true;
   }
 
@@ -60,8 +86,13 @@ class GoogleEvents implements SseEventMapper {
     return this.#usage === undefined ? undefined : mapUsage(this.#usage);
   }
 
-  end(): void {
-    // Reached only when no event had a finishReason: the stream was cut.
+  end(chunks: ChatCompletionChunk[]): void {
+    // Fewer candidates than asked for, each finished (a model that makes fewer): the answer is whole.
+    if (this.#finished.size > 0 && this.#finished.size === this.#seen.size) {
+      this.#end(chunks);
+      return;
+    }
+    // A candidate without its finishReason: the stream was cut.
     throw new UpstreamStreamError('google stream ended without a finishReason');
   }
 }

@@ -110,8 +110,8 @@ export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConf
   /** For passthrough adapters: parseResponse on the body already decoded (the answer needs the text too). */
   parseResponseText?(text: string, ctx: AttemptContext<C>): ChatCompletion;
 
-  /** A mapper for one 2xx streaming response body (see StreamMapper). */
-  streamMapper(ctx: AttemptContext<C>): StreamMapper;
+  /** A mapper for one 2xx streaming response body (see StreamMapper) of this request. */
+  streamMapper(ctx: AttemptContext<C>, request: ChatCompletionRequest): StreamMapper;
 
   /** Classifies a non-2xx upstream response (embedding calls' too). */
   classifyError(status: number, body: Uint8Array, headers: Record<string, string | string[] | undefined>): UpstreamErrorInfo;

@@ -546,6 +546,29 @@ describe('google adapter', () => {
     expect(error).toBeInstanceOf(UpstreamStreamError);
   });
 
+  it('ends a stream of several candidates whole when the body ends after each candidate it held has finished, fewer than n', async () => {
+    const ctx = await setup((_seen, res) => sendStream(res, [response([{ text: 'only one' }], 'STOP')]));
+    const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], n: 3 });
+    expect(sent().generationConfig).toEqual({ candidateCount: 3 });
+    expect(error).toBeUndefined();
+    expect(assemble(chunks)).toMatchObject({ text: 'only one', finish: 'stop', usage: { total_tokens: 28 } });
+  });
+
+  it('fails a stream of several candidates that ends with one of them unfinished, and counts each candidate\'s tool calls from 0', async () => {
+    const ctx = await setup((_seen, res) =>
+      sendStream(res, [
+        { ...response([{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }], 'STOP'), candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }] }, finishReason: 'STOP' }, { content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Rome' } } }] }, index: 1 }] },
+      ]),
+    );
+    const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool], n: 2 });
+    expect(error).toBeInstanceOf(UpstreamStreamError);
+    expect(chunks.flatMap((c) => c.choices.flatMap((choice) => (choice.delta.tool_calls ?? []).map((call) => [choice.index, call.index, call.function?.arguments])))).toEqual([
+      [0, 0, '{"city":"Paris"}'],
+      [1, 0, '{"city":"Rome"}'],
+    ]);
+    expect(chunks.flatMap((c) => c.choices.filter((choice) => choice.finish_reason !== null).map((choice) => [choice.index, choice.finish_reason]))).toEqual([[0, 'tool_calls']]);
+  });
+
   it('fails the stream when the connection is cut', async () => {
     const ctx = await setup((_seen, res) => sendStream(res, [response([{ text: 'partial' }])], { cut: true }));
     const { error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }] });

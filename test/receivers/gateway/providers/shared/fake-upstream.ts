@@ -119,14 +119,15 @@ export async function complete<C extends BaseProviderConfig>(adapter: ProviderAd
 
 /** Feeds the body to the adapter's stream mapper and collects every chunk; a failure is returned with the chunks before it. */
 export async function stream<C extends BaseProviderConfig>(adapter: ProviderAdapter<C>, ctx: AttemptContext<C>, body: Omit<ChatCompletionRequest, 'model'>): Promise<{ chunks: ChatCompletionChunk[]; error: unknown; status: number }> {
-  const upstream = await adapter.buildRequest({ model: 'test/model', ...body, stream: true }, ctx);
+  const chatRequest: ChatCompletionRequest = { model: 'test/model', ...body, stream: true };
+  const upstream = await adapter.buildRequest(chatRequest, ctx);
   const res = await request(upstream.url, { method: upstream.method, headers: upstream.headers, body: upstream.body });
   const chunks: ChatCompletionChunk[] = [];
   if (res.statusCode !== 200) {
     await res.body.dump();
     return { chunks, error: undefined, status: res.statusCode };
   }
-  const mapper = adapter.streamMapper(ctx);
+  const mapper = adapter.streamMapper(ctx, chatRequest);
   try {
     for await (const part of res.body) {
       chunks.push(...mapper.push(part as Uint8Array));
