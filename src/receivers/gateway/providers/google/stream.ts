@@ -48,7 +48,7 @@ class GoogleEvents implements SseEventMapper {
     }
     if (response.usageMetadata !== undefined) this.#usage = response.usageMetadata;
     const candidates = candidatesOf(response);
-    // No candidate at all and a block reason: the prompt itself was blocked, for every choice.
+    // No candidate at all and a block reason: the prompt itself was blocked; one choice says so.
     if (candidates.length === 0 && response.promptFeedback?.blockReason !== undefined) {
       chunks.push(out.delta({}, 'content_filter'));
       return this.#end(chunks);
