@@ -3,7 +3,8 @@
 // class by `type` alone (GatewayAuthenticationError, GatewayModelNotFoundError
 // with param.modelId, GatewayRateLimitError, GatewayInvalidRequestError,
 // GatewayFailedDependencyError, GatewayInternalServerError); the status only
-// decides its retry.
+// decides its retry. `generationId` beside it is the request's, as in the
+// x-sluice-generation-id header.
 import type { GatewayHttpError } from '../core/http-error.js';
 import type { ErrorFormat } from '../core/protocol.js';
 
@@ -39,8 +40,10 @@ export function aiSdkErrorPart(error: GatewayHttpError): string {
 }
 
 export const aiSdkErrors: ErrorFormat = {
+  // The client reads the generation id beside the error into its error's generationId (and its message).
   body: function aiSdkErrorBody(error) {
-    return JSON.stringify({ error: aiSdkError(error) });
+    const generationId = error.headers['x-sluice-generation-id'];
+    return JSON.stringify(generationId === undefined ? { error: aiSdkError(error) } : { error: aiSdkError(error), generationId });
   },
   streamEvent: aiSdkErrorPart,
 };

@@ -391,11 +391,11 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
       );
       const generated = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
       expect(generated).toMatchObject({ name: 'GatewayFailedDependencyError', statusCode: 424 });
-      expect((generated as Error).message).toBe("Provider beta refused this gateway's credentials (HTTP 403): Your key has no access to up-beta");
+      expect((generated as Error).message).toBe(`Provider beta refused this gateway's credentials (HTTP 403): Your key has no access to up-beta [${(generated as { generationId: string }).generationId}]`);
       const streamed = await ai.streamText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0, providerOptions: { gateway: { only: ['alpha'] } }, onError: () => {} }).fullStream;
       const errors: unknown[] = [];
       for await (const part of streamed) if (part.type === 'error') errors.push(part.error);
-      expect(errors).toMatchObject([{ name: 'GatewayFailedDependencyError', statusCode: 424, message: "Provider alpha refused this gateway's credentials (HTTP 401): Incorrect API key provided: sk-up***" }]);
+      expect(errors).toMatchObject([{ name: 'GatewayFailedDependencyError', statusCode: 424, message: expect.stringMatching(/^Provider alpha refused this gateway's credentials \(HTTP 401\): Incorrect API key provided: sk-up\*\*\* \[gen_\w+\]$/) }]);
     });
 
     it('maps an unknown model to GatewayModelNotFoundError with its id', async () => {
@@ -437,6 +437,15 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
       const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('unused')));
       const error = await ai.generateImage({ model: gw.imageModel('acme/image'), prompt: 'a cat', maxRetries: 0 }).catch((err: unknown) => err);
       expect(error).toMatchObject({ name: 'GatewayInvalidRequestError', statusCode: 404 });
+    });
+
+    it('names the failed generation in the error body, where the client reads generationId, and /v1/generation knows it', async () => {
+      const { gw } = await setup(client, (_b, res) => sendJson(res, 500, { error: { message: 'boom', type: 'server_error' } }));
+      const error = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 }).catch((err: unknown) => err);
+      const generationId = (error as { generationId?: string }).generationId;
+      expect(generationId).toMatch(/^gen_/);
+      expect(error).toMatchObject({ name: 'GatewayInternalServerError', message: `boom [${generationId}]` });
+      expect(await gw.getGenerationInfo({ id: generationId ?? '' })).toMatchObject({ id: generationId, model: 'acme/chat', providerName: 'beta' });
     });
 
     it('maps every endpoint failing to an internal server error with the upstream status', async () => {
