@@ -18,12 +18,14 @@ export class AiSdkAnswer implements CompletionAnswer {
   readonly #modelId: string;
   readonly #warnings: readonly object[];
   readonly #tagged: boolean;
+  readonly #raw: boolean;
 
-  /** `tagged`: the client speaks V4, whose file parts tag their data. */
-  constructor(modelId: string, warnings: readonly object[], tagged: boolean) {
+  /** `tagged`: the client speaks V4, whose file parts tag their data. `raw`: a stream also sends each upstream chunk (includeRawChunks). */
+  constructor(modelId: string, warnings: readonly object[], tagged: boolean, raw: boolean) {
     this.#modelId = modelId;
     this.#warnings = warnings;
     this.#tagged = tagged;
+    this.#raw = raw;
   }
 
   complete(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string): void {
@@ -61,6 +63,6 @@ export class AiSdkAnswer implements CompletionAnswer {
   }
 
   openStream(_state: RequestState, slug: string): StreamEncoder {
-    return new AiSdkStream(this.#modelId, slug, this.#warnings, this.#tagged);
+    return new AiSdkStream(this.#modelId, slug, this.#warnings, this.#tagged, this.#raw);
   }
 }

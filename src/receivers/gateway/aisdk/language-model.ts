@@ -40,7 +40,7 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
   const state: RequestState = {
     request: chat,
     res: request.res,
-    answer: new AiSdkAnswer(model, [], tagged),
+    answer: new AiSdkAnswer(model, [], tagged, call.includeRawChunks === true),
     meter: request.meter,
     includeUsage: true,
     inputMessages: env.captureContent ? captureInput(chat.messages) : undefined,

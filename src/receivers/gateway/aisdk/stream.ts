@@ -37,12 +37,15 @@ export class AiSdkStream implements StreamEncoder {
   #refused = false;
 
   readonly #tagged: boolean;
+  readonly #raw: boolean;
 
-  constructor(modelId: string, slug: string, warnings: readonly object[], tagged: boolean) {
+  /** `raw`: the call asked for includeRawChunks, so each upstream chunk also goes out as a `raw` part. */
+  constructor(modelId: string, slug: string, warnings: readonly object[], tagged: boolean, raw: boolean) {
     this.#modelId = modelId;
     this.#slug = slug;
     this.#warnings = warnings;
     this.#tagged = tagged;
+    this.#raw = raw;
   }
 
   chunk(chunk: ChatCompletionChunk): string {
@@ -52,6 +55,7 @@ export class AiSdkStream implements StreamEncoder {
       out += event({ type: 'stream-start', warnings: this.#warnings });
       out += event({ type: 'response-metadata', id: chunk.id, modelId: this.#modelId, timestamp: responseTimestamp(chunk.created) });
     }
+    if (this.#raw) out += event({ type: 'raw', rawValue: chunk });
     if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = chunk.usage;
     const choice = firstChoice(chunk.choices);
     if (choice === undefined) return out;

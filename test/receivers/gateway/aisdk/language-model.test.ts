@@ -86,6 +86,21 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect((await result.providerMetadata)?.['gateway']).toMatchObject({ modelId: 'acme/chat', provider: 'alpha', attempts: 1, generationId: expect.stringMatching(/^gen_/) });
   });
 
+  it('streams each upstream chunk as a raw part when the call asks for includeRawChunks', async () => {
+    const { gw } = await setup(client, (_b, res) => textStream(res, ['Hel', 'lo']));
+    const result = ai.streamText({ model: gw('acme/chat'), prompt: 'Hi', includeRawChunks: true, maxRetries: 0 });
+    const raw: unknown[] = [];
+    for await (const part of result.fullStream) if (part.type === 'raw') raw.push(part.rawValue);
+    expect(await result.text).toBe('Hello');
+    expect(raw).toMatchObject([
+      { choices: [{ delta: { role: 'assistant', content: '' } }] },
+      { choices: [{ delta: { content: 'Hel' } }] },
+      { choices: [{ delta: { content: 'lo' } }] },
+      { choices: [{ delta: {}, finish_reason: 'stop' }] },
+      { choices: [], usage: { prompt_tokens: 5, completion_tokens: 3 } },
+    ]);
+  });
+
   it('sends images given as bytes, as a URL and as base64 to the upstream as image_url parts', async () => {
     const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('three images')));
     const out = await ai.generateText({
