@@ -167,6 +167,14 @@ function cacheControlOf(options: PartOptions): CacheControl | undefined {
   return asRecord(options?.['bedrock']?.['cachePoint']) === undefined ? undefined : { type: 'ephemeral' };
 }
 
+const IMAGE_DETAILS: ReadonlySet<string> = new Set(['auto', 'low', 'high']);
+
+/** The resolution an app asked of an image part as @ai-sdk/openai reads it (openai.imageDetail): Chat Completions' image_url.detail. */
+function imageDetailOf(options: PartOptions): 'auto' | 'low' | 'high' | undefined {
+  const detail = options?.['openai']?.['imageDetail'];
+  return typeof detail === 'string' && IMAGE_DETAILS.has(detail) ? (detail as 'auto' | 'low' | 'high') : undefined;
+}
+
 /** Text as content parts with the breakpoint after it, or as it was without one. */
 function cachedText(text: string, cache: CacheControl | undefined): string | TextPart[] {
   return cache === undefined ? text : [{ type: 'text', text, cache_control: cache }];
@@ -187,6 +195,8 @@ function toMessages(prompt: readonly PromptMessage[]): ChatMessage[] {
         message.content.forEach(function toPart(part, j) {
           const partAt = `${at}.content[${j}]`;
           const content: ContentPart = part.type === 'text' ? { type: 'text', text: part.text } : filePart(part, partAt);
+          const detail = imageDetailOf(part.providerOptions);
+          if (content.type === 'image_url' && detail !== undefined) content.image_url.detail = detail;
           const cache = cacheControlOf(part.providerOptions) ?? (j === message.content.length - 1 ? messageCache : undefined);
           if (cache !== undefined) content.cache_control = cache;
           parts.push(fromOrigin(content, partAt));

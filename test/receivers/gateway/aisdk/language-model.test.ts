@@ -132,6 +132,32 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     ]);
   });
 
+  it("sends an image part's providerOptions.openai.imageDetail as the image_url's detail, as @ai-sdk/openai does", async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('two images')));
+    await ai.generateText({
+      model: gw('acme/chat'),
+      maxRetries: 0,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'image', image: new URL('https://example.com/cat.jpg'), providerOptions: { openai: { imageDetail: 'low' } } },
+            { type: 'image', image: Buffer.from(PNG_BASE64, 'base64'), providerOptions: { openai: { imageDetail: 'high' } } },
+          ],
+        },
+      ],
+    });
+    expect(messagesOf(a.requests[0])).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'image_url', image_url: { url: 'https://example.com/cat.jpg', detail: 'low' } },
+          { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}`, detail: 'high' } },
+        ],
+      },
+    ]);
+  });
+
   it('runs a multi-step tool loop with stopWhen, sending calls and results back', async () => {
     const { gw, a } = await setup(client, (body, res) => {
       const messages = body['messages'] as Array<Record<string, unknown>>;
