@@ -39,6 +39,8 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
     const [options, reasoning] = takeReasoningOptions(call.providerOptions);
     const openai = asRecord(options['openai']);
     if (openai !== undefined) options['openai'] = openaiWireOptions(openai);
+    const anthropic = asRecord(options['anthropic']);
+    if (anthropic !== undefined) options['anthropic'] = withoutKeys(anthropic, ANTHROPIC_CLIENT_SWITCHES);
     request.providerOptions = options as NonNullable<ChatCompletionRequest['providerOptions']>;
     const { effort: optionEffort, ...rest } = reasoning;
     if (effort === undefined && optionEffort !== undefined) request.reasoning_effort = optionEffort;
@@ -107,6 +109,13 @@ function reasoningOf(key: string, value: unknown): ReasoningOptions | undefined 
 
 /** @ai-sdk/openai's switches that shape its own request and have no Chat Completions field. */
 const OPENAI_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['structuredOutputs', 'strictJsonSchema']);
+
+/** @ai-sdk/anthropic's switches that shape its own request or parsing and have no Messages field. */
+const ANTHROPIC_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['sendReasoning', 'structuredOutputMode', 'toolStreaming']);
+
+function withoutKeys(options: Record<string, unknown>, keys: ReadonlySet<string>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(options).filter(([key]) => !keys.has(key)));
+}
 
 /**
  * providerOptions.openai as @ai-sdk/openai names its chat options, in the

@@ -159,6 +159,20 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     ]);
   });
 
+  it("anthropic: @ai-sdk/anthropic's disableParallelToolUse is the tool choice's, and its client-side switches stay out of the Messages body", async () => {
+    const gw = await setup(client, 'anthropic', (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'ok' }], 'end_turn')));
+    const out = await ai.generateText({
+      model: gw('acme/model'),
+      prompt: 'Weather in Paris and Rome?',
+      tools: { weather: ai.tool({ inputSchema: z.object({ city: z.string() }) }) },
+      providerOptions: { anthropic: { disableParallelToolUse: true, sendReasoning: false, structuredOutputMode: 'auto', toolStreaming: false } },
+      maxRetries: 0,
+    });
+    expect(out.text).toBe('ok');
+    const body = fake?.requests[0]?.body as Record<string, unknown>;
+    expect(body['tool_choice']).toEqual({ type: 'auto', disable_parallel_tool_use: true });
+  });
+
   it('google and bedrock: thinkingConfig and reasoningConfig mean what they say upstream', async () => {
     const gemini = await setup(client, 'google', (_seen, res) => sendResponse(res, [{ text: 'ok' }]));
     const ask = (providerOptions: Record<string, Record<string, unknown>>, model = gemini) => ai.generateText({ model: model('acme/model'), prompt: 'Hi', providerOptions: providerOptions as never, maxRetries: 0 });

@@ -42,6 +42,10 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
   const stop = claudeStopList(request.stop, 'anthropic');
   if (stop !== undefined && stop.length > 0) body.stop_sequences = stop;
   if (request.user !== undefined) body.metadata = { user_id: request.user };
+  const options = request.providerOptions === undefined ? undefined : providerOptionsFor(request, ctx.slug, 'anthropic');
+  // @ai-sdk/anthropic's disableParallelToolUse is no body field: it is the tool choice's, as parallel_tool_calls: false is.
+  const { disableParallelToolUse, ...bodyOptions } = options ?? {};
+  const parallel = request.parallel_tool_calls ?? (disableParallelToolUse === true ? false : undefined);
   const tools = functionTools(request.tools, 'anthropic');
   if (tools.length > 0) {
     body.tools = tools.map((tool) => ({
@@ -51,7 +55,7 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
       // A breakpoint on a tool caches the tool definitions up to it.
       ...(tool.cache_control !== undefined ? { cache_control: tool.cache_control } : {}),
     }));
-    const choice = mapToolChoice(request.tool_choice, request.parallel_tool_calls);
+    const choice = mapToolChoice(request.tool_choice, parallel);
     if (choice !== undefined) body.tool_choice = choice;
   }
   const output = structuredOutputTool(request, 'anthropic', reasoning);
@@ -61,8 +65,7 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
   }
   if (request.stream === true) body.stream = true;
   if (request.top_k !== undefined) body.top_k = request.top_k;
-  const options = request.providerOptions === undefined ? undefined : providerOptionsFor(request, ctx.slug, 'anthropic');
-  if (options !== undefined) addOptions(body as unknown as Record<string, unknown>, options, 'snake_case');
+  if (options !== undefined) addOptions(body as unknown as Record<string, unknown>, bodyOptions, 'snake_case');
 
   return {
     url: `${ctx.provider.base_url.replace(/\/+$/, '')}/v1/messages`,
