@@ -41,6 +41,8 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
     if (openai !== undefined) options['openai'] = openaiWireOptions(openai);
     const anthropic = asRecord(options['anthropic']);
     if (anthropic !== undefined) options['anthropic'] = withoutKeys(anthropic, ANTHROPIC_CLIENT_SWITCHES);
+    const google = asRecord(options['google']);
+    if (google !== undefined) options['google'] = withoutKeys(google, GOOGLE_CLIENT_SWITCHES);
     request.providerOptions = options as NonNullable<ChatCompletionRequest['providerOptions']>;
     const { effort: optionEffort, ...rest } = reasoning;
     if (effort === undefined && optionEffort !== undefined) request.reasoning_effort = optionEffort;
@@ -112,6 +114,9 @@ const OPENAI_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['structuredOutputs'
 
 /** @ai-sdk/anthropic's switches that shape its own request or parsing and have no Messages field. */
 const ANTHROPIC_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['sendReasoning', 'structuredOutputMode', 'toolStreaming']);
+
+/** @ai-sdk/google's switch between a responseSchema and a schema-less JSON answer, which it applies itself. */
+const GOOGLE_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['structuredOutputs']);
 
 function withoutKeys(options: Record<string, unknown>, keys: ReadonlySet<string>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(options).filter(([key]) => !keys.has(key)));

@@ -173,6 +173,19 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect(body['tool_choice']).toEqual({ type: 'auto', disable_parallel_tool_use: true });
   });
 
+  it("google: @ai-sdk/google's imageConfig goes under generationConfig, and its client-side structuredOutputs stays out of the body", async () => {
+    const gw = await setup(client, 'google', (_seen, res) => sendResponse(res, [{ text: 'ok' }]));
+    const out = await ai.generateText({
+      model: gw('acme/model'),
+      prompt: 'Draw a cat',
+      providerOptions: { google: { responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '16:9' }, structuredOutputs: false } },
+      maxRetries: 0,
+    });
+    expect(out.text).toBe('ok');
+    const body = fake?.requests[0]?.body as Record<string, unknown>;
+    expect(body['generationConfig']).toEqual({ responseModalities: ['TEXT', 'IMAGE'], imageConfig: { aspectRatio: '16:9' } });
+  });
+
   it('google and bedrock: thinkingConfig and reasoningConfig mean what they say upstream', async () => {
     const gemini = await setup(client, 'google', (_seen, res) => sendResponse(res, [{ text: 'ok' }]));
     const ask = (providerOptions: Record<string, Record<string, unknown>>, model = gemini) => ai.generateText({ model: model('acme/model'), prompt: 'Hi', providerOptions: providerOptions as never, maxRetries: 0 });

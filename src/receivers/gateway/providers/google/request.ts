@@ -209,7 +209,7 @@ async function mapPart(part: ContentPart, param: string, images: RequestImages):
 }
 
 /** generationConfig fields apps set as providerOptions.google; the other keys (safetySettings, cachedContent, labels) are top-level. */
-const GENERATION_CONFIG_KEYS: ReadonlySet<string> = new Set(['thinkingConfig', 'responseModalities', 'mediaResolution', 'candidateCount', 'responseLogprobs', 'logprobs', 'speechConfig', 'audioTimestamp', 'topK']);
+const GENERATION_CONFIG_KEYS: ReadonlySet<string> = new Set(['thinkingConfig', 'responseModalities', 'imageConfig', 'mediaResolution', 'candidateCount', 'responseLogprobs', 'logprobs', 'speechConfig', 'audioTimestamp', 'topK']);
 
 function addGoogleOptions(body: Record<string, unknown>, generationConfig: Record<string, unknown>, options: Record<string, unknown>): void {
   const top: Record<string, unknown> = {};

@@ -94,6 +94,8 @@ export const generateContentRequest = z.strictObject({
       frequencyPenalty: z.number().optional(),
       responseMimeType: z.enum(['text/plain', 'application/json', 'text/x.enum']).optional(),
       responseModalities: z.array(z.enum(['TEXT', 'IMAGE', 'AUDIO'])).optional(),
+      // https://ai.google.dev/gemini-api/docs/image-generation
+      imageConfig: z.strictObject({ aspectRatio: z.string().optional(), imageSize: z.string().optional() }).optional(),
       responseSchema: schema.optional(),
       responseJsonSchema: jsonSchema.optional(),
       // https://ai.google.dev/gemini-api/docs/thinking
