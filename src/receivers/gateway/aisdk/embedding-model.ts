@@ -35,7 +35,7 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
   const options = call.providerOptions?.gateway;
   const plan = planFor(services.env.router, model, { order: options?.order, only: options?.only, models: options?.models }, 'embedding');
   const state: EmbeddingState = {
-    request: { input: call.values, dimensions: call.dimensions ?? dimensionsOption(call), user: undefined },
+    request: { input: call.values, dimensions: call.dimensions ?? dimensionsOption(call), user: undefined, providerOptions: call.providerOptions },
     res: request.res,
     answer: answerEmbeddings(model),
     meter: request.meter,

@@ -55,6 +55,21 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     expect(up.requests[0]?.body['dimensions']).toBe(64);
   });
 
+  it("sends @ai-sdk/google's taskType to Gemini with each text", async () => {
+    const fake = await startFake(
+      () => [],
+      (seen, res) => json(res, 200, { embeddings: (seen.body as { requests: unknown[] }).requests.map(() => ({ values: [1, 2] })) }),
+    );
+    upstreams.push(fake);
+    gateway = await startGateway({ providers: { g: { type: 'google', base_url: fake.url, api_key: 'g-key' } }, models: [{ id: 'google/embed', type: 'embedding', endpoints: [{ provider: 'g', model: 'gemini-embedding-001' }] }] });
+    const gw = ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+    await ai.embedMany({ model: gw.embeddingModel('google/embed'), values: ['a', 'b'], maxRetries: 0, providerOptions: { google: { taskType: 'RETRIEVAL_QUERY', outputDimensionality: 256 } } });
+    expect((fake.requests[0]?.body as { requests: unknown[] }).requests).toEqual([
+      { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'a' }] }, outputDimensionality: 256, taskType: 'RETRIEVAL_QUERY' },
+      { model: 'models/gemini-embedding-001', content: { parts: [{ text: 'b' }] }, outputDimensionality: 256, taskType: 'RETRIEVAL_QUERY' },
+    ]);
+  });
+
   it('embeds more values than Gemini takes in one batchEmbedContents call, in order', async () => {
     const fake = await startFake(
       () => [],

@@ -3,6 +3,7 @@
 // token counts for embeddings.
 import { InvalidResponseError, requireApiKey, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import { asObject } from '../shared/inputs.js';
+import { providerOptionsFor } from '../shared/provider-options.js';
 import { batchesOf, jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
 import type { GoogleProviderConfig } from './config.js';
 
@@ -12,9 +13,12 @@ const MAX_BATCH = 100;
 export const googleEmbeddings: EmbeddingAdapter<GoogleProviderConfig> = {
   buildRequests: function buildGoogleEmbeddings(request, ctx) {
     const model = ctx.model.replace(/^models\//, '');
+    // What the vectors are for (RETRIEVAL_QUERY, RETRIEVAL_DOCUMENT, ...), as @ai-sdk/google names it.
+    const taskType = providerOptionsFor(request, ctx.slug, 'google')?.['taskType'];
     const entries = textInputs(request, 'google').map(function toEntry(text) {
       const entry: Record<string, unknown> = { model: `models/${model}`, content: { parts: [{ text }] } };
       if (request.dimensions !== undefined) entry['outputDimensionality'] = request.dimensions;
+      if (typeof taskType === 'string') entry['taskType'] = taskType;
       return entry;
     });
     const url = `${ctx.provider.base_url.replace(/\/+$/, '')}/v1beta/models/${encodeURIComponent(model)}:batchEmbedContents`;

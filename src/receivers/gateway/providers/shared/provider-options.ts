@@ -8,7 +8,7 @@ import type { ChatCompletionRequest } from './openai-types.js';
 import { asObject } from './inputs.js';
 
 /** The options addressed to this provider: by its slug first, else by its type; never the gateway's own. */
-export function providerOptionsFor(request: ChatCompletionRequest, slug: string, type: string): Record<string, unknown> | undefined {
+export function providerOptionsFor(request: { readonly providerOptions?: ChatCompletionRequest['providerOptions'] }, slug: string, type: string): Record<string, unknown> | undefined {
   const all = request.providerOptions;
   if (all === undefined) return undefined;
   const own = slug !== 'gateway' ? all[slug] : undefined;
