@@ -109,8 +109,12 @@ function reasoningOf(key: string, value: unknown): ReasoningOptions | undefined 
   return undefined;
 }
 
-/** @ai-sdk/openai's switches that shape its own request and have no Chat Completions field. */
-const OPENAI_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['structuredOutputs', 'strictJsonSchema']);
+/**
+ * @ai-sdk/openai's options with no Chat Completions field: the switches that
+ * shape its own request, and the Responses API's reasoning summaries and
+ * `include` (what an answer brings back, not what the model does).
+ */
+const OPENAI_NO_CHAT_FIELD: ReadonlySet<string> = new Set(['structuredOutputs', 'strictJsonSchema', 'reasoningSummary', 'include']);
 
 /** @ai-sdk/anthropic's switches that shape its own request or parsing and have no Messages field. */
 const ANTHROPIC_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['sendReasoning', 'structuredOutputMode', 'toolStreaming']);
@@ -131,7 +135,7 @@ function withoutKeys(options: Record<string, unknown>, keys: ReadonlySet<string>
 function openaiWireOptions(options: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(options)) {
-    if (OPENAI_CLIENT_SWITCHES.has(key)) continue;
+    if (OPENAI_NO_CHAT_FIELD.has(key)) continue;
     if (key === 'textVerbosity') out['verbosity'] = value;
     else if (key === 'logprobs' && typeof value === 'number') {
       out['logprobs'] = true;

@@ -345,6 +345,16 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     for (const unknown of ['text_verbosity', 'structured_outputs', 'strict_json_schema']) expect(body[unknown]).toBeUndefined();
   });
 
+  it("leaves out @ai-sdk/openai's Responses-only reasoning summary and include, which Chat Completions refuses", async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('ok')));
+    const openai = { reasoningEffort: 'high', reasoningSummary: 'detailed', include: ['reasoning.encrypted_content'], store: false };
+    await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions: { openai }, maxRetries: 0 });
+    const body = a.requests[0]?.body ?? {};
+    expect(body).toMatchObject({ reasoning_effort: 'high', store: false });
+    expect(body['reasoning_summary']).toBeUndefined();
+    expect(body['include']).toBeUndefined();
+  });
+
   it('routes with providerOptions.gateway.order and reports the provider that answered', async () => {
     const { gw, a, b } = await setup(
       client,
