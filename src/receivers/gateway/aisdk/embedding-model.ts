@@ -35,7 +35,7 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
   const options = call.providerOptions?.gateway;
   const plan = planFor(services.env.router, model, { order: options?.order, only: options?.only, models: options?.models }, 'embedding');
   const state: EmbeddingState = {
-    request: { input: call.values, dimensions: call.dimensions ?? dimensionsOption(call), user: undefined, providerOptions: call.providerOptions },
+    request: { input: call.values, dimensions: call.dimensions ?? dimensionsOption(call), user: userOption(call), providerOptions: call.providerOptions },
     res: request.res,
     answer: answerEmbeddings(model),
     meter: request.meter,
@@ -54,6 +54,12 @@ function dimensionsOption(call: EmbeddingCall): number | undefined {
   const options = call.providerOptions as Record<string, Record<string, unknown> | undefined> | undefined;
   const value = options?.['openai']?.['dimensions'] ?? options?.['google']?.['outputDimensionality'];
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
+}
+
+/** The end user an app names for the provider's abuse monitoring, as @ai-sdk/openai takes it (providerOptions.openai.user). */
+function userOption(call: EmbeddingCall): string | undefined {
+  const user = (call.providerOptions as Record<string, Record<string, unknown> | undefined> | undefined)?.['openai']?.['user'];
+  return typeof user === 'string' ? user : undefined;
 }
 
 function parseCall(body: Buffer): EmbeddingCall {

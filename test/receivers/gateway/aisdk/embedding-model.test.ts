@@ -55,6 +55,12 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     expect(up.requests[0]?.body['dimensions']).toBe(64);
   });
 
+  it("sends @ai-sdk/openai's user option upstream as the end user", async () => {
+    const { gw, up } = await setup(client);
+    await ai.embed({ model: gw.embeddingModel('acme/embed'), value: 'x', maxRetries: 0, providerOptions: { openai: { user: 'user-42' } } });
+    expect(up.requests[0]?.body['user']).toBe('user-42');
+  });
+
   it("sends @ai-sdk/google's taskType to Gemini with each text", async () => {
     const fake = await startFake(
       () => [],
