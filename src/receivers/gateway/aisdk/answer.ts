@@ -8,11 +8,11 @@ import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import { calledWith, contentText, firstChoice, reasoningText, type ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
-import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp, type FilePart } from './result.js';
+import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp, sourceParts, type FilePart, type SourcePart } from './result.js';
 import { AiSdkStream } from './stream.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
-type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: string; providerMetadata?: object } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string } | FilePart;
+type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: string; providerMetadata?: object } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string } | FilePart | SourcePart;
 
 export class AiSdkAnswer implements CompletionAnswer {
   readonly #modelId: string;
@@ -46,6 +46,7 @@ export class AiSdkAnswer implements CompletionAnswer {
     const text = contentText(message?.content) + (refused ? refusal : '');
     if (text !== '') content.push({ type: 'text', text });
     for (const image of message?.images ?? []) content.push(...filePart(image, this.#tagged));
+    content.push(...sourceParts(message?.annotations, 0));
     // (A custom tool's call, whose input is free text, comes only from a Chat Completions request naming one.)
     for (const call of message?.tool_calls ?? []) {
       const { name, input } = calledWith(call);

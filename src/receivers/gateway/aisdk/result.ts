@@ -4,7 +4,7 @@
 import { costToNumber } from '../../../shared/money.js';
 import { tokensOf } from '../../../shared/tokens.js';
 import type { UsageMeter } from '../../../usage/meter.js';
-import type { FinishReason, ImageOutput, ReasoningDetail, Usage } from '../providers/shared/openai-types.js';
+import type { FinishReason, ImageOutput, ReasoningDetail, UrlCitation, Usage } from '../providers/shared/openai-types.js';
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
 
@@ -95,4 +95,20 @@ export function filePart(image: ImageOutput, tagged: boolean): FilePart[] {
   const [, mediaType, data] = match ?? [];
   if (mediaType === undefined || data === undefined) return [];
   return [{ type: 'file', mediaType, data: tagged ? { type: 'data', data } : data }];
+}
+
+export type SourcePart = { type: 'source'; sourceType: 'url'; id: string; url: string; title?: string };
+
+/** The URL citations among an answer's annotations as source parts, numbered on from `first` (ids are unique within the answer). */
+export function sourceParts(annotations: unknown, first: number): SourcePart[] {
+  if (!Array.isArray(annotations)) return [];
+  const sources: SourcePart[] = [];
+  for (const annotation of annotations as Array<Partial<UrlCitation> | null>) {
+    const citation = annotation?.type === 'url_citation' ? annotation.url_citation : undefined;
+    if (typeof citation?.url !== 'string') continue;
+    const source: SourcePart = { type: 'source', sourceType: 'url', id: `source-${first + sources.length}`, url: citation.url };
+    if (typeof citation.title === 'string') source.title = citation.title;
+    sources.push(source);
+  }
+  return sources;
 }

@@ -8,7 +8,7 @@ import type { GatewayHttpError } from '../core/http-error.js';
 import { contentText, firstChoice, reasoningText, toolCallKey, type ChatCompletionChunk, type FinishReason, type ReasoningDetail, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
-import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp } from './result.js';
+import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp, sourceParts } from './result.js';
 
 interface OpenToolCall {
   /** What tells the call's deltas apart (toolCallKey). */
@@ -35,6 +35,7 @@ export class AiSdkStream implements StreamEncoder {
   #finish: FinishReason | null = null;
   #usage: Usage | undefined;
   #refused = false;
+  #sources = 0;
 
   readonly #tagged: boolean;
   readonly #raw: boolean;
@@ -85,6 +86,10 @@ export class AiSdkStream implements StreamEncoder {
       out += event({ type: 'text-delta', id: this.#text, delta: text });
     }
     for (const image of delta.images ?? []) for (const file of filePart(image, this.#tagged)) out += event(file);
+    for (const source of sourceParts(delta.annotations, this.#sources)) {
+      this.#sources++;
+      out += event(source);
+    }
     for (const call of delta.tool_calls ?? []) {
       let open = this.#openCall(call);
       if (open === undefined) {

@@ -295,6 +295,21 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(await streamed.finishReason).toBe('content-filter');
   });
 
+  it("returns the URL citations of OpenAI's search models as sources, generated and streamed", async () => {
+    const citation = { type: 'url_citation', url_citation: { url: 'https://example.com/paris', title: 'Paris weather', start_index: 0, end_index: 5 } };
+    const { gw } = await setup(client, (body, res) => {
+      if (body['stream'] === true) return sendStream(res, [chunk({ role: 'assistant', content: 'Sunny.' }), chunk({ annotations: [citation] }), chunk({}, 'stop'), usageChunk]);
+      sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: 'Sunny.', annotations: [citation] }, finish_reason: 'stop' }] });
+    });
+    const expected = [{ type: 'source', sourceType: 'url', url: 'https://example.com/paris', title: 'Paris weather' }];
+    const generated = await ai.generateText({ model: gw('acme/chat'), prompt: 'Weather in Paris?', maxRetries: 0 });
+    expect(generated.text).toBe('Sunny.');
+    expect(generated.sources).toMatchObject(expected);
+    const streamed = ai.streamText({ model: gw('acme/chat'), prompt: 'Weather in Paris?', maxRetries: 0 });
+    expect(await streamed.text).toBe('Sunny.');
+    expect(await streamed.sources).toMatchObject(expected);
+  });
+
   it('returns reasoning as reasoning parts, generated and streamed', async () => {
     const { gw } = await setup(client, (body, res) => {
       if (body['stream'] !== true) {

@@ -239,6 +239,12 @@ export interface Usage {
   cost?: number;
 }
 
+/** Where an answer's text came from, as OpenAI's search models say it in `message.annotations` (`delta.annotations` streamed); read as upstream data (unchecked). */
+export interface UrlCitation {
+  type: 'url_citation';
+  url_citation: { url: string; title?: string; start_index?: number; end_index?: number };
+}
+
 /** An image the model made, as OpenRouter answers it: a data URL in `message.images` (`delta.images` streamed). */
 export interface ImageOutput {
   type: 'image_url';
@@ -264,7 +270,7 @@ export interface ChatCompletion {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: Array<ToolCall | CustomToolCall>; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
+    message: { role: 'assistant'; content: string | null; tool_calls?: Array<ToolCall | CustomToolCall>; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[]; annotations?: unknown };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   } & StopNamed>;
@@ -318,7 +324,7 @@ export interface ChatCompletionChunk {
   model: string;
   choices: Array<{
     index: number;
-    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[] };
+    delta: { role?: 'assistant'; content?: string | null; tool_calls?: ToolCallDelta[]; refusal?: string | null; reasoning?: string; reasoning_content?: string | null; reasoning_details?: ReasoningDetail[]; images?: ImageOutput[]; annotations?: unknown };
     finish_reason: FinishReason | null;
     logprobs?: unknown;
   } & StopNamed>;
