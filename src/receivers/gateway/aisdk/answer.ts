@@ -8,7 +8,7 @@ import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
 import { calledWith, contentText, firstChoice, reasoningText, type ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
-import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp, sourceParts, type FilePart, type SourcePart } from './result.js';
+import { aiSdkUsage, answerMetadata, filePart, finishReason, gatewayMetadata, logprobsOf, reasoningMetadata, REFUSED, responseTimestamp, sourceParts, type FilePart, type SourcePart } from './result.js';
 import { AiSdkStream } from './stream.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
@@ -56,7 +56,7 @@ export class AiSdkAnswer implements CompletionAnswer {
       content,
       finishReason: refused ? REFUSED : finishReason(choice?.finish_reason),
       usage: aiSdkUsage(completion.usage),
-      providerMetadata: { gateway: gatewayMetadata(state, this.#modelId, slug) },
+      providerMetadata: answerMetadata(gatewayMetadata(state, this.#modelId, slug), logprobsOf(choice?.logprobs)),
       warnings: this.#warnings,
       response: { id: completion.id, modelId: this.#modelId, timestamp: responseTimestamp(completion.created) },
     });

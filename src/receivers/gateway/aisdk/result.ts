@@ -112,3 +112,14 @@ export function sourceParts(annotations: unknown, first: number): SourcePart[] {
   }
   return sources;
 }
+
+/** The token logprobs of an OpenAI choice (`logprobs.content`), which @ai-sdk/openai gives as providerMetadata.openai.logprobs. */
+export function logprobsOf(logprobs: unknown): unknown[] | undefined {
+  const content = (logprobs as { content?: unknown } | null | undefined)?.content;
+  return Array.isArray(content) ? content : undefined;
+}
+
+/** providerMetadata: the gateway's, and the logprobs when the upstream gave them. */
+export function answerMetadata(gateway: GatewayMetadata, logprobs: readonly unknown[] | undefined): { gateway: GatewayMetadata; openai?: { logprobs: readonly unknown[] } } {
+  return logprobs === undefined ? { gateway } : { gateway, openai: { logprobs } };
+}

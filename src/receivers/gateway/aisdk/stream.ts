@@ -8,7 +8,7 @@ import type { GatewayHttpError } from '../core/http-error.js';
 import { contentText, firstChoice, reasoningText, toolCallKey, type ChatCompletionChunk, type FinishReason, type ReasoningDetail, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
 import { aiSdkErrorPart } from './errors.js';
-import { aiSdkUsage, filePart, finishReason, gatewayMetadata, reasoningMetadata, REFUSED, responseTimestamp, sourceParts } from './result.js';
+import { aiSdkUsage, answerMetadata, filePart, finishReason, gatewayMetadata, logprobsOf, reasoningMetadata, REFUSED, responseTimestamp, sourceParts } from './result.js';
 
 interface OpenToolCall {
   /** What tells the call's deltas apart (toolCallKey). */
@@ -36,6 +36,8 @@ export class AiSdkStream implements StreamEncoder {
   #usage: Usage | undefined;
   #refused = false;
   #sources = 0;
+  /** The chunks' token logprobs, when the upstream gave any (the app asked for them). */
+  #logprobs: unknown[] | undefined;
 
   readonly #tagged: boolean;
   readonly #raw: boolean;
@@ -104,6 +106,8 @@ export class AiSdkStream implements StreamEncoder {
         out += event({ type: 'tool-input-delta', id: open.id, delta: args });
       }
     }
+    const logprobs = logprobsOf(choice.logprobs);
+    if (logprobs !== undefined) (this.#logprobs ??= []).push(...logprobs);
     if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.#finish = choice.finish_reason;
     return out;
   }
@@ -119,7 +123,7 @@ export class AiSdkStream implements StreamEncoder {
       type: 'finish',
       finishReason: this.#refused ? REFUSED : finishReason(finish),
       usage: aiSdkUsage(this.#usage),
-      providerMetadata: { gateway: gatewayMetadata(state, this.#modelId, this.#slug) },
+      providerMetadata: answerMetadata(gatewayMetadata(state, this.#modelId, this.#slug), this.#logprobs),
     });
     return out;
   }

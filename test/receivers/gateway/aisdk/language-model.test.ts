@@ -370,6 +370,29 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(body['include']).toBeUndefined();
   });
 
+  it('returns the logprobs an app asked for in providerMetadata.openai.logprobs, as @ai-sdk/openai does, generated and streamed', async () => {
+    const hi = { token: 'Hi', logprob: -0.25, bytes: [72, 105], top_logprobs: [{ token: 'Hi', logprob: -0.25, bytes: [72, 105] }] };
+    const there = { token: ' there', logprob: -1.5, bytes: [32], top_logprobs: [] };
+    const { gw, a } = await setup(client, (body, res) => {
+      if (body['stream'] === true) {
+        return sendStream(res, [
+          chunk({ role: 'assistant', content: 'Hi' }, null, { choices: [{ index: 0, delta: { role: 'assistant', content: 'Hi' }, finish_reason: null, logprobs: { content: [hi] } }] }),
+          chunk({ content: ' there' }, null, { choices: [{ index: 0, delta: { content: ' there' }, finish_reason: null, logprobs: { content: [there] } }] }),
+          chunk({}, 'stop'),
+          usageChunk,
+        ]);
+      }
+      sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: 'Hi there' }, finish_reason: 'stop', logprobs: { content: [hi, there] } }] });
+    });
+    const providerOptions = { openai: { logprobs: 1 } };
+    const generated = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions, maxRetries: 0 });
+    expect(a.requests[0]?.body).toMatchObject({ logprobs: true, top_logprobs: 1 });
+    expect(generated.providerMetadata?.['openai']).toEqual({ logprobs: [hi, there] });
+    const streamed = ai.streamText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions, maxRetries: 0 });
+    expect(await streamed.text).toBe('Hi there');
+    expect((await streamed.providerMetadata)?.['openai']).toEqual({ logprobs: [hi, there] });
+  });
+
   it('routes with providerOptions.gateway.order and reports the provider that answered', async () => {
     const { gw, a, b } = await setup(
       client,
