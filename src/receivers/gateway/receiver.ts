@@ -45,8 +45,16 @@ import { gatewayRoutes } from './routes.js';
 /** What browser scripts may read: the generation id is how a page looks up its usage (GET /v1/generation). */
 const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'x-sluice-generation-id', 'retry-after', 'x-should-retry'];
 
-/** What an open stream is told, in its protocol's error event, when the shutdown grace is over. */
-const SHUTTING_DOWN = new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: 'shutting_down' });
+/**
+ * What an open stream is told, in its protocol's error event, when the
+ * shutdown grace is over. Made when needed, not once as the module loads: the
+ * module loads while the first graph starts (factory.ts), and an Error made
+ * then keeps its async stack, that graph and all its components with it, for
+ * the process's life.
+ */
+function shuttingDown(): GatewayHttpError {
+  return new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: 'shutting_down' });
+}
 
 interface OpenRequest {
   readonly res: ServerResponse;
@@ -216,7 +224,7 @@ export class GatewayReceiver implements Receiver {
       if (res.headersSent && !res.writableEnded) {
         // The stream's own loop may still try to write its end: nothing to tell anyone then.
         res.on('error', ignore);
-        res.end(errors.streamEvent(SHUTTING_DOWN));
+        res.end(errors.streamEvent(shuttingDown()));
       }
       client.close();
     }
