@@ -15,6 +15,7 @@ import { listenError } from '../../core/listener/listen-error.js';
 import type { Telemetry } from '../../shared/telemetry.js';
 import { TraceBatch } from '../../otlp/batch.js';
 import type { ResolvedProvider } from './core/attempt.js';
+import { SHUTTING_DOWN } from './core/attempt-failure.js';
 import { providerSecretsRedactor } from './core/provider-secrets.js';
 import type { PlanEnv } from './core/attempt-loop.js';
 import { Accountant, type AccountKey, type KeyLimits } from '../../usage/accountant.js';
@@ -53,7 +54,7 @@ const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'x-sluice-gen
  * the process's life.
  */
 function shuttingDown(): GatewayHttpError {
-  return new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: 'shutting_down' });
+  return new GatewayHttpError(503, 'The gateway is shutting down; the stream was cut. Retry the request.', { type: 'api_error', code: SHUTTING_DOWN });
 }
 
 interface OpenRequest {

@@ -17,6 +17,9 @@ export { UNSUPPORTED_VALUE };
 /** The code of the 503 a provider without credentials answers, before anything is sent upstream. */
 export const PROVIDER_NOT_CONFIGURED = 'provider_not_configured';
 
+/** The code of the 503 that ends the streams open when the gateway shuts down. */
+export const SHUTTING_DOWN = 'shutting_down';
+
 export interface AttemptFailure {
   error: GatewayHttpError;
   /** What the attempt's span records: the client's message, or more than the client is told. */
@@ -79,7 +82,8 @@ function classify(err: unknown, clock: AttemptClock, slug: string, answering: bo
     const answer = err.answer;
     if (answer === undefined) return { error: upstreamError(message), fallback: true, spanErrorType: err.errorType, outcome: 'stream_error' };
     const error = new GatewayHttpError(answer.status, message, { type: answer.type, code: answer.code ?? 'upstream_error', param: answer.param, headers: retryAfterOf(answer) });
-    return { error, fallback: answer.fallback, spanErrorType: err.errorType, outcome: 'stream_error' };
+    // Recorded as the HTTP answer it stands for would be: by its status.
+    return { error, fallback: answer.fallback, spanErrorType: String(answer.status), outcome: 'stream_error' };
   }
   if (err instanceof SyntaxError) {
     const what = err instanceof InvalidResponseError ? `an invalid response: ${err.message}` : 'malformed JSON';

@@ -2,12 +2,18 @@
 // with Anthropic's types for the statuses (https://docs.anthropic.com/en/api/errors).
 import { GatewayHttpError } from '../core/http-error.js';
 import type { ErrorFormat } from '../core/protocol.js';
+import { PROVIDER_NOT_CONFIGURED, SHUTTING_DOWN } from '../core/attempt-failure.js';
 
 /** Anthropic's own status for "overloaded, try again later"; the chat protocol answers 503. */
 export const OVERLOADED_STATUS = 529;
 
+/** The gateway's own 503s: its configuration or its shutdown, not an upstream's load. */
+const GATEWAY_UNAVAILABLE = new Set([PROVIDER_NOT_CONFIGURED, SHUTTING_DOWN]);
+
 export function anthropicErrorType(error: GatewayHttpError): string {
   if (error.errorCode === 'overloaded_error' || error.status === OVERLOADED_STATUS) return 'overloaded_error';
+  // An upstream unavailable for now (Gemini's UNAVAILABLE, Bedrock's ServiceUnavailableException) is what Anthropic calls overloaded.
+  if (error.status === 503 && !GATEWAY_UNAVAILABLE.has(error.errorCode ?? '')) return 'overloaded_error';
   switch (error.status) {
     case 401:
       return 'authentication_error';

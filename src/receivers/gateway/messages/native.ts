@@ -219,27 +219,35 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     const { span, state } = this.#options;
     const data = parseEvent(event.data);
     const type = typeof data['type'] === 'string' ? data['type'] : (event.event ?? 'unknown');
-    if (type === 'error' && !this.#committed) {
-      // Before the first byte an in-band error is an answer like an HTTP one, judged as that answer would be.
-      const error = (data['error'] ?? {}) as { type?: unknown; message?: unknown };
-      const errorType = typeof error.type === 'string' ? error.type : 'api_error';
-      throw new UpstreamStreamError(typeof error.message === 'string' ? error.message : 'anthropic stream error', errorType, classifyAnthropicEvent(event.data));
-    }
+    // Before the first byte an in-band error is an answer like an HTTP one, judged as that answer would be.
+    if (type === 'error' && !this.#committed) throw errorEvent(data, event.data);
     observeEvent(type, data, this.#options.observed);
     if (!this.#committed) {
       writeStreamHead(state.res, state, this.#options.slug);
       this.#committed = true;
       state.meter?.firstByte();
     }
-    // An event whose data came on several lines goes on the same way.
-    exchange.write(`event: ${event.event ?? type}\ndata: ${event.data.replaceAll('\n', '\ndata: ')}\n\n`);
-    if (type === 'error') span.fail('stream_error', 'anthropic sent an error event');
+    // An event whose data came on several lines goes on the same way; an error's words may quote the provider's key.
+    const text = type === 'error' ? this.#options.redact(event.data) : event.data;
+    exchange.write(`event: ${event.event ?? type}\ndata: ${text.replaceAll('\n', '\ndata: ')}\n\n`);
+    if (type === 'error') {
+      // Recorded as an error event before the first byte would be, by the answer it stands for.
+      const failure = attemptFailure(errorEvent(data, event.data), this.#options.clock, this.#options, true);
+      span.fail(failure.spanErrorType, failure.spanMessage);
+    }
     if (type === 'error' || type === 'message_stop') {
       charge(span, this.#options.observed, state.meter, this.#options.served);
       state.res.end();
       exchange.complete({ answered: true });
     }
   }
+}
+
+/** An `error` event as the failure it reports. */
+function errorEvent(data: Record<string, unknown>, text: string): UpstreamStreamError {
+  const error = (data['error'] ?? {}) as { type?: unknown; message?: unknown };
+  const errorType = typeof error.type === 'string' ? error.type : 'api_error';
+  return new UpstreamStreamError(typeof error.message === 'string' ? error.message : 'anthropic stream error', errorType, classifyAnthropicEvent(text));
 }
 
 function parseEvent(data: string): Record<string, unknown> {

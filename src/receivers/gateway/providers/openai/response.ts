@@ -33,16 +33,46 @@ export function parseJsonBody(text: string): unknown {
 
 /**
  * The failure a 2xx body or stream event reports in place of a completion or
- * chunk (`{"error": {...}}`), if it does. vLLM and OpenRouter give the HTTP
- * status the error stands for as its code: it is then judged as that answer.
+ * chunk (`{"error": {...}}`), if it does. One that says which HTTP answer it
+ * stands for is judged as that answer: vLLM and OpenRouter give the status as
+ * its code (LiteLLM as a string), others name the kind (OpenAI's rate limit).
  */
 export function inBandError(parsed: Record<string, unknown>, text: string): UpstreamStreamError | undefined {
   const error = parsed['error'];
   if (error === undefined || error === null) return undefined;
   const wire = isObject(error) ? error : { message: String(error) };
-  const code = wire['code'];
-  const answer = typeof code === 'number' && Number.isInteger(code) && code >= 400 && code <= 599 ? classifyOpenAIError(code, new TextEncoder().encode(text)) : undefined;
+  const status = inBandStatus(wire);
+  const answer = status === undefined ? undefined : classifyOpenAIError(status, new TextEncoder().encode(text));
   return new UpstreamStreamError(typeof wire['message'] === 'string' ? wire['message'] : 'upstream reported an error', typeof wire['type'] === 'string' ? wire['type'] : 'api_error', answer);
+}
+
+/**
+ * The HTTP status an error's code or type names, for errors met after the
+ * status went out. OpenAI's rate-limit error names the limit as its type
+ * (`tokens`, `requests`) beside `code: rate_limit_exceeded`. A generic
+ * `server_error` or `api_error` names none: it stays the upstream's failure.
+ */
+const KIND_STATUS: ReadonlyMap<string, number> = new Map([
+  ['rate_limit_exceeded', 429],
+  ['rate_limit_error', 429],
+  ['insufficient_quota', 429],
+  ['tokens', 429],
+  ['requests', 429],
+  ['overloaded_error', 503],
+  ['service_unavailable', 503],
+  ['invalid_request_error', 400],
+  ['context_length_exceeded', 400],
+]);
+
+function inBandStatus(wire: Record<string, unknown>): number | undefined {
+  const code = wire['code'];
+  const numeric = typeof code === 'string' && /^[45]\d\d$/.test(code) ? Number(code) : code;
+  if (typeof numeric === 'number' && Number.isInteger(numeric) && numeric >= 400 && numeric <= 599) return numeric;
+  for (const word of [code, wire['type']]) {
+    const status = typeof word === 'string' ? KIND_STATUS.get(word) : undefined;
+    if (status !== undefined) return status;
+  }
+  return undefined;
 }
 
 /** What makes a completion's choices unreadable: none at all, or a tool call without its function (or custom tool) name. */
