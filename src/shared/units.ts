@@ -3,7 +3,11 @@
 import { z } from 'zod';
 
 const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-const DURATION_PART = /(\d+(?:\.\d+)?)(ms|s|m|h|d)/y;
+// Go's time.ParseDuration grammar (the collector's), for Sluice's units plus
+// `d`: an optional sign, then parts each with digits on at least one side of
+// an optional point (`1.5s`, `5.s`, `.5s`).
+const DURATION_PART = /(\d+\.?\d*|\.\d+)(ms|s|m|h|d)/y;
+const DURATION_SIGN = /^[+-]/;
 
 const SIZE_UNITS: Readonly<Record<string, number>> = {
   b: 1,
@@ -16,11 +20,17 @@ const SIZE_UNITS: Readonly<Record<string, number>> = {
 };
 const SIZE_PATTERN = /^(\d+(?:\.\d+)?)\s*([a-z]+)?$/i;
 
-/** `200ms`, `5s`, `1m30s`, `1h`, `30d`, or a number of milliseconds; undefined when unreadable. */
+/**
+ * `200ms`, `5s`, `1m30s`, `1h`, `30d`, `+5s`, or a number of milliseconds;
+ * undefined when unreadable. A negative duration (`-5s`) is read, for the
+ * schema to refuse with a message naming its rule.
+ */
 export function parseDuration(value: string | number): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
-  const text = value.trim();
-  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  if (typeof value === 'number') return Number.isFinite(value) ? value : undefined;
+  const trimmed = value.trim();
+  const negative = trimmed.startsWith('-');
+  const text = trimmed.replace(DURATION_SIGN, '');
+  if (/^\d+(\.\d+)?$/.test(text)) return withSign(negative, Number(text));
   if (text === '') return undefined;
   let total = 0;
   DURATION_PART.lastIndex = 0;
@@ -29,7 +39,11 @@ export function parseDuration(value: string | number): number | undefined {
     if (match === null) return undefined;
     total += Number(match[1]) * (DURATION_UNITS_MS[match[2] ?? ''] ?? Number.NaN);
   }
-  return Number.isFinite(total) ? total : undefined;
+  return Number.isFinite(total) ? withSign(negative, total) : undefined;
+}
+
+function withSign(negative: boolean, ms: number): number {
+  return negative && ms !== 0 ? -ms : ms;
 }
 
 /** `4MiB`, `512KiB`, `1GiB`, `10MB`, or a byte count; undefined when unreadable. */
@@ -52,8 +66,8 @@ function requiredOr(hint: string) {
   };
 }
 
-/** A duration in the config; parses to milliseconds. */
-export function duration() {
+/** A duration in the config, negative ones included; parses to milliseconds. */
+function signedDuration() {
   return z.union([z.string(), z.number()], { error: requiredOr(DURATION_HINT) }).transform(function toMs(value, ctx) {
     const ms = parseDuration(value);
     if (ms === undefined) {
@@ -64,6 +78,11 @@ export function duration() {
   });
 }
 
+/** A duration in the config; parses to milliseconds. */
+export function duration() {
+  return signedDuration().pipe(z.number().min(0, { error: 'must not be negative' }));
+}
+
 /**
  * The longest duration a key that becomes a timer takes (ms). Node holds a
  * timer of at most 2^31 - 1 ms (about 24.8 days) and fires a longer one at
@@ -71,19 +90,21 @@ export function duration() {
  * every such timer in range.
  */
 export const MAX_TIMER_MS = 21 * 86_400_000;
+const timerMax = { error: 'must be at most 21d' };
 
 /** A duration that becomes a timer: refused above 21d, where Node would fire it at once. */
 export function timerDuration() {
-  return duration().pipe(z.number().max(MAX_TIMER_MS, { error: 'must be at most 21d' }));
+  return duration().pipe(z.number().max(MAX_TIMER_MS, timerMax));
 }
 
 /**
  * A timer duration that must not be 0: for a key whose timer at 0 would fire
  * before any answer could come (every delivery or upstream attempt failing at
- * once), rather than mean "no limit".
+ * once), rather than mean "no limit". A negative one is refused by the same
+ * rule, `must be greater than 0`.
  */
 export function positiveTimerDuration() {
-  return timerDuration().pipe(z.number().positive({ error: 'must be greater than 0' }));
+  return signedDuration().pipe(z.number().positive({ error: 'must be greater than 0' }).max(MAX_TIMER_MS, timerMax));
 }
 
 /** A byte size in the config; parses to a whole number of bytes. */

@@ -21,8 +21,14 @@ describe('durations', () => {
     expect([parseDuration(250), parseDuration('250')]).toEqual([250, 250]);
   });
 
-  it('refuses unknown units and negative numbers', () => {
-    expect([parseDuration('5 days'), parseDuration('5'), parseDuration(-1), parseDuration('')]).toEqual([undefined, 5, undefined, undefined]);
+  it('refuses unknown units', () => {
+    expect([parseDuration('5 days'), parseDuration('5'), parseDuration('500us'), parseDuration('')]).toEqual([undefined, 5, undefined, undefined]);
+  });
+
+  it('reads a sign as Go does, leaving a negative duration for the schema to refuse', () => {
+    expect([parseDuration('+5s'), parseDuration('-5s'), parseDuration(-1), parseDuration('-0')]).toEqual([5_000, -5_000, -1, 0]);
+    const schema = z.strictObject({ timeout: duration() });
+    expect(problems(schema, { timeout: '-5s' })).toEqual(['exporters.x.timeout: must not be negative']);
   });
 
   it('parses in a schema and names the key of a bad value', () => {

@@ -56,6 +56,39 @@ describe('config validation', () => {
     expect(problemsOf(text)).toEqual(['service.admin.idle_timeout: must be at most 21d', 'service.shutdown_grace: must be at most 21d']);
   });
 
+  it('reads durations as the collector does (Go time.ParseDuration): a leading +, fractions and compounds', () => {
+    const admin = (timeouts: string) => GOOD.replace('pipelines:', `admin: { ${timeouts} }\n  pipelines:`);
+    const text = admin('read_header_timeout: "+5s", read_timeout: "+1m30s", idle_timeout: "1h2m"');
+    expect(parseConfigText(text, { registry: fakeRegistry(), env: {} }).service.admin).toMatchObject({ read_header_timeout: 5_000, read_timeout: 90_000, idle_timeout: 3_720_000 });
+    const fractions = admin('read_header_timeout: ".5s", read_timeout: "1.5s", idle_timeout: "2.m"');
+    expect(parseConfigText(fractions, { registry: fakeRegistry(), env: {} }).service.admin).toMatchObject({ read_header_timeout: 500, read_timeout: 1_500, idle_timeout: 120_000 });
+  });
+
+  it('refuses a duration in a unit Sluice does not take, or with no digits, as a duration', () => {
+    const hint = 'must be a duration like 200ms, 5s, 1m or a number of milliseconds';
+    const text = GOOD.replace('service:\n', 'service:\n  shutdown_grace: 500us\n  admin: { read_timeout: "5µs", idle_timeout: ".s", read_header_timeout: "+-5s" }\n');
+    expect(problemsOf(text)).toEqual([`service.admin.read_header_timeout: ${hint}`, `service.admin.read_timeout: ${hint}`, `service.admin.idle_timeout: ${hint}`, `service.shutdown_grace: ${hint}`]);
+  });
+
+  it('refuses a negative duration with the rule it breaks, naming the key', () => {
+    const text = GOOD.replace('service:\n', 'service:\n  shutdown_grace: "-5s"\n  admin: { idle_timeout: -5 }\n');
+    expect(problemsOf(text)).toEqual(['service.admin.idle_timeout: must not be negative', 'service.shutdown_grace: must not be negative']);
+    const gateway = `
+receivers:
+  gateway: { endpoint: 127.0.0.1:0, environment: dev, api_keys: [k], first_byte_timeout: "-5s", stream_idle_timeout: "-1m30s" }
+exporters:
+  otlphttp/a: { endpoint: "http://127.0.0.1:1/v1/traces", timeout: -5s }
+service:
+  pipelines:
+    traces: { receivers: [gateway], exporters: [otlphttp/a] }
+`;
+    expect(problemsOf(gateway, {}, builtinRegistry())).toEqual([
+      'receivers.gateway.first_byte_timeout: must be greater than 0',
+      'receivers.gateway.stream_idle_timeout: must be greater than 0',
+      'exporters.otlphttp/a.timeout: must be greater than 0',
+    ]);
+  });
+
   it('reads a log level in any case, as a LOG_LEVEL variable often holds it', () => {
     const config = parseConfigText(GOOD.replace('service:\n', 'service:\n  telemetry: { logs: { level: "${env:LOG_LEVEL}" } }\n'), { registry: fakeRegistry(), env: { LOG_LEVEL: 'WARN' } });
     expect(config.service.telemetry.logs.level).toBe('warn');
