@@ -29,7 +29,6 @@ const IMAGE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'im
 const THINKING_BUDGETS: Readonly<Record<Effort, number>> = { minimal: 512, low: 1024, medium: 8192, high: 24_576 };
 
 export async function buildGoogleRequest(request: ChatCompletionRequest, ctx: AttemptContext<GoogleProviderConfig>): Promise<UpstreamRequest> {
-  if (request.logprobs === true) invalidRequest('logprobs', 'not supported by provider type google');
   // generationConfig takes seed and both penalties (GENERATION_FIELDS), but no token biases; nothing limits a turn to one tool call.
   rejectWithoutSetting(request, ['logit_bias', 'parallel_tool_calls', ...OPENAI_ONLY_PARAMS], 'google');
 
@@ -104,6 +103,10 @@ function mapGenerationConfig(request: ChatCompletionRequest): GeminiGenerationCo
       if (holdsFreeFormObject(schema)) config.responseJsonSchema = toGeminiJsonSchema(given);
       else config.responseSchema = schema;
     }
+  }
+  if (request.logprobs === true) {
+    config.responseLogprobs = true;
+    if (request.top_logprobs != null) config.logprobs = request.top_logprobs;
   }
   const reasoning = reasoningOf(request);
   if (reasoning !== undefined) {

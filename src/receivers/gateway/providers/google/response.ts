@@ -6,9 +6,10 @@ import { asObject, completionId } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { mintToolCallId } from '../shared/tool-call-id.js';
 import { classifyGoogleError } from './errors.js';
-import type { GeminiCandidate, GeminiFinishReason, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
+import type { GeminiCandidate, GeminiFinishReason, GeminiLogprobsCandidate, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
 
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 const FINISH_REASONS: Readonly<Record<Exclude<GeminiFinishReason, FailedFinish>, FinishReason>> = {
   FINISH_REASON_UNSPECIFIED: 'stop',
@@ -139,5 +140,35 @@ function choiceOf(candidate: GeminiCandidate, index: number): ChatCompletion['ch
     index,
     message: { role: 'assistant', content: text === '' && toolCalls.length > 0 ? null : text, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}), ...(reasoning !== '' ? { reasoning } : {}), ...(images.length > 0 ? { images } : {}) },
     finish_reason: mapFinishReason(candidate, toolCalls.length > 0),
+    ...(candidate.logprobsResult !== undefined ? { logprobs: { content: tokenLogprobs(candidate), refusal: null } } : {}),
   };
+}
+
+/** OpenAI's `logprobs.content[]` entry: a token, its log probability and UTF-8 bytes, and its step's top tokens. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  bytes: number[];
+  top_logprobs: Array<{ token: string; logprob: number; bytes: number[] }>;
+}
+
+/**
+ * A candidate's logprobsResult as OpenAI's `logprobs.content`: one entry per
+ * chosen token, with the top candidates of the same decoding step (the lists
+ * run in step). Empty when the candidate has none.
+ */
+export function tokenLogprobs(candidate: GeminiCandidate): TokenLogprob[] {
+  const result = candidate.logprobsResult;
+  if (typeof result !== 'object' || result === null || !Array.isArray(result.chosenCandidates)) return [];
+  const top = Array.isArray(result.topCandidates) ? result.topCandidates : [];
+  return result.chosenCandidates.map((chosen, step) => {
+    const alternatives = top[step]?.candidates;
+    return { ...tokenOf(chosen), top_logprobs: Array.isArray(alternatives) ? alternatives.map(tokenOf) : [] };
+  });
+}
+
+function tokenOf(candidate: GeminiLogprobsCandidate): { token: string; logprob: number; bytes: number[] } {
+  const token = typeof candidate?.token === 'string' ? candidate.token : '';
+  const logprob = typeof candidate?.logProbability === 'number' ? candidate.logProbability : 0;
+  return { token, logprob, bytes: [...encoder.encode(token)] };
 }

@@ -11,7 +11,7 @@ import type { GoogleProviderConfig } from './config.js';
 import { ChunkBuilder } from '../shared/chunks.js';
 import { completionId } from '../shared/inputs.js';
 import { candidateCountOf } from './request.js';
-import { candidateIndex, candidatesOf, mapFinishReason, mapUsage, parseGeminiBody, readParts } from './response.js';
+import { candidateIndex, candidatesOf, mapFinishReason, mapUsage, parseGeminiBody, readParts, tokenLogprobs } from './response.js';
 import type { GeminiCandidate, GeminiUsageMetadata } from './wire.js';
 
 export function googleStreamMapper(ctx: AttemptContext<GoogleProviderConfig>, request: ChatCompletionRequest): StreamMapper {
@@ -62,7 +62,14 @@ class GoogleEvents implements SseEventMapper {
     this.#seen.add(index);
     const { text, reasoning, toolCalls, images } = readParts(Array.isArray(candidate.content?.parts) ? candidate.content.parts : []);
     if (reasoning !== '') chunks.push(out.delta({ reasoning }, null, index));
-    if (text !== '') chunks.push(out.delta({ content: text }, null, index));
+    // Gemini streams each event's tokens with it: they ride on that event's text.
+    const logprobs = tokenLogprobs(candidate);
+    if (text !== '' || logprobs.length > 0) {
+      const chunk = out.delta({ content: text }, null, index);
+      const [choice] = chunk.choices;
+      if (choice !== undefined && candidate.logprobsResult !== undefined) choice.logprobs = { content: logprobs, refusal: null };
+      chunks.push(chunk);
+    }
     if (images.length > 0) chunks.push(out.delta({ images }, null, index));
     let toolCount = this.#toolCounts.get(index) ?? 0;
     if (toolCalls.length > 0) {

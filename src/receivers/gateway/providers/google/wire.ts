@@ -51,6 +51,10 @@ export interface GeminiGenerationConfig {
   responseJsonSchema?: Record<string, unknown>;
   /** Gemini 2.5+: a thinking budget in tokens (0 turns thinking off), and whether thought summaries come back. */
   thinkingConfig?: { thinkingBudget?: number; includeThoughts?: boolean };
+  /** Whether each candidate's logprobsResult comes back. */
+  responseLogprobs?: boolean;
+  /** With responseLogprobs: how many top candidates each decoding step lists (0 to 20). */
+  logprobs?: number;
 }
 
 export interface GeminiRequest {
@@ -83,11 +87,28 @@ export type GeminiFinishReason =
   | 'MISSING_THOUGHT_SIGNATURE'
   | 'MALFORMED_RESPONSE';
 
+/** A token and its log probability (proto3 JSON leaves out a 0 or an empty token). */
+export interface GeminiLogprobsCandidate {
+  token?: string;
+  tokenId?: number;
+  logProbability?: number;
+}
+
+/** One entry per decoding step in each list; a chosen token may be missing from its step's topCandidates. */
+export interface GeminiLogprobsResult {
+  chosenCandidates?: GeminiLogprobsCandidate[];
+  topCandidates?: Array<{ candidates?: GeminiLogprobsCandidate[] }>;
+  logProbabilitySum?: number;
+}
+
 export interface GeminiCandidate {
   content?: { role?: string; parts?: GeminiPart[] };
   finishReason?: GeminiFinishReason;
   finishMessage?: string;
   index?: number;
+  /** With responseLogprobs: the tokens of this candidate (of this event's parts, when streamed). */
+  logprobsResult?: GeminiLogprobsResult;
+  avgLogprobs?: number;
 }
 
 export interface GeminiUsageMetadata {

@@ -100,7 +100,11 @@ export const generateContentRequest = z.strictObject({
       responseJsonSchema: jsonSchema.optional(),
       // https://ai.google.dev/gemini-api/docs/thinking
       thinkingConfig: z.strictObject({ thinkingBudget: z.int().min(-1).max(32_768).optional(), includeThoughts: z.boolean().optional(), thinkingLevel: z.enum(['minimal', 'low', 'medium', 'high']).optional() }).optional(),
+      // https://ai.google.dev/api/generate-content#generationconfig: logprobs "only valid if responseLogprobs=True", in [0, 20].
+      responseLogprobs: z.boolean().optional(),
+      logprobs: z.int().min(0).max(20).optional(),
     })
+    .refine((config) => config.logprobs === undefined || config.responseLogprobs === true, 'logprobs is only valid with responseLogprobs: true')
     .optional(),
 });
 
