@@ -91,17 +91,47 @@ export class FlexibleRateLimiter implements RateLimiter {
     return { options: this.options, windows };
   }
 
-  /** Adds windows counted elsewhere (by the state a reload closed), each ending when it did there. */
-  async carry(windows: readonly RateWindow[]): Promise<void> {
+  /**
+   * Adds windows counted elsewhere (by the state a reload closed), each ending
+   * when it did there (in whole seconds, rounded up). Returns them as opened
+   * here, with that end.
+   */
+  async carry(windows: readonly RateWindow[]): Promise<RateWindow[]> {
     const now = Date.now();
-    const open = windows.filter((window) => window.until > now);
+    const open = windows.filter((window) => window.until > now).map((window) => ({ ...window, seconds: Math.ceil((window.until - now) / 1000) }));
     for (const window of open) this.#keys.add(window.key);
-    await Promise.all(open.map((window) => this.#limiter.penalty(window.key, window.points, { customDuration: Math.ceil((window.until - now) / 1000) })));
+    await Promise.all(open.map((window) => this.#limiter.penalty(window.key, window.points, { customDuration: window.seconds })));
+    return open.map(({ key, points, seconds }) => ({ key, points, until: now + seconds * 1000 }));
   }
 }
 
 export class LocalRateLimiter extends FlexibleRateLimiter {
+  /**
+   * The fleet's counts a reload that turned cluster mode off carried in, by
+   * key, until the window they opened ends: Redis still holds them, so a
+   * reload that turns it on again (or a failed one's restore) adds only what
+   * was counted here since, not the fleet's points a second time.
+   */
+  readonly #carried = new Map<string, RateWindow>();
+
   constructor(options: RateLimitOptions) {
     super(new RateLimiterMemory({ keyPrefix: options.name, points: options.points, duration: options.windowMs / 1000 }), options);
+  }
+
+  /** The points counted here: a carried window's own count less what was carried into it. */
+  override async windows(): Promise<CarriedWindows> {
+    const counted = await super.windows();
+    const now = Date.now();
+    const own = counted.windows.map((window) => {
+      const carried = this.#carried.get(window.key);
+      return carried !== undefined && carried.until > now ? { ...window, points: window.points - carried.points } : window;
+    });
+    return { options: counted.options, windows: own.filter((window) => window.points > 0) };
+  }
+
+  override async carry(windows: readonly RateWindow[]): Promise<RateWindow[]> {
+    const opened = await super.carry(windows);
+    for (const window of opened) this.#carried.set(window.key, window);
+    return opened;
   }
 }

@@ -31,8 +31,9 @@ export interface SharedState {
   decisionStore(options: DecisionStoreOptions): DecisionStore;
   /**
    * The open rate-limit windows of the keys this state counted (a Redis
-   * state's: the fleet's counts), for the state a reload that turns cluster
-   * mode on or off opens in its place.
+   * state's: the fleet's counts; a local state's: its own, less the fleet's
+   * it was opened with), for the state a reload that turns cluster mode on
+   * or off opens in its place.
    */
   rateWindows(): Promise<CarriedWindows[]>;
   /** Adds the windows another state counted to this one's (a Redis state's: to the fleet's counters). */

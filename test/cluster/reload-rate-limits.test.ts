@@ -3,6 +3,7 @@
 // or redis.timeout) keeps the connection and the state on it; one that turns
 // cluster mode on or off carries the open windows across.
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
@@ -44,8 +45,8 @@ afterEach(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-/** `cluster`: the service.cluster YAML, or undefined for none. */
-function config(port: number, cluster: string | undefined) {
+/** `cluster`: the service.cluster YAML, or undefined for none; `failing`: a port another server holds, which an OTLP receiver fails to listen on. */
+function config(port: number, cluster: string | undefined, failing?: number) {
   const text = `
 receivers:
   gateway:
@@ -56,15 +57,22 @@ receivers:
     models:
       - id: fake/model
         endpoints: [{ provider: fake, model: upstream-model }]
-exporters:
+${failing === undefined ? '' : `  otlp: { protocols: { http: { endpoint: "127.0.0.1:${failing}" } } }\n`}exporters:
   debug: { verbosity: basic }
 service:
   storage: { directory: "${join(directory, 'data')}" }
   admin: { endpoint: "127.0.0.1:0", api_key: ${ADMIN_KEY} }
   telemetry: { logs: { level: error } }
-${cluster === undefined ? '' : `  cluster: ${cluster}\n`}  pipelines: { traces: { receivers: [gateway], exporters: [debug] } }
+${cluster === undefined ? '' : `  cluster: ${cluster}\n`}  pipelines: { traces: { receivers: [gateway${failing === undefined ? '' : ', otlp'}], exporters: [debug] } }
 `;
   return parseConfigText(text, { registry: builtinRegistry(), env: {} });
+}
+
+/** A server holding a port, so a receiver configured on it fails to start. */
+async function holdPort(): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
 }
 
 async function ask(port: number): Promise<number> {
@@ -136,5 +144,24 @@ describe('a reload that changes service.cluster and the rate-limit windows', () 
 
     expect(await service.reload(() => config(port, undefined))).toBe(true);
     expect(await ask(port)).toBe(429);
+  });
+
+  it("leaves the fleet's counter as it was when a reload that turns cluster mode off fails and cluster mode comes back", async () => {
+    const port = await freePort();
+    const cluster = `{ redis: { url: "${redis.url}", key_prefix: "failed-off:" } }`;
+    await service.start(config(port, cluster));
+    await redisUp();
+    expect(await ask(port)).toBe(200);
+
+    const holder = await holdPort();
+    try {
+      expect(await service.reload(() => config(port, undefined, (holder.address() as AddressInfo).port))).toBe(false);
+    } finally {
+      holder.close();
+    }
+    await redisUp();
+    // The fleet's one point came back to Redis with the restored config: it was never taken out.
+    expect(await ask(port)).toBe(200);
+    expect(Number(await client.get('failed-off:rate:rpm:limited'))).toBe(LIMIT);
   });
 });
