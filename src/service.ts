@@ -183,6 +183,8 @@ export class Service {
       // The old listeners' ports the new config does not listen on.
       this.#ports.settle();
       if (previous !== undefined) await forgetRemovedSeries(this.telemetry, previous, next);
+      // Not before: a failed start restores the previous config, whose processors go on with their decisions.
+      this.#memoryDecisions.keepOnly(new Set(next.processors.keys()));
       this.logger.info({ pipelines: Object.keys(next.service.pipelines) }, 'config reloaded');
       return true;
     } catch (err) {

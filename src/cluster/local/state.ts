@@ -29,7 +29,8 @@ export interface LocalStateOptions {
  * trace as traces with no known path. Each holds at most DECISION_ENTRIES.
  * The service keeps one for its life and hands it to each state it opens:
  * what this instance decided stays true wherever its shared state lives
- * (RedisDecisionStore answers from this local store first).
+ * (RedisDecisionStore answers from this local store first). A reload that
+ * succeeds lets go of the stores of the processors it took out.
  */
 export class MemoryDecisions {
   readonly #stores = new Map<string, LocalDecisionStore>();
@@ -41,6 +42,11 @@ export class MemoryDecisions {
       this.#stores.set(name, store);
     }
     return store;
+  }
+
+  /** Lets go of the stores of processors a reload took out (`names`: the running config's processors). */
+  keepOnly(names: ReadonlySet<string>): void {
+    for (const name of this.#stores.keys()) if (!names.has(name)) this.#stores.delete(name);
   }
 }
 
