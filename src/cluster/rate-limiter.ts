@@ -26,6 +26,8 @@ export interface RateWindow {
 export interface CarriedWindows {
   readonly options: RateLimitOptions;
   readonly windows: readonly RateWindow[];
+  /** Counts Redis holds (and goes on holding), not ones this instance alone has. */
+  readonly inRedis: boolean;
 }
 
 export type RateDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number };
@@ -80,15 +82,20 @@ export class FlexibleRateLimiter implements RateLimiter {
     if (points > 0) await this.#limiter.penalty(key, points);
   }
 
-  /** The open windows of the keys counted here, as the backend counts them (asked together: a stalled Redis is waited for once). */
+  /** The open windows of the keys counted here, as the backend counts them. */
   async windows(): Promise<CarriedWindows> {
-    const counted = await Promise.all([...this.#keys].map(async (key) => ({ key, state: await this.#limiter.get(key) })));
+    return { options: this.options, windows: await this.windowsIn(this.#limiter), inRedis: false };
+  }
+
+  /** The open windows of the keys counted here, as `backend` counts them (asked together: a stalled Redis is waited for once). */
+  protected async windowsIn(backend: RateLimiterAbstract): Promise<RateWindow[]> {
+    const counted = await Promise.all([...this.#keys].map(async (key) => ({ key, state: await backend.get(key) })));
     const now = Date.now();
     const windows: RateWindow[] = [];
     for (const { key, state } of counted) {
       if (state !== null && state.consumedPoints > 0 && state.msBeforeNext > 0) windows.push({ key, points: state.consumedPoints, until: now + state.msBeforeNext });
     }
-    return { options: this.options, windows };
+    return windows;
   }
 
   /**
@@ -107,10 +114,10 @@ export class FlexibleRateLimiter implements RateLimiter {
 
 export class LocalRateLimiter extends FlexibleRateLimiter {
   /**
-   * The fleet's counts a reload that turned cluster mode off carried in, by
-   * key, until the window they opened ends: Redis still holds them, so a
-   * reload that turns it on again (or a failed one's restore) adds only what
-   * was counted here since, not the fleet's points a second time.
+   * The fleet's counts a reload that turned cluster mode off carried in from
+   * Redis, by key, until the window they opened ends: Redis still holds them,
+   * so a reload that turns it on again (or a failed one's restore) adds only
+   * what was counted here since, not the fleet's points a second time.
    */
   readonly #carried = new Map<string, RateWindow>();
 
@@ -126,12 +133,13 @@ export class LocalRateLimiter extends FlexibleRateLimiter {
       const carried = this.#carried.get(window.key);
       return carried !== undefined && carried.until > now ? { ...window, points: window.points - carried.points } : window;
     });
-    return { options: counted.options, windows: own.filter((window) => window.points > 0) };
+    return { ...counted, windows: own.filter((window) => window.points > 0) };
   }
 
-  override async carry(windows: readonly RateWindow[]): Promise<RateWindow[]> {
+  /** `inRedis`: the windows are counts Redis holds (see #carried). */
+  override async carry(windows: readonly RateWindow[], inRedis = false): Promise<RateWindow[]> {
     const opened = await super.carry(windows);
-    for (const window of opened) this.#carried.set(window.key, window);
+    if (inRedis) for (const window of opened) this.#carried.set(window.key, window);
     return opened;
   }
 }

@@ -164,4 +164,31 @@ describe('a reload that changes service.cluster and the rate-limit windows', () 
     expect(await ask(port)).toBe(200);
     expect(Number(await client.get('failed-off:rate:rpm:limited'))).toBe(LIMIT);
   });
+
+  it('adds the points counted while Redis was down to the fleet\'s counter when cluster mode is turned off and on again', async () => {
+    const own = await startRedis({ persistent: true });
+    const ownClient = new Redis(own.url);
+    ownClient.on('error', () => undefined);
+    try {
+      const port = await freePort();
+      const cluster = `{ redis: { url: "${own.url}", key_prefix: "outage:" } }`;
+      await service.start(config(port, cluster));
+      await redisUp();
+      expect(await ask(port)).toBe(200);
+      await own.stop();
+      await waitUntil(async () => (await clusterView()).redis?.status === 'down', 10_000, 'the outage');
+      // Counted by this instance alone: Redis never had it.
+      expect(await ask(port)).toBe(200);
+      expect(await service.reload(() => config(port, undefined))).toBe(true);
+      await own.start();
+
+      expect(await service.reload(() => config(port, cluster))).toBe(true);
+      await redisUp();
+      await waitUntil(async () => Number(await ownClient.get('outage:rate:rpm:limited').catch(() => null)) === LIMIT, 10_000, 'the outage\'s point in Redis');
+      expect(await ask(port)).toBe(429);
+    } finally {
+      ownClient.disconnect();
+      await own.remove();
+    }
+  });
 });

@@ -12,7 +12,8 @@
 // catches up, and each retry would add the points once more. Closed (its
 // state closes, the connection may stay), it shares what it still holds once
 // more and then listens for reconnections no longer. Its windows (for a reload
-// that turns cluster mode off) are the fleet's counts, read after it shares.
+// that turns cluster mode off) are the fleet's counts, read after it shares
+// (its own, which Redis does not have, while Redis does not answer).
 import { ReplyError } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type IRateLimiterOptions, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
@@ -69,21 +70,40 @@ class OutageLimiter extends RateLimiterMemory {
   }
 }
 
+interface RedisBackends {
+  /** Redis, and the insurance while Redis does not answer. */
+  readonly limiter: RateLimiterRedis;
+  /** Redis alone. */
+  readonly direct: RateLimiterRedis;
+  /** What this instance counted while Redis did not answer. */
+  readonly insurance: RateLimiterMemory;
+}
+
 /** A RateLimiter over Redis that stops sharing when closed. */
 export class RedisRateLimiter extends FlexibleRateLimiter {
+  readonly #backends: RedisBackends;
   readonly #share: () => Promise<void>;
   readonly #close: () => Promise<void>;
 
-  constructor(limiter: RateLimiterRedis, options: RateLimitOptions, share: () => Promise<void>, close: () => Promise<void>) {
-    super(limiter, options);
+  constructor(backends: RedisBackends, options: RateLimitOptions, share: () => Promise<void>, close: () => Promise<void>) {
+    super(backends.limiter, options);
+    this.#backends = backends;
     this.#share = share;
     this.#close = close;
   }
 
-  /** The fleet's counts once this instance's missed points are in them (this instance's own while Redis does not answer). */
+  /**
+   * The fleet's counts once this instance's missed points are in them; while
+   * Redis does not answer, this instance's own, which Redis does not have
+   * (inRedis false: a state that carries them back into Redis adds them).
+   */
   override async windows(): Promise<CarriedWindows> {
     await this.#share();
-    return super.windows();
+    try {
+      return { options: this.options, windows: await this.windowsIn(this.#backends.direct), inRedis: true };
+    } catch {
+      return { options: this.options, windows: await this.windowsIn(this.#backends.insurance), inRedis: false };
+    }
   }
 
   /** Shares what it counted alone (when the connection is up) and stops listening for reconnections. Idempotent. */
@@ -148,7 +168,7 @@ export function redisRateLimiter(redis: RedisConnection, options: RateLimitOptio
     scheduled = undefined;
     if (redis.up) await shareMissedPoints();
   }
-  return new RedisRateLimiter(limiter, options, shareNow, async function close() {
+  return new RedisRateLimiter({ limiter, direct, insurance }, options, shareNow, async function close() {
     if (closed) return;
     closed = true;
     stopSharing();
