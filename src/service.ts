@@ -197,6 +197,8 @@ export class Service {
       await this.#apply(previous);
       this.#ports.settle();
       await forgetRemovedSeries(this.telemetry, next, previous);
+      // The failed graph's new processors' stores; the previous config's go on.
+      this.#memoryDecisions.keepOnly(new Set(previous.processors.keys()));
       return false;
     }
   }
