@@ -17,6 +17,8 @@ export interface RateWindow {
   readonly key: string;
   readonly points: number;
   readonly until: number;
+  /** How many of the points Redis holds (and goes on holding): the rest only this instance has. */
+  readonly inRedis: number;
 }
 
 /**
@@ -26,8 +28,6 @@ export interface RateWindow {
 export interface CarriedWindows {
   readonly options: RateLimitOptions;
   readonly windows: readonly RateWindow[];
-  /** Counts Redis holds (and goes on holding), not ones this instance alone has. */
-  readonly inRedis: boolean;
 }
 
 export type RateDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number };
@@ -84,16 +84,20 @@ export class FlexibleRateLimiter implements RateLimiter {
 
   /** The open windows of the keys counted here, as the backend counts them. */
   async windows(): Promise<CarriedWindows> {
-    return { options: this.options, windows: await this.windowsIn(this.#limiter), inRedis: false };
+    return { options: this.options, windows: await this.windowsIn(this.#limiter) };
   }
 
-  /** The open windows of the keys counted here, as `backend` counts them (asked together: a stalled Redis is waited for once). */
-  protected async windowsIn(backend: RateLimiterAbstract): Promise<RateWindow[]> {
+  /**
+   * The open windows of the keys counted here, as `backend` counts them
+   * (asked together: a stalled Redis is waited for once); `inRedis`: how
+   * many of a key's points Redis holds.
+   */
+  protected async windowsIn(backend: RateLimiterAbstract, inRedis: (key: string, points: number) => number = () => 0): Promise<RateWindow[]> {
     const counted = await Promise.all([...this.#keys].map(async (key) => ({ key, state: await backend.get(key) })));
     const now = Date.now();
     const windows: RateWindow[] = [];
     for (const { key, state } of counted) {
-      if (state !== null && state.consumedPoints > 0 && state.msBeforeNext > 0) windows.push({ key, points: state.consumedPoints, until: now + state.msBeforeNext });
+      if (state !== null && state.consumedPoints > 0 && state.msBeforeNext > 0) windows.push({ key, points: state.consumedPoints, until: now + state.msBeforeNext, inRedis: inRedis(key, state.consumedPoints) });
     }
     return windows;
   }
@@ -108,16 +112,16 @@ export class FlexibleRateLimiter implements RateLimiter {
     const open = windows.filter((window) => window.until > now).map((window) => ({ ...window, seconds: Math.ceil((window.until - now) / 1000) }));
     for (const window of open) this.#keys.add(window.key);
     await Promise.all(open.map((window) => this.#limiter.penalty(window.key, window.points, { customDuration: window.seconds })));
-    return open.map(({ key, points, seconds }) => ({ key, points, until: now + seconds * 1000 }));
+    return open.map(({ seconds, ...window }) => ({ ...window, until: now + seconds * 1000 }));
   }
 }
 
 export class LocalRateLimiter extends FlexibleRateLimiter {
   /**
-   * The fleet's counts a reload that turned cluster mode off carried in from
-   * Redis, by key, until the window they opened ends: Redis still holds them,
-   * so a reload that turns it on again (or a failed one's restore) adds only
-   * what was counted here since, not the fleet's points a second time.
+   * The points Redis holds of those a reload that turned cluster mode off
+   * carried in (the fleet's counts), by key, until the window they opened
+   * ends: a reload that turns it on again (or a failed one's restore) adds
+   * only the others, not the fleet's points a second time.
    */
   readonly #carried = new Map<string, RateWindow>();
 
@@ -131,15 +135,14 @@ export class LocalRateLimiter extends FlexibleRateLimiter {
     const now = Date.now();
     const own = counted.windows.map((window) => {
       const carried = this.#carried.get(window.key);
-      return carried !== undefined && carried.until > now ? { ...window, points: window.points - carried.points } : window;
+      return carried !== undefined && carried.until > now ? { ...window, points: window.points - carried.inRedis } : window;
     });
     return { ...counted, windows: own.filter((window) => window.points > 0) };
   }
 
-  /** `inRedis`: the windows are counts Redis holds (see #carried). */
-  override async carry(windows: readonly RateWindow[], inRedis = false): Promise<RateWindow[]> {
+  override async carry(windows: readonly RateWindow[]): Promise<RateWindow[]> {
     const opened = await super.carry(windows);
-    if (inRedis) for (const window of opened) this.#carried.set(window.key, window);
+    for (const window of opened) if (window.inRedis > 0) this.#carried.set(window.key, window);
     return opened;
   }
 }

@@ -191,4 +191,35 @@ describe('a reload that changes service.cluster and the rate-limit windows', () 
       await own.remove();
     }
   });
+
+  it('adds nothing twice when cluster mode is turned off during an outage and on again: what an earlier outage counted was shared already', async () => {
+    const own = await startRedis({ persistent: true });
+    const ownClient = new Redis(own.url);
+    ownClient.on('error', () => undefined);
+    const redisStatus = async (status: string) => waitUntil(async () => (await clusterView()).redis?.status === status, 10_000, `Redis ${status}`);
+    try {
+      const port = await freePort();
+      const cluster = `{ redis: { url: "${own.url}", key_prefix: "outages:" } }`;
+      await service.start(config(port, cluster));
+      await redisStatus('up');
+      await own.stop();
+      await redisStatus('down');
+      expect(await ask(port)).toBe(200);
+      await own.start();
+      await redisStatus('up');
+      await waitUntil(async () => Number(await ownClient.get('outages:rate:rpm:limited').catch(() => null)) === 1, 10_000, 'the first outage\'s point in Redis');
+      await own.stop();
+      await redisStatus('down');
+      expect(await service.reload(() => config(port, undefined))).toBe(true);
+      await own.start();
+
+      expect(await service.reload(() => config(port, cluster))).toBe(true);
+      await redisStatus('up');
+      expect(await ask(port)).toBe(200);
+      expect(Number(await ownClient.get('outages:rate:rpm:limited'))).toBe(LIMIT);
+    } finally {
+      ownClient.disconnect();
+      await own.remove();
+    }
+  });
 });

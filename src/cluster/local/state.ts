@@ -86,7 +86,7 @@ export class LocalState implements SharedState {
   }
 
   async carryRateWindows(carried: readonly CarriedWindows[]): Promise<void> {
-    for (const { options, windows, inRedis } of carried) await this.rateLimiter(options).carry(windows, inRedis);
+    for (const { options, windows } of carried) await this.rateLimiter(options).carry(windows);
   }
 
   /** `outbox`: for RedisState, which shares the additions (the first call decides). */

@@ -53,6 +53,12 @@ class OutageLimiter extends RateLimiterMemory {
     return super.penalty(key, points, options).then((res) => this.#note(key, points, res));
   }
 
+  /** The points of `key` counted here that Redis has not been given yet. */
+  missedPoints(key: string): number {
+    const missed = this.missed.get(key);
+    return missed !== undefined && missed.until > Date.now() ? missed.points : 0;
+  }
+
   /** Notes points counted here until `until`; those of a window that has ended are dropped. */
   add(key: string, points: number, until: number): void {
     const now = Date.now();
@@ -76,7 +82,7 @@ interface RedisBackends {
   /** Redis alone. */
   readonly direct: RateLimiterRedis;
   /** What this instance counted while Redis did not answer. */
-  readonly insurance: RateLimiterMemory;
+  readonly insurance: OutageLimiter;
 }
 
 /** A RateLimiter over Redis that stops sharing when closed. */
@@ -94,15 +100,16 @@ export class RedisRateLimiter extends FlexibleRateLimiter {
 
   /**
    * The fleet's counts once this instance's missed points are in them; while
-   * Redis does not answer, this instance's own, which Redis does not have
-   * (inRedis false: a state that carries them back into Redis adds them).
+   * Redis does not answer, this instance's own, of which Redis holds all but
+   * those it missed.
    */
   override async windows(): Promise<CarriedWindows> {
     await this.#share();
+    const { direct, insurance } = this.#backends;
     try {
-      return { options: this.options, windows: await this.windowsIn(this.#backends.direct), inRedis: true };
+      return { options: this.options, windows: await this.windowsIn(direct, (_key, points) => points) };
     } catch {
-      return { options: this.options, windows: await this.windowsIn(this.#backends.insurance), inRedis: false };
+      return { options: this.options, windows: await this.windowsIn(insurance, (key, points) => Math.max(0, points - insurance.missedPoints(key))) };
     }
   }
 
