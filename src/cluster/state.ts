@@ -33,7 +33,8 @@ export interface SharedState {
    * The open rate-limit windows of the keys this state counted (a Redis
    * state's: the fleet's counts; a local state's: its own, less the fleet's
    * it was opened with), for the state a reload that turns cluster mode on
-   * or off opens in its place.
+   * or off opens in its place, just before this one closes (the points a
+   * Redis state counted that Redis never got go with them, no longer shared).
    */
   rateWindows(): Promise<CarriedWindows[]>;
   /** Adds the windows another state counted to this one's (a Redis state's: to the fleet's counters). */

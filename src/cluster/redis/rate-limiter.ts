@@ -109,7 +109,10 @@ export class RedisRateLimiter extends FlexibleRateLimiter {
     try {
       return { options: this.options, windows: await this.windowsIn(direct, (_key, points) => points) };
     } catch {
-      return { options: this.options, windows: await this.windowsIn(insurance, (key, points) => Math.max(0, points - insurance.missedPoints(key))) };
+      const windows = await this.windowsIn(insurance, (key, points) => Math.max(0, points - insurance.missedPoints(key)));
+      // The points Redis missed go with the windows (their next state carries them): sharing them too, at a reconnection before the close, would count them twice.
+      insurance.missed.clear();
+      return { options: this.options, windows };
     }
   }
 
