@@ -21,8 +21,19 @@ redis.call('ZADD', KEYS[2], now, ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]))
 return 1`;
 
-interface BeatCommand {
+const LIVE_COMMAND = 'sluiceLiveInstances';
+// KEYS: the index; ARGV: the prefix of instance keys. One round trip, so a
+// stalled Redis costs the status one redis.timeout, not one per command. The
+// instance keys are named from the index (standalone Redis runs such scripts).
+const LIVE_SCRIPT = `
+local ids = redis.call('ZRANGE', KEYS[1], 0, -1)
+if #ids == 0 then return {} end
+for i, id in ipairs(ids) do ids[i] = ARGV[1] .. id end
+return redis.call('MGET', unpack(ids))`;
+
+interface HeartbeatCommands {
   [BEAT_COMMAND](keys: 2, instanceKey: string, index: string, info: string, id: string, ttlMs: number): Promise<unknown>;
+  [LIVE_COMMAND](keys: 1, index: string, instanceKeyPrefix: string): Promise<Array<string | null>>;
 }
 
 export interface InstanceInfo {
@@ -48,6 +59,7 @@ export class Heartbeats {
     this.#describe = describe;
     this.#setKey = redis.key('instances');
     if (!(BEAT_COMMAND in redis.client)) redis.client.defineCommand(BEAT_COMMAND, { lua: BEAT_SCRIPT });
+    if (!(LIVE_COMMAND in redis.client)) redis.client.defineCommand(LIVE_COMMAND, { lua: LIVE_SCRIPT });
   }
 
   start(): void {
@@ -60,7 +72,7 @@ export class Heartbeats {
   async beat(): Promise<void> {
     if (!this.#redis.up) return;
     const info: InstanceInfo = { ...this.#describe(), lastHeartbeat: Date.now() };
-    const client = this.#redis.client as unknown as BeatCommand;
+    const client = this.#redis.client as unknown as HeartbeatCommands;
     try {
       await client[BEAT_COMMAND](2, this.#redis.key('instance', info.id), this.#setKey, JSON.stringify(info), info.id, HEARTBEAT_TTL_MS);
     } catch {
@@ -70,9 +82,8 @@ export class Heartbeats {
 
   /** The instances whose heartbeat is younger than the TTL (their key has not expired); throws when Redis cannot answer. */
   async live(): Promise<InstanceInfo[]> {
-    const ids = await this.#redis.client.zrange(this.#setKey, 0, -1);
-    if (ids.length === 0) return [];
-    const values = await this.#redis.client.mget(ids.map((id) => this.#redis.key('instance', id)));
+    const client = this.#redis.client as unknown as HeartbeatCommands;
+    const values = await client[LIVE_COMMAND](1, this.#setKey, this.#redis.key('instance', ''));
     const live: InstanceInfo[] = [];
     for (const value of values) if (value !== null) live.push(JSON.parse(value) as InstanceInfo);
     return live.sort((a, b) => (a.id < b.id ? -1 : 1));

@@ -2,13 +2,13 @@
 // that can stall (as a hung Redis or a dead network path does): a command
 // issued while another waits on the stalled Redis goes out at once and is
 // bounded by its own redis.timeout, never queued behind the first one's.
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConnection } from '../../../src/cluster/redis/connection.js';
 import { Telemetry } from '../../../src/shared/telemetry.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { startRedis, type TestRedis } from '../../helpers/redis.js';
+import { stallingRedisProxy, type StallingRedisProxy } from '../../helpers/stalling-redis-proxy.js';
 
 const logger = pino({ level: 'silent' });
 let redis: TestRedis;
@@ -24,44 +24,10 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-interface StallingProxy {
-  readonly url: string;
-  /** From now on, what clients send is kept (and shown to `onHeld`) instead of reaching Redis. */
-  stall(): void;
-  onHeld(listener: (text: string) => void): void;
-}
-
-async function stallingProxy(redisPort: number): Promise<StallingProxy> {
-  let stalled = false;
-  const listeners: Array<(text: string) => void> = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((client) => {
-    const upstream = connect(redisPort, '127.0.0.1');
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('error', () => undefined);
-      socket.on('close', () => sockets.delete(socket));
-    }
-    upstream.pipe(client);
-    client.on('data', (data: Buffer) => {
-      if (!stalled) upstream.write(data);
-      else for (const listener of listeners) listener(data.toString('latin1'));
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(async () => {
-    for (const socket of sockets) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address !== null ? address.port : 0;
-  return {
-    url: `redis://127.0.0.1:${port}/0`,
-    stall: () => {
-      stalled = true;
-    },
-    onHeld: (listener) => listeners.push(listener),
-  };
+async function stallingProxy(redisPort: number): Promise<StallingRedisProxy> {
+  const proxy = await stallingRedisProxy(redisPort);
+  cleanups.push(() => proxy.close());
+  return proxy;
 }
 
 describe('the cluster Redis connection', () => {

@@ -8,6 +8,7 @@ import { Redis } from 'ioredis';
 import { Heartbeats, HEARTBEAT_TTL_MS } from '../../../src/cluster/redis/heartbeats.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { connectRedis, startRedis, type TestRedis } from '../../helpers/redis.js';
+import { stallingRedisProxy } from '../../helpers/stalling-redis-proxy.js';
 
 const logger = pino({ level: 'silent' });
 let redis: TestRedis;
@@ -94,5 +95,39 @@ describe('instance heartbeats', () => {
     expect(await connection.client.exists('beats-kept:instance:running')).toBe(1);
     expect(await connection.client.exists('beats-kept:instance:stopped')).toBe(0);
     expect(await running.live()).toEqual([expect.objectContaining({ id: 'running' })]);
+  });
+
+  it('reads the live instances in one command, so a Redis that stalls after answering one still lists them', async () => {
+    const [a, b] = await Promise.all([instance('a'), instance('b')]);
+    await Promise.all([a.beat(), b.beat()]);
+    const proxy = await stallingRedisProxy(redis.port);
+    cleanups.push(() => proxy.close());
+    const connection = await connectRedis(proxy.url, 'beats:', 1_000, { logger });
+    cleanups.push(() => connection.close());
+    const reader = new Heartbeats(connection, () => ({ id: 'reader', version: 'test', address: 'reader:8888', startedAt: 0 }));
+    const before = proxy.forwarded.length;
+
+    proxy.stallAfter(1);
+    expect((await reader.live()).map((i) => i.id)).toEqual(['a', 'b']);
+    expect(proxy.forwarded.length - before).toBe(1);
+    expect(proxy.held).toEqual([]);
+  });
+
+  it('fails the read of a stalled Redis after sending it one command', async () => {
+    const a = await instance('a');
+    await a.beat();
+    const proxy = await stallingRedisProxy(redis.port);
+    cleanups.push(() => proxy.close());
+    const connection = await connectRedis(proxy.url, 'beats:', 300, { logger });
+    cleanups.push(() => connection.close());
+    const reader = new Heartbeats(connection, () => ({ id: 'reader', version: 'test', address: 'reader:8888', startedAt: 0 }));
+
+    proxy.stall();
+    const outcome = await reader.live().then(
+      () => 'answered',
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    expect(outcome).toBe('Command timed out');
+    expect(proxy.held).toHaveLength(1);
   });
 });
