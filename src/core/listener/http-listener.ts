@@ -96,7 +96,12 @@ export class HttpListener implements ManagedListener {
       });
       handle(req, res);
     });
-    const deadline = new KeepAliveDeadline(this.#server, idleMs > 0 ? idleMs + config.read_header_timeout : Infinity, config.tls !== undefined);
+    const deadline = new KeepAliveDeadline(
+      this.#server,
+      idleMs > 0 ? idleMs + config.read_header_timeout : Infinity,
+      config.read_header_timeout + TIMEOUT_CHECK_INTERVAL_MS,
+      config.tls !== undefined,
+    );
     keepAlive = deadline;
     // Node's own, which server.close() calls too, cuts answers still being written (keep-alive-deadline.ts).
     // Called only once stopping: a connection answered in the last STOP_LINGER_MS is left for its next request.

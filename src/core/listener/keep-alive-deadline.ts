@@ -22,6 +22,15 @@
 // connection stays open, may be sending the next request on it right now,
 // and would get a reset where the stopping listener answers it (with
 // `Connection: close`) if it is left a little longer.
+//
+// Bytes read since the last answer keep a stopping listener's connection open
+// only while they may be a request's start: a client sending blank lines held
+// a reload or a shutdown until its grace was over. So a connection whose
+// unanswered bytes a stop sweep first saw `beginMs` ago and that has no
+// request yet is closed: as in Go's server, the first byte starts the header
+// timeout, and `beginMs` (read_header_timeout and one of Node's timeout
+// checks) lets Node answer a begun request that is late with its headers 408
+// first, itself.
 import type { Server, Socket } from 'node:net';
 
 interface Requests {
@@ -32,18 +41,25 @@ interface Requests {
   idleSince: number;
   /** The connection's bytesRead when the last one was answered: more since means a request has begun. */
   readAtIdle: number;
+  /** When a stop sweep first saw bytes past readAtIdle with no request in flight (ms); Infinity until then. */
+  unansweredSince: number;
 }
 
 export class KeepAliveDeadline {
   readonly #connections = new Map<Socket, Requests>();
   readonly #limitMs: number;
+  readonly #beginMs: number;
 
-  /** `secure`: requests arrive on the TLS sockets, not on the TCP ones under them. `limitMs` Infinity: no deadline. */
-  constructor(server: Server, limitMs: number, secure: boolean) {
+  /**
+   * `secure`: requests arrive on the TLS sockets, not on the TCP ones under them. `limitMs` Infinity: no deadline.
+   * `beginMs`: how long, once stopping, bytes that begin no request keep a connection.
+   */
+  constructor(server: Server, limitMs: number, beginMs: number, secure: boolean) {
     this.#limitMs = limitMs;
+    this.#beginMs = beginMs;
     const connections = this.#connections;
     server.on(secure ? 'secureConnection' : 'connection', function watch(socket: Socket) {
-      connections.set(socket, { inFlight: 0, openedAt: Date.now(), idleSince: Infinity, readAtIdle: 0 });
+      connections.set(socket, { inFlight: 0, openedAt: Date.now(), idleSince: Infinity, readAtIdle: 0, unansweredSince: Infinity });
       socket.once('close', function forget() {
         connections.delete(socket);
       });
@@ -62,6 +78,7 @@ export class KeepAliveDeadline {
     if (requests.inFlight === 0) {
       requests.idleSince = Date.now();
       requests.readAtIdle = socket.bytesRead;
+      requests.unansweredSince = Infinity;
     }
   }
 
@@ -87,12 +104,15 @@ export class KeepAliveDeadline {
    * connection then resets it. So the connections found idle are destroyed
    * after the next full poll of the loop (its second check phase from now),
    * if they are idle still.
+   *
+   * Also destroys, the same way, the connections holding bytes that have
+   * begun no request `beginMs` after a call first saw them (blank lines).
    */
   closeIdle(quietMs = 0): void {
-    const idle = [...this.#connections.keys()].filter((socket) => this.#idleFor(socket, quietMs));
+    const idle = [...this.#connections.keys()].filter((socket) => this.#idleFor(socket, quietMs) || this.#beginsNoRequest(socket));
     if (idle.length === 0) return;
     const confirm = (): void => {
-      for (const socket of idle) if (this.#idleFor(socket, quietMs)) socket.destroy();
+      for (const socket of idle) if (this.#idleFor(socket, quietMs) || this.#beginsNoRequest(socket)) socket.destroy();
     };
     setImmediate(function afterThisTurn() {
       setImmediate(confirm);
@@ -104,5 +124,14 @@ export class KeepAliveDeadline {
     if (requests === undefined || requests.inFlight > 0 || socket.bytesRead !== requests.readAtIdle) return false;
     const quietSince = requests.idleSince === Infinity ? requests.openedAt : requests.idleSince;
     return quietSince <= Date.now() - quietMs;
+  }
+
+  /** Notes when unanswered bytes are first seen; true once they have begun no request for `beginMs` since. */
+  #beginsNoRequest(socket: Socket): boolean {
+    const requests = this.#connections.get(socket);
+    if (requests === undefined || requests.inFlight > 0 || socket.bytesRead === requests.readAtIdle) return false;
+    const now = Date.now();
+    if (requests.unansweredSince === Infinity) requests.unansweredSince = now;
+    return requests.unansweredSince <= now - this.#beginMs;
   }
 }

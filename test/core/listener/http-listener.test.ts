@@ -175,6 +175,36 @@ describe('http listener', () => {
     expect(begun.received()).toMatch(/connection: close/i);
   });
 
+  it('closes, once it stops, a connection whose client sends only blank lines long before the grace, and answers a slow request begun at the stop', async () => {
+    const { port, listener } = await start({ read_header_timeout: 1_000 });
+    const blank = await idleKeepAlive(port, '/');
+    const slow = await idleKeepAlive(port, '/');
+    const blankLines = setInterval(() => blank.socket.write('\r\n'), 50);
+    try {
+      // Blank lines already on the connection when the stop comes.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      listener.stopAccepting();
+      slow.socket.write('GET / HTTP/1.1\r\nHost: 127.');
+      // Well within read_header_timeout of its start.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      slow.socket.write('0.0.1\r\n\r\n');
+      await slow.closed;
+      expect(slow.received().match(/HTTP\/1\.1 200/g)).toHaveLength(2);
+      expect(slow.received()).toMatch(/connection: close/i);
+      // The grace a reload or shutdown would give it (shutdown_grace or longer).
+      let graceTimer: NodeJS.Timeout | undefined;
+      const grace = new Promise<string>((resolve) => {
+        graceTimer = setTimeout(() => resolve('held until the grace'), 45_000);
+      });
+      const outcome = await Promise.race([blank.closed.then(() => 'closed'), grace]);
+      clearTimeout(graceTimer);
+      expect(outcome).toBe('closed');
+      expect(blank.received().match(/HTTP\/1\.1 200/g)).toHaveLength(1);
+    } finally {
+      clearInterval(blankLines);
+    }
+  });
+
   it('answers, with Connection: close, the next request a client sends right after the stop on a connection it was just told stays open', async () => {
     const { port, listener } = await start({});
     const client = await idleKeepAlive(port, '/');
