@@ -4,10 +4,13 @@
 // never a torn one. It holds secrets: the file is created with mode 0600.
 // A file that exists but cannot be read back whole stops the start with an
 // error naming the file and the bad field: guessing would drop drains. A
-// write that fails changes nothing: the change it carried is refused.
+// write that fails changes nothing: the change it carried is refused. Only
+// the directory's sync can fail after the rename, and then the change is
+// made: the file holds it (see replace).
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import type { Logger } from 'pino';
 import { StateFileError, StorageWriteError, errorMessage, isNoRoom } from '../../shared/errors.js';
 import type { ChangeOutcome, DrainParser, DrainStore, StoredDrain } from '../drain-store.js';
 
@@ -17,11 +20,13 @@ const FILE_VERSION = 1;
 export class LocalDrainStore<D extends StoredDrain> implements DrainStore<D> {
   readonly path: string;
   readonly #parse: DrainParser<D>;
+  readonly #logger: Logger | undefined;
   #drains: D[] | undefined;
 
-  constructor(storageDirectory: string, parse: DrainParser<D>) {
+  constructor(storageDirectory: string, parse: DrainParser<D>, logger?: Logger) {
     this.path = join(storageDirectory, DRAINS_FILE);
     this.#parse = parse;
+    this.#logger = logger;
   }
 
   async load(): Promise<D[]> {
@@ -70,6 +75,12 @@ export class LocalDrainStore<D extends StoredDrain> implements DrainStore<D> {
     try {
       await writeAtomically(this.path, JSON.stringify({ version: FILE_VERSION, drains }, null, 2));
     } catch (err) {
+      if (err instanceof UnsyncedRename) {
+        // The change is made: the file holds it and a restart reads it. Refusing it now would be untrue (a retried create would make a second drain).
+        this.#drains = [...drains];
+        this.#logger?.warn({ path: this.path, err: err.message }, 'drains: the change was stored, but the storage directory could not be synced; a crash of the machine may undo it');
+        return;
+      }
       const full = isNoRoom(err);
       const why = full ? `the storage is full (${errorMessage(err)})` : errorMessage(err);
       throw new StorageWriteError(`the drains could not be stored in ${this.path}: ${why}; nothing was changed, try again${full ? ' once there is room' : ''}`, { cause: err });
@@ -113,26 +124,42 @@ export class LocalDrainStore<D extends StoredDrain> implements DrainStore<D> {
   }
 }
 
+/**
+ * A rename that took place but whose directory could not be synced: the new
+ * file is the one the path names and a restart reads, but a crash of the
+ * machine may still bring the old one back.
+ */
+export class UnsyncedRename extends Error {}
+
+/**
+ * Replaces the file at `path` with `text` whole. Rejects, leaving the old
+ * file as it was, when any step up to the rename fails; the directory is
+ * opened first, so that running out of file descriptors is one of those.
+ * Rejects with UnsyncedRename when only the directory's sync after the
+ * rename failed.
+ */
 export async function writeAtomically(path: string, text: string): Promise<void> {
   // Unique per write: two writers of one file never share a temporary one.
   const temporary = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await open(temporary, 'w', 0o600);
-  try {
-    try {
-      await handle.writeFile(text);
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, path);
-  } catch (err) {
-    // A write that failed (a full disk) must not leave its part behind either.
-    await unlink(temporary).catch(() => undefined);
-    throw err;
-  }
   const directory = await open(dirname(path), 'r');
   try {
-    await directory.sync();
+    const handle = await open(temporary, 'w', 0o600);
+    try {
+      try {
+        await handle.writeFile(text);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(temporary, path);
+    } catch (err) {
+      // A write that failed (a full disk) must not leave its part behind either.
+      await unlink(temporary).catch(() => undefined);
+      throw err;
+    }
+    await directory.sync().catch((err: unknown) => {
+      throw new UnsyncedRename(`${path} was replaced, but its directory could not be synced: ${errorMessage(err)}`, { cause: err });
+    });
   } finally {
     await directory.close();
   }

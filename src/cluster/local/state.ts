@@ -103,7 +103,7 @@ export class LocalState implements SharedState {
   }
 
   drainStore<D extends StoredDrain>(parse: DrainParser<D>): LocalDrainStore<D> {
-    return new LocalDrainStore(this.#options.storageDirectory, parse);
+    return new LocalDrainStore(this.#options.storageDirectory, parse, this.#options.logger);
   }
 
   decisionStore(options: DecisionStoreOptions): LocalDecisionStore {
