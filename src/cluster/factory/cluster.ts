@@ -100,12 +100,13 @@ export class Cluster {
         instances = [];
       }
     }
-    // While Redis is down (or before the first beat), this instance still knows itself.
+    // While Redis is down or stalled (or before the first beat), this instance still knows itself.
     if (!instances.some((i) => i.id === this.id)) instances = [...instances, self];
     return {
       mode: 'redis',
       instance: this.id,
-      redis: { url: redis.url, status: redis.up ? 'up' : 'down' },
+      // Read after the instances: a read Redis left unanswered says it is down, though the connection holds.
+      redis: { url: redis.url, status: redis.answering ? 'up' : 'down' },
       instances: instances.map((i) => ({ ...i, self: i.id === this.id })),
     };
   }

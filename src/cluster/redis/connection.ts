@@ -2,8 +2,10 @@
 // Redis store. Nothing here may hang a caller: commands time out
 // (redis.timeout), and while the connection is down they fail at once
 // instead of queueing (no offline queue), so callers fall back to local
-// state. `sluice_cluster_redis_up` follows the connection, and each outage is
-// logged once when it starts and once when it ends.
+// state. `sluice_cluster_redis_up` follows the connection and whether Redis
+// answers on it (a Redis that stalls keeps the connection ready while every
+// command times out), and each outage is logged once when it starts and once
+// when it ends.
 import { Redis, ReplyError, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../shared/errors.js';
@@ -14,6 +16,9 @@ import type { ClusterConfig } from '../config.js';
 /** Reconnect backoff: 100 ms, 200 ms, ... up to this. */
 const MAX_RECONNECT_DELAY_MS = 2_000;
 const RECONNECT_STEP_MS = 100;
+
+/** What ioredis rejects a command with once redis.timeout has passed. */
+const COMMAND_TIMED_OUT = 'Command timed out';
 
 /** ioredis's timeouts for redis.timeout: a connection attempt gets at least a second. */
 function timeouts(timeoutMs: number): Pick<RedisOptions, 'commandTimeout' | 'connectTimeout'> {
@@ -29,6 +34,8 @@ export class RedisConnection {
   readonly #onUp = new Set<() => void>();
   #subscriber: Redis | undefined;
   #up = false;
+  /** The last probe (see `probe`) timed out on a ready connection; cleared by one Redis answers, or a reconnection. */
+  #stalled = false;
   /** True from the first failure of an outage until the connection is back. */
   #inOutage = false;
   #closed = false;
@@ -69,8 +76,31 @@ export class RedisConnection {
     this.client.connect().catch((err: unknown) => this.#down(errorMessage(err)));
   }
 
+  /** The connection is ready (commands are sent, not failed at once); Redis may still be stalled behind it. */
   get up(): boolean {
     return this.#up;
+  }
+
+  /** Ready, and Redis answered the last probe in time. */
+  get answering(): boolean {
+    return this.#up && !this.#stalled;
+  }
+
+  /**
+   * Runs a command that tells whether Redis answers (a heartbeat, the status's
+   * read): one that times out marks Redis stalled, one Redis answers (even with
+   * an error reply) marks it answering again.
+   */
+  async probe<T>(command: Promise<T>): Promise<T> {
+    try {
+      const answer = await command;
+      this.#answered();
+      return answer;
+    } catch (err) {
+      if (err instanceof Error && err.message === COMMAND_TIMED_OUT) this.#stall();
+      else if (err instanceof ReplyError) this.#answered();
+      throw err;
+    }
   }
 
   key(...parts: string[]): string {
@@ -113,6 +143,7 @@ export class RedisConnection {
 
   #ready(): void {
     this.#up = true;
+    this.#stalled = false;
     this.#upGauge.set(1);
     if (this.#inOutage) this.#logger.info({ redis: this.url }, 'cluster Redis is reachable again; shared state reconciles');
     this.#inOutage = false;
@@ -123,6 +154,25 @@ export class RedisConnection {
     if (this.#closed) return;
     this.#up = false;
     this.#upGauge.set(0);
+    this.#outage(reason);
+  }
+
+  #stall(): void {
+    if (this.#closed || !this.#up || this.#stalled) return;
+    this.#stalled = true;
+    this.#upGauge.set(0);
+    this.#outage('Redis answered no command within redis.timeout');
+  }
+
+  #answered(): void {
+    if (this.#closed || !this.#up || !this.#stalled) return;
+    this.#stalled = false;
+    this.#upGauge.set(1);
+    this.#logger.info({ redis: this.url }, 'cluster Redis answers again');
+    this.#inOutage = false;
+  }
+
+  #outage(reason: string): void {
     if (this.#inOutage) return;
     this.#inOutage = true;
     this.#logger.warn({ redis: this.url, err: reason }, 'cluster Redis is unreachable; serving from local state until it is back');

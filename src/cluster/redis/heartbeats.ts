@@ -5,6 +5,8 @@
 // stopped cleanly or not. Liveness is Redis's to tell: its key expiry and its
 // own clock (TIME) for the index's scores, never the instances' clocks, so
 // one whose clock is off neither prunes the others nor is pruned by them.
+// Beats and reads are the connection's probes: one Redis leaves unanswered
+// marks it stalled (see RedisConnection.probe).
 import type { RedisConnection } from './connection.js';
 
 export const HEARTBEAT_INTERVAL_MS = 2_000;
@@ -74,7 +76,7 @@ export class Heartbeats {
     const info: InstanceInfo = { ...this.#describe(), lastHeartbeat: Date.now() };
     const client = this.#redis.client as unknown as HeartbeatCommands;
     try {
-      await client[BEAT_COMMAND](2, this.#redis.key('instance', info.id), this.#setKey, JSON.stringify(info), info.id, HEARTBEAT_TTL_MS);
+      await this.#redis.probe(client[BEAT_COMMAND](2, this.#redis.key('instance', info.id), this.#setKey, JSON.stringify(info), info.id, HEARTBEAT_TTL_MS));
     } catch {
       // Reported by the connection; the next beat tries again.
     }
@@ -83,7 +85,7 @@ export class Heartbeats {
   /** The instances whose heartbeat is younger than the TTL (their key has not expired); throws when Redis cannot answer. */
   async live(): Promise<InstanceInfo[]> {
     const client = this.#redis.client as unknown as HeartbeatCommands;
-    const values = await client[LIVE_COMMAND](1, this.#setKey, this.#redis.key('instance', ''));
+    const values = await this.#redis.probe(client[LIVE_COMMAND](1, this.#setKey, this.#redis.key('instance', '')));
     const live: InstanceInfo[] = [];
     for (const value of values) if (value !== null) live.push(JSON.parse(value) as InstanceInfo);
     return live.sort((a, b) => (a.id < b.id ? -1 : 1));

@@ -6,6 +6,7 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import { Heartbeats, HEARTBEAT_TTL_MS } from '../../../src/cluster/redis/heartbeats.js';
+import { Telemetry } from '../../../src/shared/telemetry.js';
 import { waitUntil } from '../../helpers/daemon.js';
 import { connectRedis, startRedis, type TestRedis } from '../../helpers/redis.js';
 import { stallingRedisProxy } from '../../helpers/stalling-redis-proxy.js';
@@ -129,5 +130,32 @@ describe('instance heartbeats', () => {
     );
     expect(outcome).toBe('Command timed out');
     expect(proxy.held).toHaveLength(1);
+  });
+
+  it('counts Redis down while it leaves a heartbeat unanswered, though the connection holds, and up at the next it answers', async () => {
+    const telemetry = new Telemetry({ defaultMetrics: false });
+    const redisUp = async () => (await telemetry.registry.getSingleMetricAsString('sluice_cluster_redis_up')).trim().split('\n').at(-1);
+    const connection = await connectRedis(redis.url, 'beats-paused:', 300, { logger, telemetry });
+    const operator = new Redis(redis.url);
+    cleanups.push(async () => {
+      operator.disconnect();
+      await connection.close();
+    });
+    const heartbeats = new Heartbeats(connection, () => ({ id: 'paused', version: 'test', address: 'paused:8888', startedAt: 0 }));
+    await heartbeats.beat();
+    expect(await redisUp()).toBe('sluice_cluster_redis_up 1');
+
+    // Redis holds every client's commands for a while, as a stalled Redis does, then answers them.
+    await operator.call('CLIENT', 'PAUSE', '1500', 'ALL');
+    await heartbeats.beat();
+    expect(connection.up).toBe(true);
+    expect(connection.answering).toBe(false);
+    expect(await redisUp()).toBe('sluice_cluster_redis_up 0');
+
+    await waitUntil(async () => {
+      await heartbeats.beat();
+      return connection.answering;
+    }, 10_000, 'Redis to answer a heartbeat again');
+    expect(await redisUp()).toBe('sluice_cluster_redis_up 1');
   });
 });
