@@ -88,11 +88,11 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     const adapter = provider.adapter;
     if (adapter.passthrough === true) {
       const text = bodyText(response.body);
-      const completion = adapter.parseResponseText === undefined ? adapter.parseResponse(response.body, ctx) : adapter.parseResponseText(text, ctx);
+      const completion = adapter.parseResponseText === undefined ? adapter.parseResponse(response.body, ctx, state.request) : adapter.parseResponseText(text, ctx);
       recordCompletion(span, completion, env.captureContent, state, served);
       state.answer.complete(state.res, completion, text, state, provider.slug);
     } else {
-      const completion = adapter.parseResponse(response.body, ctx);
+      const completion = adapter.parseResponse(response.body, ctx, state.request);
       recordCompletion(span, completion, env.captureContent, state, served);
       state.answer.complete(state.res, completion, undefined, state, provider.slug);
     }

@@ -1,11 +1,12 @@
 // Gemini GenerateContentResponse -> OpenAI chat completion.
-import type { ChatCompletion, FinishReason, ImageOutput, ToolCall, Usage } from '../shared/openai-types.js';
+import type { ChatCompletion, ChatCompletionRequest, FinishReason, ImageOutput, ToolCall, Usage } from '../shared/openai-types.js';
 import { UpstreamStreamError, type AttemptContext } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { asObject, completionId } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { mintToolCallId } from '../shared/tool-call-id.js';
 import { classifyGoogleError } from './errors.js';
+import { candidateCountOf } from './request.js';
 import type { GeminiCandidate, GeminiFinishReason, GeminiLogprobsCandidate, GeminiPart, GeminiResponse, GeminiUsageMetadata } from './wire.js';
 
 const decoder = new TextDecoder();
@@ -104,11 +105,13 @@ export function parseGeminiBody(text: string): GeminiResponse {
   return parsed as GeminiResponse;
 }
 
-export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<GoogleProviderConfig>): ChatCompletion {
+export function parseGoogleResponse(body: Uint8Array, ctx: AttemptContext<GoogleProviderConfig>, request: ChatCompletionRequest): ChatCompletion {
   const response = parseGeminiBody(decoder.decode(body));
   const candidates = candidatesOf(response);
-  // No candidate at all: the prompt itself was blocked (promptFeedback.blockReason).
-  const choices = candidates.length === 0 ? [{ index: 0, message: { role: 'assistant' as const, content: '' }, finish_reason: 'content_filter' as const }] : candidates.map((candidate, position) => choiceOf(candidate, candidateIndex(candidate, position)));
+  // No candidate at all: the prompt itself was blocked (promptFeedback.blockReason), for every candidate asked for.
+  const choices = candidates.length === 0
+    ? Array.from({ length: candidateCountOf(request, ctx.slug) }, (_, index) => ({ index, message: { role: 'assistant' as const, content: '' }, finish_reason: 'content_filter' as const }))
+    : candidates.map((candidate, position) => choiceOf(candidate, candidateIndex(candidate, position)));
   return {
     id: response.responseId ?? completionId(),
     object: 'chat.completion',

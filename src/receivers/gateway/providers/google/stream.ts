@@ -48,9 +48,9 @@ class GoogleEvents implements SseEventMapper {
     }
     if (response.usageMetadata !== undefined) this.#usage = response.usageMetadata;
     const candidates = candidatesOf(response);
-    // No candidate at all and a block reason: the prompt itself was blocked; one choice says so.
+    // No candidate at all and a block reason: the prompt itself was blocked; each candidate asked for says so.
     if (candidates.length === 0 && response.promptFeedback?.blockReason !== undefined) {
-      chunks.push(out.delta({}, 'content_filter'));
+      for (let index = 0; index < this.#candidates; index++) chunks.push(out.delta({}, 'content_filter', index));
       return this.#end(chunks);
     }
     for (const [position, candidate] of candidates.entries()) this.#candidate(candidate, candidateIndex(candidate, position), chunks);

@@ -104,8 +104,8 @@ export interface ProviderAdapter<C extends BaseProviderConfig = BaseProviderConf
   /** Maps the request; may be async (for example to fetch and inline an image). */
   buildRequest(request: ChatCompletionRequest, ctx: AttemptContext<C>): Promise<UpstreamRequest> | UpstreamRequest;
 
-  /** Maps a 2xx non-streaming response body. */
-  parseResponse(body: Uint8Array, ctx: AttemptContext<C>): ChatCompletion;
+  /** Maps a 2xx non-streaming response body of this request. */
+  parseResponse(body: Uint8Array, ctx: AttemptContext<C>, request: ChatCompletionRequest): ChatCompletion;
 
   /** For passthrough adapters: parseResponse on the body already decoded (the answer needs the text too). */
   parseResponseText?(text: string, ctx: AttemptContext<C>): ChatCompletion;

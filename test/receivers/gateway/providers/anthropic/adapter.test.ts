@@ -474,7 +474,7 @@ describe('anthropic adapter', () => {
   it('parses a documented response example, thinking as reasoning with its signature', () => {
     const ctx = context(anthropicAdapter, { type: 'anthropic', api_key: 'k' }, 'claude-test');
     const body = new TextEncoder().encode(JSON.stringify(message([{ type: 'thinking', thinking: '...', signature: 's' }, { type: 'text', text: 'Hi' }], 'end_turn')));
-    expect(anthropicAdapter.parseResponse(body, ctx).choices[0]?.message).toEqual({
+    expect(anthropicAdapter.parseResponse(body, ctx, { model: 'claude-test', messages: [{ role: 'user', content: 'Hi' }] }).choices[0]?.message).toEqual({
       role: 'assistant',
       content: 'Hi',
       reasoning: '...',

@@ -96,6 +96,25 @@ describe('google adapter', () => {
     expect(out.ok && out.completion.choices[0]).toMatchObject({ message: { content: '' }, finish_reason: 'content_filter' });
   });
 
+  it('answers a blocked prompt with one content_filter choice per candidate asked for, whole and streamed', async () => {
+    const blocked = { promptFeedback: { blockReason: 'SAFETY' }, usageMetadata };
+    const ctx = await setup((seen, res) => (seen.path.includes('stream') ? sendStream(res, [blocked]) : json(res, 200, blocked)));
+    const out = await complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], n: 3 });
+    expect(out.ok && out.completion.choices.map((choice) => [choice.index, choice.message.content, choice.finish_reason])).toEqual([
+      [0, '', 'content_filter'],
+      [1, '', 'content_filter'],
+      [2, '', 'content_filter'],
+    ]);
+    const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], n: 3 });
+    expect(error).toBeUndefined();
+    expect(chunks.flatMap((c) => c.choices.map((choice) => [choice.index, choice.finish_reason]))).toEqual([
+      [0, 'content_filter'],
+      [1, 'content_filter'],
+      [2, 'content_filter'],
+    ]);
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { total_tokens: 28 } });
+  });
+
   it('maps tools, cleans their schemas for Gemini and maps tool_choice', async () => {
     const ctx = await setup((_seen, res) => sendResponse(res, [{ text: 'x' }]));
     const parameters = {

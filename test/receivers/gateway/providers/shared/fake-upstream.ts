@@ -110,10 +110,11 @@ export type Outcome =
 
 /** buildRequest -> HTTP -> parseResponse or classifyError, the way the gateway core drives an adapter. */
 export async function complete<C extends BaseProviderConfig>(adapter: ProviderAdapter<C>, ctx: AttemptContext<C>, body: Omit<ChatCompletionRequest, 'model'>): Promise<Outcome> {
-  const upstream = await adapter.buildRequest({ model: 'test/model', ...body }, ctx);
+  const chatRequest: ChatCompletionRequest = { model: 'test/model', ...body };
+  const upstream = await adapter.buildRequest(chatRequest, ctx);
   const res = await request(upstream.url, { method: upstream.method, headers: upstream.headers, body: upstream.body });
   const bytes = new Uint8Array(await res.body.arrayBuffer());
-  if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, completion: adapter.parseResponse(bytes, ctx) };
+  if (res.statusCode >= 200 && res.statusCode < 300) return { ok: true, completion: adapter.parseResponse(bytes, ctx, chatRequest) };
   return { ok: false, error: adapter.classifyError(res.statusCode, bytes, res.headers) };
 }
 
