@@ -611,6 +611,23 @@ describe('google adapter', () => {
     expect(error).toBeInstanceOf(UpstreamStreamError);
   });
 
+  it('fails the attempt of several candidates when one of them ends in a failure finish, whole and streamed, so that a fallback gives a whole answer', async () => {
+    const mixed = {
+      candidates: [
+        { content: { role: 'model', parts: [{ text: 'Sunny.' }] }, finishReason: 'STOP', index: 0 },
+        { content: { role: 'model', parts: [] }, finishReason: 'MALFORMED_FUNCTION_CALL', finishMessage: 'Malformed function call: get_weather(city=)', index: 1 },
+      ],
+      usageMetadata,
+      modelVersion: 'gemini-test-001',
+    };
+    const ctx = await setup((seen, res) => (seen.path.includes('stream') ? sendStream(res, [mixed]) : json(res, 200, mixed)));
+    await expect(complete(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool], n: 2 })).rejects.toThrow(/MALFORMED_FUNCTION_CALL: Malformed function call/);
+    const { chunks, error } = await stream(googleAdapter, ctx, { messages: [{ role: 'user', content: 'a' }], tools: [weatherTool], n: 2 });
+    expect(error).toBeInstanceOf(UpstreamStreamError);
+    // What came before the failing candidate in the event has gone out; the stream then ends with the error.
+    expect(chunks.flatMap((c) => c.choices.filter((choice) => choice.finish_reason !== null).map((choice) => [choice.index, choice.finish_reason]))).toEqual([[0, 'stop']]);
+  });
+
   it.each(['MISSING_THOUGHT_SIGNATURE', 'MALFORMED_RESPONSE'])('fails the attempt on a %s finish, whole and streamed, rather than answer an empty stop', async (reason) => {
     const failed = { candidates: [{ finishReason: reason, index: 0 }], usageMetadata, modelVersion: 'gemini-test-001' };
     const ctx = await setup((seen, res) => (seen.path.includes('stream') ? sendStream(res, [failed]) : json(res, 200, failed)));
