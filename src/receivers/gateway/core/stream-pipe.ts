@@ -146,7 +146,7 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     // A stream cut short still used what the upstream counted so far; one it
     // counted nothing of (OpenAI's usage comes last) is charged an estimate,
     // so a client that leaves just before the usage chunk is not served free.
-    this.#settle(this.#options.mapper.usageSoFar ?? this.#estimateUnreported());
+    this.#settle(this.#unreported());
     endFailedStream(state.res, state.server, failure, () => encoder.error(failure.error, state));
     this.#record();
     return { answered: true, outcome: failure.outcome };
@@ -208,14 +208,23 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     if (cost !== undefined) observer.cost = cost;
   }
 
-  /** Undefined when the upstream reported usage; otherwise the estimate of what the attempt used. */
-  #estimateUnreported(): Usage | undefined {
+  /**
+   * Undefined when the upstream's usage report came. Otherwise what it told
+   * so far (Anthropic's message_start, Gemini's latest usageMetadata), or
+   * the estimate of the request when it told nothing; either way with at
+   * least the estimated tokens of what was relayed as output, since the
+   * output told so far may lag it (message_start's output_tokens is a
+   * placeholder of 1, whatever follows).
+   */
+  #unreported(): Usage | undefined {
     const observer = this.#observer;
     if (observer.usage !== undefined) return undefined;
+    const relayed = tokensForChars(observer.relayedChars);
+    const told = this.#options.mapper.usageSoFar;
+    if (told !== undefined && tokensOf(told).output >= relayed) return told;
     observer.estimated = true;
-    const prompt = estimateChatInputTokens(this.#options.state.request);
-    const completion = tokensForChars(observer.relayedChars);
-    return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    const prompt = told === undefined ? estimateChatInputTokens(this.#options.state.request) : tokensOf(told).input;
+    return { ...told, prompt_tokens: prompt, completion_tokens: relayed, total_tokens: prompt + relayed };
   }
 
   #record(): void {

@@ -15,7 +15,8 @@ import { recordUsage } from '../core/span-usage.js';
 import { insertUsageCost, recordCost } from '../core/usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import type { Cost } from '../../../shared/money.js';
-import { tokensOf } from '../../../shared/tokens.js';
+import { tokenCount, tokensOf } from '../../../shared/tokens.js';
+import { tokensForChars } from '../core/token-estimate.js';
 import { startClientSpan, type SpanRecord } from '../core/spans.js';
 import { SseParser, type SseEvent } from '../providers/shared/sse.js';
 import { endFailedStream, StreamExchange, type StreamPipe } from '../core/stream-exchange.js';
@@ -51,6 +52,12 @@ interface Observed {
   model?: string;
   stopReason?: string | null;
   usage: Partial<AnthropicUsage>;
+  /** A stream's message_delta came: its usage counts the output (message_start's output_tokens is a placeholder). */
+  outputCounted?: boolean;
+  /** Characters of text, thinking and tool input a stream relayed: what a stream cut before message_delta is charged as output at least. */
+  relayedChars?: number;
+  /** The output charged is the gateway's estimate (sluice.usage.source). */
+  estimated?: boolean;
   /** Set once the attempt's usage was charged. */
   cost?: Cost;
   /** The answer's text and tool calls, collected only when capture_content is on. */
@@ -200,6 +207,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     span.fail(failure.spanErrorType, failure.spanMessage);
     if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
     // Charged before the client's stream ends: the generation is recorded once it has.
+    countRelayedOutput(this.#options.observed);
     charge(span, this.#options.observed, state.meter, this.#options.served);
     endFailedStream(state.res, state.server, failure, () => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
     return { answered: true };
@@ -236,6 +244,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
       span.fail(failure.spanErrorType, failure.spanMessage);
     }
     if (type === 'error' || type === 'message_stop') {
+      countRelayedOutput(this.#options.observed);
       charge(span, this.#options.observed, state.meter, this.#options.served);
       state.res.end();
       exchange.complete({ answered: true });
@@ -282,6 +291,7 @@ function observeMessage(message: Record<string, unknown>, observed: Observed): v
 }
 
 function observeEvent(type: string, data: Record<string, unknown>, observed: Observed): void {
+  if (type === 'content_block_delta') observed.relayedChars = (observed.relayedChars ?? 0) + deltaChars(data['delta']);
   const output = observed.output;
   if (output !== undefined && (type === 'content_block_start' || type === 'content_block_delta')) {
     const block = (data['content_block'] ?? {}) as Record<string, unknown>;
@@ -294,11 +304,33 @@ function observeEvent(type: string, data: Record<string, unknown>, observed: Obs
   if (type === 'message_start') observeMessage((data['message'] ?? {}) as Record<string, unknown>, observed);
   else if (type === 'message_delta') {
     observeStopReason(((data['delta'] ?? {}) as { stop_reason?: unknown }).stop_reason, observed);
+    observed.outputCounted = true;
     const usage = data['usage'];
     if (typeof usage === 'object' && usage !== null) {
       for (const [key, value] of Object.entries(usage)) if (typeof value === 'number') (observed.usage as Record<string, number>)[key] = value;
     }
   }
+}
+
+/** The characters a content_block_delta carries: text, thinking or tool input. */
+function deltaChars(delta: unknown): number {
+  if (typeof delta !== 'object' || delta === null) return 0;
+  const d = delta as Record<string, unknown>;
+  const text = d['type'] === 'text_delta' ? d['text'] : d['type'] === 'thinking_delta' ? d['thinking'] : d['type'] === 'input_json_delta' ? d['partial_json'] : undefined;
+  return typeof text === 'string' ? text.length : 0;
+}
+
+/**
+ * A stream cut before message_delta counted its output: charged at least the
+ * estimate of what was relayed (a token per 4 characters), as a chat stream
+ * is, rather than message_start's placeholder of 1.
+ */
+function countRelayedOutput(observed: Observed): void {
+  if (observed.outputCounted === true || observed.usage.input_tokens === undefined) return;
+  const relayed = tokensForChars(observed.relayedChars ?? 0);
+  if (tokenCount(observed.usage.output_tokens) >= relayed) return;
+  observed.usage.output_tokens = relayed;
+  observed.estimated = true;
 }
 
 /** Once per attempt, when its usage is known: the cost at the endpoint's prices, on the span and the meter. */
@@ -314,6 +346,7 @@ function record(span: SpanRecord, observed: Observed): void {
   if (observed.model !== undefined) span.str('gen_ai.response.model', observed.model);
   if (observed.id !== undefined) span.str('gen_ai.response.id', observed.id);
   if (observed.usage.input_tokens !== undefined || observed.usage.output_tokens !== undefined) recordUsage(span, mapUsage(observed.usage));
+  if (observed.estimated === true) span.str('sluice.usage.source', 'estimate');
   if (observed.stopReason !== undefined && observed.stopReason !== null) span.strings('gen_ai.response.finish_reasons', [observed.stopReason]);
   if (observed.output !== undefined) span.str('gen_ai.output.messages', captureOutput([{ ...observed.output, finishReason: observed.stopReason ?? null }]));
 }

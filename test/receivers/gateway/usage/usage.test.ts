@@ -384,8 +384,8 @@ describe('usage of streams and direct routes', () => {
     expect(failure).toBeInstanceOf(OpenAI.APIError);
     const id = response.headers.get('x-sluice-generation-id') ?? '';
     await waitForGeneration(id);
-    // 1000 input tokens x $0.000001 + 1 output token x $0.000002
-    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.001002, native_tokens_prompt: 1000 });
+    // 1000 input tokens x $0.000001 + 2 output tokens ('partial' relayed) x $0.000002
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.001004, native_tokens_prompt: 1000, native_tokens_completion: 2 });
   });
 });
 
@@ -401,7 +401,50 @@ describe('usage of a stream the client leaves', () => {
     }
     const id = response.headers.get('x-sluice-generation-id') ?? '';
     await waitForGeneration(id);
-    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.001002, native_tokens_prompt: 1000 });
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.001004, native_tokens_prompt: 1000, native_tokens_completion: 2 });
+  });
+
+  // message_start's output_tokens is a placeholder: the count comes in message_delta.
+  it('charges an Anthropic stream the client read whole but left before message_delta for the output it was relayed', async () => {
+    await startPartialAnthropicStream('stall', Array.from({ length: 10 }, () => 'x'.repeat(400)));
+    const abort = new AbortController();
+    const { data, response } = await client(KEY_A).chat.completions.create({ model: 'anthropic/claude', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal }).withResponse();
+    let text = '';
+    for await (const part of data) {
+      text += part.choices[0]?.delta.content ?? '';
+      if (text.length === 4000) {
+        abort.abort();
+        break;
+      }
+    }
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    await waitForGeneration(id);
+    // 1000 input tokens x $0.000001 + 4000 characters out, 1000 tokens x $0.000002.
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.003, native_tokens_prompt: 1000, native_tokens_completion: 1000 });
+    const attempt = (await (gateway as Gateway).spans(2)).find((s) => s.name === 'chat claude-up');
+    expect(attr(attempt, 'sluice.usage.source')).toBe('estimate');
+    expect(attr(attempt, 'gen_ai.usage.output_tokens')).toBe(1000);
+  });
+
+  it('charges a native Messages stream the client left before message_delta for the output it was relayed', async () => {
+    await startPartialAnthropicStream('stall', Array.from({ length: 10 }, () => 'x'.repeat(400)));
+    const abort = new AbortController();
+    const messages = new Anthropic({ baseURL: `http://127.0.0.1:${(gateway as Gateway).port}`, apiKey: KEY_A, maxRetries: 0 });
+    const { data, response } = await messages.messages.create({ model: 'anthropic/claude', max_tokens: 2000, messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal }).withResponse();
+    let text = '';
+    for await (const event of data) {
+      if (event.type === 'content_block_delta' && event.delta.type === 'text_delta') text += event.delta.text;
+      if (event.type === 'content_block_stop') {
+        abort.abort();
+        break;
+      }
+    }
+    expect(text).toHaveLength(4000);
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    await waitForGeneration(id);
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.003, native_tokens_prompt: 1000, native_tokens_completion: 1000 });
+    const attempt = (await (gateway as Gateway).spans(2)).find((s) => s.name === 'chat claude-up');
+    expect(attr(attempt, 'sluice.usage.source')).toBe('estimate');
   });
 });
 
@@ -437,12 +480,13 @@ describe('usage of an OpenAI-compatible stream the client leaves before its usag
 });
 
 /**
- * An Anthropic upstream whose stream reports 1,000 input tokens and some text,
+ * An Anthropic upstream whose stream reports 1,000 input tokens (and
+ * message_start's placeholder of 1 output token) and some text,
  * then an in-band error (`error`) or nothing more (`stall`), behind a gateway
  * pricing it at $0.000001 per input and $0.000002 per output token.
  */
-async function startPartialAnthropicStream(then: 'error' | 'stall'): Promise<void> {
-  const events = [messageStart(1000), ...textBlock(0, ['partial'])];
+async function startPartialAnthropicStream(then: 'error' | 'stall', parts: readonly string[] = ['partial']): Promise<void> {
+  const events = [messageStart(1000), ...textBlock(0, parts)];
   upstream = await startUpstream(function answer(_body, res) {
     res.writeHead(200, { 'content-type': 'text/event-stream' });
     for (const e of events) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
