@@ -426,6 +426,30 @@ describe('usage of a stream the client leaves', () => {
     expect(attr(attempt, 'gen_ai.usage.output_tokens')).toBe(1000);
   });
 
+  // Gemini's events before the last carry promptTokenCount alone (candidatesTokenCount comes at the end).
+  it('charges a Gemini stream the client left before its last event for the output it was relayed', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const event = { candidates: [{ content: { role: 'model', parts: [{ text: 'x'.repeat(4000) }] }, index: 0 }], usageMetadata: { promptTokenCount: 1000, totalTokenCount: 1000 } };
+      res.write(`data: ${JSON.stringify(event)}\n\n`);
+    });
+    const geminiModels = [{ id: 'google/gemini', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'google', model: 'gemini-up' }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { google: { type: 'google', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'gm-key' } }, models: geminiModels });
+    const abort = new AbortController();
+    const { data, response } = await client(KEY_A).chat.completions.create({ model: 'google/gemini', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal }).withResponse();
+    let text = '';
+    for await (const part of data) {
+      text += part.choices[0]?.delta.content ?? '';
+      if (text.length === 4000) {
+        abort.abort();
+        break;
+      }
+    }
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    await waitForGeneration(id);
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.003, native_tokens_prompt: 1000, native_tokens_completion: 1000 });
+  });
+
   it('charges a native Messages stream the client left before message_delta for the output it was relayed', async () => {
     await startPartialAnthropicStream('stall', Array.from({ length: 10 }, () => 'x'.repeat(400)));
     const abort = new AbortController();
