@@ -46,3 +46,34 @@ function messageSize(message: ChatMessage): { chars: number; media: number } {
   }
   return { chars, media };
 }
+
+/** The estimated input tokens of a Messages request body: its system prompt, messages' texts, tool uses and media, and its tool definitions. */
+export function estimateMessagesInputTokens(body: Record<string, unknown>): number {
+  let chars = 0;
+  let media = 0;
+  function visit(value: unknown): void {
+    if (typeof value === 'string') {
+      chars += value.length;
+      return;
+    }
+    if (Array.isArray(value)) {
+      for (const item of value) visit(item);
+      return;
+    }
+    if (typeof value !== 'object' || value === null) return;
+    const block = value as Record<string, unknown>;
+    if (block['type'] === 'image' || block['type'] === 'document') {
+      media += 1;
+      return;
+    }
+    if (block['type'] === 'tool_use') {
+      chars += String(block['name']).length + JSON.stringify(block['input'] ?? {}).length;
+      return;
+    }
+    for (const key of ['text', 'content', 'thinking']) visit(block[key]);
+  }
+  visit(body['system']);
+  for (const message of (body['messages'] as unknown[] | undefined) ?? []) visit((message as { content?: unknown }).content);
+  if (Array.isArray(body['tools'])) chars += JSON.stringify(body['tools']).length;
+  return tokensForChars(chars) + media * TOKENS_PER_MEDIA_BLOCK;
+}

@@ -15,7 +15,7 @@ import { check, parseJson, routingOptions } from './handler.js';
 import { runNativeAttempt } from './native.js';
 import { countTokensRequestSchema } from './schema.js';
 import { GatewayHttpError } from '../core/http-error.js';
-import { tokensForChars, TOKENS_PER_MEDIA_BLOCK } from '../core/token-estimate.js';
+import { estimateMessagesInputTokens } from '../core/token-estimate.js';
 
 
 export const ESTIMATE_HEADER = 'x-sluice-token-count';
@@ -26,7 +26,7 @@ export async function handleCountTokens(services: GatewayServices, request: Rout
   const env = services.env;
   const [options, optionsParam] = routingOptions(parsed, request.req);
   const plan = env.router.plan(parsed.model, options, optionsParam, 'language').filter((endpoint) => env.providers.get(endpoint.provider)?.adapter.type === 'anthropic');
-  const estimate = (): void => sendJson(request.res, 200, JSON.stringify({ input_tokens: estimateTokens(json) }), { [ESTIMATE_HEADER]: 'estimate' });
+  const estimate = (): void => sendJson(request.res, 200, JSON.stringify({ input_tokens: estimateMessagesInputTokens(json) }), { [ESTIMATE_HEADER]: 'estimate' });
   if (plan.length === 0) {
     estimate();
     return;
@@ -61,35 +61,4 @@ export async function handleCountTokens(services: GatewayServices, request: Rout
 function header(request: RouteRequest, name: string): string | undefined {
   const value = request.req.headers[name];
   return Array.isArray(value) ? value.join(',') : value;
-}
-
-/** The documented estimate: characters / 4 over every text, plus a flat cost per image or document. */
-export function estimateTokens(body: Record<string, unknown>): number {
-  let chars = 0;
-  let media = 0;
-  function visit(value: unknown): void {
-    if (typeof value === 'string') {
-      chars += value.length;
-      return;
-    }
-    if (Array.isArray(value)) {
-      for (const item of value) visit(item);
-      return;
-    }
-    if (typeof value !== 'object' || value === null) return;
-    const block = value as Record<string, unknown>;
-    if (block['type'] === 'image' || block['type'] === 'document') {
-      media += 1;
-      return;
-    }
-    if (block['type'] === 'tool_use') {
-      chars += String(block['name']).length + JSON.stringify(block['input'] ?? {}).length;
-      return;
-    }
-    for (const key of ['text', 'content', 'thinking']) visit(block[key]);
-  }
-  visit(body['system']);
-  for (const message of (body['messages'] as unknown[] | undefined) ?? []) visit((message as { content?: unknown }).content);
-  if (Array.isArray(body['tools'])) chars += JSON.stringify(body['tools']).length;
-  return tokensForChars(chars) + media * TOKENS_PER_MEDIA_BLOCK;
 }

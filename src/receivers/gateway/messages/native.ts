@@ -16,7 +16,7 @@ import { insertUsageCost, recordCost } from '../core/usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import type { Cost } from '../../../shared/money.js';
 import { tokenCount, tokensOf } from '../../../shared/tokens.js';
-import { tokensForChars } from '../core/token-estimate.js';
+import { estimateMessagesInputTokens, tokensForChars } from '../core/token-estimate.js';
 import { startClientSpan, type SpanRecord } from '../core/spans.js';
 import { SseParser, type SseEvent } from '../providers/shared/sse.js';
 import { endFailedStream, StreamExchange, type StreamPipe } from '../core/stream-exchange.js';
@@ -207,7 +207,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     span.fail(failure.spanErrorType, failure.spanMessage);
     if (!this.#committed) return { answered: false, fallback: failure.fallback, error: failure.error };
     // Charged before the client's stream ends: the generation is recorded once it has.
-    countRelayedOutput(this.#options.observed);
+    countUnreported(this.#options.observed, state.body);
     charge(span, this.#options.observed, state.meter, this.#options.served);
     endFailedStream(state.res, state.server, failure, () => `event: error\ndata: ${JSON.stringify(anthropicErrorBody(failure.error))}\n\n`);
     return { answered: true };
@@ -244,7 +244,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
       span.fail(failure.spanErrorType, failure.spanMessage);
     }
     if (type === 'error' || type === 'message_stop') {
-      countRelayedOutput(this.#options.observed);
+      countUnreported(this.#options.observed, state.body);
       charge(span, this.#options.observed, state.meter, this.#options.served);
       state.res.end();
       exchange.complete({ answered: true });
@@ -321,12 +321,17 @@ function deltaChars(delta: unknown): number {
 }
 
 /**
- * A stream cut before message_delta counted its output: charged at least the
- * estimate of what was relayed (a token per 4 characters), as a chat stream
- * is, rather than message_start's placeholder of 1.
+ * A stream that ended before message_delta counted its output is charged at
+ * least the estimate of what was relayed (a token per 4 characters), as a
+ * chat stream is, rather than message_start's placeholder of 1; one whose
+ * message_start told no input tokens, the estimate of its request's.
  */
-function countRelayedOutput(observed: Observed): void {
-  if (observed.outputCounted === true || observed.usage.input_tokens === undefined) return;
+function countUnreported(observed: Observed, body: Record<string, unknown>): void {
+  if (observed.outputCounted === true) return;
+  if (observed.usage.input_tokens === undefined) {
+    observed.usage.input_tokens = estimateMessagesInputTokens(body);
+    observed.estimated = true;
+  }
   const relayed = tokensForChars(observed.relayedChars ?? 0);
   if (tokenCount(observed.usage.output_tokens) >= relayed) return;
   observed.usage.output_tokens = relayed;

@@ -472,6 +472,32 @@ describe('usage of a stream the client leaves', () => {
   });
 });
 
+describe('usage of an Anthropic-compatible stream that counts tokens only in message_delta', () => {
+  it('charges a native Messages stream the client left before message_delta the estimates of its request and of what was relayed', async () => {
+    upstream = await startUpstream(function answer(_body, res) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const start = { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-up', content: [], stop_reason: null, stop_sequence: null } };
+      for (const e of [{ event: 'message_start', data: start }, ...textBlock(0, ['x'.repeat(4000)])]) res.write(`event: ${e.event}\ndata: ${JSON.stringify(e.data)}\n\n`);
+    });
+    const anthropicModels = [{ id: 'anthropic/claude', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'anthropic', model: 'claude-up' }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: anthropicModels });
+    const abort = new AbortController();
+    const messages = new Anthropic({ baseURL: `http://127.0.0.1:${gateway.port}`, apiKey: KEY_A, maxRetries: 0 });
+    const { data, response } = await messages.messages.create({ model: 'anthropic/claude', max_tokens: 2000, messages: [{ role: 'user', content: 'y'.repeat(400) }], stream: true }, { signal: abort.signal }).withResponse();
+    for await (const event of data) {
+      if (event.type === 'content_block_stop') {
+        abort.abort();
+        break;
+      }
+    }
+    const id = response.headers.get('x-sluice-generation-id') ?? '';
+    await waitForGeneration(id);
+    // 400 characters in: 100 tokens x $0.000001; 4000 characters out: 1000 tokens x $0.000002.
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.0021, native_tokens_prompt: 100, native_tokens_completion: 1000 });
+    expect(attr((await gateway.spans(2)).find((s) => s.name === 'chat claude-up'), 'sluice.usage.source')).toBe('estimate');
+  });
+});
+
 describe('usage of an OpenAI-compatible stream the client leaves before its usage chunk', () => {
   it('charges an estimate (4 characters a token) instead of nothing, and marks the span', async () => {
     // The answer whole, finish_reason included; the usage chunk would come next.
