@@ -14,6 +14,7 @@ import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import { tokensOf } from '../../../shared/tokens.js';
 import { startClientSpan, type SpanRecord } from './spans.js';
+import { estimateCompletionUsage } from './token-estimate.js';
 import { ChatStreamPipe } from './stream-pipe.js';
 import { StreamExchange } from './stream-exchange.js';
 import { AttemptClock, parseUpstreamUrl, type UpstreamAgents } from './upstream.js';
@@ -196,10 +197,11 @@ function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureC
   if (typeof completion.model === 'string') span.str('gen_ai.response.model', completion.model);
   if (typeof completion.id === 'string') span.str('gen_ai.response.id', completion.id);
   const meter = state.meter;
-  if (completion.usage != null) {
-    recordUsage(span, completion.usage);
-    recordCost(span, meter?.charge(served, tokensOf(completion.usage)));
-  }
+  // An upstream that sends no usage (some OpenAI-compatible servers) is charged the estimate, not nothing.
+  const usage = completion.usage ?? estimateCompletionUsage(state.request, completion);
+  if (completion.usage == null) span.str('sluice.usage.source', 'estimate');
+  recordUsage(span, usage);
+  recordCost(span, meter?.charge(served, tokensOf(usage)));
   if (meter !== undefined) {
     meter.finishReason = completion.choices[0]?.finish_reason ?? '';
     meter.firstByte();

@@ -16,7 +16,7 @@ import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
 import type { Cost } from '../../../shared/money.js';
 import { tokensOf } from '../../../shared/tokens.js';
-import { estimateChatInputTokens, tokensForChars } from './token-estimate.js';
+import { estimateChatInputTokens, outputChars, tokensForChars } from './token-estimate.js';
 import type { SpanRecord } from './spans.js';
 import type { AttemptClock } from './upstream.js';
 
@@ -50,7 +50,7 @@ class StreamObserver {
         this.choices[choice.index] = seen;
       }
       if (choice.finish_reason != null) seen.finishReason = choice.finish_reason;
-      this.relayedChars += deltaChars(choice.delta);
+      this.relayedChars += outputChars(choice.delta);
       if (this.#capture) collectDelta(seen, choice.delta);
     }
   }
@@ -68,11 +68,6 @@ class StreamObserver {
   }
 }
 
-function deltaChars(delta: ChatCompletionChunk['choices'][number]['delta']): number {
-  let chars = (delta.content ?? '').length + (delta.refusal ?? '').length + (delta.reasoning ?? '').length + (delta.reasoning_content ?? '').length;
-  for (const call of delta.tool_calls ?? []) chars += (call.function?.name ?? '').length + (call.function?.arguments ?? '').length + (call.custom?.name ?? '').length + (call.custom?.input ?? '').length;
-  return chars;
-}
 
 function collectDelta(seen: CapturedChoice, delta: ChatCompletionChunk['choices'][number]['delta']): void {
   if (typeof delta.content === 'string') seen.content += delta.content;
@@ -186,7 +181,8 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     const { state } = this.#options;
     const encoder = this.#encoder;
     if (encoder === undefined) throw new UpstreamStreamError('upstream stream ended without a chunk');
-    this.#settle(undefined);
+    // An upstream that never reports usage (one ignoring stream_options.include_usage) is charged the estimate.
+    this.#settle(this.#unreported());
     state.res.end(encoder.end(state));
     this.#record();
     exchange.complete({ answered: true, outcome: 'success' });

@@ -529,6 +529,43 @@ describe('usage of an OpenAI-compatible stream the client leaves before its usag
   });
 });
 
+describe('usage of an OpenAI-compatible server that reports none', () => {
+  // A server that ignores stream_options.include_usage and leaves usage out of its answers.
+  async function startSilentUpstream(): Promise<void> {
+    upstream = await startUpstream(function answer(body, res) {
+      if (body['stream'] === true) sendStream(res, [chunk({ role: 'assistant', content: 'Hello ' }), chunk({ content: 'world' }), chunk({}, 'stop')]);
+      else sendJson(res, 200, { ...completion('Hello world'), usage: undefined });
+    });
+    const priced = [{ id: 'openai/gpt-cheap', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'openai', model: 'gpt-up' }] }];
+    gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { openai: openaiProvider(upstream) }, models: priced });
+  }
+
+  it.each([false, true])('charges a whole answer (stream: %s) the estimate instead of nothing, and marks the span', async (stream) => {
+    await startSilentUpstream();
+    const request = { model: 'openai/gpt-cheap', messages: [{ role: 'user' as const, content: 'x'.repeat(400) }] };
+    let id: string;
+    if (stream) {
+      const { data, response } = await client(KEY_A).chat.completions.create({ ...request, stream: true }).withResponse();
+      let text = '';
+      for await (const part of data) text += part.choices[0]?.delta.content ?? '';
+      expect(text).toBe('Hello world');
+      id = response.headers.get('x-sluice-generation-id') ?? '';
+    } else {
+      const { data, response } = await client(KEY_A).chat.completions.create(request).withResponse();
+      expect(data.choices[0]?.message.content).toBe('Hello world');
+      // The answer stays as the upstream sent it: the estimate is what is charged, not what the upstream counted.
+      expect(data.usage).toBeUndefined();
+      id = response.headers.get('x-sluice-generation-id') ?? '';
+    }
+    await waitForGeneration(id);
+    // 400 characters in: 100 tokens x $0.000001; 11 characters out: 3 tokens x $0.000002.
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.000106, native_tokens_prompt: 100, native_tokens_completion: 3 });
+    const attempt = (await gateway!.spans(2)).find((s) => s.name === 'chat gpt-up');
+    expect(attr(attempt, 'sluice.usage.source')).toBe('estimate');
+    expect(attr(attempt, 'gen_ai.usage.output_tokens')).toBe(3);
+  });
+});
+
 /**
  * An Anthropic upstream whose stream reports 1,000 input tokens (and
  * message_start's placeholder of 1 output token) and some text,
