@@ -215,6 +215,37 @@ describe('web console', () => {
     }
   });
 
+  it('keeps the problem the API found with a rule on that rule when it moves or another is removed', async () => {
+    await signIn();
+    await page.getByRole('button', { name: 'New drain' }).click();
+    await page.getByLabel('Name').fill('moving-problems');
+    await page.getByLabel('Endpoint URL').fill('https://127.0.0.1:9/v1/traces');
+    for (const [env, percentage] of [['production', '100'], ['preview', '150'], ['staging', '10']] as const) {
+      await page.getByRole('button', { name: 'Add rule' }).click();
+      const added = page.getByRole('group', { name: /^Rule \d$/ }).last();
+      await added.getByLabel('Environment').fill(env);
+      await added.getByLabel('Percentage').fill(percentage);
+    }
+    const rule = (n: number) => page.getByRole('group', { name: `Rule ${n}` });
+    const problem = async (n: number) => ({
+      env: await rule(n).getByLabel('Environment').inputValue(),
+      invalid: await rule(n).getByLabel('Percentage').getAttribute('aria-invalid'),
+      text: await rule(n).locator('.field-error').allTextContents(),
+    });
+    await page.getByRole('button', { name: 'Save' }).click();
+    await poll(() => problem(2)).toEqual({ env: 'preview', invalid: 'true', text: ['', 'sampling[1].rate: must be a percentage from 0 to 100', '', ''] });
+    // Moved to the top, the rule takes its problem along, named by its new place; the rule it passed has none.
+    await rule(2).getByRole('button', { name: 'Move up' }).click();
+    await poll(() => problem(1)).toEqual({ env: 'preview', invalid: 'true', text: ['', 'sampling[0].rate: must be a percentage from 0 to 100', '', ''] });
+    expect(await problem(2)).toEqual({ env: 'production', invalid: null, text: ['', '', '', ''] });
+    // Removing the rule above it moves it up again; removing it clears its problem.
+    await rule(2).getByRole('button', { name: 'Move up' }).click();
+    await rule(1).getByRole('button', { name: 'Remove rule' }).click();
+    await poll(() => problem(1)).toEqual({ env: 'preview', invalid: 'true', text: ['', 'sampling[0].rate: must be a percentage from 0 to 100', '', ''] });
+    await rule(1).getByRole('button', { name: 'Remove rule' }).click();
+    await poll(() => problem(1)).toEqual({ env: 'staging', invalid: null, text: ['', '', '', ''] });
+  });
+
   it('says why it signed out when a reload changed the admin key, and signs in with the new one', async () => {
     await signIn();
     await writeFile(daemon.configPath, config(ports, 'rotated-admin-key')({ dir: daemon.dir, adminPort: daemon.adminPort }));

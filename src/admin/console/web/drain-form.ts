@@ -58,6 +58,8 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
   const [initialRules] = useState<RuleRow[]>(() => (drain?.sampling ?? []).map((rule) => newRow(rule.env, percentage(rule.rate), rule.requestPath ?? '')));
   const [rules, setRules] = useState<RuleRow[]>(initialRules);
   const [problems, setProblems] = useState<string[]>([]);
+  // The rules' order when the form was last saved: the API names a rule's problems by its place then.
+  const [sentRowIds, setSentRowIds] = useState<number[]>([]);
   const [busy, setBusy] = useState(false);
   const [testResult, setTestResult] = useState<TestResult | null>(null);
   const [testing, setTesting] = useState(false);
@@ -108,6 +110,7 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
     if ('problem' in built) return setProblems([built.problem as string]);
     setBusy(true);
     setProblems([]);
+    setSentRowIds(rules.map((row) => row.id));
     try {
       if (drain === null) await api('POST', '/v1/drains', { name: name.trim(), delivery: built, sampling: ruleBodies(rules), status: 'enabled' });
       else await api('PATCH', `/v1/drains/${encodeURIComponent(drain.id)}`, changesTo(drain, built));
@@ -214,7 +217,7 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
             </p>
             <${FieldError} id="err-ca" problems=${problemsAt(problems, 'delivery.tls')} />
           </div>
-          <${RulesEditor} rules=${rules} setRules=${setRules} problems=${problems} readOnly=${readOnly} newRow=${() => newRow()} />
+          <${RulesEditor} rules=${rules} setRules=${setRules} problems=${problems} sentRowIds=${sentRowIds} readOnly=${readOnly} newRow=${() => newRow()} />
         </fieldset>
         <div class="buttons">
           ${readOnly ? null : html`<button type="submit" disabled=${busy}>Save</button>`}

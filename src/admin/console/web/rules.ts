@@ -32,15 +32,28 @@ function percentageProblems(problems: readonly string[], at: string): string[] {
   return problemsAt(problems, `${at}.rate`).length === 0 ? [] : [`${at}.rate: must be a percentage from 0 to 100`];
 }
 
+/**
+ * The problems the API reported for the rule it was sent as `sampling[sent]`,
+ * worded with the place the rule has now: a rule moved or removed since the
+ * answer takes its problems along, rather than leaving them on its old place.
+ */
+function problemsOfRule(problems: readonly string[], sent: number, index: number): string[] {
+  if (sent < 0) return [];
+  const from = `sampling[${sent}]`;
+  return problemsAt(problems, from).map((problem) => `sampling[${index}]${problem.slice(from.length)}`);
+}
+
 interface Props {
   rules: RuleRow[];
   setRules: (rules: RuleRow[]) => void;
   problems: string[];
+  /** The rows' ids in the order the request that `problems` answers sent them. */
+  sentRowIds: readonly number[];
   readOnly: boolean;
   newRow: () => RuleRow;
 }
 
-export function RulesEditor({ rules, setRules, problems, readOnly, newRow }: Props) {
+export function RulesEditor({ rules, setRules, problems, sentRowIds, readOnly, newRow }: Props) {
   function update(index: number, change: Partial<RuleRow>) {
     setRules(rules.map((row, i) => (i === index ? { ...row, ...change } : row)));
   }
@@ -75,25 +88,26 @@ export function RulesEditor({ rules, setRules, problems, readOnly, newRow }: Pro
       <ol class="rule-list">
         ${rules.map((row, index) => {
           const at = `sampling[${index}]`;
-          const rowOnly = problems.filter((problem) => problem.startsWith(`${at}:`));
+          const own = problemsOfRule(problems, sentRowIds.indexOf(row.id), index);
+          const rowOnly = own.filter((problem) => problem.startsWith(`${at}:`));
           return html`
             <li key=${row.id}>
               <fieldset class="rule" aria-label=${`Rule ${index + 1}`}>
                 <span class="rule-number" aria-hidden="true">${index + 1}</span>
                 <div class="field">
                   <label for=${`rule-${row.id}-env`}>Environment</label>
-                  <input id=${`rule-${row.id}-env`} value=${row.env} placeholder="production" onInput=${(e: Event) => update(index, { env: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(problems, `${at}.env`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-env-err`} />
-                  <${FieldError} id=${`rule-${row.id}-env-err`} problems=${problemsAt(problems, `${at}.env`)} />
+                  <input id=${`rule-${row.id}-env`} value=${row.env} placeholder="production" onInput=${(e: Event) => update(index, { env: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(own, `${at}.env`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-env-err`} />
+                  <${FieldError} id=${`rule-${row.id}-env-err`} problems=${problemsAt(own, `${at}.env`)} />
                 </div>
                 <div class="field narrow">
                   <label for=${`rule-${row.id}-pct`}>Percentage</label>
-                  <input id=${`rule-${row.id}-pct`} inputmode="decimal" value=${row.percentage} onInput=${(e: Event) => update(index, { percentage: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(problems, `${at}.rate`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-pct-err`} />
-                  <${FieldError} id=${`rule-${row.id}-pct-err`} problems=${percentageProblems(problems, at)} />
+                  <input id=${`rule-${row.id}-pct`} inputmode="decimal" value=${row.percentage} onInput=${(e: Event) => update(index, { percentage: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(own, `${at}.rate`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-pct-err`} />
+                  <${FieldError} id=${`rule-${row.id}-pct-err`} problems=${percentageProblems(own, at)} />
                 </div>
                 <div class="field">
                   <label for=${`rule-${row.id}-path`}>Path prefix</label>
-                  <input id=${`rule-${row.id}-path`} value=${row.path} placeholder="/api (blank: any path)" onInput=${(e: Event) => update(index, { path: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(problems, `${at}.requestPath`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-path-err`} />
-                  <${FieldError} id=${`rule-${row.id}-path-err`} problems=${problemsAt(problems, `${at}.requestPath`)} />
+                  <input id=${`rule-${row.id}-path`} value=${row.path} placeholder="/api (blank: any path)" onInput=${(e: Event) => update(index, { path: (e.target as HTMLInputElement).value })} aria-invalid=${problemsAt(own, `${at}.requestPath`).length > 0 ? 'true' : undefined} aria-describedby=${`rule-${row.id}-path-err`} />
+                  <${FieldError} id=${`rule-${row.id}-path-err`} problems=${problemsAt(own, `${at}.requestPath`)} />
                 </div>
                 ${readOnly
                   ? null
