@@ -246,6 +246,19 @@ describe('web console', () => {
     await poll(() => problem(1)).toEqual({ env: 'staging', invalid: null, text: ['', '', '', ''] });
   });
 
+  it('refuses a header typed twice instead of keeping only one of its values', async () => {
+    await signIn();
+    await page.getByRole('button', { name: 'New drain' }).click();
+    await page.getByLabel('Name').fill('twice-headed');
+    await page.getByLabel('Endpoint URL').fill('https://127.0.0.1:9/v1/traces');
+    await page.getByLabel('Headers').fill('x-api-key: first\nauthorization: Bearer t\nX-Api-Key: second');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await poll(() => page.locator('#err-headers').textContent()).toBe('delivery.headers: line 3 repeats header x-api-key (header names are case-insensitive)');
+    expect(await page.getByLabel('Headers').getAttribute('aria-invalid')).toBe('true');
+    const { drains } = (await (await fetch(`${base}/v1/drains`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { drains: Array<{ name: string }> };
+    expect(drains.map((drain) => drain.name)).not.toContain('twice-headed');
+  });
+
   it('says why it signed out when a reload changed the admin key, and signs in with the new one', async () => {
     await signIn();
     await writeFile(daemon.configPath, config(ports, 'rotated-admin-key')({ dir: daemon.dir, adminPort: daemon.adminPort }));

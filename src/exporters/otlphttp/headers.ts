@@ -23,10 +23,17 @@ export function headerProblem(name: string, value: string): string | undefined {
   return undefined;
 }
 
-/** Adds an issue per header that cannot be sent, at that header's path. */
+/**
+ * Adds an issue per header that cannot be sent, at that header's path. Header
+ * names are case-insensitive: `X-Key` and `x-key` would go as one header whose
+ * value is both joined by a comma, which no destination reads as either.
+ */
 export function checkHeaders(headers: Readonly<Record<string, string>>, ctx: z.RefinementCtx): void {
+  const seen = new Map<string, string>();
   for (const [name, value] of Object.entries(headers)) {
-    const problem = headerProblem(name, value);
+    const first = seen.get(name.toLowerCase());
+    const problem = headerProblem(name, value) ?? (first === undefined ? undefined : `repeats header ${first} (header names are case-insensitive)`);
     if (problem !== undefined) ctx.addIssue({ code: 'custom', path: [name], message: problem });
+    if (first === undefined) seen.set(name.toLowerCase(), name);
   }
 }

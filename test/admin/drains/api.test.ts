@@ -255,6 +255,7 @@ describe('drains API', () => {
     ['a name with a right-to-left override', () => drainBody({ name: 'invoice\u202Egpj.exe' }), 'name: must not contain control characters (a line break, a tab)'],
     ['21 headers', () => drainBody({}, { headers: Object.fromEntries(Array.from({ length: 21 }, (_, i) => [`h${i}`, 'v'])) }), 'delivery.headers: must have at most 20 headers'],
     ['a header value with a line break', () => drainBody({}, { headers: { 'x-team': 'a\nb' } }), 'delivery.headers.x-team: has a value a header cannot carry'],
+    ['a header name given twice in different cases', () => drainBody({}, { headers: { 'X-Api-Key': 'a', 'x-api-key': 'b' } }), 'delivery.headers.x-api-key: repeats header X-Api-Key'],
     ['a header the exporter sets', () => drainBody({}, { headers: { 'Content-Encoding': 'br' } }), 'delivery.headers.Content-Encoding: is set by the exporter or by HTTP itself'],
     ['101 rules', () => drainBody({ sampling: Array.from({ length: 101 }, () => ({ env: 'production', rate: 0.5 })) }), 'sampling: must have at most 100 rules'],
     ['an unknown key', () => drainBody({ colour: 'red' }), 'colour: unknown key'],

@@ -31,7 +31,11 @@ function parseHeaders(text: string): { headers: Record<string, string> } | { pro
     if (line === '') continue;
     const colon = line.indexOf(':');
     if (colon <= 0) return { problem: `delivery.headers: line ${i + 1} must read name: value` };
-    headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
+    const name = line.slice(0, colon).trim();
+    // A name typed twice would keep only the last line's value (the API's object has one of each).
+    const first = Object.keys(headers).find((seen) => seen.toLowerCase() === name.toLowerCase());
+    if (first !== undefined) return { problem: `delivery.headers: line ${i + 1} repeats header ${first} (header names are case-insensitive)` };
+    headers[name] = line.slice(colon + 1).trim();
   }
   return { headers };
 }
