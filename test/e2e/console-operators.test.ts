@@ -212,6 +212,23 @@ describe('web console shared by operators', () => {
     await signIn();
   });
 
+  it('says the daemon does not answer while it hangs, instead of showing its last numbers as current', async () => {
+    await signIn();
+    await page.getByRole('link', { name: 'Pipeline' }).click();
+    await page.getByRole('heading', { name: 'Receivers' }).waitFor();
+    // Frozen, the daemon keeps the page's connection open and never answers on it.
+    daemon.child.kill('SIGSTOP');
+    try {
+      await expect
+        .poll(() => page.getByRole('alert').allTextContents(), { timeout: 30_000, interval: 200 })
+        .toEqual(['The admin endpoint did not answer within 10 s. Is the daemon stopped or overloaded?']);
+    } finally {
+      daemon.child.kill('SIGCONT');
+    }
+    await poll(() => page.getByRole('alert').count()).toBe(0);
+    expect(await page.getByRole('heading', { name: 'Receivers' }).count()).toBe(1);
+  }, 60_000);
+
   it('says the daemon cannot be reached while it is stopped, and carries on once it is back', async () => {
     await signIn();
     await page.getByRole('link', { name: 'Pipeline' }).click();

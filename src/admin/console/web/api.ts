@@ -37,19 +37,41 @@ function parseJson(text: string): unknown {
   }
 }
 
-export async function api<T>(method: string, path: string, body?: unknown, key: string | null = storedKey()): Promise<T> {
+/**
+ * How long a read (a screen's poll, the sign-in's check) waits: a hung daemon
+ * keeps its connections open, and a screen would go on showing old numbers as
+ * current. Changes are not timed out: a test delivery takes up to the drains'
+ * own `timeout`.
+ */
+export const READ_TIMEOUT_MS = 10_000;
+
+/**
+ * Calls an admin API. With `timeoutMs`, a daemon that has not answered (body
+ * included) by then fails the call: one that is hung, or a network that drops
+ * its packets, never closes the connection, and the page would wait for ever.
+ */
+export async function api<T>(method: string, path: string, body?: unknown, key: string | null = storedKey(), timeoutMs?: number): Promise<T> {
   const headers: Record<string, string> = { authorization: `Bearer ${key ?? ''}` };
   if (body !== undefined) headers['content-type'] = 'application/json';
   let res: Response;
+  let text: string;
   try {
     // Relative to the page: behind a proxy that serves the console under /sluice/, the APIs are there too.
-    res = await fetch(`.${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    res = await fetch(`.${path}`, {
+      method,
+      headers,
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(timeoutMs === undefined ? {} : { signal: AbortSignal.timeout(timeoutMs) }),
+    });
+    text = await res.text();
   } catch (err) {
+    if (err instanceof DOMException && err.name === 'TimeoutError') {
+      throw new Error(`The admin endpoint did not answer within ${(timeoutMs ?? 0) / 1000} s. Is the daemon stopped or overloaded?`);
+    }
     // Stopped, restarting or out of reach: say so, not only the browser's "Failed to fetch".
     throw new Error(`Could not reach the admin endpoint (${err instanceof Error ? err.message : String(err)}). Is the daemon running?`);
   }
   if (res.status === 204) return undefined as T;
-  const text = await res.text();
   // A proxy in front of the daemon may answer with a page of its own.
   const parsed: unknown = text === '' ? undefined : parseJson(text);
   if (parsed === NOT_JSON) {

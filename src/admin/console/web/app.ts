@@ -2,7 +2,7 @@
 // (#/drains, #/gateway, #/pipeline) so links, back and reload work.
 import { html } from 'htm/preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, storedKey, storeKey } from './api.js';
+import { api, ApiError, READ_TIMEOUT_MS, storedKey, storeKey } from './api.js';
 import { DrainsScreen } from './drains.js';
 import { focusHeading } from './focus.js';
 import { GatewayScreen } from './gateway.js';
@@ -40,7 +40,7 @@ function SignIn({ onSignedIn, notice }: { onSignedIn: () => void; notice: string
     setBusy(true);
     setError(null);
     try {
-      await api('GET', '/v1/stats', undefined, key);
+      await api('GET', '/v1/stats', undefined, key, READ_TIMEOUT_MS);
       storeKey(key);
       onSignedIn();
     } catch (err) {

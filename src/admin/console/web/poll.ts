@@ -1,6 +1,6 @@
 // Loads an API resource now and again every `intervalMs` while the screen is shown.
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError } from './api.js';
+import { api, ApiError, READ_TIMEOUT_MS, storedKey } from './api.js';
 
 export function usePolled<T>(path: string, intervalMs: number, onUnauthorized: () => void): { data: T | null; error: string | null; reload: () => void } {
   const [data, setData] = useState<T | null>(null);
@@ -9,9 +9,13 @@ export function usePolled<T>(path: string, intervalMs: number, onUnauthorized: (
   useEffect(
     function poll() {
       let live = true;
+      let loading = false;
       async function load() {
+        // One load at a time: a slow answer is waited for, not joined by more that could land out of order.
+        if (loading) return;
+        loading = true;
         try {
-          const value = await api<T>('GET', path);
+          const value = await api<T>('GET', path, undefined, storedKey(), READ_TIMEOUT_MS);
           if (!live) return;
           setData(value);
           setError(null);
@@ -19,6 +23,8 @@ export function usePolled<T>(path: string, intervalMs: number, onUnauthorized: (
           if (!live) return;
           if (err instanceof ApiError && err.status === 401) return onUnauthorized();
           setError(err instanceof Error ? err.message : String(err));
+        } finally {
+          loading = false;
         }
       }
       void load();
