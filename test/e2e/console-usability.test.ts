@@ -259,6 +259,33 @@ describe('web console', () => {
     expect(drains.map((drain) => drain.name)).not.toContain('twice-headed');
   });
 
+  it('stops showing the outcome of a test delivery once the delivery it tested is changed', async () => {
+    const sink = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
+    });
+    await new Promise<void>((resolve) => sink.listen(0, '127.0.0.1', resolve));
+    try {
+      const live = `http://127.0.0.1:${(sink.address() as AddressInfo).port}/v1/traces`;
+      await signIn();
+      await page.getByRole('button', { name: 'New drain' }).click();
+      await page.getByLabel('Endpoint URL').fill(live);
+      await page.getByLabel('Allow plain http:// (insecure, for local testing only)').check();
+      await page.getByRole('button', { name: 'Test delivery' }).click();
+      await poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200 in \d+ ms$/);
+      // Another endpoint, untested: no outcome is shown beside it; back to the tested one, its outcome is.
+      await page.getByLabel('Endpoint URL').fill(`http://127.0.0.1:${await freePort()}/v1/traces`);
+      await poll(() => page.getByRole('status').textContent()).toBe('');
+      await page.getByLabel('Endpoint URL').fill(live);
+      await poll(() => page.getByRole('status').textContent()).toMatch(/^Delivered: HTTP 200 in \d+ ms$/);
+      await page.getByLabel('Headers').fill('x-api-key: another');
+      await poll(() => page.getByRole('status').textContent()).toBe('');
+    } finally {
+      sink.closeAllConnections();
+      await new Promise((resolve) => sink.close(resolve));
+    }
+  });
+
   it('says why it signed out when a reload changed the admin key, and signs in with the new one', async () => {
     await signIn();
     await writeFile(daemon.configPath, config(ports, 'rotated-admin-key')({ dir: daemon.dir, adminPort: daemon.adminPort }));

@@ -65,7 +65,7 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
   // The rules' order when the form was last saved: the API names a rule's problems by its place then.
   const [sentRowIds, setSentRowIds] = useState<number[]>([]);
   const [busy, setBusy] = useState(false);
-  const [testResult, setTestResult] = useState<TestResult | null>(null);
+  const [testResult, setTestResult] = useState<{ body: string; result: TestResult } | null>(null);
   const [testing, setTesting] = useState(false);
 
   /** A Remove button goes away once pressed: the keyboard goes to the field it cleared, not to <body>. */
@@ -127,17 +127,23 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
     }
   }
 
-  async function test() {
+  /** What Test delivery posts for the form as it is now. */
+  function testBody(): Record<string, unknown> | { problem: string } {
     // An existing drain is tested as stored, with the form's changes over it:
     // its secret, header values and CA are never sent to the page, so the API merges them in.
     const built = readOnly ? {} : delivery(drain === null);
-    if ('problem' in built) return setProblems([built.problem as string]);
+    if ('problem' in built) return built;
+    return drain === null ? { delivery: built } : { drain: drain.id, delivery: built };
+  }
+
+  async function test() {
+    const body = testBody();
+    if ('problem' in body) return setProblems([body.problem as string]);
     setTesting(true);
     setTestResult(null);
     setProblems([]);
     try {
-      const body = drain === null ? { delivery: built } : { drain: drain.id, delivery: built };
-      setTestResult(await api<TestResult>('POST', '/v1/drains/test', body));
+      setTestResult({ body: JSON.stringify(body), result: await api<TestResult>('POST', '/v1/drains/test', body) });
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return onUnauthorized();
       setProblems(err instanceof ApiError ? err.problems : [String(err)]);
@@ -145,6 +151,9 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
       setTesting(false);
     }
   }
+
+  // A result stands for the delivery it tested: once a field it used changes, it no longer says how this one fares.
+  const shownResult = testResult !== null && testResult.body === JSON.stringify(testBody()) ? testResult.result : null;
 
   const claimed = ['name', 'delivery.endpoint', 'delivery.encoding', 'delivery.compression', 'delivery.insecure', 'delivery.headers', 'delivery.secret', 'delivery.tls', 'sampling'];
   const unplaced = problems.filter((problem) => !claimed.some((prefix) => problemsAt([problem], prefix).length > 0));
@@ -228,7 +237,7 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
           <button type="button" onClick=${() => void test()} disabled=${testing}>Test delivery</button>
           <button type="button" class="secondary" onClick=${onDone}>${readOnly ? 'Back' : 'Cancel'}</button>
         </div>
-        <p class="test-result" role="status" aria-live="polite">${testing ? 'Testing…' : testResult === null ? '' : html`<${TestOutcome} result=${testResult} />`}</p>
+        <p class="test-result" role="status" aria-live="polite">${testing ? 'Testing…' : shownResult === null ? '' : html`<${TestOutcome} result=${shownResult} />`}</p>
       </form>
     </section>
   `;
