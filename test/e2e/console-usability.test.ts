@@ -286,6 +286,25 @@ describe('web console', () => {
     }
   });
 
+  it('shows a tiny rate as plain digits, and refuses a percentage that is not a decimal number', async () => {
+    const created = await fetch(`${base}/v1/drains`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'tiny-rate', delivery: { endpoint: { traces: 'https://127.0.0.1:9/v1/traces' } }, sampling: [{ env: 'production', rate: 1e-9 }] }),
+    });
+    expect(created.status).toBe(201);
+    await signIn();
+    await page.getByRole('row').filter({ hasText: 'tiny-rate' }).getByRole('button', { name: 'Edit' }).click();
+    const percentage = page.getByRole('group', { name: 'Rule 1' }).getByLabel('Percentage');
+    expect(await percentage.inputValue()).toBe('0.0000001');
+    // Number() reads 0x10 as 16: the form sends it as typed, and the API's problem is shown beside it.
+    await percentage.fill('0x10');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await poll(() => page.getByRole('group', { name: 'Rule 1' }).locator('.field-error').allTextContents()).toEqual(['', 'sampling[0].rate: must be a percentage from 0 to 100', '', '']);
+    const { drains } = (await (await fetch(`${base}/v1/drains`, { headers: { authorization: `Bearer ${ADMIN_KEY}` } })).json()) as { drains: Array<{ name: string; sampling: Array<{ rate: number }> }> };
+    expect(drains.find((drain) => drain.name === 'tiny-rate')?.sampling).toEqual([{ type: 'head_sampling', env: 'production', rate: 1e-9 }]);
+  });
+
   it('says why it signed out when a reload changed the admin key, and signs in with the new one', async () => {
     await signIn();
     await writeFile(daemon.configPath, config(ports, 'rotated-admin-key')({ dir: daemon.dir, adminPort: daemon.adminPort }));

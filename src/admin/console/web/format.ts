@@ -30,6 +30,7 @@ export function perMillion(price: string | undefined): string {
   return `$${Number((Number(price) * 1_000_000).toPrecision(12))}`;
 }
 
+/** A rate as the percentage the form shows and reads back: plain digits (0.0000001, never 1e-7), 15 significant at most. */
 export function percentage(rate: number): string {
-  return String(Number((rate * 100).toPrecision(15)));
+  return (rate * 100).toLocaleString('en-US', { maximumSignificantDigits: 15, useGrouping: false });
 }

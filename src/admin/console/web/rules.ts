@@ -13,11 +13,14 @@ export interface RuleRow {
   path: string;
 }
 
-/** Rows as API rules; a percentage that is not a number goes as typed, so the API names it. */
+/** A percentage as the form reads one: decimal digits with an optional point (Number would take `0x10` as 16, `1e2` as 100). */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)$/;
+
+/** Rows as API rules; a percentage that is not a decimal number goes as typed, so the API names it. */
 export function ruleBodies(rows: readonly RuleRow[]): Array<Omit<RuleBody, 'rate'> & { rate: number | string }> {
   return rows.map(function ruleBody(row) {
     const text = row.percentage.trim();
-    const pct = text === '' ? Number.NaN : Number(text);
+    const pct = DECIMAL.test(text) ? Number(text) : Number.NaN;
     const rate: number | string = Number.isFinite(pct) ? Number((pct / 100).toPrecision(15)) : text;
     const path = row.path.trim();
     return { type: 'head_sampling', env: row.env.trim(), rate, ...(path === '' ? {} : { requestPath: path }) };
