@@ -305,6 +305,18 @@ describe('web console', () => {
     expect(drains.find((drain) => drain.name === 'tiny-rate')?.sampling).toEqual([{ type: 'head_sampling', env: 'production', rate: 1e-9 }]);
   });
 
+  it('goes back to the list of drains when the Drains link is followed from a drain form', async () => {
+    await signIn();
+    for (const open of ['New drain', 'Edit']) {
+      await page.getByRole('button', { name: open }).first().click();
+      await page.getByRole('button', { name: /^(Cancel|Back)$/ }).waitFor();
+      // The address already reads #/drains (or nothing, its default): following the link changes no hash.
+      await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Drains' }).click();
+      await poll(() => page.getByRole('button', { name: 'New drain' }).count()).toBe(1);
+      await poll(() => hasFocus(page.getByRole('heading', { name: 'Drains' }))).toBe(true);
+    }
+  });
+
   it('says why it signed out when a reload changed the admin key, and signs in with the new one', async () => {
     await signIn();
     await writeFile(daemon.configPath, config(ports, 'rotated-admin-key')({ dir: daemon.dir, adminPort: daemon.adminPort }));

@@ -69,6 +69,9 @@ export function App() {
   const [signedIn, setSignedIn] = useState(storedKey() !== null);
   const [signedOutBecause, setSignedOutBecause] = useState<string | null>(null);
   const [hash, setHash] = useState(currentHash());
+  // Each follow of a link to the screen already shown starts that screen afresh (a drain form on Drains closes):
+  // the address does not change, so no hashchange would say so.
+  const [visit, setVisit] = useState(0);
   useEffect(function followHash() {
     const onHash = () => {
       setHash(currentHash());
@@ -88,6 +91,11 @@ export function App() {
     setSignedOutBecause(because);
     setSignedIn(false);
   }
+  function revisit(to: string) {
+    if (to !== hash) return;
+    setVisit((n) => n + 1);
+    requestAnimationFrame(focusHeading);
+  }
   // A key refused later (rotated on reload) sends the user back to sign in, saying why.
   function onUnauthorized() {
     signOut('The admin key stopped working (was it changed by a reload?). Sign in with the current key.');
@@ -96,16 +104,16 @@ export function App() {
     <header class="top">
       <span class="brand">Sluice</span>
       <nav aria-label="Console">
-        ${SCREENS.map((screen) => html`<a href=${screen.hash} aria-current=${screen.hash === hash ? 'page' : undefined}>${screen.label}</a>`)}
+        ${SCREENS.map((screen) => html`<a href=${screen.hash} aria-current=${screen.hash === hash ? 'page' : undefined} onClick=${() => revisit(screen.hash)}>${screen.label}</a>`)}
       </nav>
       <button type="button" class="link" onClick=${() => signOut()}>Sign out</button>
     </header>
     <main>
       ${hash === '#/gateway'
-        ? html`<${GatewayScreen} onUnauthorized=${onUnauthorized} />`
+        ? html`<${GatewayScreen} key=${visit} onUnauthorized=${onUnauthorized} />`
         : hash === '#/pipeline'
-          ? html`<${PipelineScreen} onUnauthorized=${onUnauthorized} />`
-          : html`<${DrainsScreen} onUnauthorized=${onUnauthorized} />`}
+          ? html`<${PipelineScreen} key=${visit} onUnauthorized=${onUnauthorized} />`
+          : html`<${DrainsScreen} key=${visit} onUnauthorized=${onUnauthorized} />`}
     </main>
   `;
 }
