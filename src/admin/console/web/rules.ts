@@ -13,7 +13,7 @@ export interface RuleRow {
   path: string;
 }
 
-/** A percentage as the form reads one: decimal digits with an optional point (Number would take `0x10` as 16, `1e2` as 100). */
+/** A percentage as the form reads one: decimal digits with an optional point (Number would also read `0x10`, as 16). */
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)$/;
 
 /** Rows as API rules; a percentage that is not a decimal number goes as typed, so the API names it. */
