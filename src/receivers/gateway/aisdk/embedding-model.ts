@@ -13,13 +13,14 @@ import type { EmbeddingResult } from '../providers/shared/types.js';
 import { checkSpecVersion, inClientClasses, planFor, requiredHeader } from './language-model.js';
 import { gatewayMetadata } from './result.js';
 import { aiGatewayOptionsSchema } from './schema.js';
+import { embeddingText } from '../embeddings/schema.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
 /** The client's maxEmbeddingsPerCall: embedMany splits larger batches. */
 const MAX_VALUES = 2048;
 
 const embeddingCallSchema = z.object({
-  values: z.array(z.string()).min(1).max(MAX_VALUES),
+  values: z.array(embeddingText).min(1).max(MAX_VALUES),
   dimensions: z.number().int().positive().optional(),
   providerOptions: z.looseObject({ gateway: aiGatewayOptionsSchema.optional() }).optional(),
 });

@@ -47,7 +47,7 @@ function describe(issue: Issue): string {
     case 'invalid_type':
       return isMissing(issue) ? 'is required' : `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
     case 'too_small':
-      return issue.origin === 'array' ? `must have at least ${issue.minimum} ${issue.minimum === 1 ? 'item' : 'items'}` : issue.origin === 'string' ? `must not be shorter than ${issue.minimum} characters` : `must be ${issue.inclusive === false ? '>' : '>='} ${issue.minimum}`;
+      return issue.origin === 'array' ? `must have at least ${issue.minimum} ${issue.minimum === 1 ? 'item' : 'items'}` : issue.origin === 'string' ? (issue.minimum === 1 ? 'must not be empty' : `must not be shorter than ${issue.minimum} characters`) : `must be ${issue.inclusive === false ? '>' : '>='} ${issue.minimum}`;
     case 'too_big':
       return issue.origin === 'array' ? `must have at most ${issue.maximum} items` : `must be ${issue.inclusive === false ? '<' : '<='} ${issue.maximum}`;
     case 'invalid_value':

@@ -104,6 +104,15 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     expect(error).toMatchObject({ name: 'GatewayFailedDependencyError', statusCode: 424, message: expect.stringMatching(/^Provider oa refused this gateway's credentials \(HTTP 401\): Incorrect API key provided \[gen_\w+\]$/) });
   });
 
+  it('refuses an empty text with GatewayInvalidRequestError before any upstream call', async () => {
+    const { gw, up } = await setup(client);
+    const one = await ai.embed({ model: gw.embeddingModel('acme/embed'), value: '', maxRetries: 0 }).catch((err: unknown) => err);
+    expect(one).toMatchObject({ name: 'GatewayInvalidRequestError', statusCode: 400, message: expect.stringMatching(/^values\[0\]: must not be empty/) });
+    const many = await ai.embedMany({ model: gw.embeddingModel('acme/embed'), values: ['a', ''], maxRetries: 0 }).catch((err: unknown) => err);
+    expect(many).toMatchObject({ name: 'GatewayInvalidRequestError', statusCode: 400, message: expect.stringMatching(/^values\[1\]: must not be empty/) });
+    expect(up.requests).toHaveLength(0);
+  });
+
   it('maps an unknown model and a language model to the client error classes', async () => {
     const { gw, up } = await setup(client);
     const missing = await ai.embed({ model: gw.embeddingModel('acme/nope'), value: 'x', maxRetries: 0 }).catch((err: unknown) => err);

@@ -350,6 +350,20 @@ describe('POST /v1/embeddings', () => {
     expect((error as Error).message).toContain(`Provider ui answered with an invalid response: the body is not JSON: ${page}`);
   });
 
+  it('refuses an empty text, alone or in a list, with a 400 naming it before any upstream call (OpenAI, Gemini, Titan and Cohere refuse empty texts)', async () => {
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(up);
+    gateway = await startGateway({ providers: { oa: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'oa', model: 'text-embedding-up' }] }] });
+    for (const [input, param] of [
+      ['', 'input'],
+      [['a', ''], 'input[1]'],
+    ] as const) {
+      const error = await client().embeddings.create({ model: 'acme/embed', input: input as string | string[] }).catch((err: unknown) => err);
+      expect(error).toMatchObject({ status: 400, param, code: 'invalid_value', error: { message: `${param}: must not be empty` } });
+    }
+    expect(up.requests).toHaveLength(0);
+  });
+
   it('refuses a language model, token arrays for google, and a bad encoding_format with 400', async () => {
     const fake = await startFake(noProblems, (_seen, res) => json(res, 200, { embeddings: [] }));
     upstreams.push(fake);
