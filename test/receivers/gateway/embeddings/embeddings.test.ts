@@ -145,6 +145,20 @@ describe('POST /v1/embeddings', () => {
     });
   });
 
+  it("counts and prices the tokens Gemini reports in usageMetadata.promptTokenCount, summed over batchEmbedContents calls", async () => {
+    const fake = await startFake(noProblems, (seen: Seen, res) => {
+      const requests = (seen.body as { requests: unknown[] }).requests;
+      json(res, 200, { embeddings: requests.map((_r, i) => ({ values: vectorFor(i) })), usageMetadata: { promptTokenCount: 2 * requests.length, promptTokenDetails: [{ modality: 'TEXT', tokenCount: 2 * requests.length }] } });
+    });
+    upstreams.push(fake);
+    gateway = await startGateway({ providers: { g: { type: 'google', base_url: fake.url, api_key: 'g-key' } }, models: [{ id: 'google/embed', type: 'embedding', pricing: { input: '0.00000015' }, endpoints: [{ provider: 'g', model: 'gemini-embedding-001' }] }] });
+    const out = await client().embeddings.create({ model: 'google/embed', input: Array.from({ length: 150 }, (_v, i) => `t${i}`) });
+    expect(fake.requests).toHaveLength(2);
+    expect(out.usage).toEqual({ prompt_tokens: 300, total_tokens: 300, cost: 0.000045 });
+    const spans = await (gateway as Gateway).spans(2);
+    expect(attr(spans.find((s) => s.name === 'embeddings gemini-embedding-001'), 'gen_ai.usage.input_tokens')).toBe(300);
+  });
+
   it('splits more texts than an upstream takes in one call (Gemini 100, Cohere on Bedrock 96) into calls one after another, vectors in input order', async () => {
     const inputs = Array.from({ length: 250 }, (_v, i) => `t${i}`);
     // Each vector holds its text's number, so the order can be checked across calls.

@@ -1,6 +1,7 @@
 // Gemini embeddings: POST /v1beta/models/{model}:batchEmbedContents, one
-// request entry per text, at most MAX_BATCH entries a call. Gemini reports no
-// token counts for embeddings.
+// request entry per text, at most MAX_BATCH entries a call. Each answer's
+// usageMetadata.promptTokenCount counts its call's input tokens (0 when absent).
+import { tokenCount } from '../../../../shared/tokens.js';
 import { InvalidResponseError, requireApiKey, type EmbeddingAdapter, type EmbeddingResult } from '../shared/types.js';
 import { asObject } from '../shared/inputs.js';
 import { providerOptionsFor } from '../shared/provider-options.js';
@@ -26,11 +27,15 @@ export const googleEmbeddings: EmbeddingAdapter<GoogleProviderConfig> = {
     return batchesOf(entries, MAX_BATCH).map((requests) => ({ url, method: 'POST', headers, body: JSON.stringify({ requests }) }));
   },
   parseResponses: function parseGoogleEmbeddings(replies): EmbeddingResult {
+    let inputTokens = 0;
     const vectors = replies.flatMap(function vectorsOf(reply) {
-      const embeddings = asObject(jsonOf(reply.body))?.['embeddings'];
+      const parsed = asObject(jsonOf(reply.body));
+      const embeddings = parsed?.['embeddings'];
       if (!Array.isArray(embeddings)) throw new InvalidResponseError('the body has no embeddings');
+      // Gemini bills embeddings by input token and says how many in usageMetadata (older answers had none).
+      inputTokens += tokenCount(asObject(parsed?.['usageMetadata'])?.['promptTokenCount']);
       return embeddings.map((e, i) => vectorOf(asObject(e)?.['values'], `embeddings[${i}].values`));
     });
-    return { vectors, inputTokens: 0, model: undefined };
+    return { vectors, inputTokens, model: undefined };
   },
 };
