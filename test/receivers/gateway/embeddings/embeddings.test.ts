@@ -221,6 +221,33 @@ describe('POST /v1/embeddings', () => {
     expect(fake.requests[2]?.body).toEqual({ texts: ['p', 'q', 'r'], input_type: 'search_document' });
   });
 
+  it("maps dimensions to each Titan model's own field: embeddingConfig.outputEmbeddingLength for Titan Multimodal, refused before any call for Titan Text v1 (which takes inputText alone), so the next endpoint serves it", async () => {
+    // Bedrock's InvokeModel refuses a key a model does not take, as a ValidationException.
+    const accepted: Record<string, readonly string[]> = { 'amazon.titan-embed-text-v1': ['inputText'], 'amazon.titan-embed-image-v1': ['inputText', 'embeddingConfig'], 'amazon.titan-embed-text-v2:0': ['inputText', 'dimensions'] };
+    const fake = await startFake(noProblems, (seen: Seen, res) => {
+      const model = decodeURIComponent(seen.path.split('/')[2] ?? '');
+      const extra = Object.keys(seen.body as object).find((key) => !(accepted[model] ?? []).includes(key));
+      if (extra !== undefined) return json(res, 400, { message: `Malformed input request: #: extraneous key [${extra}] is not permitted, please reformat your input and try again.` }, { 'x-amzn-ErrorType': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' });
+      json(res, 200, { embedding: vectorFor(0), inputTextTokenCount: 1 });
+    });
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [
+        { id: 'amazon/titan-image', type: 'embedding', endpoints: [{ provider: 'br', model: 'amazon.titan-embed-image-v1' }] },
+        { id: 'amazon/titan-v1', type: 'embedding', endpoints: [{ provider: 'br', model: 'amazon.titan-embed-text-v1' }, { provider: 'br', model: 'amazon.titan-embed-text-v2:0' }] },
+      ],
+    });
+    const image = await client().embeddings.create({ model: 'amazon/titan-image', input: 'x', dimensions: 384, encoding_format: 'float' });
+    expect(image.data[0]?.embedding).toEqual(vectorFor(0));
+    expect(fake.requests.map((r) => r.body)).toEqual([{ inputText: 'x', embeddingConfig: { outputEmbeddingLength: 384 } }]);
+    const shortened = await client().embeddings.create({ model: 'amazon/titan-v1', input: 'y', dimensions: 256, encoding_format: 'float' });
+    expect(shortened.data[0]?.embedding).toEqual(vectorFor(0));
+    expect(fake.requests.slice(1).map((r) => [r.path, r.body])).toEqual([['/model/amazon.titan-embed-text-v2%3A0/invoke', { inputText: 'y', dimensions: 256 }]]);
+    await client().embeddings.create({ model: 'amazon/titan-v1', input: 'z', encoding_format: 'float' });
+    expect(fake.requests.slice(2).map((r) => [r.path, r.body])).toEqual([['/model/amazon.titan-embed-text-v1/invoke', { inputText: 'z' }]]);
+  });
+
   it('signs each Titan call when it is sent, so a long run of calls one after another is not sent with signatures minutes old', async () => {
     // SigV4 signatures are good for five minutes; the clock moves six minutes on at every call.
     vi.useFakeTimers({ toFake: ['Date'] });

@@ -1,6 +1,7 @@
 // Bedrock embeddings through InvokeModel (POST /model/{id}/invoke, signed):
-// Amazon Titan takes one text per call ({inputText, dimensions}), Cohere
-// Embed a batch of up to 96 ({texts, input_type}). The model id says which.
+// Amazon Titan takes one text per call ({inputText} and its model's
+// dimensions field), Cohere Embed a batch of up to 96 ({texts, input_type}).
+// The model id says which.
 import { asObject, invalidRequest } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { batchesOf, jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
@@ -13,6 +14,18 @@ const COHERE_MAX_TEXTS = 96;
 
 function isCohere(model: string): boolean {
   return model.includes('cohere.embed');
+}
+
+/**
+ * A Titan call's body: Titan Text v2 takes `dimensions`, Titan Multimodal
+ * `embeddingConfig.outputEmbeddingLength`; Titan Text v1 takes the text alone
+ * (Bedrock refuses any other key), so dimensions are refused before the call.
+ */
+function titanBody(model: string, inputText: string, dimensions: number | undefined): Record<string, unknown> {
+  if (dimensions === undefined) return { inputText };
+  if (model.includes('titan-embed-image')) return { inputText, embeddingConfig: { outputEmbeddingLength: dimensions } };
+  if (model.includes('titan-embed-text-v1') || model.includes('titan-embed-g1-text')) invalidRequest('dimensions', 'Titan Text Embeddings v1 has fixed dimensions');
+  return { inputText, dimensions };
 }
 
 async function invoke(ctx: AttemptContext<BedrockProviderConfig>, body: Record<string, unknown>): Promise<UpstreamRequest> {
@@ -37,11 +50,7 @@ export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
       for (const batch of batchesOf(texts, COHERE_MAX_TEXTS)) yield await invoke(ctx, { texts: batch, input_type: 'search_document' });
       return;
     }
-    for (const inputText of texts) {
-      const body: Record<string, unknown> = { inputText };
-      if (request.dimensions !== undefined) body['dimensions'] = request.dimensions;
-      yield await invoke(ctx, body);
-    }
+    for (const inputText of texts) yield await invoke(ctx, titanBody(ctx.model, inputText, request.dimensions));
   },
   parseResponses: function parseBedrockEmbeddings(replies, _request, ctx): EmbeddingResult {
     if (isCohere(ctx.model)) {
