@@ -50,10 +50,10 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
   });
 }
 
-/** ai 6 has no `dimensions` call setting: apps pass it as providerOptions.openai.dimensions or google.outputDimensionality. */
+/** ai 6 has no `dimensions` call setting: apps pass it as providerOptions.openai.dimensions, google.outputDimensionality or bedrock.dimensions. */
 function dimensionsOption(call: EmbeddingCall): number | undefined {
   const options = call.providerOptions as Record<string, Record<string, unknown> | undefined> | undefined;
-  const value = options?.['openai']?.['dimensions'] ?? options?.['google']?.['outputDimensionality'];
+  const value = options?.['openai']?.['dimensions'] ?? options?.['google']?.['outputDimensionality'] ?? options?.['bedrock']?.['dimensions'];
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 

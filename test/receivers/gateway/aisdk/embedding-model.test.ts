@@ -76,6 +76,34 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     ]);
   });
 
+  it("sends @ai-sdk/amazon-bedrock's options to Bedrock: Cohere's inputType and truncate, Titan's dimensions", async () => {
+    const fake = await startFake(
+      () => [],
+      (seen, res) => {
+        const body = seen.body as { texts?: string[] };
+        if (body.texts !== undefined) return json(res, 200, { id: 'c1', response_type: 'embeddings_floats', texts: body.texts, embeddings: body.texts.map(() => [1, 2]) });
+        json(res, 200, { embedding: [1, 2], inputTextTokenCount: 1 });
+      },
+    );
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [
+        { id: 'cohere/embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'cohere.embed-english-v3' }] },
+        { id: 'amazon/titan-embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'amazon.titan-embed-text-v2:0' }] },
+      ],
+    });
+    const gw = ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+    await ai.embed({ model: gw.embeddingModel('cohere/embed'), value: 'where is it?', maxRetries: 0, providerOptions: { bedrock: { inputType: 'search_query', truncate: 'END' } } });
+    await ai.embedMany({ model: gw.embeddingModel('cohere/embed'), values: ['a', 'b'], maxRetries: 0 });
+    await ai.embed({ model: gw.embeddingModel('amazon/titan-embed'), value: 'x', maxRetries: 0, providerOptions: { bedrock: { dimensions: 256 } } });
+    expect(fake.requests.map((r) => r.body)).toEqual([
+      { texts: ['where is it?'], input_type: 'search_query', truncate: 'END' },
+      { texts: ['a', 'b'], input_type: 'search_document' },
+      { inputText: 'x', dimensions: 256 },
+    ]);
+  });
+
   it('embeds more values than Gemini takes in one batchEmbedContents call, in order', async () => {
     const fake = await startFake(
       () => [],

@@ -5,15 +5,28 @@
 import { asObject, invalidRequest } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { batchesOf, jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
-import { InvalidResponseError, type AttemptContext, type EmbeddingAdapter, type EmbeddingReply, type EmbeddingResult, type UpstreamRequest } from '../shared/types.js';
+import { InvalidResponseError, type AttemptContext, type EmbeddingAdapter, type EmbeddingReply, type EmbeddingRequest, type EmbeddingResult, type UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { authorize } from './signer.js';
+import { providerOptionsFor } from '../shared/provider-options.js';
 
 /** Cohere Embed on Bedrock takes at most this many texts per call: more go in further calls. */
 const COHERE_MAX_TEXTS = 96;
 
 function isCohere(model: string): boolean {
   return model.includes('cohere.embed');
+}
+
+/**
+ * Cohere's input_type (what the vectors are for: a query is embedded unlike
+ * the documents it searches) and truncate, as @ai-sdk/amazon-bedrock names
+ * them (providerOptions.bedrock.inputType, truncate); documents by default.
+ */
+function cohereOptions(request: EmbeddingRequest, slug: string): Record<string, unknown> {
+  const options = providerOptionsFor(request, slug, 'bedrock');
+  const inputType = options?.['inputType'];
+  const truncate = options?.['truncate'];
+  return { input_type: typeof inputType === 'string' ? inputType : 'search_document', ...(typeof truncate === 'string' ? { truncate } : {}) };
 }
 
 /**
@@ -47,7 +60,8 @@ export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
     const texts = textInputs(request, 'bedrock');
     if (isCohere(ctx.model)) {
       if (request.dimensions !== undefined) invalidRequest('dimensions', 'Cohere Embed on Bedrock has fixed dimensions');
-      for (const batch of batchesOf(texts, COHERE_MAX_TEXTS)) yield await invoke(ctx, { texts: batch, input_type: 'search_document' });
+      const options = cohereOptions(request, ctx.slug);
+      for (const batch of batchesOf(texts, COHERE_MAX_TEXTS)) yield await invoke(ctx, { texts: batch, ...options });
       return;
     }
     for (const inputText of texts) yield await invoke(ctx, titanBody(ctx.model, inputText, request.dimensions));
