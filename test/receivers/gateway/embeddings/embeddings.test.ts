@@ -283,6 +283,21 @@ describe('POST /v1/embeddings', () => {
     expect(fake.requests).toHaveLength(0);
   });
 
+  it('sends dimensions to Cohere Embed v4 on Bedrock as output_dimension, and reads its vectors by type', async () => {
+    const fake = await startFake(noProblems, (seen: Seen, res) => {
+      const body = seen.body as { texts: string[]; output_dimension?: number };
+      json(res, 200, { id: 'c4', response_type: 'embeddings_by_type', texts: body.texts, embeddings: { float: body.texts.map((_t, i) => vectorFor(i).slice(0, body.output_dimension)) } }, { 'X-Amzn-Bedrock-Input-Token-Count': '3' });
+    });
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [{ id: 'cohere/embed-v4', type: 'embedding', endpoints: [{ provider: 'br', model: 'us.cohere.embed-v4:0' }] }],
+    });
+    const out = await client().embeddings.create({ model: 'cohere/embed-v4', input: ['p', 'q'], dimensions: 2, encoding_format: 'float' });
+    expect(out.data.map((d) => d.embedding)).toEqual([vectorFor(0).slice(0, 2), vectorFor(1).slice(0, 2)]);
+    expect(fake.requests.map((r) => r.body)).toEqual([{ texts: ['p', 'q'], input_type: 'search_document', output_dimension: 2 }]);
+  });
+
   it('reports the input tokens Bedrock counts in the X-Amzn-Bedrock-Input-Token-Count header for Cohere Embed', async () => {
     const fake = await startFake(noProblems, (seen: Seen, res) => {
       const texts = (seen.body as { texts: string[] }).texts;
@@ -391,7 +406,7 @@ describe('POST /v1/embeddings', () => {
     expect((error as Error).message).toContain(`Provider ui answered with an invalid response: the body is not JSON: ${page}`);
   });
 
-  it('refuses an empty text, alone or in a list, with a 400 naming it before any upstream call (OpenAI, Gemini, Titan and Cohere refuse empty texts)', async () => {
+  it('refuses an empty text, alone or in a list, with a 400 naming it before any upstream call (OpenAI, Gemini and Titan refuse empty texts)', async () => {
     const up = await openaiEmbeddingsUpstream();
     upstreams.push(up);
     gateway = await startGateway({ providers: { oa: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'oa', model: 'text-embedding-up' }] }] });

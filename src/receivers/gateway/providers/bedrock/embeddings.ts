@@ -59,8 +59,12 @@ export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
   buildRequests: async function* buildBedrockEmbeddings(request, ctx) {
     const texts = textInputs(request, 'bedrock');
     if (isCohere(ctx.model)) {
-      if (request.dimensions !== undefined) invalidRequest('dimensions', 'Cohere Embed on Bedrock has fixed dimensions');
       const options = cohereOptions(request, ctx.slug);
+      // Embed v4 shortens its vectors (output_dimension); Embed v3's are fixed.
+      if (request.dimensions !== undefined) {
+        if (!ctx.model.includes('cohere.embed-v4')) invalidRequest('dimensions', 'Cohere Embed v3 on Bedrock has fixed dimensions');
+        options['output_dimension'] = request.dimensions;
+      }
       for (const batch of batchesOf(texts, COHERE_MAX_TEXTS)) yield await invoke(ctx, { texts: batch, ...options });
       return;
     }
