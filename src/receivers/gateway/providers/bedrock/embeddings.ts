@@ -1,14 +1,15 @@
 // Bedrock embeddings through InvokeModel (POST /model/{id}/invoke, signed):
 // Amazon Titan takes one text per call ({inputText} and its model's
-// dimensions field), Cohere Embed a batch of up to 96 ({texts, input_type}).
+// dimensions field), Cohere Embed a batch of up to 96 ({texts, input_type,
+// ...}).
 // The model id says which.
 import { asObject, invalidRequest } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { batchesOf, jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
+import { providerOptionsFor } from '../shared/provider-options.js';
 import { InvalidResponseError, type AttemptContext, type EmbeddingAdapter, type EmbeddingReply, type EmbeddingRequest, type EmbeddingResult, type UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { authorize } from './signer.js';
-import { providerOptionsFor } from '../shared/provider-options.js';
 
 /** Cohere Embed on Bedrock takes at most this many texts per call: more go in further calls. */
 const COHERE_MAX_TEXTS = 96;
@@ -18,15 +19,23 @@ function isCohere(model: string): boolean {
 }
 
 /**
- * Cohere's input_type (what the vectors are for: a query is embedded unlike
- * the documents it searches) and truncate, as @ai-sdk/amazon-bedrock names
- * them (providerOptions.bedrock.inputType, truncate); documents by default.
+ * The fields a Cohere call adds to its texts: input_type (what the vectors
+ * are for: a query is embedded unlike the documents it searches) and
+ * truncate, as @ai-sdk/amazon-bedrock names them (providerOptions.bedrock
+ * inputType, truncate; documents by default), and Embed v4's
+ * output_dimension (Embed v3's dimensions are fixed: refused before the call).
  */
-function cohereOptions(request: EmbeddingRequest, slug: string): Record<string, unknown> {
-  const options = providerOptionsFor(request, slug, 'bedrock');
+function cohereFields(request: EmbeddingRequest, ctx: AttemptContext<BedrockProviderConfig>): Record<string, unknown> {
+  const options = providerOptionsFor(request, ctx.slug, 'bedrock');
   const inputType = options?.['inputType'];
   const truncate = options?.['truncate'];
-  return { input_type: typeof inputType === 'string' ? inputType : 'search_document', ...(typeof truncate === 'string' ? { truncate } : {}) };
+  const fields: Record<string, unknown> = { input_type: typeof inputType === 'string' ? inputType : 'search_document' };
+  if (typeof truncate === 'string') fields['truncate'] = truncate;
+  if (request.dimensions !== undefined) {
+    if (!ctx.model.includes('cohere.embed-v4')) invalidRequest('dimensions', 'Cohere Embed v3 on Bedrock has fixed dimensions');
+    fields['output_dimension'] = request.dimensions;
+  }
+  return fields;
 }
 
 /**
@@ -59,13 +68,8 @@ export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
   buildRequests: async function* buildBedrockEmbeddings(request, ctx) {
     const texts = textInputs(request, 'bedrock');
     if (isCohere(ctx.model)) {
-      const options = cohereOptions(request, ctx.slug);
-      // Embed v4 shortens its vectors (output_dimension); Embed v3's are fixed.
-      if (request.dimensions !== undefined) {
-        if (!ctx.model.includes('cohere.embed-v4')) invalidRequest('dimensions', 'Cohere Embed v3 on Bedrock has fixed dimensions');
-        options['output_dimension'] = request.dimensions;
-      }
-      for (const batch of batchesOf(texts, COHERE_MAX_TEXTS)) yield await invoke(ctx, { texts: batch, ...options });
+      const fields = cohereFields(request, ctx);
+      for (const batch of batchesOf(texts, COHERE_MAX_TEXTS)) yield await invoke(ctx, { texts: batch, ...fields });
       return;
     }
     for (const inputText of texts) yield await invoke(ctx, titanBody(ctx.model, inputText, request.dimensions));
