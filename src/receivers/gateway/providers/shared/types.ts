@@ -127,7 +127,7 @@ export interface EmbeddingRequest {
   /** Output dimensions, for models that can shorten their vectors. */
   readonly dimensions: number | undefined;
   readonly user: string | undefined;
-  /** providerOptions.<slug> (or .<type>) of an AI SDK call: settings of the provider's own (Gemini's taskType). */
+  /** providerOptions.<slug> (or .<type>) of an AI SDK call: settings of the provider's own (Gemini's taskType, Cohere's inputType on Bedrock). */
   readonly providerOptions?: Readonly<Record<string, unknown>> | undefined;
 }
 
