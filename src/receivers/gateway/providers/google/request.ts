@@ -3,6 +3,7 @@ import type { ChatCompletionRequest, ChatMessage, ContentPart, ToolChoice } from
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { GoogleProviderConfig } from './config.js';
 import { RequestImages } from '../shared/image-fetch.js';
+import { nestsTooDeep } from '../shared/json-depth.js';
 import { OPENAI_ONLY_PARAMS, functionCalls, functionToolChoice, functionTools, invalidRequest, isHttpUrl, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { reasoningOf, type Effort } from '../shared/reasoning.js';
 import { holdsFreeFormObject, toGeminiJsonSchema, toGeminiSchema } from './schema.js';
@@ -186,10 +187,14 @@ function idOf(toolCallId: string): { id: string } | Record<string, never> {
   return id === undefined ? {} : { id };
 }
 
-/** A JSON object result is sent as the response; anything else as `{output: <value>}` (the key Gemini's docs name). */
+/**
+ * A JSON object result is sent as the response; anything else as `{output: <value>}` (the key Gemini's docs name),
+ * and JSON nested deeper than a request body may be as its text.
+ */
 function toolResponse(content: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(content);
+    if (nestsTooDeep(parsed)) return { output: content };
     if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
     return { output: parsed };
   } catch {

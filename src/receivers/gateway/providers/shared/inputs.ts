@@ -3,6 +3,7 @@
 // import them from here (one copy, no shared folder of their own).
 import { randomUUID } from 'node:crypto';
 import { MalformedDataError } from '../../../../shared/errors.js';
+import { MAX_JSON_DEPTH, nestsTooDeep } from './json-depth.js';
 import type { AllowedToolsChoice, AssistantMessage, ChatCompletionRequest, FunctionTool, TextPart, ToolCall, ToolChoice } from './openai-types.js';
 
 export interface InlineImage {
@@ -169,6 +170,8 @@ export function parseToolArguments(args: string, param: string): Record<string, 
     invalidRequest(param, 'is not valid JSON');
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) invalidRequest(param, 'must be a JSON object');
+  // Sent on as an object, they are walked and serialized as the body is: bounded as it is.
+  if (nestsTooDeep(parsed)) invalidRequest(param, `nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep`);
   return parsed as Record<string, unknown>;
 }
 
