@@ -33,6 +33,12 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
       return problem(error);
     }));
   }
+  // An alias inside its own anchor's node makes a cycle, which every walk of the tree would follow forever.
+  const cycle = selfAlias(doc);
+  if (cycle !== undefined) {
+    const at = lineCounter.linePos(cycle.offset);
+    throw new ConfigError([`${source}:${at.line}:${at.col}: *${cycle.name} is inside the node it names (&${cycle.name}): a config cannot refer to itself`]);
+  }
   let raw: unknown;
   try {
     raw = doc.toJS({ maxAliasCount: 1000 });
@@ -84,6 +90,20 @@ function unresolvedAlias(doc: Document): { name: string; offset: number } | unde
   visit(doc, {
     Alias(_, alias) {
       if (alias.resolve(doc) !== undefined) return undefined;
+      found = { name: alias.source, offset: alias.range?.[0] ?? 0 };
+      return visit.BREAK;
+    },
+  });
+  return found;
+}
+
+/** The first alias found inside the node its anchor is set on, with its name and offset. */
+function selfAlias(doc: Document): { name: string; offset: number } | undefined {
+  let found: { name: string; offset: number } | undefined;
+  visit(doc, {
+    Alias(_, alias, path) {
+      const target = alias.resolve(doc);
+      if (target === undefined || !path.includes(target)) return undefined;
       found = { name: alias.source, offset: alias.range?.[0] ?? 0 };
       return visit.BREAK;
     },

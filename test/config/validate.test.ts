@@ -383,6 +383,11 @@ service:
     expect(problemsOf(text)).toEqual(['config:7:17: *acme names no anchor set above it (&acme)']);
   });
 
+  it('names the line of an alias inside the node its anchor is set on, which would make the config a cycle', () => {
+    const text = GOOD.replace('fakeout/acme: { encoding: json }', 'fakeout/acme: &acme { encoding: json, again: [*acme] }');
+    expect(problemsOf(text)).toEqual(['config:7:49: *acme is inside the node it names (&acme): a config cannot refer to itself']);
+  });
+
   it('names the file of aliases that would expand too far', () => {
     const laughs = ['a0: &a0 [x, x, x, x, x, x, x, x, x]'];
     for (let i = 1; i < 7; i++) laughs.push(`a${i}: &a${i} [${Array(9).fill(`*a${i - 1}`).join(', ')}]`);
