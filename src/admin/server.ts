@@ -20,6 +20,18 @@ export interface AdminServerOptions {
   readonly apiKey: () => string | undefined;
 }
 
+const ORIGIN = 'http://admin.invalid';
+
+/**
+ * The request target as a URL. A path is read as a path even when it begins
+ * with `//`: resolved against a base, `//x/v1/drains` would be a URL of host
+ * `x` and path `/v1/drains`, and serve that route under another path. An
+ * absolute URL (`http://host/path`, which proxies send) keeps its own path.
+ */
+function requestUrl(target: string): URL {
+  return target.startsWith('/') ? new URL(`${ORIGIN}${target}`) : new URL(target, ORIGIN);
+}
+
 export class AdminServer implements AdminRoutes {
   readonly requireAdminKey: AdminGuard;
   readonly #options: AdminServerOptions;
@@ -99,9 +111,9 @@ export class AdminServer implements AdminRoutes {
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let url: URL;
     try {
-      url = new URL(req.url ?? '/', 'http://admin.invalid');
+      url = requestUrl(req.url ?? '/');
     } catch {
-      // Node's parser lets through targets URL cannot read (`//[`): the request's fault, answered before any route.
+      // Node's parser lets through targets URL cannot read (`http://[/`): the request's fault, answered before any route.
       return sendError(res, 400, 'invalid_request', 'the request target is not a valid URL path');
     }
     try {

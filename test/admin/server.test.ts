@@ -92,12 +92,24 @@ describe('admin endpoint', () => {
 
   it('answers 400 to a request target URL cannot read, and keeps serving', async () => {
     const port = admin.address()?.port ?? 0;
-    for (const target of ['//[', '//a:99999/', '//%/']) {
+    for (const target of ['http://[/', 'http://a:99999/']) {
       const answer = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
       expect(answer).toMatch(/^HTTP\/1\.1 400 /);
       expect(answer).toContain('{"error":{"message":"the request target is not a valid URL path","code":"invalid_request"}}');
     }
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
+  });
+
+  it('reads a path beginning with // as a path, not as a host and the route after it', async () => {
+    admin.addRoute('/v1/drains', (_req, res, url) => sendJson(res, 200, { path: url.pathname }));
+    const port = admin.address()?.port ?? 0;
+    for (const target of ['//x/v1/drains', '//v1/drains', '//healthz', '//[', '//%/']) {
+      const answer = await rawRequest(port, `GET ${target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+      expect(answer).toMatch(/^HTTP\/1\.1 404 /);
+      expect(answer).toContain(`{"error":{"message":"not found: ${target}","code":"not_found"}}`);
+    }
+    const proxied = await rawRequest(port, 'GET http://admin.example/v1/drains/drn_1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    expect(proxied).toContain('{"path":"/v1/drains/drn_1"}');
   });
 
   it('answers another method on a builtin path with a JSON 405 and Allow', async () => {
