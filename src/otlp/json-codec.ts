@@ -84,12 +84,16 @@ function int64(value: unknown, path: string, unsigned: boolean): string | undefi
   if (value === undefined || value === null) return undefined;
   let n: bigint;
   if (typeof value === 'number') {
-    if (!Number.isInteger(value) || (unsigned && value < 0)) fail(path, 'must be an integer');
+    // JSON.parse reads a number past a double's range as Infinity.
+    if (!Number.isFinite(value)) fail(path, 'is out of the 64-bit range');
+    if (!Number.isInteger(value)) fail(path, 'must be an integer');
+    if (unsigned && value < 0) fail(path, 'must not be negative');
     if (!Number.isSafeInteger(value)) throw new InexactIntegerError(path);
     n = BigInt(value);
   } else {
     const decimal = typeof value === 'string' ? DECIMAL_INTEGER.exec(value) : null;
-    if (decimal === null || (unsigned && decimal[1] === '-')) fail(path, 'must be a 64-bit integer or a decimal string');
+    if (decimal === null) fail(path, 'must be a 64-bit integer or a decimal string');
+    if (unsigned && decimal[1] === '-') fail(path, 'must not be negative');
     const [, sign = '', digits = ''] = decimal;
     if (digits.length > MAX_INT64_DIGITS) fail(path, 'is out of the 64-bit range');
     n = BigInt(sign + digits);

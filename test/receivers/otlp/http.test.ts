@@ -224,6 +224,27 @@ describe('OTLP/HTTP receiver', () => {
     expect(consumer.spans()[1]?.attributes?.[0]?.value).toEqual({ intValue: '-42' });
   });
 
+  it('says a negative unsigned 64-bit integer is negative and an infinite one out of range, rather than that it is no integer', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const withSpan = (fields: string) =>
+      Buffer.from(`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0af7651916cd43dd8448eb211c80319c","spanId":"b7ad6b7169203331","name":"x",${fields}}]}]}]}`);
+    const cases: Array<[string, string]> = [
+      ['"startTimeUnixNano":-1', 'startTimeUnixNano: must not be negative'],
+      ['"endTimeUnixNano":"-5"', 'endTimeUnixNano: must not be negative'],
+      ['"events":[{"timeUnixNano":-9223372036854775808,"name":"e"}]', 'events[0].timeUnixNano: must not be negative'],
+      // JSON.parse reads a number past a double's range as Infinity.
+      ['"startTimeUnixNano":1e400', 'startTimeUnixNano: is out of the 64-bit range'],
+      ['"attributes":[{"key":"n","value":{"intValue":-1e400}}]', 'attributes[0].value.intValue: is out of the 64-bit range'],
+      ['"attributes":[{"key":"n","value":{"intValue":1.5}}]', 'attributes[0].value.intValue: must be an integer'],
+    ];
+    for (const [fields, problem] of cases) {
+      const answer = await send(tracesUrl, withSpan(fields), { 'content-type': JSON_TYPE });
+      expect(answer.status).toBe(400);
+      expect(JSON.parse(answer.body.toString()).message).toBe(`resourceSpans[0].scopeSpans[0].spans[0].${problem}`);
+    }
+    expect(consumer.calls).toBe(0);
+  });
+
   it('reads an attribute value member given as null as not set, as the proto3 JSON mapping does', async () => {
     const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
     const members = ['stringValue', 'boolValue', 'intValue', 'doubleValue', 'arrayValue', 'kvlistValue', 'bytesValue'];
