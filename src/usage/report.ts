@@ -33,24 +33,35 @@ export class ReportQueryError extends Error {
   }
 }
 
+/**
+ * A query parameter's value, or null when absent. One given twice is refused:
+ * reading the first (URLSearchParams.get) would drop the other unsaid, and a
+ * report filtered by one model when two were asked for looks like an answer.
+ */
+export function queryValue(params: URLSearchParams, name: string): string | null {
+  const values = params.getAll(name);
+  if (values.length > 1) throw new ReportQueryError(name, `${name} must be given once, not ${values.length} times`);
+  return values[0] ?? null;
+}
+
 /** Reads the query string; `ownKey` (a gateway key's name) overrides any user_id filter; undefined for the admin key. */
 export function parseReportQuery(params: URLSearchParams, ownKey: string | undefined): ReportQuery {
-  const startDay = params.get('start_date') ?? '';
-  const endDay = params.get('end_date') ?? '';
+  const startDay = queryValue(params, 'start_date') ?? '';
+  const endDay = queryValue(params, 'end_date') ?? '';
   const start = dayStart(startDay);
   const end = dayStart(endDay);
   if (start === undefined) throw new ReportQueryError('start_date', 'start_date must be a date like 2026-11-01');
   if (end === undefined) throw new ReportQueryError('end_date', 'end_date must be a date like 2026-11-30');
   if (end < start) throw new ReportQueryError('end_date', 'end_date must not be before start_date');
   if ((end - start) / MS_PER_DAY + 1 > MAX_REPORT_DAYS) throw new ReportQueryError('end_date', `a report covers at most ${MAX_REPORT_DAYS} days`);
-  const groupBy = params.get('group_by') ?? 'day';
+  const groupBy = queryValue(params, 'group_by') ?? 'day';
   if (!(GROUP_BY as readonly string[]).includes(groupBy)) throw new ReportQueryError('group_by', `group_by must be one of ${GROUP_BY.join(', ')}`);
-  const datePart = params.get('date_part');
+  const datePart = queryValue(params, 'date_part');
   if (datePart !== null && datePart !== 'day') throw new ReportQueryError('date_part', 'date_part must be day: usage is rolled up by day');
-  if (params.get('tags') !== null) throw new ReportQueryError('tags', 'tags are not recorded by this gateway');
-  const credential = params.get('credential_type');
+  if (params.has('tags')) throw new ReportQueryError('tags', 'tags are not recorded by this gateway');
+  const credential = queryValue(params, 'credential_type');
   if (credential !== null && credential !== 'system' && credential !== 'byok') throw new ReportQueryError('credential_type', 'credential_type must be byok or system');
-  const userId = params.get('user_id') ?? undefined;
+  const userId = queryValue(params, 'user_id') ?? undefined;
   // A gateway key reads only its own records: a user_id naming another key matches nothing, not the caller's own.
   const key = credential === 'byok' || (ownKey !== undefined && userId !== undefined && userId !== ownKey) ? '\u0000none' : (ownKey ?? userId);
   return {
@@ -59,8 +70,8 @@ export function parseReportQuery(params: URLSearchParams, ownKey: string | undef
     groupBy: groupBy as GroupBy,
     // Every key is the gateway's own credential: a byok filter matches nothing.
     key,
-    model: params.get('model') ?? undefined,
-    provider: params.get('provider') ?? undefined,
+    model: queryValue(params, 'model') ?? undefined,
+    provider: queryValue(params, 'provider') ?? undefined,
   };
 }
 

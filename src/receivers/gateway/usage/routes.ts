@@ -5,7 +5,17 @@
 import { aiSdkErrors } from '../aisdk/errors.js';
 import { GatewayHttpError, sendJson } from '../core/http-error.js';
 import type { ProtocolRoute } from '../core/protocol.js';
-import { buildReport, generationInfo, parseReportQuery, ReportQueryError } from '../../../usage/report.js';
+import { buildReport, generationInfo, parseReportQuery, queryValue, ReportQueryError } from '../../../usage/report.js';
+
+/** What `read` makes of the query string; a bad one is the 400 naming its parameter. */
+function reportQuery<T>(read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    if (err instanceof ReportQueryError) throw new GatewayHttpError(400, err.message, { code: 'invalid_value', param: err.param });
+    throw err;
+  }
+}
 
 export const usageRoutes: readonly ProtocolRoute[] = [
   {
@@ -16,7 +26,7 @@ export const usageRoutes: readonly ProtocolRoute[] = [
     errors: aiSdkErrors,
     adminKey: true,
     handle: async function getGeneration(services, request) {
-      const id = new URLSearchParams(request.query).get('id');
+      const id = reportQuery(() => queryValue(new URLSearchParams(request.query), 'id'));
       if (id === null || id === '') throw new GatewayHttpError(400, 'Pass the generation id as ?id=gen_...', { code: 'invalid_value', param: 'id' });
       const record = await services.accountant.generations.get(id);
       // Another key's generation answers as if it did not exist.
@@ -33,13 +43,7 @@ export const usageRoutes: readonly ProtocolRoute[] = [
     errors: aiSdkErrors,
     adminKey: true,
     handle: async function getReport(services, request) {
-      let query;
-      try {
-        query = parseReportQuery(new URLSearchParams(request.query), request.admin ? undefined : request.key.name);
-      } catch (err) {
-        if (err instanceof ReportQueryError) throw new GatewayHttpError(400, err.message, { code: 'invalid_value', param: err.param });
-        throw err;
-      }
+      const query = reportQuery(() => parseReportQuery(new URLSearchParams(request.query), request.admin ? undefined : request.key.name));
       const rollups = await services.accountant.generations.rollups(query.startDay, query.endDay);
       sendJson(request.res, 200, JSON.stringify(buildReport(rollups, query)));
     },

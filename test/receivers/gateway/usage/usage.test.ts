@@ -185,6 +185,22 @@ describe('gateway usage and cost', () => {
     expect((await getJson(`/v1/report?start_date=2026-13-01&end_date=${today()}`, KEY_A)).body).toMatchObject({ error: { param: 'start_date' } });
   });
 
+  it('answers 400 naming a query parameter given twice, rather than reading the first and dropping the other', async () => {
+    await setup();
+    const { id } = await ask(KEY_A);
+    const day = today();
+    const report = (query: string) => getJson(`/v1/report?start_date=${day}&end_date=${day}&${query}`, KEY_A);
+    expect(await report('model=openai/gpt-cache&model=openai/other')).toEqual({
+      status: 400,
+      body: { error: { message: 'model must be given once, not 2 times', type: 'invalid_request_error', param: 'model', code: 'invalid_value' } },
+    });
+    expect((await report(`start_date=${day}`)).body).toMatchObject({ error: { param: 'start_date' } });
+    expect((await report('group_by=day&group_by=model')).body).toMatchObject({ error: { param: 'group_by' } });
+    expect((await getJson(`/v1/generation?id=${id}&id=gen_other`, KEY_A)).body).toMatchObject({ error: { message: 'id must be given once, not 2 times', param: 'id' } });
+    expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).status).toBe(200);
+    expect((await report('group_by=model')).status).toBe(200);
+  });
+
   it('refuses a $0.0001 budget after its first request, which completes', async () => {
     await setup([{ key: KEY_A, name: 'tiny', budget: { usd: 0.0001, period: 'day' } }]);
     expect((await ask(KEY_A)).cost).toBe(COST);
