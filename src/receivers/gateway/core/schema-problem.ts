@@ -45,7 +45,10 @@ function deepest(issue: Issue | undefined, prefix: PropertyKey[]): { path: Prope
 function describe(issue: Issue): string {
   switch (issue.code) {
     case 'invalid_type':
-      return isMissing(issue) ? 'is required' : `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
+      if (isMissing(issue)) return 'is required';
+      // JSON.parse reads a number past a double's range (1e400) as Infinity, which zod calls no number.
+      if (isInfinite(issue)) return 'must be a finite number';
+      return `must be ${issue.expected === 'int' ? 'an integer' : `of type ${issue.expected}`}`;
     case 'too_small':
       return issue.origin === 'array' ? `must have at least ${issue.minimum} ${issue.minimum === 1 ? 'item' : 'items'}` : issue.origin === 'string' ? (issue.minimum === 1 ? 'must not be empty' : `must not be shorter than ${issue.minimum} characters`) : `must be ${issue.inclusive === false ? '>' : '>='} ${issue.minimum}`;
     case 'too_big':
@@ -64,6 +67,11 @@ function describe(issue: Issue): string {
  */
 export function isMissing(issue: z.core.$ZodIssueInvalidType): boolean {
   return 'input' in issue ? issue.input === undefined : issue.message.endsWith('received undefined');
+}
+
+/** Whether an invalid_type issue is about an infinite number; zod says so only in its own words ("received Infinity"). */
+function isInfinite(issue: z.core.$ZodIssueInvalidType): boolean {
+  return 'input' in issue ? issue.input === Infinity || issue.input === -Infinity : /received -?Infinity$/.test(issue.message);
 }
 
 /** ['messages', 0, 'content'] -> messages[0].content */

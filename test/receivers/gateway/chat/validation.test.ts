@@ -98,6 +98,15 @@ describe('gateway request validation', () => {
     expect(error.message).toBe(message);
   });
 
+  it('says a number past a double\'s range (which JSON.parse reads as Infinity) is not finite, rather than not a number', async () => {
+    for (const [field, value] of [['max_tokens', '1e400'], ['temperature', '-1e999']]) {
+      const { status, error } = await post(`{"model":"openai/gpt-test","messages":[{"role":"user","content":"hi"}],"${field}":${value}}`);
+      expect(status).toBe(400);
+      expect(error).toMatchObject({ message: `${field}: must be a finite number`, param: field, code: 'invalid_value' });
+    }
+    expect(upstream.requests).toHaveLength(0);
+  });
+
   it('rejects a body that is not JSON with code invalid_json', async () => {
     const { status, error } = await post('{not json');
     expect(status).toBe(400);
