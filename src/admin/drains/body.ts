@@ -11,8 +11,8 @@ export async function readJsonBody(req: IncomingMessage): Promise<BodyResult> {
   const tooLarge = { ok: false, status: 413, message: `body: must be at most ${MAX_BODY_BYTES} bytes` } as const;
   const encoding = parseContentEncoding(req.headers['content-encoding']);
   if (encoding === undefined) return { ok: false, status: 415, message: `content-encoding: ${req.headers['content-encoding'] ?? ''} is not supported (gzip, deflate or none)` };
-  // A declared length over the limit is refused before any byte is read.
-  if (encoding === 'identity' && Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return tooLarge;
+  // A declared length over the limit is refused before any byte is read; compressed bytes count against it too.
+  if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return tooLarge;
   let bytes: Buffer;
   try {
     bytes = await readBody(req, encoding, MAX_BODY_BYTES);

@@ -141,8 +141,9 @@ export class OtlpHttpServer {
       this.#fail(req, res, type, 415, `unsupported content encoding ${req.headers['content-encoding'] ?? ''}; use gzip, deflate or none`);
       return;
     }
+    // The limit holds for the bytes sent as well as for what they inflate to: a compressed body declared over it is refused too.
     const declared = Number(req.headers['content-length']);
-    if (encoding === 'identity' && declared > this.#limit) {
+    if (declared > this.#limit) {
       this.#refuse(req, res, type, new BodyTooLargeError(this.#limit), 0);
       return;
     }

@@ -417,16 +417,20 @@ describe('drains API', () => {
     expect(brotli.status).toBe(415);
     expect(((await brotli.json()) as { error: { message: string } }).error.message).toBe('content-encoding: br is not supported (gzip, deflate or none)');
     const port = admin.address()?.port ?? 0;
-    const early = await new Promise<number>((resolve, reject) => {
-      const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/drains', headers: { authorization: `Bearer ${KEY}`, 'content-length': 2 * 1024 * 1024 } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-        req.destroy();
+    // A compressed body is bounded as sent too: one declared over the limit cannot fit, whatever it inflates to.
+    for (const encoding of ['identity', 'gzip']) {
+      const early = await new Promise<number>((resolve, reject) => {
+        const headers = { authorization: `Bearer ${KEY}`, 'content-encoding': encoding, 'content-length': 2 * 1024 * 1024 };
+        const req = httpRequest({ host: '127.0.0.1', port, method: 'POST', path: '/v1/drains', headers }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        });
+        req.on('error', reject);
+        req.flushHeaders();
       });
-      req.on('error', reject);
-      req.flushHeaders();
-    });
-    expect(early).toBe(413);
+      expect(early).toBe(413);
+    }
   });
 
   it('answers 405 for a method the path does not take, and HEAD as GET without a body', async () => {

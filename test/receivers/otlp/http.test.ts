@@ -5,6 +5,8 @@ import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ResourceExhaustedError } from '../../../src/shared/errors.js';
 import { decodeStatus } from '../../../src/otlp/rpc-status.js';
+import { waitUntil } from '../../helpers/daemon.js';
+import { rawClient } from '../../helpers/raw-clients.js';
 import { makeSdkSpans } from '../../helpers/sdk-spans.js';
 import { metricValue, startReceiver, stopAll } from './harness.js';
 
@@ -330,6 +332,23 @@ describe('OTLP/HTTP receiver', () => {
     const answer = await send(tracesUrl, Buffer.alloc(4096), { 'content-type': PROTOBUF });
     expect(answer.status).toBe(413);
     expect(decodeStatus(answer.body).message).toContain('max_request_body_size');
+    await expectStillServing(tracesUrl);
+  });
+
+  it('refuses a compressed body whose Content-Length is over the limit before asking for it, as a plain one', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0', max_request_body_size: '1KiB' } });
+    const port = Number(new URL(tracesUrl).port);
+    for (const encoding of ['gzip', 'deflate', 'identity']) {
+      // The compressed bytes count against the limit too: 4 KiB of them cannot fit, whatever they inflate to.
+      const client = await rawClient(port, `POST /v1/traces HTTP/1.1\r\nHost: x\r\nContent-Type: ${PROTOBUF}\r\nContent-Encoding: ${encoding}\r\nContent-Length: 4096\r\nExpect: 100-continue\r\n\r\n`);
+      try {
+        await waitUntil(() => client.received().includes('\r\n\r\n'), 5_000, 'an answer');
+        expect(client.received()).toMatch(/^HTTP\/1\.1 413 /);
+      } finally {
+        client.socket.destroy();
+      }
+    }
+    expect(consumer.calls).toBe(0);
     await expectStillServing(tracesUrl);
   });
 
