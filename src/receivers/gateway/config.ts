@@ -96,7 +96,7 @@ export const gatewayConfigSchema = z
     max_request_body_size: positiveByteSize(),
     first_byte_timeout: positiveTimerDuration(),
     stream_idle_timeout: positiveTimerDuration(),
-    providers: z.record(z.string().regex(/^[^/\s]+$/, 'a provider slug must not contain "/"'), providerSchema),
+    providers: z.record(z.string().regex(/^[^/\s]+$/, 'a provider slug must not contain "/" or whitespace'), providerSchema),
     models: z.array(modelSchema),
     capture_content: z.boolean(),
     ...httpListenerShape,

@@ -119,6 +119,13 @@ describe('gateway config keys', () => {
     });
   }
 
+  it('says what a provider slug holds that it must not: a "/" or whitespace', () => {
+    const provider = { type: 'openai', base_url: 'http://x' };
+    const words = 'a provider slug must not contain "/" or whitespace';
+    expect(yamlProblems({ providers: { 'my provider': provider } })).toEqual([`receivers.gateway.providers.my provider: ${words}`]);
+    expect(yamlProblems({ providers: { 'a/b': provider } })).toEqual([`receivers.gateway.providers.a/b: ${words}`]);
+  });
+
   it('reports an unknown key anywhere in the section by its YAML path', () => {
     const problems = yamlProblems({
       api_keys: [{ key: 'k1', requests_per_minut: 5 }],
