@@ -1,5 +1,5 @@
 // JSON answers for the admin endpoint.
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /**
  * What the admin APIs answer (drains, spend, cluster state) is read with the
@@ -10,8 +10,22 @@ const JSON_HEADERS = { 'content-type': 'application/json', 'cache-control': 'no-
 
 export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   const text = JSON.stringify(body);
-  res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(text), ...headers });
+  const close = leavesBodyUnread(res.req) ? { connection: 'close' } : {};
+  res.writeHead(status, { ...JSON_HEADERS, 'content-length': Buffer.byteLength(text), ...close, ...headers });
   res.end(text);
+}
+
+/**
+ * Whether the answer goes before a body the request announced has been read
+ * (a 401 or a declared size's 413): Node would read and drop the rest to
+ * reuse the connection, as much as the client cares to send; closing it
+ * bounds that, as the receivers do. A bodiless request is not complete yet
+ * either while its handler runs, so it is told apart by its headers.
+ */
+function leavesBodyUnread(req: IncomingMessage): boolean {
+  if (req.complete) return false;
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
 /** An error in the shape every admin answer takes, `{"error": {"message", "code"}}`; `code` is stable, for programs to branch on. */

@@ -6,6 +6,8 @@ import { sendJson } from '../../src/admin/respond.js';
 import { AdminServer } from '../../src/admin/server.js';
 import { readBody } from '../../src/core/http-body.js';
 import { Telemetry } from '../../src/shared/telemetry.js';
+import { waitUntil } from '../helpers/daemon.js';
+import { rawClient } from '../helpers/raw-clients.js';
 
 let ready = false;
 let apiKey: string | undefined = 'admin-secret';
@@ -156,6 +158,31 @@ describe('admin endpoint', () => {
     const res = await fetch(`${base}/boom`);
     expect(res.status).toBe(500);
     expect(await res.json()).toEqual({ error: { message: 'internal error', code: 'internal_error' } });
+  });
+});
+
+describe('admin endpoint answers given before the body is read', () => {
+  it('close the connection instead of reading and dropping the rest of the body, and keep a bodiless request\'s open', async () => {
+    admin.addRoute('/v1/guarded', (req, res) => {
+      if (admin.requireAdminKey(req, res)) sendJson(res, 200, { ok: true });
+    });
+    const port = admin.address()?.port ?? 0;
+    // A client without the key announcing 10 MiB: answered on its headers, it must not get to send them all.
+    const refused = await rawClient(port, 'POST /v1/guarded HTTP/1.1\r\nHost: x\r\nContent-Length: 10485760\r\n\r\n');
+    try {
+      await waitUntil(() => refused.received().includes('"code":"unauthorized"'), 5_000, 'the 401');
+      expect(refused.received()).toMatch(/^HTTP\/1\.1 401 [^]*\r\nconnection: close\r\n/i);
+      await refused.closed;
+    } finally {
+      refused.socket.destroy();
+    }
+    const bodiless = await rawClient(port, 'GET /v1/guarded HTTP/1.1\r\nHost: x\r\n\r\n');
+    try {
+      await waitUntil(() => bodiless.received().includes('"code":"unauthorized"'), 5_000, 'the 401');
+      expect(bodiless.received()).toMatch(/\r\nconnection: keep-alive\r\n/i);
+    } finally {
+      bodiless.socket.destroy();
+    }
   });
 });
 
