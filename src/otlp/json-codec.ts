@@ -369,6 +369,13 @@ function readExact<T>(text: string, read: (parsed: unknown) => T): T {
 }
 
 /**
+ * An object key holding an underscore. Only keys are followed by a colon,
+ * and a quote inside a string is escaped, so attribute keys and values
+ * (`{"key": "http_route"}`) never match.
+ */
+const SNAKE_CASE_KEY = /"[A-Za-z0-9]*_[A-Za-z0-9_]*"\s*:/;
+
+/**
  * Every object key in `value` with its snake_case turned to lowerCamelCase.
  * OTLP/JSON has no object keyed by data (attributes are `{key, value}`
  * lists), so only field names change.
@@ -387,9 +394,10 @@ export function parseJsonRequest(body: string | Uint8Array): ExportTraceServiceR
   return readExact(text, function request(parsed) {
     let root = object(parsed, '$');
     // The proto's own field names (`resource_spans`, `trace_id`), which some
-    // hand-made senders write and the collector's receiver reads: a request
-    // spelled so from its root is read as if written in lowerCamelCase.
-    if (root.resourceSpans === undefined && root['resource_spans'] !== undefined) root = object(camelCaseKeys(root), '$');
+    // hand-made senders write and the collector's receiver reads, anywhere
+    // in the request: read as if written in lowerCamelCase, not ignored as
+    // unknown fields (which would drop their spans with a 200).
+    if (SNAKE_CASE_KEY.test(text)) root = object(camelCaseKeys(root), '$');
     const list = array(root.resourceSpans, 'resourceSpans');
     return { resourceSpans: list.map((rs, i) => resourceSpans(rs, `resourceSpans[${i}]`)) };
   });

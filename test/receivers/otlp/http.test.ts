@@ -306,16 +306,20 @@ describe('OTLP/HTTP receiver', () => {
     }
   });
 
-  it("reads a request written in the proto's own snake_case field names as the collector does, not as an empty one", async () => {
+  it("reads a request written in the proto's own snake_case field names, wholly or in part, as the collector does, not as an empty one", async () => {
     const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
     const span = (name: string) => ({ name, traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', startTimeUnixNano: '1700000000000000001', endTimeUnixNano: '1700000000000000002', kind: 2, attributes: [{ key: 'http_route', value: { stringValue: '/a_b' } }, { key: 'list', value: { kvlistValue: { values: [{ key: 'in_list', value: { intValue: '3' } }] } } }] });
     const snake = (value: unknown): unknown =>
       Array.isArray(value) ? value.map(snake) : typeof value === 'object' && value !== null ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snake(v)])) : value;
     const camel = { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] }, schemaUrl: 'https://opentelemetry.io/schemas/1.26.0', scopeSpans: [{ scope: { name: 'scope' }, spans: [span('one')] }] }] };
-    for (const body of [camel, snake(camel)]) expect((await send(tracesUrl, Buffer.from(JSON.stringify(body)), { 'content-type': JSON_TYPE })).status).toBe(200);
+    // Mixed: lowerCamelCase at the root, the proto's names below it (each field read under either name, as the collector's protojson does).
+    const mixed = { resourceSpans: camel.resourceSpans.map((rs) => ({ resource: rs.resource, schema_url: rs.schemaUrl, scope_spans: snake(rs.scopeSpans) })) };
+    for (const body of [camel, snake(camel), mixed]) expect((await send(tracesUrl, Buffer.from(JSON.stringify(body)), { 'content-type': JSON_TYPE })).status).toBe(200);
     expect(JSON.stringify(snake(camel))).toContain('"resource_spans"');
-    expect(consumer.batches).toHaveLength(2);
+    expect(JSON.stringify(mixed)).toContain('"scope_spans"');
+    expect(consumer.batches).toHaveLength(3);
     expect(consumer.batches[1]!.toModel()).toEqual(consumer.batches[0]!.toModel());
+    expect(consumer.batches[2]!.toModel()).toEqual(consumer.batches[0]!.toModel());
     expect(consumer.spans()[1]?.attributes).toEqual([{ key: 'http_route', value: { stringValue: '/a_b' } }, { key: 'list', value: { kvlistValue: { values: [{ key: 'in_list', value: { intValue: '3' } }] } } }]);
   });
 
