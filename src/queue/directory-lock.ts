@@ -3,6 +3,10 @@
 // across processes by a `lock` file with the holder's pid. A lock left by a
 // dead process (SIGKILL) is taken over; so is one naming our own pid (a
 // container restart reuses pid 1), since this process does not hold it.
+// The lock also names when its holder started (`<pid>:<start>`, the start
+// time in /proc/<pid>/stat), so one whose pid another process now has (pids
+// are reused: pid_max may be 32768, and a restarted container numbers its
+// processes from 1 again) is told from a live holder and taken over too.
 //
 // Node has no flock, so taking the lock must be atomic by itself: `lock` is
 // a symbolic link whose target is the pid, made in one step that fails if a
@@ -51,22 +55,31 @@ export async function lockDirectory(directory: string): Promise<DirectoryLock> {
   };
 }
 
+/** What a lock names: a pid, with its start time unless an earlier version wrote it. */
+interface Holder {
+  readonly pid: number;
+  readonly startTime: string | undefined;
+  /** The lock's text as read, to tell it from one another process wrote meanwhile. */
+  readonly text: string;
+}
+
 async function acquire(directory: string, path: string): Promise<void> {
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     if (await createExclusively(path)) return;
     const holder = await readHolder(path);
-    if (holder !== undefined && holder !== process.pid && isAlive(holder)) {
-      throw new QueueLockedError(directory, `process ${holder}`);
+    if (holder !== undefined && holder.pid !== process.pid && holds(holder)) {
+      throw new QueueLockedError(directory, `process ${holder.pid}`);
     }
     await removeStale(path, holder);
   }
   throw new QueueLockedError(directory, 'other processes taking it over at the same time');
 }
 
-/** Creates `path` naming our pid, or returns false if it exists. */
+/** Creates `path` naming our pid and start time, or returns false if it exists. */
 async function createExclusively(path: string): Promise<boolean> {
+  const startTime = startTimeOf(process.pid);
   try {
-    await symlink(String(process.pid), path);
+    await symlink(startTime === undefined ? String(process.pid) : `${process.pid}:${startTime}`, path);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
@@ -78,7 +91,7 @@ async function createExclusively(path: string): Promise<boolean> {
  * Removes the lock `stale` (a dead holder, or none) left; one another process
  * took over meanwhile is put back (Linux's link() links a symbolic link itself).
  */
-async function removeStale(path: string, stale: number | undefined): Promise<void> {
+async function removeStale(path: string, stale: Holder | undefined): Promise<void> {
   const aside = `${path}.stale.${process.pid}.${randomUUID()}`;
   try {
     await rename(path, aside);
@@ -88,7 +101,7 @@ async function removeStale(path: string, stale: number | undefined): Promise<voi
   }
   try {
     const moved = await readHolder(aside);
-    if (moved !== stale) await link(aside, path).catch(ignoreExisting);
+    if (moved?.text !== stale?.text) await link(aside, path).catch(ignoreExisting);
   } finally {
     await unlink(aside);
   }
@@ -99,10 +112,12 @@ function ignoreExisting(err: unknown): void {
   if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
 }
 
-async function readHolder(path: string): Promise<number | undefined> {
+async function readHolder(path: string): Promise<Holder | undefined> {
   try {
-    const pid = Number.parseInt(await readLock(path), 10);
-    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+    const text = await readLock(path);
+    const [pidText = '', startTime] = text.trim().split(':');
+    const pid = Number.parseInt(pidText, 10);
+    return Number.isInteger(pid) && pid > 0 ? { pid, startTime, text } : undefined;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
@@ -119,6 +134,14 @@ async function readLock(path: string): Promise<string> {
   }
 }
 
+/** Whether the lock's holder still runs: its pid is alive and, when the lock says when it started, started then. */
+function holds(holder: Holder): boolean {
+  if (!isAlive(holder.pid)) return false;
+  if (holder.startTime === undefined) return true;
+  const startTime = startTimeOf(holder.pid);
+  return startTime === undefined || startTime === holder.startTime;
+}
+
 function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -126,16 +149,27 @@ function isAlive(pid: number): boolean {
     // EPERM: it exists but belongs to someone else.
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
-  return !isZombie(pid);
+  return procStat(pid)?.state !== 'Z';
 }
 
-/** A killed process not yet reaped by its parent still answers kill(pid, 0). */
-function isZombie(pid: number): boolean {
+/** When `pid` started (clock ticks since boot), or undefined without /proc (not Linux). */
+function startTimeOf(pid: number): string | undefined {
+  return procStat(pid)?.startTime;
+}
+
+/**
+ * A process's state (a killed process not yet reaped by its parent is a
+ * zombie, `Z`, and still answers kill(pid, 0)) and start time, from
+ * /proc/<pid>/stat: `pid (comm) state ...` with the start time the 22nd
+ * field; comm may contain spaces, so fields are counted after the last ')'.
+ */
+function procStat(pid: number): { state: string | undefined; startTime: string | undefined } | undefined {
+  let stat: string;
   try {
-    // /proc/<pid>/stat: `pid (comm) state ...`; comm may contain spaces, so read after the last ')'.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) === 'Z';
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   } catch {
-    return false; // no /proc (not Linux): trust kill()
+    return undefined; // no /proc (not Linux), or gone: trust kill()
   }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return { state: fields[0], startTime: fields[19] };
 }

@@ -2,7 +2,7 @@
 // file torn in the middle of a record, and SIGTERM while deliveries are in
 // flight. What the daemon acknowledged must reach the destination after the
 // next start.
-import { readdir, readFile, truncate, writeFile } from 'node:fs/promises';
+import { readdir, readFile, readlink, symlink, truncate, unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { queueDirectory } from '../../src/exporters/exporterhelper/index.js';
@@ -63,6 +63,31 @@ describe('faults in the daemon', () => {
     const received = new Set(receivedSpanIds(sink));
     console.log(`faults: ${acked.length * 100} spans acknowledged before SIGKILL, ${received.size} unique delivered after restart`);
     expect(ackedIds.every((id) => received.has(id))).toBe(true);
+  });
+
+  it('starts after a SIGKILL once the killed daemon\'s pid belongs to another live process', { timeout: 30_000 }, async () => {
+    const sink = await sinkAnswering(503);
+    const otlp = await otlpEndpoint();
+    const options = { sinkUrl: sink.url, otlpPort: otlp.port };
+    const first = await start(options);
+    const requests = makeRequests(5, 10);
+    expect((await sendAll(otlp.url, requests, 1)).length).toBe(5);
+    await first.stop('SIGKILL');
+
+    // Pids are reused (pid_max may be 32768; a restarted container numbers from 1 again): give each lock's pid to a live process, this one.
+    const locks = (await readdir(first.dir, { recursive: true })).filter((name) => name === 'lock' || name.endsWith('/lock'));
+    expect(locks.length).toBeGreaterThan(1); // the storage directory's and the queue's
+    for (const lock of locks) {
+      const path = join(first.dir, lock);
+      const [pid, ...rest] = (await readlink(path)).split(':');
+      expect(pid).toBe(String(first.child.pid));
+      await unlink(path);
+      await symlink([String(process.pid), ...rest].join(':'), path);
+    }
+
+    sink.respond = () => ({ status: 200 });
+    await start({ ...options, dir: first.dir });
+    await waitForSpanIds(sink, spanIdsOf(requests), 15_000);
   });
 
   it('starts on a segment torn in the middle of a record and delivers every whole record before it', { timeout: 30_000 }, async () => {
