@@ -9,6 +9,7 @@ import { urlProblem } from '../../exporters/drains/config.js';
 import { checkHeaders } from '../../exporters/otlphttp/headers.js';
 import { MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from '../../exporters/drains/limits.js';
 import { isPlainObject } from '../../shared/plain-object.js';
+import { isPathPrefix, PATH_PREFIX_PROBLEM } from '../../processors/sampling/config.js';
 
 const headersSchema = z
   .record(z.string().min(1), z.string({ error: 'must be a string' }))
@@ -42,7 +43,7 @@ export const ruleSchema = z.strictObject({
   type: z.literal('head_sampling').default('head_sampling'),
   env: z.string().min(1),
   rate: z.number({ error: 'must be a number from 0 to 1' }).min(0, { error: 'must be a number from 0 to 1' }).max(1, { error: 'must be a number from 0 to 1' }),
-  requestPath: z.string().optional(),
+  requestPath: z.string().refine(isPathPrefix, { error: PATH_PREFIX_PROBLEM }).optional(),
 });
 
 export const drainBodySchema = z.strictObject({

@@ -24,6 +24,10 @@ const deliverySchema = z
     if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: problem });
   });
 
+// A drain stored before a path_prefix had to begin with `/` still starts (its rule matches
+// nothing, as it always did); the API names the problem at its next change.
+const storedRuleSchema = samplingRuleSchema.extend({ path_prefix: z.string().optional() });
+
 const storedDrainSchema = z.strictObject({
   id: z.string().regex(/^drn_[A-Za-z0-9_-]+$/, { error: 'must be a drain id (drn_...)' }),
   name: z.string().min(1).max(MAX_NAME_LENGTH),
@@ -32,7 +36,7 @@ const storedDrainSchema = z.strictObject({
   createdAt: z.number().int().nonnegative(),
   updatedAt: z.number().int().nonnegative(),
   delivery: deliverySchema,
-  sampling: z.array(samplingRuleSchema).max(MAX_RULES),
+  sampling: z.array(storedRuleSchema).max(MAX_RULES),
   queue: z.strictObject({ maxSizeBytes: z.number().int().positive().optional(), onFull: z.enum(['drop', 'refuse']).optional() }).optional(),
 });
 

@@ -266,6 +266,7 @@ describe('drains API', () => {
     ['an endpoint that is a string', () => drainBody({}, { endpoint: 'https://example.com/v1/traces' }), 'delivery.endpoint: must be an object'],
     ['a delivery that is a string', () => ({ name: 'd', delivery: 'https://example.com/v1/traces' }), 'delivery: must be an object'],
     ['a rule env that is a number', () => drainBody({ sampling: [{ env: 5, rate: 0.5 }] }), 'sampling[0].env: must be a string'],
+    ['a requestPath without its leading /, which no request path begins with', () => drainBody({ sampling: [{ env: 'production', rate: 0.5, requestPath: 'api' }] }), 'sampling[0].requestPath: must begin with / (a request path, such as /api)'],
   ];
   for (const [what, body, message] of invalid) {
     it(`answers 400 naming the field for ${what}`, async () => {

@@ -75,6 +75,12 @@ describe('the local drain store (drains.json)', () => {
     expect(message).toContain('drains[1].sampling[0].percentage: must be a number from 0 to 100');
   });
 
+  it('still reads a drain stored with a path prefix without its leading /, as earlier versions accepted', async () => {
+    const stored = { ...DRAIN, sampling: [{ environment: 'production', percentage: 10, path_prefix: 'api' }] };
+    writeFile({ version: 1, drains: [stored] });
+    expect(await new LocalDrainStore(dir, parseStoredDrain).load()).toEqual([stored]);
+  });
+
   it('refuses two drains with one id', async () => {
     writeFile({ version: 1, drains: [DRAIN, DRAIN] });
     expect(await loadError()).toContain(`drains[1].id: duplicate id ${DRAIN.id}`);

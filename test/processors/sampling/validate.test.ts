@@ -70,6 +70,13 @@ describe('sluice validate and sampling percentages', () => {
     });
   }
 
+  it('refuses a path_prefix without its leading /, which no request path begins with, naming each YAML path', async () => {
+    const { code, out } = await validate(configWith('10').replace('path_prefix: /api', 'path_prefix: api').replace('percentage: 10 }', 'percentage: 10, path_prefix: checkout }'));
+    expect(code).toBe(1);
+    expect(out).toContain('processors.sampling/web.rules[0].path_prefix: must begin with / (a request path, such as /api)');
+    expect(out).toContain('drains[0].sampling[0].path_prefix: must begin with / (a request path, such as /api)');
+  });
+
   it('refuses an http drain URL unless insecure is set', async () => {
     const { code, out } = await validate(configWith('10').replace('https://api.honeycomb.io', 'http://api.honeycomb.io'));
     expect(code).toBe(1);
