@@ -423,18 +423,7 @@ describe('usage of a stream the client leaves', () => {
   // message_start's output_tokens is a placeholder: the count comes in message_delta.
   it('charges an Anthropic stream the client read whole but left before message_delta for the output it was relayed', async () => {
     await startPartialAnthropicStream('stall', Array.from({ length: 10 }, () => 'x'.repeat(400)));
-    const abort = new AbortController();
-    const { data, response } = await client(KEY_A).chat.completions.create({ model: 'anthropic/claude', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal }).withResponse();
-    let text = '';
-    for await (const part of data) {
-      text += part.choices[0]?.delta.content ?? '';
-      if (text.length === 4000) {
-        abort.abort();
-        break;
-      }
-    }
-    const id = response.headers.get('x-sluice-generation-id') ?? '';
-    await waitForGeneration(id);
+    const id = await leaveAfter('anthropic/claude', 4000);
     // 1000 input tokens x $0.000001 + 4000 characters out, 1000 tokens x $0.000002.
     expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.003, native_tokens_prompt: 1000, native_tokens_completion: 1000 });
     const attempt = (await (gateway as Gateway).spans(2)).find((s) => s.name === 'chat claude-up');
@@ -451,18 +440,7 @@ describe('usage of a stream the client leaves', () => {
     });
     const geminiModels = [{ id: 'google/gemini', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'google', model: 'gemini-up' }] }];
     gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { google: { type: 'google', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'gm-key' } }, models: geminiModels });
-    const abort = new AbortController();
-    const { data, response } = await client(KEY_A).chat.completions.create({ model: 'google/gemini', messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal }).withResponse();
-    let text = '';
-    for await (const part of data) {
-      text += part.choices[0]?.delta.content ?? '';
-      if (text.length === 4000) {
-        abort.abort();
-        break;
-      }
-    }
-    const id = response.headers.get('x-sluice-generation-id') ?? '';
-    await waitForGeneration(id);
+    const id = await leaveAfter('google/gemini', 4000);
     expect((await getJson(`/v1/generation?id=${id}`, KEY_A)).body['data']).toMatchObject({ total_cost: 0.003, native_tokens_prompt: 1000, native_tokens_completion: 1000 });
   });
 
@@ -598,6 +576,23 @@ async function startPartialAnthropicStream(then: 'error' | 'stall', parts: reado
   });
   const anthropicModels = [{ id: 'anthropic/claude', pricing: { input: '0.000001', output: '0.000002' }, endpoints: [{ provider: 'anthropic', model: 'claude-up' }] }];
   gateway = await startGateway({ api_keys: [{ key: KEY_A, name: 'team-a' }], providers: { anthropic: { type: 'anthropic', base_url: upstream.url.replace(/\/v1$/, ''), api_key: 'sk-ant' } }, models: anthropicModels });
+}
+
+/** Streams `model`'s answer to 'hi' and leaves once `chars` characters of text have come: the generation's id, once it is recorded. */
+async function leaveAfter(model: string, chars: number): Promise<string> {
+  const abort = new AbortController();
+  const { data, response } = await client(KEY_A).chat.completions.create({ model, messages: [{ role: 'user', content: 'hi' }], stream: true }, { signal: abort.signal }).withResponse();
+  let text = '';
+  for await (const part of data) {
+    text += part.choices[0]?.delta.content ?? '';
+    if (text.length >= chars) {
+      abort.abort();
+      break;
+    }
+  }
+  const id = response.headers.get('x-sluice-generation-id') ?? '';
+  await waitForGeneration(id);
+  return id;
 }
 
 /** A generation is recorded once its response closed and its attempts settled: wait for it. */
