@@ -9,7 +9,7 @@ import { urlProblem } from '../../exporters/drains/config.js';
 import { checkHeaders } from '../../exporters/otlphttp/headers.js';
 import { MAX_HEADERS, MAX_NAME_LENGTH, MAX_RULES } from '../../exporters/drains/limits.js';
 import { isPlainObject } from '../../shared/plain-object.js';
-import { isPathPrefix, PATH_PREFIX_PROBLEM } from '../../processors/sampling/config.js';
+import { ENVIRONMENT_PROBLEM, isEnvironment, isPathPrefix, PATH_PREFIX_PROBLEM } from '../../processors/sampling/config.js';
 
 const headersSchema = z
   .record(z.string().min(1), z.string({ error: 'must be a string' }))
@@ -41,7 +41,7 @@ const CONTROL_CHARACTERS = /[\p{Cc}\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 
 export const ruleSchema = z.strictObject({
   type: z.literal('head_sampling').default('head_sampling'),
-  env: z.string().min(1),
+  env: z.string().min(1, { abort: true }).refine(isEnvironment, { error: ENVIRONMENT_PROBLEM }),
   rate: z.number({ error: 'must be a number from 0 to 1' }).min(0, { error: 'must be a number from 0 to 1' }).max(1, { error: 'must be a number from 0 to 1' }),
   requestPath: z.string().refine(isPathPrefix, { error: PATH_PREFIX_PROBLEM }).optional(),
 });

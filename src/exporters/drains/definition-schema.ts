@@ -24,9 +24,10 @@ const deliverySchema = z
     if (problem !== undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: problem });
   });
 
-// A drain stored before a path_prefix had to begin with `/` still starts (its rule matches
-// nothing, as it always did); the API names the problem at its next change.
-const storedRuleSchema = samplingRuleSchema.extend({ path_prefix: z.string().optional() });
+// A drain stored before a path_prefix had to begin with `/`, or its environment
+// be written without a space around it, still starts (its rule matches nothing,
+// as it always did); the API names the problem at its next change.
+const storedRuleSchema = samplingRuleSchema.extend({ environment: z.string().min(1, { error: 'must not be empty' }), path_prefix: z.string().optional() });
 
 const storedDrainSchema = z.strictObject({
   id: z.string().regex(/^drn_[A-Za-z0-9_-]+$/, { error: 'must be a drain id (drn_...)' }),

@@ -17,8 +17,15 @@ export function isPathPrefix(prefix: string): boolean {
   return trimmed === '' || trimmed.startsWith('/');
 }
 
+/** A trace's environment is compared whole: one written with a space around it (` production`) could match no trace. */
+export const ENVIRONMENT_PROBLEM = 'must not begin or end with a space (environments are compared whole)';
+
+export function isEnvironment(environment: string): boolean {
+  return environment.trim() === environment;
+}
+
 export const samplingRuleSchema = z.strictObject({
-  environment: z.string().min(1, { error: 'must not be empty' }),
+  environment: z.string().min(1, { error: 'must not be empty', abort: true }).refine(isEnvironment, { error: ENVIRONMENT_PROBLEM }),
   percentage: z
     .number({ error: 'must be a number from 0 to 100' })
     .min(0, { error: 'must be a number from 0 to 100' })

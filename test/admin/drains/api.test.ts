@@ -267,6 +267,7 @@ describe('drains API', () => {
     ['a delivery that is a string', () => ({ name: 'd', delivery: 'https://example.com/v1/traces' }), 'delivery: must be an object'],
     ['a rule env that is a number', () => drainBody({ sampling: [{ env: 5, rate: 0.5 }] }), 'sampling[0].env: must be a string'],
     ['a requestPath without its leading /, which no request path begins with', () => drainBody({ sampling: [{ env: 'production', rate: 0.5, requestPath: 'api' }] }), 'sampling[0].requestPath: must begin with / (a request path, such as /api)'],
+    ['an env with a space around it, which no trace\'s environment matches', () => drainBody({ sampling: [{ env: ' production', rate: 0.5 }] }), 'sampling[0].env: must not begin or end with a space (environments are compared whole)'],
   ];
   for (const [what, body, message] of invalid) {
     it(`answers 400 naming the field for ${what}`, async () => {

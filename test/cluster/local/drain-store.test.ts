@@ -75,8 +75,8 @@ describe('the local drain store (drains.json)', () => {
     expect(message).toContain('drains[1].sampling[0].percentage: must be a number from 0 to 100');
   });
 
-  it('still reads a drain stored with a path prefix without its leading /, as earlier versions accepted', async () => {
-    const stored = { ...DRAIN, sampling: [{ environment: 'production', percentage: 10, path_prefix: 'api' }] };
+  it('still reads a drain stored with a path prefix without its leading / or an environment with a space around it, as earlier versions accepted', async () => {
+    const stored = { ...DRAIN, sampling: [{ environment: ' production', percentage: 10, path_prefix: 'api' }] };
     writeFile({ version: 1, drains: [stored] });
     expect(await new LocalDrainStore(dir, parseStoredDrain).load()).toEqual([stored]);
   });

@@ -77,6 +77,13 @@ describe('sluice validate and sampling percentages', () => {
     expect(out).toContain('drains[0].sampling[0].path_prefix: must begin with / (a request path, such as /api)');
   });
 
+  it('refuses an environment with a space around it, which no trace\'s environment matches, naming each YAML path', async () => {
+    const { code, out } = await validate(configWith('10').replace('{ environment: production, percentage: 10, path_prefix', '{ environment: " production", percentage: 10, path_prefix').replace('{ environment: production, percentage: 10 }', '{ environment: "production ", percentage: 10 }'));
+    expect(code).toBe(1);
+    expect(out).toContain('processors.sampling/web.rules[0].environment: must not begin or end with a space (environments are compared whole)');
+    expect(out).toContain('drains[0].sampling[0].environment: must not begin or end with a space (environments are compared whole)');
+  });
+
   it('refuses an http drain URL unless insecure is set', async () => {
     const { code, out } = await validate(configWith('10').replace('https://api.honeycomb.io', 'http://api.honeycomb.io'));
     expect(code).toBe(1);
