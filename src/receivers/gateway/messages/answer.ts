@@ -66,7 +66,9 @@ class MessagesStreamEncoder implements StreamEncoder {
     let out = '';
     if (!this.#started) {
       this.#started = true;
-      const start = { id: messageId(chunk.id), type: 'message', role: 'assistant', model: chunk.model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } };
+      // Some servers name no model in their chunks: the request's then, as for a whole answer (toMessage).
+      const model = typeof chunk.model === 'string' && chunk.model !== '' ? chunk.model : state.request.model;
+      const start = { id: messageId(chunk.id), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } };
       out += sseEvent('message_start', { type: 'message_start', message: start }) + sseEvent('ping', { type: 'ping' });
     }
     if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = chunk.usage;

@@ -663,6 +663,19 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect((await client.messages.stream(params).finalMessage()).content).toEqual(answer);
   });
 
+  it('names the model in a streamed Message whose upstream chunks name none, as in a whole one', async () => {
+    const client = await setup({
+      openai: (body, res) => {
+        const { model: _model, ...noModel } = body['stream'] === true ? chunk({ role: 'assistant', content: 'Hi' }, 'stop') : completion('Hi');
+        if (body['stream'] === true) sendStream(res, [noModel]);
+        else sendJson(res, 200, noModel);
+      },
+    });
+    const params = { model: 'openai/gpt-test', max_tokens: 10, messages: [{ role: 'user' as const, content: 'Hi' }] };
+    expect((await client.messages.create(params)).model).toBe('openai/gpt-test');
+    expect((await client.messages.stream(params).finalMessage()).model).toBe('openai/gpt-test');
+  });
+
   it('answers a completion without a choice, or with a tool call without its function, as the invalid response it is (502)', async () => {
     const client = await setup({
       openai: (body, res) => {
