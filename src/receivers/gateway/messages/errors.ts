@@ -17,6 +17,8 @@ export function anthropicErrorType(error: GatewayHttpError): string {
   switch (error.status) {
     case 401:
       return 'authentication_error';
+    case 402:
+      return 'billing_error';
     case 403:
       return 'permission_error';
     case 404:
@@ -25,6 +27,8 @@ export function anthropicErrorType(error: GatewayHttpError): string {
       return 'request_too_large';
     case 429:
       return 'rate_limit_error';
+    case 504:
+      return 'timeout_error';
     default:
       // A 4xx of the upstream's own failing (Bedrock's 424 ModelErrorException) is not the client's request.
       return error.status >= 500 || error.errorType === 'api_error' ? 'api_error' : 'invalid_request_error';

@@ -998,6 +998,20 @@ describe('Messages API errors through the SDK', () => {
     expect(bedrock?.requests).toHaveLength(0);
   });
 
+  it("answers an upstream's 402 as billing_error and its 504 as timeout_error, Anthropic's types for them", async () => {
+    const client = await setup({
+      anthropic: (_seen, res) => json(res, 402, { type: 'error', error: { type: 'billing_error', message: 'Your credit balance is too low.' } }),
+      openai: (_body, res) => sendJson(res, 504, { error: { message: 'Gateway Timeout' } }),
+    });
+    const ask = (model: string) => client.messages.create({ model, max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }).catch((err: unknown) => err as InstanceType<typeof Anthropic.APIError>);
+    const billing = await ask('anthropic/claude-test');
+    expect(billing.status).toBe(402);
+    expect(billing.error).toEqual({ type: 'error', error: { type: 'billing_error', message: 'Your credit balance is too low.' } });
+    const timeout = await ask('openai/gpt-test');
+    expect(timeout.status).toBe(504);
+    expect(timeout.error).toMatchObject({ type: 'error', error: { type: 'timeout_error' } });
+  });
+
   it('answers an invalid_request_error event before the first byte with a 400, without trying the next endpoint', async () => {
     const client = await setup({
       anthropic: (_seen, res) => sendEvents(res, [{ event: 'error', data: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } } }]),
