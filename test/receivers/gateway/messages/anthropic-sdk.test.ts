@@ -1003,7 +1003,11 @@ describe('Messages API errors through the SDK', () => {
       anthropic: (_seen, res) => json(res, 402, { type: 'error', error: { type: 'billing_error', message: 'Your credit balance is too low.' } }),
       openai: (_body, res) => sendJson(res, 504, { error: { message: 'Gateway Timeout' } }),
     });
-    const ask = (model: string) => client.messages.create({ model, max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }).catch((err: unknown) => err as InstanceType<typeof Anthropic.APIError>);
+    const ask = async (model: string): Promise<InstanceType<typeof Anthropic.APIError>> => {
+      const error = await client.messages.create({ model, max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(Anthropic.APIError);
+      return error as InstanceType<typeof Anthropic.APIError>;
+    };
     const billing = await ask('anthropic/claude-test');
     expect(billing.status).toBe(402);
     expect(billing.error).toEqual({ type: 'error', error: { type: 'billing_error', message: 'Your credit balance is too low.' } });
