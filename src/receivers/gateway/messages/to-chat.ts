@@ -235,6 +235,8 @@ function functionTool(tool: NonNullable<MessagesRequest['tools']>[number], param
   const schema = tool['input_schema'] as Record<string, unknown> | undefined;
   const description = tool['description'];
   const fn: FunctionTool = { type: 'function', function: { name: tool.name, ...(typeof description === 'string' ? { description } : {}), parameters: schema ?? { type: 'object', properties: {} } } };
+  // Inputs that follow the schema: OpenAI's strict function calling says the same.
+  if (typeof tool['strict'] === 'boolean') fn.function.strict = tool['strict'];
   const cache = cacheControlOf(tool as unknown as Block);
   return cache === undefined ? fn : { ...fn, cache_control: cache };
 }

@@ -589,6 +589,16 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     ]);
   });
 
+  it("carries a tool's strict: true (inputs that follow its schema) as the function's strict", async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Ok.')) });
+    const strictTool = { ...weatherTool, strict: true, input_schema: { ...weatherTool.input_schema, additionalProperties: false } };
+    await client.messages.create({ model: 'openai/gpt-test', max_tokens: 100, tools: [strictTool, weatherTool], messages: [{ role: 'user', content: 'Oslo?' }] });
+    expect(sentOpenAI()['tools']).toEqual([
+      { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: strictTool.input_schema, strict: true } },
+      { type: 'function', function: { name: 'get_weather', description: 'Weather for a city', parameters: weatherTool.input_schema } },
+    ]);
+  });
+
   it('sends the images a tool_result holds as a user message after the tool messages, ahead of the turn\'s own blocks', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('A chart.')) });
     const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: PNG_BASE64 } };
