@@ -26,7 +26,7 @@ import { classifyAnthropicEvent } from '../providers/anthropic/errors.js';
 import { mapUsage } from '../providers/anthropic/response.js';
 import type { AnthropicUsage } from '../providers/anthropic/wire.js';
 import { requireApiKey, UpstreamStreamError, type UpstreamRequest } from '../providers/shared/types.js';
-import { portableToolCallId } from '../providers/shared/tool-call-id.js';
+import { anthropicToolCallId } from '../providers/shared/tool-call-id.js';
 import { anthropicErrorBody } from './errors.js';
 
 export interface NativeState extends PlanState {
@@ -114,32 +114,34 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
 }
 
 /**
- * Messages whose tool_use ids (and tool_result tool_use_ids) came from a
- * Gemini answer carry its thought signature, which Anthropic refuses in an
- * id: they go without it, as to every provider but Google. Other messages
+ * Messages whose tool_use ids (and tool_result tool_use_ids) Anthropic would
+ * refuse go with ids it takes, as to the chat route's `anthropic` type: a
+ * Gemini answer's without its thought signature, another provider's with
+ * characters outside its pattern (Kimi K2's `functions.get_weather:0`) in it
+ * (anthropicToolCallId, the same for a call and its result). Other messages
  * are passed on as they came.
  */
-function withPortableToolIds(messages: readonly unknown[]): unknown[] {
-  return messages.map(function portable(message) {
+function withAnthropicToolIds(messages: readonly unknown[]): unknown[] {
+  return messages.map(function anthropicIds(message) {
     if (typeof message !== 'object' || message === null) return message;
     const content = (message as { content?: unknown }).content;
-    if (!Array.isArray(content) || !content.some(carriesGeminiId)) return message;
+    if (!Array.isArray(content) || !content.some(carriesRefusedId)) return message;
     return {
       ...message,
       content: content.map(function block(b: unknown) {
-        if (!carriesGeminiId(b)) return b;
+        if (!carriesRefusedId(b)) return b;
         const part = b as Record<string, unknown>;
-        return part['type'] === 'tool_use' ? { ...part, id: portableToolCallId(String(part['id'])) } : { ...part, tool_use_id: portableToolCallId(String(part['tool_use_id'])) };
+        return part['type'] === 'tool_use' ? { ...part, id: anthropicToolCallId(String(part['id'])) } : { ...part, tool_use_id: anthropicToolCallId(String(part['tool_use_id'])) };
       }),
     };
   });
 }
 
-function carriesGeminiId(block: unknown): boolean {
+function carriesRefusedId(block: unknown): boolean {
   if (typeof block !== 'object' || block === null) return false;
   const b = block as Record<string, unknown>;
   const id = b['type'] === 'tool_use' ? b['id'] : b['type'] === 'tool_result' ? b['tool_use_id'] : undefined;
-  return typeof id === 'string' && id.startsWith('gemini_') && portableToolCallId(id) !== id;
+  return typeof id === 'string' && anthropicToolCallId(id) !== id;
 }
 
 /** A 2xx body is passed on only if it is what the operation answers: a Message, or count_tokens' {input_tokens}. */
@@ -156,7 +158,7 @@ export function buildNativeRequest(provider: ResolvedProvider, model: string, st
   const config = provider.config as AnthropicProviderConfig;
   const body: Record<string, unknown> = {};
   for (const key of Object.keys(state.body)) if (key !== 'providerOptions') body[key] = key === 'model' ? model : state.body[key];
-  if (Array.isArray(body['messages'])) body['messages'] = withPortableToolIds(body['messages'] as unknown[]);
+  if (Array.isArray(body['messages'])) body['messages'] = withAnthropicToolIds(body['messages'] as unknown[]);
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: state.stream ? 'text/event-stream' : 'application/json',

@@ -202,22 +202,27 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect(openai?.requests).toHaveLength(0);
   });
 
-  it('sends tool ids a Gemini answer minted without their thought signature, and every other id as it came', async () => {
+  it('sends tool ids a Gemini answer minted without their thought signature, ids Anthropic refuses (Kimi K2) in its pattern, and every other id as it came', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'Sunny.' }], 'end_turn')) });
     const geminiId = 'gemini_a1956a0f9ee40666.CiQB0e2Kb+/abc=';
+    // Kimi K2 behind an openai-type provider answered an earlier turn with this id.
+    const kimiId = 'functions.get_weather:2';
+    const call = (id: string, city: string) => ({ type: 'tool_use' as const, id, name: 'get_weather', input: { city } });
     await client.messages.create({
       model: 'anthropic/claude-test',
       max_tokens: 100,
       tools: [weatherTool],
       messages: [
-        { role: 'user', content: 'Weather in Paris and Oslo?' },
-        { role: 'assistant', content: [{ type: 'tool_use', id: geminiId, name: 'get_weather', input: { city: 'Paris' } }, { type: 'tool_use', id: 'toolu_2', name: 'get_weather', input: { city: 'Oslo' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: geminiId, content: 'sunny' }, { type: 'tool_result', tool_use_id: 'toolu_2', content: 'snow' }] },
+        { role: 'user', content: 'Weather in Paris, Oslo and Rome?' },
+        { role: 'assistant', content: [call(geminiId, 'Paris'), call('toolu_2', 'Oslo'), call(kimiId, 'Rome')] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: geminiId, content: 'sunny' }, { type: 'tool_result', tool_use_id: 'toolu_2', content: 'snow' }, { type: 'tool_result', tool_use_id: kimiId, content: 'rain' }] },
       ],
     });
     const sent = sentNative()['messages'] as Array<{ content: Array<Record<string, unknown>> }>;
-    expect(sent[1]?.content.map((b) => b['id'])).toEqual(['gemini_a1956a0f9ee40666', 'toolu_2']);
-    expect(sent[2]?.content.map((b) => b['tool_use_id'])).toEqual(['gemini_a1956a0f9ee40666', 'toolu_2']);
+    const ids = sent[1]?.content.map((b) => String(b['id']));
+    expect(ids?.slice(0, 2)).toEqual(['gemini_a1956a0f9ee40666', 'toolu_2']);
+    expect(ids?.[2]).toMatch(/^functions_get_weather_2_[0-9a-f]{8}$/);
+    expect(sent[2]?.content.map((b) => b['tool_use_id'])).toEqual(ids);
   });
 
   it('holds the upstream of a native stream back while the client does not read, and loses no event', async () => {
