@@ -21,6 +21,8 @@ export function sseEvent(type: string, data: unknown): string {
 /** A streamed tool call: its arguments so far, and its block once started. */
 interface ToolCallState {
   id: string;
+  /** The id the upstream gave the call ('' until it gives one): a delta naming another is another call. */
+  upstreamId: string;
   name: string;
   args: string;
   block: number | undefined;
@@ -133,14 +135,17 @@ class MessagesStreamEncoder implements StreamEncoder {
   #toolCall(call: ToolCallDelta): string {
     const key = toolCallKey(call);
     let state = key === undefined ? this.#lastCall : this.#calls.get(key);
+    // Some servers (Ollama) give every parallel call index 0: a delta with another call's id starts that call.
+    if (state !== undefined && call.id !== undefined && call.id !== '' && state.upstreamId !== '' && call.id !== state.upstreamId) state = undefined;
     if (state === undefined) {
-      state = { id: '', name: '', args: '', block: undefined, closed: false };
+      state = { id: '', upstreamId: '', name: '', args: '', block: undefined, closed: false };
       this.#calls.set(key ?? `unkeyed:${this.#calls.size}`, state);
       this.#waiting.push(state);
       this.#lastCall = state;
     }
     // A block starts with the call's id and name, which some servers send after its first delta
     // (and as '' on the deltas after that); one that never sends an id gets its own (toolUseId).
+    if (call.id !== undefined && call.id !== '' && state.upstreamId === '') state.upstreamId = call.id;
     if (state.block === undefined) {
       if (call.id !== undefined && call.id !== '') state.id = call.id;
       const name = call.function?.name;

@@ -566,6 +566,24 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     ]);
   });
 
+  it('keeps parallel tool calls apart when an upstream gives them all index 0, each with its own id (Ollama)', async () => {
+    const client = await setup({
+      openai: (_body, res) =>
+        sendStream(res, [
+          chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+          chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }),
+          chunk({}, 'tool_calls'),
+        ]),
+    });
+    const final = await client.messages.stream({ model: 'openai/gpt-test', max_tokens: 300, tools: [weatherTool], messages: [{ role: 'user', content: 'Paris and Oslo?' }] }).finalMessage();
+    expect(final.content).toEqual([
+      { type: 'tool_use', id: 'call_a', name: 'get_weather', input: { city: 'Paris' } },
+      { type: 'tool_use', id: 'call_b', name: 'get_weather', input: { city: 'Oslo' } },
+    ]);
+  });
+
   it('sends a tool round trip back as assistant tool_calls followed by tool messages', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Sunny and snowy.')) });
     await client.messages.create({
