@@ -89,7 +89,7 @@ class MessagesStreamEncoder implements StreamEncoder {
         const index = this.#next++;
         out += sseEvent('content_block_start', { type: 'content_block_start', index, content_block: { type: 'redacted_thinking', data: detail.data } });
         out += sseEvent('content_block_stop', { type: 'content_block_stop', index });
-      } else if (typeof detail.signature === 'string' && detail.signature !== '') {
+      } else if (detail.type === 'reasoning.text' && typeof detail.signature === 'string' && detail.signature !== '') {
         const block = detail.index === undefined ? undefined : this.#thinkingBlocks.get(detail.index);
         if (block === undefined) {
           // A signature for reasoning whose text never streamed: a block of its own.

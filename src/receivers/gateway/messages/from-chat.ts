@@ -97,12 +97,15 @@ export function thinkingBlocks(reasoning: string | undefined, details: readonly 
       blocks.push({ type: 'redacted_thinking', data: detail.data });
       continue;
     }
+    // A summary (OpenAI's reasoning models through OpenRouter) is the reasoning there is to read; it has no signature.
+    const text = detail.type === 'reasoning.summary' ? detail.summary : detail.text;
+    const signature = detail.type === 'reasoning.text' ? detail.signature : undefined;
     if (known?.type === 'thinking') {
-      known.thinking += detail.text;
-      if (typeof detail.signature === 'string' && detail.signature !== '') known.signature = detail.signature;
+      known.thinking += text;
+      if (typeof signature === 'string' && signature !== '') known.signature = signature;
       continue;
     }
-    const block: ContentBlock = { type: 'thinking', thinking: detail.text, signature: detail.signature ?? '' };
+    const block: ContentBlock = { type: 'thinking', thinking: text, signature: signature ?? '' };
     blocks.push(block);
     if (detail.index !== undefined) byIndex.set(detail.index, block);
   }

@@ -696,6 +696,24 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect((await client.messages.stream(params).finalMessage()).content).toEqual(answer);
   });
 
+  it('answers reasoning an upstream gives as summary details (OpenAI models through OpenRouter) as a thinking block with its text, whole and streamed, which goes back as it came', async () => {
+    const summary = { type: 'reasoning.summary', summary: 'Six times seven.', format: 'openai-responses-v1', index: 0 };
+    const encrypted = { type: 'reasoning.encrypted', data: 'gAAAAB', format: 'openai-responses-v1', index: 0 };
+    const client = await setup({
+      openai: (body, res) => {
+        if (body['stream'] === true) sendStream(res, [chunk({ role: 'assistant', content: '', reasoning: 'Six times seven.', reasoning_details: [summary] }), chunk({ content: '', reasoning_details: [encrypted] }), chunk({ content: '42' }), chunk({}, 'stop')]);
+        else sendJson(res, 200, { ...completion(''), choices: [{ index: 0, message: { role: 'assistant', content: '42', reasoning: 'Six times seven.', reasoning_details: [summary, encrypted] }, finish_reason: 'stop' }] });
+      },
+    });
+    const params = { model: 'openai/gpt-test', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Meaning?' }] };
+    const answer = [{ type: 'thinking', thinking: 'Six times seven.', signature: '' }, { type: 'redacted_thinking', data: 'gAAAAB' }, { type: 'text', text: '42' }];
+    const whole = await client.messages.create(params);
+    expect(whole.content).toEqual(answer);
+    expect((await client.messages.stream(params).finalMessage()).content).toEqual(answer);
+    await client.messages.create({ ...params, messages: [...params.messages, { role: 'assistant', content: whole.content }, { role: 'user', content: 'Why?' }] });
+    expect((sentOpenAI(2)['messages'] as unknown[])[1]).toEqual({ role: 'assistant', content: '42' });
+  });
+
   it('names the model in a streamed Message whose upstream chunks name none, as in a whole one', async () => {
     const client = await setup({
       openai: (body, res) => {

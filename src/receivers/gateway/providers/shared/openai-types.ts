@@ -74,7 +74,9 @@ export interface UserMessage {
  */
 export type ReasoningDetail =
   | { type: 'reasoning.text'; text: string; signature?: string | null; format?: string; index?: number }
-  | { type: 'reasoning.encrypted'; data: string; format?: string; index?: number };
+  | { type: 'reasoning.encrypted'; data: string; format?: string; index?: number }
+  // A summary of reasoning kept server side (OpenAI's reasoning models through OpenRouter): text to read, nothing to replay.
+  | { type: 'reasoning.summary'; summary: string; format?: string; index?: number };
 
 /** A refusal the model gave, sent back in an assistant turn's content. */
 export interface RefusalPart {

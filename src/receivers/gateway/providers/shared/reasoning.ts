@@ -105,6 +105,7 @@ export function replayBlocks(details: readonly ReasoningDetail[] | undefined, fo
       blocks.push({ kind: 'encrypted', data: detail.data });
       continue;
     }
+    if (detail.type === 'reasoning.summary') continue;
     // A new index, or a detail after a signed one without an index, starts the next block.
     if (open !== undefined && (detail.index !== open.index || (detail.index === undefined && open.signature !== ''))) close();
     open ??= { text: '', signature: '', index: detail.index };
