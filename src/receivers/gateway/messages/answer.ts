@@ -41,6 +41,17 @@ function isWholeJson(args: string): boolean {
   }
 }
 
+/**
+ * Some servers (Ollama) give every parallel call index 0: a delta that names
+ * a tool under another id than the call's, whose arguments are whole, starts
+ * a call of its own. (Others change a call's id after its first delta, as
+ * Poolside does, without naming it again: that delta goes on with the call.)
+ */
+function startsAnotherCall(delta: ToolCallDelta, call: ToolCallState): boolean {
+  const named = delta.function?.name !== undefined && delta.function.name !== '';
+  return named && delta.id !== undefined && delta.id !== '' && call.upstreamId !== '' && delta.id !== call.upstreamId && isWholeJson(call.args);
+}
+
 class MessagesStreamEncoder implements StreamEncoder {
   #started = false;
   #next = 0;
@@ -135,8 +146,7 @@ class MessagesStreamEncoder implements StreamEncoder {
   #toolCall(call: ToolCallDelta): string {
     const key = toolCallKey(call);
     let state = key === undefined ? this.#lastCall : this.#calls.get(key);
-    // Some servers (Ollama) give every parallel call index 0: a delta with another call's id starts that call.
-    if (state !== undefined && call.id !== undefined && call.id !== '' && state.upstreamId !== '' && call.id !== state.upstreamId) state = undefined;
+    if (state !== undefined && startsAnotherCall(call, state)) state = undefined;
     if (state === undefined) {
       state = { id: '', upstreamId: '', name: '', args: '', block: undefined, closed: false };
       this.#calls.set(key ?? `unkeyed:${this.#calls.size}`, state);

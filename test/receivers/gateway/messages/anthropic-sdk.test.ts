@@ -566,22 +566,27 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     ]);
   });
 
-  it('keeps parallel tool calls apart when an upstream gives them all index 0, each with its own id (Ollama)', async () => {
-    const client = await setup({
-      openai: (_body, res) =>
-        sendStream(res, [
-          chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
-          chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
-          chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
-          chunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }),
-          chunk({}, 'tool_calls'),
-        ]),
-    });
-    const final = await client.messages.stream({ model: 'openai/gpt-test', max_tokens: 300, tools: [weatherTool], messages: [{ role: 'user', content: 'Paris and Oslo?' }] }).finalMessage();
-    expect(final.content).toEqual([
+  it('keeps parallel tool calls apart when an upstream gives them all index 0, each with its own id (Ollama), and a call whose id changes after its first delta whole (Poolside)', async () => {
+    const ollama = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const poolside = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_2', function: { arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_2', function: { arguments: '"Rome"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const client = await setup({ openai: (body, res) => sendStream(res, (body['messages'] as { content: string }[])[0]?.content === 'Rome?' ? poolside : ollama) });
+    const ask = (content: string) => client.messages.stream({ model: 'openai/gpt-test', max_tokens: 300, tools: [weatherTool], messages: [{ role: 'user', content }] }).finalMessage();
+    expect((await ask('Paris and Oslo?')).content).toEqual([
       { type: 'tool_use', id: 'call_a', name: 'get_weather', input: { city: 'Paris' } },
       { type: 'tool_use', id: 'call_b', name: 'get_weather', input: { city: 'Oslo' } },
     ]);
+    expect((await ask('Rome?')).content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Rome' } }]);
   });
 
   it('sends a tool round trip back as assistant tool_calls followed by tool messages', async () => {
