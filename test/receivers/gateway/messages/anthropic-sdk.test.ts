@@ -1072,6 +1072,26 @@ describe('Messages API errors through the SDK', () => {
     expect(timeout.error).toMatchObject({ type: 'error', error: { type: 'timeout_error' } });
   });
 
+  it('answers a timeout_error or billing_error event before the first byte as the 504 or 402 it stands for', async () => {
+    const client = await setup({
+      anthropic: (seen, res) => {
+        const type = (seen.body as { messages: Array<{ content: string }> }).messages[0]?.content ?? '';
+        sendEvents(res, [{ event: 'error', data: { type: 'error', error: { type, message: `upstream ${type}` } } }]);
+      },
+    });
+    const ask = async (type: string): Promise<InstanceType<typeof Anthropic.APIError>> => {
+      const error = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 10, stream: true, messages: [{ role: 'user', content: type }] }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(Anthropic.APIError);
+      return error as InstanceType<typeof Anthropic.APIError>;
+    };
+    const timeout = await ask('timeout_error');
+    expect(timeout.status).toBe(504);
+    expect(timeout.error).toMatchObject({ type: 'error', error: { type: 'timeout_error' } });
+    const billing = await ask('billing_error');
+    expect(billing.status).toBe(402);
+    expect(billing.error).toMatchObject({ type: 'error', error: { type: 'billing_error' } });
+  });
+
   it('answers an invalid_request_error event before the first byte with a 400, without trying the next endpoint', async () => {
     const client = await setup({
       anthropic: (_seen, res) => sendEvents(res, [{ event: 'error', data: { type: 'error', error: { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' } } }]),
