@@ -21,7 +21,7 @@ export function sseEvent(type: string, data: unknown): string {
 /** A streamed tool call: its arguments so far, and its block once started. */
 interface ToolCallState {
   id: string;
-  /** The id the upstream gave the call ('' until it gives one): a delta naming another is another call. */
+  /** The id the upstream gave the call ('' until it gives one): a delta under another may start another call (startsAnotherCall). */
   upstreamId: string;
   name: string;
   args: string;
