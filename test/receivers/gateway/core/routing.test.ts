@@ -356,8 +356,9 @@ describe('gateway routing and fallback', () => {
     expect(b.requests).toHaveLength(0);
   });
 
-  it('falls back on an upstream 401', async () => {
-    const a = await upstream((_b, res) => sendJson(res, 401, { error: { message: 'bad upstream key' } }));
+  // A 402 is the provider's account out of credit (OpenRouter, DeepSeek's "Insufficient Balance"), not the request's fault.
+  it.each([401, 402])('falls back on an upstream %i', async (status) => {
+    const a = await upstream((_b, res) => sendJson(res, status, { error: { message: 'bad upstream key or no credit left' } }));
     gateway = await startGateway(threeWay(a, await upstream(answering('B')), await upstream(answering('C'))));
     expect((await ask()).provider).toBe('beta');
   });

@@ -1,5 +1,6 @@
 import type { ChatCompletion } from '../shared/openai-types.js';
 import { InvalidResponseError, UpstreamStreamError, type UpstreamErrorInfo } from '../shared/types.js';
+import { isFallbackStatus } from '../shared/inputs.js';
 
 const decoder = new TextDecoder();
 
@@ -123,11 +124,6 @@ const TYPE_BY_STATUS: Readonly<Record<number, string>> = {
   422: 'invalid_request_error',
   429: 'rate_limit_error',
 };
-
-/** DESIGN 7: fall back on 401/403/408/429/5xx; 400/404/422 and other 4xx are the request's fault. */
-export function isFallbackStatus(status: number): boolean {
-  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
-}
 
 export function classifyOpenAIError(status: number, body: Uint8Array): UpstreamErrorInfo {
   const text = decoder.decode(body);

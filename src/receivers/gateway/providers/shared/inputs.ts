@@ -218,7 +218,11 @@ export function completionId(): string {
   return `chatcmpl-${randomUUID().replaceAll('-', '')}`;
 }
 
-/** DESIGN 7: fall back on 401/403/408/429 and 5xx (Anthropic's 529 too); 400/404/413/422 are the request's fault. */
+/**
+ * DESIGN 7: fall back on 401/403/408/429 and 5xx (Anthropic's 529 too); 400/404/413/422 are the request's fault.
+ * A 402 (the provider's account is out of credit: Anthropic's billing_error, OpenRouter, DeepSeek) is about
+ * the provider, as a 401 or 403 is, and another provider may answer.
+ */
 export function isFallbackStatus(status: number): boolean {
-  return status === 401 || status === 403 || status === 408 || status === 429 || status >= 500;
+  return status === 401 || status === 402 || status === 403 || status === 408 || status === 429 || status >= 500;
 }

@@ -461,6 +461,7 @@ describe('anthropic adapter', () => {
 
   it.each([
     [401, 'authentication_error', true],
+    [402, 'billing_error', true],
     [403, 'permission_error', true],
     [404, 'not_found_error', false],
     [413, 'request_too_large', false],
