@@ -27,6 +27,8 @@ interface ToolCallState {
   args: string;
   block: number | undefined;
   closed: boolean;
+  /** Another call started under the call's index (startsAnotherCall): it has all the arguments it will have. */
+  done: boolean;
 }
 
 type OpenBlock = { kind: 'text' | 'thinking' | 'redacted'; index: number } | { kind: 'tool'; index: number; call: ToolCallState };
@@ -43,13 +45,14 @@ function isWholeJson(args: string): boolean {
 
 /**
  * Some servers (Ollama) give every parallel call index 0: a delta that names
- * a tool under another id than the call's, whose arguments are whole, starts
- * a call of its own. (Others change a call's id after its first delta, as
- * Poolside does, without naming it again: that delta goes on with the call.)
+ * a tool under another id than the call's, whose arguments are whole (or
+ * none, a tool without parameters), starts a call of its own. (Others change
+ * a call's id after its first delta, as Poolside does, without naming it
+ * again: that delta goes on with the call.)
  */
 function startsAnotherCall(delta: ToolCallDelta, call: ToolCallState): boolean {
   const named = delta.function?.name !== undefined && delta.function.name !== '';
-  return named && delta.id !== undefined && delta.id !== '' && call.upstreamId !== '' && delta.id !== call.upstreamId && isWholeJson(call.args);
+  return named && delta.id !== undefined && delta.id !== '' && call.upstreamId !== '' && delta.id !== call.upstreamId && (call.args === '' || isWholeJson(call.args));
 }
 
 class MessagesStreamEncoder implements StreamEncoder {
@@ -146,9 +149,12 @@ class MessagesStreamEncoder implements StreamEncoder {
   #toolCall(call: ToolCallDelta): string {
     const key = toolCallKey(call);
     let state = key === undefined ? this.#lastCall : this.#calls.get(key);
-    if (state !== undefined && startsAnotherCall(call, state)) state = undefined;
+    if (state !== undefined && startsAnotherCall(call, state)) {
+      state.done = true;
+      state = undefined;
+    }
     if (state === undefined) {
-      state = { id: '', upstreamId: '', name: '', args: '', block: undefined, closed: false };
+      state = { id: '', upstreamId: '', name: '', args: '', block: undefined, closed: false, done: false };
       this.#calls.set(key ?? `unkeyed:${this.#calls.size}`, state);
       this.#waiting.push(state);
       this.#lastCall = state;
@@ -171,7 +177,7 @@ class MessagesStreamEncoder implements StreamEncoder {
     // The open call streams on until its arguments are whole; then the next waiting call starts, once it has its name.
     while (this.#waiting.length > 0) {
       const open = this.#open;
-      if (open?.kind === 'tool' && !isWholeJson(open.call.args)) break;
+      if (open?.kind === 'tool' && !open.call.done && !isWholeJson(open.call.args)) break;
       if (this.#waiting[0]?.name === '') break;
       out += this.#startWaiting();
     }

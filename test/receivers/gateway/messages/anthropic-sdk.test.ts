@@ -589,6 +589,24 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect((await ask('Rome?')).content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Rome' } }]);
   });
 
+  it('keeps a call without arguments apart from the next when an upstream gives parallel calls all index 0 and streams no arguments for it', async () => {
+    const client = await setup({
+      openai: (_body, res) =>
+        sendStream(res, [
+          chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_time', arguments: '' } }] }),
+          chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+          chunk({}, 'tool_calls'),
+        ]),
+    });
+    const timeTool = { name: 'get_time', input_schema: { type: 'object' as const, properties: {} } };
+    const final = await client.messages.stream({ model: 'openai/gpt-test', max_tokens: 300, tools: [timeTool, weatherTool], messages: [{ role: 'user', content: 'Time, and Oslo?' }] }).finalMessage();
+    expect(final.content).toEqual([
+      { type: 'tool_use', id: 'call_a', name: 'get_time', input: {} },
+      { type: 'tool_use', id: 'call_b', name: 'get_weather', input: { city: 'Oslo' } },
+    ]);
+  });
+
   it('sends a tool round trip back as assistant tool_calls followed by tool messages', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Sunny and snowy.')) });
     await client.messages.create({
