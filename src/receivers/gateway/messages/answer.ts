@@ -45,14 +45,15 @@ function isWholeJson(args: string): boolean {
 
 /**
  * Some servers (Ollama) give every parallel call index 0: a delta that names
- * a tool under another id than the call's, whose arguments are whole (or
- * none, a tool without parameters), starts a call of its own. (Others change
- * a call's id after its first delta, as Poolside does, without naming it
- * again: that delta goes on with the call.)
+ * a tool under another id than the call's, once the call has its name and
+ * its arguments are whole (or none, a tool without parameters), starts a
+ * call of its own. (Others change a call's id after its first delta, as
+ * Poolside does, without naming it again: that delta goes on with the call.)
  */
 function startsAnotherCall(delta: ToolCallDelta, call: ToolCallState): boolean {
   const named = delta.function?.name !== undefined && delta.function.name !== '';
-  return named && delta.id !== undefined && delta.id !== '' && call.upstreamId !== '' && delta.id !== call.upstreamId && (call.args === '' || isWholeJson(call.args));
+  const complete = call.name !== '' && (call.args === '' || isWholeJson(call.args));
+  return named && complete && delta.id !== undefined && delta.id !== '' && call.upstreamId !== '' && delta.id !== call.upstreamId;
 }
 
 class MessagesStreamEncoder implements StreamEncoder {
