@@ -46,14 +46,17 @@ function isWholeJson(args: string): boolean {
 /**
  * Some servers (Ollama) give every parallel call index 0: a delta that names
  * a tool under another id than the call's, once the call has its name and
- * its arguments are whole (or none, a tool without parameters), starts a
- * call of its own. (Others change a call's id after its first delta, as
- * Poolside does, without naming it again: that delta goes on with the call.)
+ * its arguments are whole, starts a call of its own; so does one naming
+ * another tool than a call with no arguments yet (a tool without
+ * parameters). (Others change a call's id after its first delta, as
+ * Poolside does, without naming it again, or naming the same tool: that
+ * delta goes on with the call.)
  */
 function startsAnotherCall(delta: ToolCallDelta, call: ToolCallState): boolean {
-  const named = delta.function?.name !== undefined && delta.function.name !== '';
-  const complete = call.name !== '' && (call.args === '' || isWholeJson(call.args));
-  return named && complete && delta.id !== undefined && delta.id !== '' && call.upstreamId !== '' && delta.id !== call.upstreamId;
+  const name = delta.function?.name;
+  if (name === undefined || name === '' || call.name === '') return false;
+  if (delta.id === undefined || delta.id === '' || call.upstreamId === '' || delta.id === call.upstreamId) return false;
+  return call.args === '' ? name !== call.name : isWholeJson(call.args);
 }
 
 class MessagesStreamEncoder implements StreamEncoder {

@@ -589,22 +589,27 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect((await ask('Rome?')).content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Rome' } }]);
   });
 
-  it('keeps a call without arguments apart from the next when an upstream gives parallel calls all index 0 and streams no arguments for it', async () => {
-    const client = await setup({
-      openai: (_body, res) =>
-        sendStream(res, [
-          chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_time', arguments: '' } }] }),
-          chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
-          chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
-          chunk({}, 'tool_calls'),
-        ]),
-    });
+  it('keeps a call without arguments apart from the next when an upstream gives parallel calls all index 0 and streams no arguments for it, and a call whose id changes as its name is repeated whole', async () => {
+    const noArguments = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'get_time', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '{"city":"Oslo"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const renamed = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_2', type: 'function', function: { name: 'get_weather', arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_3', type: 'function', function: { name: 'get_weather', arguments: '"Rome"}' } }] }),
+      chunk({}, 'tool_calls'),
+    ];
+    const client = await setup({ openai: (body, res) => sendStream(res, (body['messages'] as { content: string }[])[0]?.content === 'Rome?' ? renamed : noArguments) });
     const timeTool = { name: 'get_time', input_schema: { type: 'object' as const, properties: {} } };
-    const final = await client.messages.stream({ model: 'openai/gpt-test', max_tokens: 300, tools: [timeTool, weatherTool], messages: [{ role: 'user', content: 'Time, and Oslo?' }] }).finalMessage();
-    expect(final.content).toEqual([
+    const ask = (content: string) => client.messages.stream({ model: 'openai/gpt-test', max_tokens: 300, tools: [timeTool, weatherTool], messages: [{ role: 'user', content }] }).finalMessage();
+    expect((await ask('Time, and Oslo?')).content).toEqual([
       { type: 'tool_use', id: 'call_a', name: 'get_time', input: {} },
       { type: 'tool_use', id: 'call_b', name: 'get_weather', input: { city: 'Oslo' } },
     ]);
+    expect((await ask('Rome?')).content).toEqual([{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Rome' } }]);
   });
 
   it('sends a tool round trip back as assistant tool_calls followed by tool messages', async () => {
