@@ -369,23 +369,36 @@ function readExact<T>(text: string, read: (parsed: unknown) => T): T {
 }
 
 /**
- * An object key holding an underscore. Only keys are followed by a colon,
- * and a quote inside a string is escaped, so attribute keys and values
- * (`{"key": "http_route"}`) never match.
+ * An object key holding an underscore, written as is or as `\u005f`, among
+ * letters and digits written either way (`"trace\u005fid"` is `trace_id`).
+ * Only keys are followed by a colon, and a quote inside a string is escaped,
+ * so attribute keys and values (`{"key": "http_route"}`, JSON text in a
+ * string) never match. What comes before the first underscore holds none,
+ * so a long key is read once, not once per underscore in it.
  */
-const SNAKE_CASE_KEY = /"[A-Za-z0-9]*_[A-Za-z0-9_]*"\s*:/;
+const SNAKE_CASE_KEY = /"(?:[A-Za-z0-9]|\\u00(?!5[Ff])[0-9A-Fa-f]{2})*(?:_|\\u005[Ff])(?:[A-Za-z0-9_]|\\u00[0-9A-Fa-f]{2})*"\s*:/;
+
+/** A proto field name: lowercase words joined by underscores (`scope_spans`). */
+const PROTO_FIELD_NAME = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$/;
 
 /**
- * Every object key in `value` with its snake_case turned to lowerCamelCase.
- * OTLP/JSON has no object keyed by data (attributes are `{key, value}`
- * lists), so only field names change.
+ * Every object key in `value` that is a proto field name turned to its
+ * lowerCamelCase spelling, as protojson reads either. OTLP/JSON has no object
+ * keyed by data (attributes are `{key, value}` lists), so only field names
+ * change. A field also written in lowerCamelCase is read by that spelling,
+ * and a key mixing the two (`droppedAttributes_count`) stays unknown.
  */
 function camelCaseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(camelCaseKeys);
   if (typeof value !== 'object' || value === null) return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, field] of Object.entries(value)) out[key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase())] = camelCaseKeys(field);
-  return out;
+  const entries: Array<[string, unknown]> = [];
+  for (const [key, field] of Object.entries(value)) {
+    const name = PROTO_FIELD_NAME.test(key) ? key.replace(/_([a-z0-9])/g, (_m, c: string) => c.toUpperCase()) : key;
+    if (name !== key && Object.hasOwn(value, name)) continue;
+    entries.push([name, camelCaseKeys(field)]);
+  }
+  // fromEntries defines each key, so a "__proto__" key stays a field (unknown) instead of becoming the prototype.
+  return Object.fromEntries(entries);
 }
 
 /** Parses and validates an OTLP/JSON ExportTraceServiceRequest. */

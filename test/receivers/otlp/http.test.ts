@@ -323,6 +323,27 @@ describe('OTLP/HTTP receiver', () => {
     expect(consumer.spans()[1]?.attributes).toEqual([{ key: 'http_route', value: { stringValue: '/a_b' } }, { key: 'list', value: { kvlistValue: { values: [{ key: 'in_list', value: { intValue: '3' } }] } } }]);
   });
 
+  it('reads a snake_case field name written with escapes (scope\\u005fspans) as its lowerCamelCase one, as JSON reads the key', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const span = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', name: 'escaped', startTimeUnixNano: '1', endTimeUnixNano: '2' };
+    const body = JSON.stringify({ resourceSpans: [{ resource: {}, scope_spans: [{ spans: [span] }] }] });
+    for (const escaped of [body.replace('"scope_spans"', '"scope\\u005fspans"'), body.replace('"scope_spans"', '"\\u0073cope_spans"')]) {
+      expect(escaped).not.toContain('"scope_spans"');
+      expect((await send(tracesUrl, Buffer.from(escaped), { 'content-type': JSON_TYPE })).status).toBe(200);
+    }
+    expect(consumer.spans().map((s) => s.name)).toEqual(['escaped', 'escaped']);
+  });
+
+  it('reads a field written in both spellings by its lowerCamelCase one, and a key mixing them (droppedAttributes_count) as unknown, as protojson does', async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
+    const span = { name: 'both', traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', span_id: 'ffffffffffffffff', startTimeUnixNano: '1', endTimeUnixNano: '2', droppedAttributes_count: 9 };
+    const body = `{"__proto__": {"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "from the prototype"}]}]}]}, ${JSON.stringify({ resourceSpans: [{ resource: {}, scopeSpans: [{ spans: [span] }] }] }).slice(1)}`;
+    expect((await send(tracesUrl, Buffer.from(body), { 'content-type': JSON_TYPE })).status).toBe(200);
+    const model = consumer.batches[0]!.toModel();
+    const read = model.resourceSpans[0]?.scopeSpans[0]?.spans[0];
+    expect([read?.name, read?.spanId, read?.droppedAttributesCount ?? 0]).toEqual(['both', 'b7ad6b7169203331', 0]);
+  });
+
   it('answers a broken gzip body with 400', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0' } });
     const answer = await send(tracesUrl, Buffer.from('not gzip at all'), { 'content-type': JSON_TYPE, 'content-encoding': 'gzip' });
