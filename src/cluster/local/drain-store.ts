@@ -161,6 +161,7 @@ export async function writeAtomically(path: string, text: string): Promise<void>
       throw new UnsyncedRename(`${path} was replaced, but its directory could not be synced: ${errorMessage(err)}`, { cause: err });
     });
   } finally {
-    await directory.close();
+    // A read-only directory descriptor has nothing to flush: an error closing it changes no outcome (after the rename the change is made).
+    await directory.close().catch(() => undefined);
   }
 }

@@ -1,6 +1,6 @@
 // drains.json's directory failing around the rename, which a test cannot make
 // a real file system do on demand: node:fs/promises' open is wrapped so that
-// opening the storage directory, or syncing it, fails as a descriptor
+// opening the storage directory, syncing it or closing it, fails as a descriptor
 // shortage or a failing disk would make it.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
@@ -13,7 +13,7 @@ import { parseStoredDrain } from '../../../src/exporters/drains/definition-schem
 import type { DrainDefinition } from '../../../src/exporters/drains/definition.js';
 import { StorageWriteError } from '../../../src/shared/errors.js';
 
-const failing = vi.hoisted(() => ({ directory: '', on: 'none' as 'none' | 'open' | 'sync' }));
+const failing = vi.hoisted(() => ({ directory: '', on: 'none' as 'none' | 'open' | 'sync' | 'close' }));
 
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>();
@@ -21,7 +21,10 @@ vi.mock('node:fs/promises', async (importOriginal) => {
     if (args[0] !== failing.directory || failing.on === 'none') return actual.open(...args);
     if (failing.on === 'open') throw Object.assign(new Error(`EMFILE: too many open files, open '${failing.directory}'`), { code: 'EMFILE' });
     const handle = await actual.open(...args);
-    handle.sync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+    if (failing.on === 'sync') handle.sync = () => Promise.reject(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+    // The descriptor is closed, but the close reports an error, as close(2) may.
+    const close = handle.close.bind(handle);
+    if (failing.on === 'close') handle.close = () => close().then(() => Promise.reject(Object.assign(new Error('EIO: i/o error, close'), { code: 'EIO' })));
     return handle;
   };
   return { ...actual, open, default: { ...actual, open } };
@@ -74,5 +77,14 @@ describe('drains.json when its directory fails', () => {
     expect(await new LocalDrainStore(dir, parseStoredDrain).load()).toEqual([DRAIN, OTHER]);
     expect(warnings.join('')).toContain('the storage directory could not be synced');
     expect(warnings.join('')).toContain('EIO');
+  });
+
+  it('keeps a change whose directory, synced, reported an error as it was closed: the file holds the change and nothing is left to undo', async () => {
+    const store = new LocalDrainStore(dir, parseStoredDrain);
+    await store.put(DRAIN);
+    failing.on = 'close';
+    await store.put(OTHER);
+    expect(stored()).toEqual({ version: 1, drains: [DRAIN, OTHER] });
+    expect(await store.load()).toEqual([DRAIN, OTHER]);
   });
 });
