@@ -36,6 +36,8 @@ export class RedisConnection {
   #up = false;
   /** The last probe (see `probe`) timed out on a ready connection; cleared by one Redis answers, or a reconnection. */
   #stalled = false;
+  /** Counts the connection's readies: a probe sent before the latest one says nothing of the connection now. */
+  #readies = 0;
   /** True from the first failure of an outage until the connection is back. */
   #inOutage = false;
   #closed = false;
@@ -92,12 +94,14 @@ export class RedisConnection {
    * an error reply) marks it answering again.
    */
   async probe<T>(command: Promise<T>): Promise<T> {
+    const readies = this.#readies;
     try {
       const answer = await command;
       this.#answered();
       return answer;
     } catch (err) {
-      if (err instanceof Error && err.message === COMMAND_TIMED_OUT) this.#stall();
+      // A command sent on the connection before it was re-established (and resent by ioredis) keeps its first timer: its timeout is no stall of the new one.
+      if (err instanceof Error && err.message === COMMAND_TIMED_OUT && readies === this.#readies) this.#stall();
       else if (err instanceof ReplyError) this.#answered();
       throw err;
     }
@@ -142,6 +146,7 @@ export class RedisConnection {
   }
 
   #ready(): void {
+    this.#readies += 1;
     this.#up = true;
     this.#stalled = false;
     this.#upGauge.set(1);

@@ -65,6 +65,25 @@ describe('the cluster Redis connection', () => {
     expect(await second).toBe('Command timed out');
   });
 
+  it('takes the timeout of a probe sent before the connection was re-established for no stall of the new one, and that of one sent after for a stall', async () => {
+    const connection = new RedisConnection({ url: redis.url, key_prefix: 'conn:', timeout: 2_000 }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
+    cleanups.push(() => connection.close());
+    connection.connect();
+    await waitUntil(() => connection.up, 5_000, 'redis connection');
+    // A command ioredis resends after a reconnection keeps its first timer, which may run out just after.
+    const timedOut = () => new Error('Command timed out');
+    let failBefore: (err: Error) => void = () => undefined;
+    const before = connection.probe(new Promise<never>((_resolve, reject) => (failBefore = reject))).catch(() => undefined);
+    const readyAgain = new Promise<void>((resolve) => connection.client.once('ready', () => resolve()));
+    connection.client.disconnect(true);
+    await readyAgain;
+    failBefore(timedOut());
+    await before;
+    expect(connection.answering).toBe(true);
+    await connection.probe(Promise.reject(timedOut())).catch(() => undefined);
+    expect(connection.answering).toBe(false);
+  });
+
   it('bounds commands by a new redis.timeout set on the running connection (a reload that changes only it)', async () => {
     const proxy = await stallingProxy(redis.port);
     const connection = new RedisConnection({ url: proxy.url, key_prefix: 'conn:', timeout: 60_000 }, { logger, telemetry: new Telemetry({ defaultMetrics: false }) });
