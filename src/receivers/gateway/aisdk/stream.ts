@@ -7,15 +7,16 @@ import type { RequestState } from '../core/attempt.js';
 import type { GatewayHttpError } from '../core/http-error.js';
 import { contentText, firstChoice, reasoningText, toolCallKey, type ChatCompletionChunk, type FinishReason, type ReasoningDetail, type ToolCallDelta, type Usage } from '../providers/shared/openai-types.js';
 import type { StreamEncoder } from '../core/protocol.js';
+import { startsAnotherCall, type StreamedCall } from '../core/tool-call-split.js';
 import { aiSdkErrorPart } from './errors.js';
 import { aiSdkUsage, answerMetadata, filePart, finishReason, gatewayMetadata, logprobsOf, reasoningMetadata, REFUSED, responseTimestamp, sourceParts } from './result.js';
 
-interface OpenToolCall {
+interface OpenToolCall extends StreamedCall {
   /** What tells the call's deltas apart (toolCallKey). */
   readonly key: string | undefined;
   readonly id: string;
-  readonly name: string;
-  input: string;
+  upstreamId: string;
+  args: string;
 }
 
 function event(part: object): string {
@@ -94,15 +95,17 @@ export class AiSdkStream implements StreamEncoder {
     }
     for (const call of delta.tool_calls ?? []) {
       let open = this.#openCall(call);
+      if (open !== undefined && startsAnotherCall(call, open)) open = undefined;
       if (open === undefined) {
         out += this.#closeReasoning() + this.#closeText();
-        open = { key: toolCallKey(call), id: call.id ?? `call_${this.#tools.length}`, name: call.function?.name ?? '', input: '' };
+        open = { key: toolCallKey(call), id: call.id ?? `call_${this.#tools.length}`, upstreamId: call.id ?? '', name: call.function?.name ?? '', args: '' };
         this.#tools.push(open);
         out += event({ type: 'tool-input-start', id: open.id, toolName: open.name });
       }
+      if (open.upstreamId === '' && call.id !== undefined) open.upstreamId = call.id;
       const args = call.function?.arguments;
       if (args !== undefined && args !== '') {
-        open.input += args;
+        open.args += args;
         out += event({ type: 'tool-input-delta', id: open.id, delta: args });
       }
     }
@@ -116,7 +119,7 @@ export class AiSdkStream implements StreamEncoder {
     let out = this.#closeReasoning() + this.#closeText();
     for (const call of this.#tools) {
       out += event({ type: 'tool-input-end', id: call.id });
-      out += event({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.input });
+      out += event({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.args });
     }
     const finish = this.#finish ?? (this.#tools.length > 0 ? 'tool_calls' : 'stop');
     out += event({
@@ -132,10 +135,10 @@ export class AiSdkStream implements StreamEncoder {
     return aiSdkErrorPart(error);
   }
 
-  /** The call a delta continues (see toolCallKey); one with no key continues the last call. */
+  /** The call a delta continues (see toolCallKey: the latest under its key, as calls at index 0 may follow each other); one with no key continues the last call. */
   #openCall(call: ToolCallDelta): OpenToolCall | undefined {
     const key = toolCallKey(call);
-    return key === undefined ? this.#tools.at(-1) : this.#tools.find((open) => open.key === key);
+    return key === undefined ? this.#tools.at(-1) : this.#tools.findLast((open) => open.key === key);
   }
 
   #closeText(): string {

@@ -13,6 +13,7 @@ import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { anthropicErrorBody } from './errors.js';
 import { matchedStopSequence, messageId, messageUsage, stopReasonOf, toMessage, toolUseId } from './from-chat.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
+import { isWholeJson, startsAnotherCall } from '../core/tool-call-split.js';
 
 export function sseEvent(type: string, data: unknown): string {
   return `event: ${type}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -32,32 +33,6 @@ interface ToolCallState {
 }
 
 type OpenBlock = { kind: 'text' | 'thinking' | 'redacted'; index: number } | { kind: 'tool'; index: number; call: ToolCallState };
-
-/** Arguments that parse whole: a call an upstream is done with (more would make them invalid). */
-function isWholeJson(args: string): boolean {
-  try {
-    JSON.parse(args);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Some servers (Ollama) give every parallel call index 0: a delta that names
- * a tool under another id than the call's, once the call has its name and
- * its arguments are whole, starts a call of its own; so does one naming
- * another tool than a call with no arguments yet (a tool without
- * parameters). (Others change a call's id after its first delta, as
- * Poolside does, without naming it again, or naming the same tool: that
- * delta goes on with the call.)
- */
-function startsAnotherCall(delta: ToolCallDelta, call: ToolCallState): boolean {
-  const name = delta.function?.name;
-  if (name === undefined || name === '' || call.name === '') return false;
-  if (delta.id === undefined || delta.id === '' || call.upstreamId === '' || delta.id === call.upstreamId) return false;
-  return call.args === '' ? name !== call.name : isWholeJson(call.args);
-}
 
 class MessagesStreamEncoder implements StreamEncoder {
   #started = false;

@@ -257,6 +257,34 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     ]);
   });
 
+  it('keeps parallel tool calls apart when an upstream streams them all at index 0, each with its own id (Ollama), and a call whose id changes after its first delta whole (Poolside)', async () => {
+    const ollama = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'weather', arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_t', type: 'function', function: { name: 'time', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_b', type: 'function', function: { name: 'weather', arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 0, function: { arguments: '"Oslo"}' } }] }),
+      chunk({}, 'tool_calls'),
+      usageChunk,
+    ];
+    const poolside = [
+      chunk({ role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'weather', arguments: '' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_2', function: { arguments: '{"city":' } }] }),
+      chunk({ tool_calls: [{ index: 0, id: 'call_2', function: { arguments: '"Rome"}' } }] }),
+      chunk({}, 'tool_calls'),
+      usageChunk,
+    ];
+    const { gw } = await setup(client, (body, res) => sendStream(res, JSON.stringify(body['messages']).includes('Rome') ? poolside : ollama));
+    const tools = { weather: ai.tool({ inputSchema: z.object({ city: z.string() }) }), time: ai.tool({ inputSchema: z.object({}) }) };
+    const calls = async (prompt: string) => (await ai.streamText({ model: gw('acme/chat'), prompt, tools, maxRetries: 0 }).toolCalls).map((call) => [call.toolCallId, call.toolName, call.input]);
+    expect(await calls('weather in Paris and Oslo, and the time?')).toEqual([
+      ['call_a', 'weather', { city: 'Paris' }],
+      ['call_t', 'time', {}],
+      ['call_b', 'weather', { city: 'Oslo' }],
+    ]);
+    expect(await calls('weather in Rome?')).toEqual([['call_1', 'weather', { city: 'Rome' }]]);
+  });
+
   it('answers Output.object through a json_schema response format', async () => {
     const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('{"city":"Paris","tempC":21}')));
     const out = await ai.generateText({
