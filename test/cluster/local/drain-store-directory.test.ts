@@ -11,6 +11,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { DRAINS_FILE, LocalDrainStore } from '../../../src/cluster/local/drain-store.js';
 import { parseStoredDrain } from '../../../src/exporters/drains/definition-schema.js';
 import type { DrainDefinition } from '../../../src/exporters/drains/definition.js';
+import { DRAIN } from './drain-fixture.js';
 import { StorageWriteError } from '../../../src/shared/errors.js';
 
 const failing = vi.hoisted(() => ({ directory: '', on: 'none' as 'none' | 'open' | 'sync' | 'close' }));
@@ -30,16 +31,6 @@ vi.mock('node:fs/promises', async (importOriginal) => {
   return { ...actual, open, default: { ...actual, open } };
 });
 
-const DRAIN: DrainDefinition = {
-  id: 'drn_abcdefghijklmnop',
-  name: 'honeycomb',
-  source: 'api',
-  enabled: true,
-  createdAt: 1_700_000_000_000,
-  updatedAt: 1_700_000_000_001,
-  delivery: { url: 'https://api.honeycomb.io/v1/traces', encoding: 'protobuf', compression: 'gzip', headers: {}, secret: 's3cret', insecure: false },
-  sampling: [],
-};
 const OTHER: DrainDefinition = { ...DRAIN, id: 'drn_qrstuvwxyzabcdef', name: 'other' };
 
 let dir: string;

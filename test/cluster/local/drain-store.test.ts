@@ -6,6 +6,7 @@ import { StateFileError } from '../../../src/shared/errors.js';
 import { DRAINS_FILE, LocalDrainStore } from '../../../src/cluster/local/drain-store.js';
 import { parseStoredDrain } from '../../../src/exporters/drains/definition-schema.js';
 import type { DrainDefinition } from '../../../src/exporters/drains/definition.js';
+import { DRAIN } from './drain-fixture.js';
 import { exporterConfig, makeHarness } from '../../exporters/drains/harness.js';
 
 let dir: string;
@@ -14,16 +15,6 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-const DRAIN: DrainDefinition = {
-  id: 'drn_abcdefghijklmnop',
-  name: 'honeycomb',
-  source: 'api',
-  enabled: true,
-  createdAt: 1_700_000_000_000,
-  updatedAt: 1_700_000_000_001,
-  delivery: { url: 'https://api.honeycomb.io/v1/traces', encoding: 'protobuf', compression: 'gzip', headers: { 'x-team': 'k' }, secret: 's3cret', insecure: false },
-  sampling: [{ environment: 'production', percentage: 10, path_prefix: '/api' }],
-};
 
 function writeFile(content: unknown): string {
   const path = join(dir, DRAINS_FILE);

@@ -275,8 +275,8 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
       usageChunk,
     ];
     const { gw } = await setup(client, (body, res) => sendStream(res, JSON.stringify(body['messages']).includes('Rome') ? poolside : ollama));
-    const tools = { weather: ai.tool({ inputSchema: z.object({ city: z.string() }) }), time: ai.tool({ inputSchema: z.object({}) }) };
-    const calls = async (prompt: string) => (await ai.streamText({ model: gw('acme/chat'), prompt, tools, maxRetries: 0 }).toolCalls).map((call) => [call.toolCallId, call.toolName, call.input]);
+    const calls = async (prompt: string) =>
+      (await ai.streamText({ model: gw('acme/chat'), prompt, tools: { weather: ai.tool({ inputSchema: z.object({ city: z.string() }) }), time: ai.tool({ inputSchema: z.object({}) }) }, maxRetries: 0 }).toolCalls).map((call) => [call.toolCallId, call.toolName, call.input]);
     expect(await calls('weather in Paris and Oslo, and the time?')).toEqual([
       ['call_a', 'weather', { city: 'Paris' }],
       ['call_t', 'time', {}],
