@@ -354,6 +354,27 @@ it('answers 400 naming the param when no provider can take a value (temperature 
     expect(bedrock.requests).toHaveLength(0);
   });
 
+  it('takes the Bedrock region from AWS_DEFAULT_REGION when AWS_REGION is set but empty (as a compose file passing an unset variable sets it)', async () => {
+    const saved = { ...process.env };
+    Object.assign(process.env, { AWS_REGION: '', AWS_DEFAULT_REGION: REGION });
+    let regional: Gateway | undefined;
+    try {
+      replies.bedrock = (_seen, res) => sendConverse(res, [{ text: 'From the default region' }]);
+      regional = await startGateway({
+        providers: { bedrock: { type: 'bedrock', base_url: bedrock.url, access_key_id: CREDENTIALS.accessKeyId, secret_access_key: CREDENTIALS.secretAccessKey } },
+        models: [{ id: 'anthropic/claude-sonnet-4.5', endpoints: [{ provider: 'bedrock', model: BEDROCK_MODEL }] }],
+      });
+      const regionalClient = new OpenAI({ baseURL: regional.baseURL, apiKey: API_KEY, maxRetries: 0 });
+      const answer = await regionalClient.chat.completions.create({ model: CLAUDE, messages: [{ role: 'user', content: 'Hi' }] });
+      expect(answer.choices[0]?.message.content).toBe('From the default region');
+      // The fake checks the signature's credential scope names REGION.
+      expect(bedrock.requests).toHaveLength(1);
+    } finally {
+      await regional?.close();
+      process.env = saved;
+    }
+  });
+
   it('falls back to a provider type that takes the value when an adapter refuses it', async () => {
     replies.google = (_seen, res) => sendResponse(res, [{ text: 'warm answer' }], 'STOP');
     const data = await client.chat.completions.create(

@@ -30,8 +30,9 @@ export const bedrockConfigSchema: z.ZodType<BedrockProviderConfig> = z
     stream_idle_timeout: z.number().positive().optional(),
   })
   .transform((config, ctx) => {
-    const region = config.region ?? process.env['AWS_REGION'] ?? process.env['AWS_DEFAULT_REGION'];
-    if (region === undefined || region === '') {
+    // An empty variable is unset, as for the credentials (a compose file passes an unset one as '').
+    const region = config.region ?? nonEmpty(process.env['AWS_REGION']) ?? nonEmpty(process.env['AWS_DEFAULT_REGION']);
+    if (region === undefined) {
       ctx.addIssue({ code: 'custom', path: ['region'], message: 'region is required (or set AWS_REGION)' });
       return z.NEVER;
     }
@@ -41,3 +42,7 @@ export const bedrockConfigSchema: z.ZodType<BedrockProviderConfig> = z
     }
     return { ...config, region, base_url: config.base_url ?? `https://bedrock-runtime.${region}.amazonaws.com` };
   });
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === '' ? undefined : value;
+}
