@@ -354,6 +354,22 @@ it('answers 400 naming the param when no provider can take a value (temperature 
     expect(bedrock.requests).toHaveLength(0);
   });
 
+  it('names the stop sequence that ended a Claude answer on Bedrock, whole and streamed, from where Converse puts it (additionalModelResponseFields.delta)', async () => {
+    const matched = { additionalModelResponseFields: { delta: { stop_sequence: 'END' } } };
+    replies.bedrock = (seen, res) =>
+      seen.path.endsWith('/converse')
+        ? sendConverse(res, [{ text: 'Counted' }], 'stop_sequence', matched)
+        : sendFrames(res, [frame('messageStart', { role: 'assistant' }), ...textFrames(0, ['Counted']), frame('messageStop', { stopReason: 'stop_sequence', ...matched }), ...endFrames('end_turn').slice(1)]);
+    const request = withGateway({ model: CLAUDE, messages: [{ role: 'user', content: 'Count.' }], stop: ['STOP', 'END'] }, { order: ['bedrock'] });
+    const whole = await client.chat.completions.create(request);
+    expect(whole.choices[0]).toMatchObject({ finish_reason: 'stop', stop_reason: 'END' });
+    expect(bedrock.requests[0]?.body).toMatchObject({ additionalModelResponseFieldPaths: ['/delta/stop_sequence'] });
+    const streamed = await client.chat.completions.create({ ...request, stream: true } as OpenAI.ChatCompletionCreateParamsStreaming);
+    const finals: unknown[] = [];
+    for await (const chunk of streamed) if (chunk.choices[0]?.finish_reason != null) finals.push(chunk.choices[0]);
+    expect(finals).toMatchObject([{ finish_reason: 'stop', stop_reason: 'END' }]);
+  });
+
   it('takes the Bedrock region from AWS_DEFAULT_REGION when AWS_REGION is set but empty (as a compose file passing an unset variable sets it)', async () => {
     const saved = { ...process.env };
     Object.assign(process.env, { AWS_REGION: '', AWS_DEFAULT_REGION: REGION });

@@ -955,7 +955,8 @@ describe('POST /v1/messages translated to Bedrock', () => {
   });
 
   it('answers stop_sequence with the sequence Claude on Bedrock names (additionalModelResponseFields), whole and streamed', async () => {
-    const matched = { additionalModelResponseFields: { stop_sequence: 'END' } };
+    // Converse answers the path asked for under `delta` (as in Claude's message_delta), whole and streamed.
+    const matched = { additionalModelResponseFields: { delta: { stop_sequence: 'END' } } };
     const client = await setup({
       bedrock: (seen, res) => {
         if (seen.path.endsWith('/converse')) sendConverse(res, [{ text: 'Done. ' }], 'stop_sequence', matched);
@@ -965,7 +966,7 @@ describe('POST /v1/messages translated to Bedrock', () => {
     const request = { model: 'bedrock/nova-test', max_tokens: 100, stop_sequences: ['STOP', 'END'], messages: [{ role: 'user' as const, content: 'Count.' }] };
     const answer = await client.messages.create(request);
     expect([answer.stop_reason, answer.stop_sequence]).toEqual(['stop_sequence', 'END']);
-    expect(bedrock?.requests[0]?.body).toMatchObject({ inferenceConfig: { stopSequences: ['STOP', 'END'] }, additionalModelResponseFieldPaths: ['/stop_sequence'] });
+    expect(bedrock?.requests[0]?.body).toMatchObject({ inferenceConfig: { stopSequences: ['STOP', 'END'] }, additionalModelResponseFieldPaths: ['/delta/stop_sequence'] });
     const streamed = await client.messages.stream(request).finalMessage();
     expect([streamed.stop_reason, streamed.stop_sequence]).toEqual(['stop_sequence', 'END']);
     // Without stop sequences nothing extra is asked for.

@@ -39,8 +39,8 @@ export async function buildBedrockRequest(request: ChatCompletionRequest, ctx: A
   const additional = mapReasoning(reasoning, request, ctx, inferenceConfig);
   if (additional !== undefined) body.additionalModelRequestFields = additional;
   if (Object.keys(inferenceConfig).length > 0) body.inferenceConfig = inferenceConfig;
-  // Converse says only that a stop sequence ended the answer; Claude names which when asked.
-  if (inferenceConfig.stopSequences !== undefined && isClaude(ctx.model)) body.additionalModelResponseFieldPaths = ['/stop_sequence'];
+  // Converse says only that a stop sequence ended the answer; Claude names which when asked (at `/delta/stop_sequence`: `/stop_sequence` gives nothing).
+  if (inferenceConfig.stopSequences !== undefined && isClaude(ctx.model)) body.additionalModelResponseFieldPaths = ['/delta/stop_sequence'];
   // Converse refuses tool blocks in the history without a toolConfig (OpenAI and Anthropic take them).
   const historyUsesTools = messages.some((message) => message.content.some((block) => 'toolUse' in block || 'toolResult' in block));
   const tools = functionTools(request.tools, 'bedrock');

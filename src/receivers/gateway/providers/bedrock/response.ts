@@ -29,7 +29,7 @@ const FINISH_REASONS: Readonly<Record<Exclude<ConverseStopReason, FailedStop>, F
  * a Messages answer then carries it as `stop_sequence`.
  */
 export function matchedStop(reason: ConverseStopReason, fields: ConverseAdditionalFields | undefined): { stop_reason?: string } {
-  const sequence = fields?.stop_sequence;
+  const sequence = asObject(fields?.delta)?.['stop_sequence'];
   return reason === 'stop_sequence' && typeof sequence === 'string' ? { stop_reason: sequence } : {};
 }
 

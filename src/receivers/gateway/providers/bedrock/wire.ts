@@ -58,13 +58,17 @@ export interface ConverseRequest {
    * `reasoningConfig: {type, maxReasoningEffort}`.
    */
   additionalModelRequestFields?: Record<string, unknown>;
-  /** JSON pointers of model-specific answer fields to return (Claude's `/stop_sequence`). */
+  /** JSON pointers of model-specific answer fields to return (Claude's `/delta/stop_sequence`). */
   additionalModelResponseFieldPaths?: string[];
 }
 
-/** The model-specific answer fields asked for: Claude's `stop_sequence` names the stop sequence that ended the answer. */
+/**
+ * The model-specific answer fields asked for: Claude's `delta.stop_sequence`
+ * (as in its message_delta event) names the stop sequence that ended the
+ * answer, whole and streamed.
+ */
 export interface ConverseAdditionalFields {
-  stop_sequence?: unknown;
+  delta?: { stop_sequence?: unknown } | null;
 }
 
 export type ConverseStopReason =

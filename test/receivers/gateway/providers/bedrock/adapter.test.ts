@@ -57,7 +57,7 @@ describe('bedrock adapter', () => {
       system: [{ text: 'Be brief.' }],
       inferenceConfig: { temperature: 0.2, topP: 0.8, maxTokens: 2048, stopSequences: ['END'] },
       // Claude names the stop sequence that ended its answer only when asked.
-      additionalModelResponseFieldPaths: ['/stop_sequence'],
+      additionalModelResponseFieldPaths: ['/delta/stop_sequence'],
     });
   });
 
