@@ -86,13 +86,14 @@ function reasoningOf(key: string, value: unknown): ReasoningOptions | undefined 
   const options = asRecord(value);
   if (options === undefined) return undefined;
   if (key === 'thinking' || key === 'reasoningConfig') {
-    // anthropic { type, budgetTokens }; bedrock { type, budgetTokens } for Claude, { type, maxReasoningEffort } for Nova.
+    // anthropic { type, budgetTokens }; bedrock { type, budgetTokens } for Claude, { type, maxReasoningEffort } for Nova,
+    // { type: 'adaptive', maxReasoningEffort } for Claude 4.6 (efforts up to xhigh and max, the gateway's high).
     if (options['type'] === 'disabled') return { enabled: false };
     const budget = options['budgetTokens'] ?? options['budget_tokens'];
-    const effort = options['maxReasoningEffort'];
+    const effort = options['maxReasoningEffort'] === 'xhigh' || options['maxReasoningEffort'] === 'max' ? 'high' : options['maxReasoningEffort'];
     if (typeof budget === 'number') return { max_tokens: budget };
     if (isEffort(effort)) return { effort };
-    return options['type'] === 'enabled' ? { enabled: true } : undefined;
+    return options['type'] === 'enabled' || options['type'] === 'adaptive' ? { enabled: true } : undefined;
   }
   if (key === 'thinkingConfig') {
     // Gemini: a budget of 0 turns thinking off and -1 lets the model choose; includeThoughts: false keeps its thoughts out of the answer.

@@ -209,6 +209,12 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     // The app's own model fields join the reasoning ones rather than being dropped for them.
     await ask({ bedrock: { reasoningConfig: { type: 'enabled', maxReasoningEffort: 'low' }, additionalModelRequestFields: { inferenceConfig: { topK: 20 } } } }, nova);
     expect((fake?.requests[1]?.body as Record<string, unknown>)['additionalModelRequestFields']).toEqual({ inferenceConfig: { topK: 20 }, reasoningConfig: { type: 'enabled', maxReasoningEffort: 'low' } });
+
+    // @ai-sdk/amazon-bedrock's adaptive thinking (Claude 4.6) with its top efforts: thinking at the gateway's top effort, not a field Converse does not know.
+    await ask({ bedrock: { reasoningConfig: { type: 'adaptive', maxReasoningEffort: 'max' } } }, nova);
+    const adaptive = fake?.requests[2]?.body as Record<string, unknown>;
+    expect(adaptive['reasoningConfig']).toBeUndefined();
+    expect(adaptive['additionalModelRequestFields']).toEqual({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'high' } });
   });
 
   it('google: images the model makes (responseModalities IMAGE) come back as files, whole and streamed', async () => {
