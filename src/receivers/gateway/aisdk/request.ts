@@ -43,6 +43,8 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
     if (anthropic !== undefined) options['anthropic'] = withoutKeys(anthropic, ANTHROPIC_CLIENT_SWITCHES);
     const google = asRecord(options['google']);
     if (google !== undefined) options['google'] = withoutKeys(google, GOOGLE_CLIENT_SWITCHES);
+    const bedrock = asRecord(options['bedrock']);
+    if (bedrock !== undefined) options['bedrock'] = bedrockWireOptions(bedrock);
     request.providerOptions = options as NonNullable<ChatCompletionRequest['providerOptions']>;
     const { effort: optionEffort, ...rest } = reasoning;
     if (effort === undefined && optionEffort !== undefined) request.reasoning_effort = optionEffort;
@@ -143,6 +145,21 @@ function openaiWireOptions(options: Record<string, unknown>): Record<string, unk
       out['topLogprobs'] = value;
     } else out[key] = value;
   }
+  return out;
+}
+
+/**
+ * providerOptions.bedrock as @ai-sdk/amazon-bedrock names its options, in
+ * the shapes Converse takes: `anthropicBeta` is Claude's `anthropic_beta`
+ * among the model's own fields, and a `serviceTier` name its ServiceTier
+ * object (`{type}`), as that provider sends them.
+ */
+function bedrockWireOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const { anthropicBeta, serviceTier, ...out } = options;
+  if (Array.isArray(anthropicBeta)) out['additionalModelRequestFields'] = { ...asRecord(out['additionalModelRequestFields']), anthropic_beta: anthropicBeta };
+  else if (anthropicBeta !== undefined) out['anthropicBeta'] = anthropicBeta;
+  if (typeof serviceTier === 'string') out['serviceTier'] = { type: serviceTier };
+  else if (serviceTier !== undefined) out['serviceTier'] = serviceTier;
   return out;
 }
 

@@ -215,6 +215,13 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     const adaptive = fake?.requests[2]?.body as Record<string, unknown>;
     expect(adaptive['reasoningConfig']).toBeUndefined();
     expect(adaptive['additionalModelRequestFields']).toEqual({ reasoningConfig: { type: 'enabled', maxReasoningEffort: 'high' } });
+
+    // @ai-sdk/amazon-bedrock's anthropicBeta and serviceTier in the shapes Converse takes, not as top-level keys it has no field for.
+    await ask({ bedrock: { anthropicBeta: ['context-1m-2025-08-07'], serviceTier: 'flex', additionalModelRequestFields: { top_k: 5 } } }, nova);
+    const options = fake?.requests[3]?.body as Record<string, unknown>;
+    expect(options['anthropicBeta']).toBeUndefined();
+    expect(options['additionalModelRequestFields']).toEqual({ top_k: 5, anthropic_beta: ['context-1m-2025-08-07'] });
+    expect(options['serviceTier']).toEqual({ type: 'flex' });
   });
 
   it('google: images the model makes (responseModalities IMAGE) come back as files, whole and streamed', async () => {

@@ -41,6 +41,8 @@ export const converseRequest = z.strictObject({
       reasoningConfig: z.strictObject({ type: z.literal('enabled'), maxReasoningEffort: z.enum(['low', 'medium', 'high']) }).optional(),
     })
     .optional(),
+  // ServiceTier (Converse API reference): the capacity the call is served from.
+  serviceTier: z.strictObject({ type: z.enum(['priority', 'default', 'flex', 'reserved']) }).optional(),
   // JSON Pointers of model-specific answer fields (Converse API reference: at most 10).
   additionalModelResponseFieldPaths: z.array(z.string().regex(/^\//)).min(1).max(10).optional(),
   inferenceConfig: z
