@@ -75,11 +75,21 @@ async function acquire(directory: string, path: string): Promise<void> {
   throw new QueueLockedError(directory, 'other processes taking it over at the same time');
 }
 
+/** What this process's locks name: its pid, and its start time where /proc tells it (read once). */
+let ownLockText: string | undefined;
+
+function lockText(): string {
+  if (ownLockText === undefined) {
+    const startTime = startTimeOf(process.pid);
+    ownLockText = startTime === undefined ? String(process.pid) : `${process.pid}:${startTime}`;
+  }
+  return ownLockText;
+}
+
 /** Creates `path` naming our pid and start time, or returns false if it exists. */
 async function createExclusively(path: string): Promise<boolean> {
-  const startTime = startTimeOf(process.pid);
   try {
-    await symlink(startTime === undefined ? String(process.pid) : `${process.pid}:${startTime}`, path);
+    await symlink(lockText(), path);
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;

@@ -1,8 +1,7 @@
 // Bedrock embeddings through InvokeModel (POST /model/{id}/invoke, signed):
 // Amazon Titan takes one text per call ({inputText} and its model's
 // dimensions field), Cohere Embed a batch of up to 96 ({texts, input_type,
-// ...}).
-// The model id says which.
+// ...}). The model id says which.
 import { asObject, invalidRequest } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { batchesOf, jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
