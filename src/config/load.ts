@@ -1,6 +1,6 @@
 // Reading a config file: YAML, then ${env:...} substitution, then validation.
 import { readFile } from 'node:fs/promises';
-import { type Document, isScalar, LineCounter, parseDocument, type Scalar, visit, type YAMLError } from 'yaml';
+import { type Document, isAlias, isCollection, isScalar, LineCounter, type Node, parseDocument, type Scalar, visit, type YAMLError } from 'yaml';
 import { ConfigError, errorMessage } from '../shared/errors.js';
 import type { ComponentRegistry } from '../core/registry.js';
 import { type Environment, setAtPath, substituteEnv, type TypedReference } from './env.js';
@@ -33,23 +33,21 @@ export function parseConfigText(text: string, options: LoadOptions, source = 'co
       return problem(error);
     }));
   }
-  // An alias inside its own anchor's node makes a cycle, which every walk of the tree would follow forever.
-  const cycle = selfAlias(doc);
-  if (cycle !== undefined) {
-    const at = lineCounter.linePos(cycle.offset);
-    throw new ConfigError([`${source}:${at.line}:${at.col}: *${cycle.name} is inside the node it names (&${cycle.name}): a config cannot refer to itself`]);
+  // An alias inside its own anchor's node makes a cycle, which every walk of the tree would follow forever;
+  // an alias of no anchor (set nowhere, or only below it) is named where it is.
+  const alias = aliasProblem(doc);
+  if (alias !== undefined) {
+    const at = lineCounter.linePos(alias.offset);
+    const problem = alias.selfReferring
+      ? `*${alias.name} is inside the node it names (&${alias.name}): a config cannot refer to itself`
+      : `*${alias.name} names no anchor set above it (&${alias.name})`;
+    throw new ConfigError([`${source}:${at.line}:${at.col}: ${problem}`]);
   }
   let raw: unknown;
   try {
     raw = doc.toJS({ maxAliasCount: 1000 });
   } catch (err) {
-    // An alias of no anchor (set nowhere, or only below it), found where it is; else
-    // aliases that would expand past maxAliasCount nodes (a "billion laughs" file).
-    const alias = unresolvedAlias(doc);
-    if (alias !== undefined) {
-      const at = lineCounter.linePos(alias.offset);
-      throw new ConfigError([`${source}:${at.line}:${at.col}: *${alias.name} names no anchor set above it (&${alias.name})`]);
-    }
+    // Aliases that would expand past maxAliasCount nodes (a "billion laughs" file).
     throw new ConfigError([`${source}: ${errorMessage(err)}`]);
   }
   const envProblems: string[] = [];
@@ -84,29 +82,25 @@ function duplicateKeyMessage(doc: Document, lineCounter: LineCounter, offset: nu
   return message;
 }
 
-/** The first alias whose anchor is not set before it, with its name and offset. */
-function unresolvedAlias(doc: Document): { name: string; offset: number } | undefined {
-  let found: { name: string; offset: number } | undefined;
-  visit(doc, {
-    Alias(_, alias) {
-      if (alias.resolve(doc) !== undefined) return undefined;
-      found = { name: alias.source, offset: alias.range?.[0] ?? 0 };
+/**
+ * The first alias that names no anchor set before it, or that lies inside the
+ * node its anchor is set on, with its name and offset. One walk in document
+ * order, keeping each name's latest anchor as the library resolves it
+ * (`Alias.resolve` walks the whole document for each alias: quadratic in a
+ * file of thousands of aliases).
+ */
+function aliasProblem(doc: Document): { name: string; offset: number; selfReferring: boolean } | undefined {
+  const anchors = new Map<string, Node>();
+  let found: { name: string; offset: number; selfReferring: boolean } | undefined;
+  visit(doc, function anchorOrAlias(_, node, path) {
+    if (isAlias(node)) {
+      const target = anchors.get(node.source);
+      if (target !== undefined && !path.includes(target)) return undefined;
+      found = { name: node.source, offset: node.range?.[0] ?? 0, selfReferring: target !== undefined };
       return visit.BREAK;
-    },
-  });
-  return found;
-}
-
-/** The first alias found inside the node its anchor is set on, with its name and offset. */
-function selfAlias(doc: Document): { name: string; offset: number } | undefined {
-  let found: { name: string; offset: number } | undefined;
-  visit(doc, {
-    Alias(_, alias, path) {
-      const target = alias.resolve(doc);
-      if (target === undefined || !path.includes(target)) return undefined;
-      found = { name: alias.source, offset: alias.range?.[0] ?? 0 };
-      return visit.BREAK;
-    },
+    }
+    if ((isScalar(node) || isCollection(node)) && node.anchor !== undefined && node.anchor !== '') anchors.set(node.anchor, node);
+    return undefined;
   });
   return found;
 }
