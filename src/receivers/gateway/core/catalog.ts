@@ -50,6 +50,8 @@ export class Catalog {
   readonly #types = new Map<string, ModelType>();
   /** `provider\0model` -> the prices of the first catalog endpoint sending that model to that provider. */
   readonly #upstreamPrices = new Map<string, Prices>();
+  /** The same by the model's base name (`baseModel`): for another name of a model the catalog sends under one. */
+  readonly #basePrices = new Map<string, Prices>();
 
   constructor(models: readonly ModelConfig[], createdDefault: number) {
     const records = models.map(function toRecord(m): ModelRecord {
@@ -80,10 +82,16 @@ export class Catalog {
         }),
       );
     }
+    // A base name the catalog sends as it is (`gpt-4o`) prices its other names before any snapshot of it does.
+    const byAlias = new Set<string>();
     for (const endpoints of this.#endpoints.values()) {
       for (const e of endpoints) {
+        if (e.prices === undefined) continue;
         const key = upstreamKey(e.provider, e.model);
-        if (e.prices !== undefined && !this.#upstreamPrices.has(key)) this.#upstreamPrices.set(key, e.prices);
+        if (!this.#upstreamPrices.has(key)) this.#upstreamPrices.set(key, e.prices);
+        const base = upstreamKey(e.provider, baseModel(e.model));
+        if (!this.#basePrices.has(base) || (base === key && !byAlias.has(base))) this.#basePrices.set(base, e.prices);
+        if (base === key) byAlias.add(base);
       }
     }
     this.records = records;
@@ -102,9 +110,12 @@ export class Catalog {
    * What the catalog charges for `model` at provider `provider`: the prices
    * of its first endpoint sending that model there, so reaching the same
    * upstream model as `<provider>/<model>` costs what the catalog says.
+   * Failing that, the prices of another name of it sent there (a dated
+   * snapshot's or a Bedrock inference profile's alias first, else the first
+   * of its snapshots), so no such name is free.
    */
   upstreamPrices(provider: string, model: string): Prices | undefined {
-    return this.#upstreamPrices.get(upstreamKey(provider, model));
+    return this.#upstreamPrices.get(upstreamKey(provider, model)) ?? this.#basePrices.get(upstreamKey(provider, baseModel(model)));
   }
 
   /** The catalog type of a model (undefined for one not in the catalog). */
@@ -120,4 +131,18 @@ export class Catalog {
  */
 function upstreamKey(provider: string, model: string): string {
   return `${provider}\u0000${model.replace(/^models\//, '')}`;
+}
+
+/** A Bedrock cross-Region inference profile's geography, before the model id it names (`us.anthropic.claude-…`). */
+const INFERENCE_PROFILE = /^(?:global|us|us-gov|eu|apac|jp|au|ca)\.(?=[^.]+\.)/;
+/** A snapshot's date (`-20250929`, `-2024-08-06`) or a moving alias's `-latest`, at the end of a model name. */
+const SNAPSHOT = /-(?:\d{8}|\d{4}-\d{2}-\d{2}|latest)$/;
+
+/**
+ * The name a model goes by whichever of its names a request uses:
+ * `claude-sonnet-4-5-20250929` and `claude-sonnet-4-5` are both
+ * `claude-sonnet-4-5`; `us.anthropic.claude-…` is `anthropic.claude-…`.
+ */
+function baseModel(model: string): string {
+  return model.replace(/^models\//, '').replace(INFERENCE_PROFILE, '').replace(SNAPSHOT, '');
 }

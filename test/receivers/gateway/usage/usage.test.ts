@@ -322,6 +322,12 @@ describe('usage of streams and direct routes', () => {
     expect((data.usage as { cost?: unknown } | undefined)?.cost).toBe(COST);
   });
 
+  it('prices a dated snapshot of that model reached as <provider>/<model> as the catalog prices the model, rather than at nothing', async () => {
+    await setup();
+    const { data } = await client(KEY_A).chat.completions.create({ model: 'openai/gpt-upstream-2025-01-31', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect((data.usage as { cost?: unknown } | undefined)?.cost).toBe(COST);
+  });
+
   it('puts the cost in the top-level usage of an answer whose extension object after it has a usage of its own', async () => {
     upstream = await startUpstream(function answer(_body, res) {
       sendJson(res, 200, completion('hi', { usage, x_groq: { id: 'r', usage: { queue_time: 0.01 } } }));
