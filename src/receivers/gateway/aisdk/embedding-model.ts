@@ -50,10 +50,15 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
   });
 }
 
-/** ai 6 has no `dimensions` call setting: apps pass it as providerOptions.openai.dimensions, google.outputDimensionality or bedrock.dimensions. */
+/**
+ * ai 6 has no `dimensions` call setting: apps pass it as
+ * providerOptions.openai.dimensions, google.outputDimensionality, or
+ * bedrock.dimensions (Titan) or bedrock.embeddingDimension (Nova).
+ */
 function dimensionsOption(call: EmbeddingCall): number | undefined {
   const options = call.providerOptions as Record<string, Record<string, unknown> | undefined> | undefined;
-  const value = options?.['openai']?.['dimensions'] ?? options?.['google']?.['outputDimensionality'] ?? options?.['bedrock']?.['dimensions'];
+  const bedrock = options?.['bedrock'];
+  const value = options?.['openai']?.['dimensions'] ?? options?.['google']?.['outputDimensionality'] ?? bedrock?.['dimensions'] ?? bedrock?.['embeddingDimension'];
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 

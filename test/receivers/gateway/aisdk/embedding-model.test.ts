@@ -104,6 +104,25 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     ]);
   });
 
+  it("sends @ai-sdk/amazon-bedrock's Nova options to Amazon Nova in its SINGLE_EMBEDDING body: embeddingPurpose, truncate, embeddingDimension", async () => {
+    const fake = await startFake(
+      () => [],
+      (_seen, res) => json(res, 200, { embeddings: [{ embeddingType: 'TEXT', embedding: [1, 2] }] }, { 'X-Amzn-Bedrock-Input-Token-Count': '2' }),
+    );
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [{ id: 'amazon/nova-embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'amazon.nova-2-multimodal-embeddings-v1:0' }] }],
+    });
+    const gw = ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+    const out = await ai.embed({ model: gw.embeddingModel('amazon/nova-embed'), value: 'where is it?', maxRetries: 0, providerOptions: { bedrock: { embeddingPurpose: 'TEXT_RETRIEVAL', truncate: 'NONE', embeddingDimension: 256 } } });
+    expect(out.embedding).toEqual([1, 2]);
+    expect(out.usage.tokens).toBe(2);
+    expect(fake.requests.map((r) => r.body)).toEqual([
+      { taskType: 'SINGLE_EMBEDDING', singleEmbeddingParams: { embeddingPurpose: 'TEXT_RETRIEVAL', embeddingDimension: 256, text: { truncationMode: 'NONE', value: 'where is it?' } } },
+    ]);
+  });
+
   it('embeds more values than Gemini takes in one batchEmbedContents call, in order', async () => {
     const fake = await startFake(
       () => [],

@@ -1,5 +1,6 @@
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
 import { API_KEY, attr, openaiProvider, sendJson, startGateway, startUpstream, type Gateway, type Upstream } from '../harness.js';
 import { json, startFake, type FakeUpstream, type Seen } from '../providers/shared/fake-upstream.js';
 
@@ -30,6 +31,28 @@ function client(): OpenAI {
 }
 
 const noProblems = () => [];
+
+/** Nova Multimodal Embeddings' synchronous InvokeModel body for a text, as AWS documents it (Bedrock refuses other keys). */
+const novaTextRequest = z.strictObject({
+  schemaVersion: z.literal('nova-multimodal-embed-v1').optional(),
+  taskType: z.literal('SINGLE_EMBEDDING'),
+  singleEmbeddingParams: z.strictObject({
+    embeddingPurpose: z.enum(['GENERIC_INDEX', 'GENERIC_RETRIEVAL', 'TEXT_RETRIEVAL', 'IMAGE_RETRIEVAL', 'VIDEO_RETRIEVAL', 'DOCUMENT_RETRIEVAL', 'AUDIO_RETRIEVAL', 'CLASSIFICATION', 'CLUSTERING']),
+    embeddingDimension: z.union([z.literal(256), z.literal(384), z.literal(1024), z.literal(3072)]).optional(),
+    text: z.strictObject({ truncationMode: z.enum(['START', 'END', 'NONE']), value: z.string().min(1).max(8192) }),
+  }),
+});
+
+/** A fake Bedrock that answers Nova's documented shape (one TEXT embedding, tokens in the InvokeModel header) and refuses any other body. */
+function startNovaFake(): Promise<FakeUpstream> {
+  return startFake(
+    (seen: Seen) => novaTextRequest.safeParse(seen.body).error?.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`) ?? [],
+    (seen: Seen, res) => {
+      const params = (seen.body as z.infer<typeof novaTextRequest>).singleEmbeddingParams;
+      json(res, 200, { embeddings: [{ embeddingType: 'TEXT', embedding: vectorFor(params.text.value === 'x' ? 0 : 1) }] }, { 'X-Amzn-Bedrock-Input-Token-Count': '3' });
+    },
+  );
+}
 
 describe('POST /v1/embeddings', () => {
   it('answers the openai SDK in float and in base64, from an OpenAI-compatible upstream', async () => {
@@ -263,6 +286,64 @@ describe('POST /v1/embeddings', () => {
     });
     await client().embeddings.create({ model: 'amazon/titan-embed', input: ['x', 'y', 'z'], encoding_format: 'float' });
     expect(fake.requests.map((r) => r.headers['x-amz-date'])).toEqual(['20260302T100000Z', '20260302T100600Z', '20260302T101200Z']);
+  });
+
+  it("embeds through Amazon Nova on bedrock with Nova's own SINGLE_EMBEDDING body, one call per text, reading its embeddings list and the header's token count", async () => {
+    const fake = await startNovaFake();
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [{ id: 'amazon/nova-embed', type: 'embedding', pricing: { input: '0.0000001' }, endpoints: [{ provider: 'br', model: 'amazon.nova-2-multimodal-embeddings-v1:0' }] }],
+    });
+    const out = await client().embeddings.create({ model: 'amazon/nova-embed', input: ['x', 'y'], dimensions: 1024, encoding_format: 'float' });
+    expect(fake.problems).toEqual([]);
+    expect(out.data.map((d) => d.embedding)).toEqual([vectorFor(0), vectorFor(1)]);
+    expect(out.usage).toEqual({ prompt_tokens: 6, total_tokens: 6, cost: 0.0000006 });
+    expect(fake.requests.map((r) => r.path)).toEqual(['/model/amazon.nova-2-multimodal-embeddings-v1%3A0/invoke', '/model/amazon.nova-2-multimodal-embeddings-v1%3A0/invoke']);
+    expect(fake.requests.map((r) => r.body)).toEqual(
+      ['x', 'y'].map((value) => ({ taskType: 'SINGLE_EMBEDDING', singleEmbeddingParams: { embeddingPurpose: 'GENERIC_INDEX', embeddingDimension: 1024, text: { truncationMode: 'END', value } } })),
+    );
+    // Without dimensions Nova answers its default size: none is asked for.
+    await client().embeddings.create({ model: 'amazon/nova-embed', input: 'x', encoding_format: 'float' });
+    expect(fake.requests[2]?.body).toEqual({ taskType: 'SINGLE_EMBEDDING', singleEmbeddingParams: { embeddingPurpose: 'GENERIC_INDEX', text: { truncationMode: 'END', value: 'x' } } });
+    expect(fake.problems).toEqual([]);
+  });
+
+  it('refuses dimensions Nova does not take (256, 384, 1024, 3072 only) before any call, so the next endpoint serves them', async () => {
+    const fake = await startNovaFake();
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(fake, up);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' }, oa: openaiProvider(up) },
+      models: [
+        { id: 'amazon/nova-embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'us.amazon.nova-2-multimodal-embeddings-v1:0' }] },
+        { id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'us.amazon.nova-2-multimodal-embeddings-v1:0' }, { provider: 'oa', model: 'e-up' }] },
+      ],
+    });
+    const refused = await client().embeddings.create({ model: 'amazon/nova-embed', input: 'x', dimensions: 512, encoding_format: 'float' }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ status: 400, code: 'unsupported_value', param: 'dimensions', error: { message: 'Provider br cannot take this request: dimensions: Amazon Nova embeddings take 256, 384, 1024, 3072 dimensions' } });
+    const served = await client().embeddings.create({ model: 'acme/embed', input: 'x', dimensions: 512, encoding_format: 'float' }).withResponse();
+    expect(served.response.headers.get('x-sluice-provider')).toBe('oa');
+    expect(fake.requests).toHaveLength(0);
+  });
+
+  it('refuses a Bedrock model id that names no embedding family it knows (Titan, Nova, Cohere) with a 400 before any call, rather than guess a body', async () => {
+    const fake = await startFake(noProblems, (_seen: Seen, res) => json(res, 200, { embedding: vectorFor(0), inputTextTokenCount: 1 }));
+    const up = await openaiEmbeddingsUpstream();
+    upstreams.push(fake, up);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' }, oa: openaiProvider(up) },
+      models: [
+        { id: 'acme/bedrock-embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'twelvelabs.marengo-embed-2-7-v1:0' }] },
+        { id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'br', model: 'twelvelabs.marengo-embed-2-7-v1:0' }, { provider: 'oa', model: 'e-up' }] },
+      ],
+    });
+    const refused = await client().embeddings.create({ model: 'acme/bedrock-embed', input: 'x', encoding_format: 'float' }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ status: 400, code: 'unsupported_value', param: 'model' });
+    expect((refused as Error).message).toContain('Provider br cannot take this request: model: the Bedrock model twelvelabs.marengo-embed-2-7-v1:0 is not an embedding model the gateway knows');
+    const served = await client().embeddings.create({ model: 'acme/embed', input: 'x', encoding_format: 'float' }).withResponse();
+    expect(served.response.headers.get('x-sluice-provider')).toBe('oa');
+    expect(fake.requests).toHaveLength(0);
   });
 
   it('records no generation for a request Bedrock refuses before any call is made (dimensions for Cohere, token arrays)', async () => {

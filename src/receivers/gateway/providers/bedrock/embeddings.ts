@@ -1,7 +1,9 @@
 // Bedrock embeddings through InvokeModel (POST /model/{id}/invoke, signed):
-// Amazon Titan takes one text per call ({inputText} and its model's
-// dimensions field), Cohere Embed a batch of up to 96 ({texts, input_type,
-// ...}). The model id says which.
+// Amazon Titan and Amazon Nova take one text per call (Titan {inputText} and
+// its model's dimensions field, Nova a SINGLE_EMBEDDING task), Cohere Embed a
+// batch of up to 96 ({texts, input_type, ...}). The model id says which; an
+// id that names none of them is refused before any call, since each family
+// refuses the others' bodies.
 import { asObject, invalidRequest } from '../shared/inputs.js';
 import { tokenCount } from '../../../../shared/tokens.js';
 import { batchesOf, jsonOf, textInputs, vectorOf } from '../shared/embedding-inputs.js';
@@ -13,8 +15,22 @@ import { authorize } from './signer.js';
 /** Cohere Embed on Bedrock takes at most this many texts per call: more go in further calls. */
 const COHERE_MAX_TEXTS = 96;
 
-function isCohere(model: string): boolean {
-  return model.includes('cohere.embed');
+/** The output sizes Nova Multimodal Embeddings takes (its default is the largest). */
+const NOVA_DIMENSIONS: readonly number[] = [256, 384, 1024, 3072];
+
+type Family = 'titan' | 'nova' | 'cohere';
+
+/** The embedding family a model id (or an inference profile id such as `us.amazon.nova-...`) names. */
+function familyOf(model: string): Family {
+  if (model.includes('amazon.titan-embed')) return 'titan';
+  if (model.includes('amazon.nova') && model.includes('embed')) return 'nova';
+  if (model.includes('cohere.embed')) return 'cohere';
+  return invalidRequest('model', `the Bedrock model ${model} is not an embedding model the gateway knows: its id must name amazon.titan-embed, amazon.nova-*-embeddings or cohere.embed`);
+}
+
+/** providerOptions.bedrock (or .<slug>), as @ai-sdk/amazon-bedrock names its embedding options. */
+function bedrockOptions(request: EmbeddingRequest, ctx: AttemptContext<BedrockProviderConfig>): Record<string, unknown> {
+  return providerOptionsFor(request, ctx.slug, 'bedrock') ?? {};
 }
 
 /**
@@ -25,9 +41,9 @@ function isCohere(model: string): boolean {
  * output_dimension (Embed v3's dimensions are fixed: refused before the call).
  */
 function cohereFields(request: EmbeddingRequest, ctx: AttemptContext<BedrockProviderConfig>): Record<string, unknown> {
-  const options = providerOptionsFor(request, ctx.slug, 'bedrock');
-  const inputType = options?.['inputType'];
-  const truncate = options?.['truncate'];
+  const options = bedrockOptions(request, ctx);
+  const inputType = options['inputType'];
+  const truncate = options['truncate'];
   const fields: Record<string, unknown> = { input_type: typeof inputType === 'string' ? inputType : 'search_document' };
   if (typeof truncate === 'string') fields['truncate'] = truncate;
   if (request.dimensions !== undefined) {
@@ -38,15 +54,41 @@ function cohereFields(request: EmbeddingRequest, ctx: AttemptContext<BedrockProv
 }
 
 /**
- * A Titan call's body: Titan Text v2 takes `dimensions`, Titan Multimodal
- * `embeddingConfig.outputEmbeddingLength`; Titan Text v1 takes the text alone
- * (Bedrock refuses any other key), so dimensions are refused before the call.
+ * The fields a Titan call adds to its text: Titan Text v2 takes `dimensions`,
+ * Titan Multimodal `embeddingConfig.outputEmbeddingLength`; Titan Text v1
+ * takes the text alone (Bedrock refuses any other key), so dimensions are
+ * refused before the call.
  */
-function titanBody(model: string, inputText: string, dimensions: number | undefined): Record<string, unknown> {
-  if (dimensions === undefined) return { inputText };
-  if (model.includes('titan-embed-image')) return { inputText, embeddingConfig: { outputEmbeddingLength: dimensions } };
+function titanFields(request: EmbeddingRequest, ctx: AttemptContext<BedrockProviderConfig>): Record<string, unknown> {
+  const { model } = ctx;
+  const dimensions = request.dimensions;
+  if (dimensions === undefined) return {};
+  if (model.includes('titan-embed-image')) return { embeddingConfig: { outputEmbeddingLength: dimensions } };
   if (model.includes('titan-embed-text-v1') || model.includes('titan-embed-g1-text')) invalidRequest('dimensions', 'Titan Text Embeddings v1 has fixed dimensions');
-  return { inputText, dimensions };
+  return { dimensions };
+}
+
+/**
+ * A Nova call's parameters but the text: embeddingPurpose and the
+ * truncationMode it requires, as @ai-sdk/amazon-bedrock names and defaults
+ * them (providerOptions.bedrock embeddingPurpose, GENERIC_INDEX; truncate,
+ * END), and embeddingDimension, one of the sizes Nova takes (refused before
+ * the call otherwise; left out, Nova answers its 3072).
+ */
+function novaParams(request: EmbeddingRequest, ctx: AttemptContext<BedrockProviderConfig>): { embeddingPurpose: string; embeddingDimension?: number; truncationMode: string } {
+  const options = bedrockOptions(request, ctx);
+  const purpose = options['embeddingPurpose'];
+  const truncate = options['truncate'];
+  const params = { embeddingPurpose: typeof purpose === 'string' ? purpose : 'GENERIC_INDEX', truncationMode: typeof truncate === 'string' ? truncate : 'END' };
+  const dimensions = request.dimensions;
+  if (dimensions === undefined) return params;
+  if (!NOVA_DIMENSIONS.includes(dimensions)) invalidRequest('dimensions', `Amazon Nova embeddings take ${NOVA_DIMENSIONS.join(', ')} dimensions`);
+  return { ...params, embeddingDimension: dimensions };
+}
+
+function novaBody(params: ReturnType<typeof novaParams>, value: string): Record<string, unknown> {
+  const { truncationMode, ...rest } = params;
+  return { taskType: 'SINGLE_EMBEDDING', singleEmbeddingParams: { ...rest, text: { truncationMode, value } } };
 }
 
 async function invoke(ctx: AttemptContext<BedrockProviderConfig>, body: Record<string, unknown>): Promise<UpstreamRequest> {
@@ -62,38 +104,72 @@ function headerTokens(headers: EmbeddingReply['headers'] | undefined): number {
   return tokenCount(Number(Array.isArray(value) ? value[0] : value));
 }
 
+function parseCohere(replies: readonly EmbeddingReply[]): EmbeddingResult {
+  let inputTokens = 0;
+  const vectors = replies.flatMap(function cohereVectors(reply) {
+    const raw = asObject(jsonOf(reply.body))?.['embeddings'];
+    // embeddings is a list of vectors, or {float: [...]} when embedding_types was given.
+    const list = Array.isArray(raw) ? raw : asObject(raw)?.['float'];
+    if (!Array.isArray(list)) throw new InvalidResponseError('the body has no embeddings');
+    // Cohere's body has no token count; InvokeModel reports it in a header.
+    inputTokens += headerTokens(reply.headers);
+    return list.map((v, i) => vectorOf(v, `embeddings[${i}]`));
+  });
+  return { vectors, inputTokens, model: undefined };
+}
+
+function parseTitan(replies: readonly EmbeddingReply[]): EmbeddingResult {
+  let inputTokens = 0;
+  const vectors = replies.map(function titanVector(reply, i) {
+    const parsed = asObject(jsonOf(reply.body));
+    const tokens = parsed?.['inputTextTokenCount'];
+    inputTokens += typeof tokens === 'number' ? tokenCount(tokens) : headerTokens(reply.headers);
+    return vectorOf(parsed?.['embedding'], `response ${i} embedding`);
+  });
+  return { vectors, inputTokens, model: undefined };
+}
+
+/** Nova answers {embeddings: [{embeddingType, embedding}]}, one entry for a text; its body has no token count, the header has. */
+function parseNova(replies: readonly EmbeddingReply[]): EmbeddingResult {
+  let inputTokens = 0;
+  const vectors = replies.map(function novaVector(reply, i) {
+    const embeddings = asObject(jsonOf(reply.body))?.['embeddings'];
+    inputTokens += headerTokens(reply.headers);
+    return vectorOf(Array.isArray(embeddings) ? asObject(embeddings[0])?.['embedding'] : undefined, `response ${i} embeddings[0].embedding`);
+  });
+  return { vectors, inputTokens, model: undefined };
+}
+
 export const bedrockEmbeddings: EmbeddingAdapter<BedrockProviderConfig> = {
   // A generator: each call is signed when it is sent (see EmbeddingAdapter.buildRequests).
   buildRequests: async function* buildBedrockEmbeddings(request, ctx) {
     const texts = textInputs(request, 'bedrock');
-    if (isCohere(ctx.model)) {
-      const fields = cohereFields(request, ctx);
-      for (const batch of batchesOf(texts, COHERE_MAX_TEXTS)) yield await invoke(ctx, { texts: batch, ...fields });
-      return;
+    switch (familyOf(ctx.model)) {
+      case 'cohere': {
+        const fields = cohereFields(request, ctx);
+        for (const batch of batchesOf(texts, COHERE_MAX_TEXTS)) yield await invoke(ctx, { texts: batch, ...fields });
+        return;
+      }
+      case 'nova': {
+        const params = novaParams(request, ctx);
+        for (const value of texts) yield await invoke(ctx, novaBody(params, value));
+        return;
+      }
+      case 'titan': {
+        const fields = titanFields(request, ctx);
+        for (const inputText of texts) yield await invoke(ctx, { inputText, ...fields });
+        return;
+      }
     }
-    for (const inputText of texts) yield await invoke(ctx, titanBody(ctx.model, inputText, request.dimensions));
   },
   parseResponses: function parseBedrockEmbeddings(replies, _request, ctx): EmbeddingResult {
-    if (isCohere(ctx.model)) {
-      let inputTokens = 0;
-      const vectors = replies.flatMap(function cohereVectors(reply) {
-        const raw = asObject(jsonOf(reply.body))?.['embeddings'];
-        // embeddings is a list of vectors, or {float: [...]} when embedding_types was given.
-        const list = Array.isArray(raw) ? raw : asObject(raw)?.['float'];
-        if (!Array.isArray(list)) throw new InvalidResponseError('the body has no embeddings');
-        // Cohere's body has no token count; InvokeModel reports it in a header.
-        inputTokens += headerTokens(reply.headers);
-        return list.map((v, i) => vectorOf(v, `embeddings[${i}]`));
-      });
-      return { vectors, inputTokens, model: undefined };
+    switch (familyOf(ctx.model)) {
+      case 'cohere':
+        return parseCohere(replies);
+      case 'nova':
+        return parseNova(replies);
+      case 'titan':
+        return parseTitan(replies);
     }
-    let inputTokens = 0;
-    const vectors = replies.map(function titanVector(reply, i) {
-      const parsed = asObject(jsonOf(reply.body));
-      const tokens = parsed?.['inputTextTokenCount'];
-      inputTokens += typeof tokens === 'number' ? tokenCount(tokens) : headerTokens(reply.headers);
-      return vectorOf(parsed?.['embedding'], `response ${i} embedding`);
-    });
-    return { vectors, inputTokens, model: undefined };
   },
 };
