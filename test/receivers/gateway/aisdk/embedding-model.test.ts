@@ -104,6 +104,37 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     ]);
   });
 
+  it("sends @ai-sdk/amazon-bedrock's normalize to Titan Text Embeddings v2, and refuses it before any call for a Titan model that does not take it", async () => {
+    // Bedrock refuses a key a Titan model does not take; Titan Text v2 takes inputText, dimensions and normalize.
+    const accepted: Record<string, readonly string[]> = { 'amazon.titan-embed-text-v1': ['inputText'], 'amazon.titan-embed-text-v2:0': ['inputText', 'dimensions', 'normalize'] };
+    const fake = await startFake(
+      (seen) => {
+        const model = decodeURIComponent(seen.path.split('/')[2] ?? '');
+        return Object.keys(seen.body as object).filter((key) => !(accepted[model] ?? []).includes(key)).map((key) => `extraneous key [${key}] is not permitted`);
+      },
+      (_seen, res) => json(res, 200, { embedding: [1, 2], inputTextTokenCount: 1 }),
+    );
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [
+        { id: 'amazon/titan-v2', type: 'embedding', endpoints: [{ provider: 'br', model: 'amazon.titan-embed-text-v2:0' }] },
+        { id: 'amazon/titan-v1', type: 'embedding', endpoints: [{ provider: 'br', model: 'amazon.titan-embed-text-v1' }] },
+      ],
+    });
+    const gw = ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+    await ai.embed({ model: gw.embeddingModel('amazon/titan-v2'), value: 'x', maxRetries: 0, providerOptions: { bedrock: { normalize: false, dimensions: 256 } } });
+    await ai.embed({ model: gw.embeddingModel('amazon/titan-v2'), value: 'y', maxRetries: 0, providerOptions: { bedrock: { normalize: true } } });
+    expect(fake.requests.map((r) => r.body)).toEqual([
+      { inputText: 'x', dimensions: 256, normalize: false },
+      { inputText: 'y', normalize: true },
+    ]);
+    const refused = await ai.embed({ model: gw.embeddingModel('amazon/titan-v1'), value: 'z', maxRetries: 0, providerOptions: { bedrock: { normalize: true } } }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ name: 'GatewayInvalidRequestError', statusCode: 400, message: expect.stringContaining('providerOptions.bedrock.normalize: only Titan Text Embeddings v2 takes normalize') });
+    expect(fake.requests).toHaveLength(2);
+    expect(fake.problems).toEqual([]);
+  });
+
   it("sends @ai-sdk/amazon-bedrock's Nova options to Amazon Nova in its SINGLE_EMBEDDING body: embeddingPurpose, truncate, embeddingDimension", async () => {
     const fake = await startFake(
       () => [],

@@ -54,18 +54,22 @@ function cohereFields(request: EmbeddingRequest, ctx: AttemptContext<BedrockProv
 }
 
 /**
- * The fields a Titan call adds to its text: Titan Text v2 takes `dimensions`,
- * Titan Multimodal `embeddingConfig.outputEmbeddingLength`; Titan Text v1
- * takes the text alone (Bedrock refuses any other key), so dimensions are
- * refused before the call.
+ * The fields a Titan call adds to its text: Titan Text v2 takes `dimensions`
+ * and `normalize` (providerOptions.bedrock.normalize), Titan Multimodal
+ * `embeddingConfig.outputEmbeddingLength`; Titan Text v1 takes the text alone
+ * (Bedrock refuses any other key), so what it cannot take is refused before the call.
  */
 function titanFields(request: EmbeddingRequest, ctx: AttemptContext<BedrockProviderConfig>): Record<string, unknown> {
   const { model } = ctx;
+  const normalize = bedrockOptions(request, ctx)['normalize'];
+  const textV2 = model.includes('titan-embed-text-v2');
+  if (typeof normalize === 'boolean' && !textV2) invalidRequest('providerOptions.bedrock.normalize', 'only Titan Text Embeddings v2 takes normalize');
+  const fields: Record<string, unknown> = typeof normalize === 'boolean' ? { normalize } : {};
   const dimensions = request.dimensions;
-  if (dimensions === undefined) return {};
-  if (model.includes('titan-embed-image')) return { embeddingConfig: { outputEmbeddingLength: dimensions } };
+  if (dimensions === undefined) return fields;
+  if (model.includes('titan-embed-image')) return { ...fields, embeddingConfig: { outputEmbeddingLength: dimensions } };
   if (model.includes('titan-embed-text-v1') || model.includes('titan-embed-g1-text')) invalidRequest('dimensions', 'Titan Text Embeddings v1 has fixed dimensions');
-  return { dimensions };
+  return { ...fields, dimensions };
 }
 
 /**
