@@ -106,6 +106,22 @@ describe('POST /v1/embeddings', () => {
     }
   });
 
+  it('counts usage.total_tokens as the input tokens of an upstream that reports no prompt_tokens, priced and on the span', async () => {
+    const up = await startUpstream((body, res) => {
+      const input = body['input'] as string[];
+      sendJson(res, 200, { object: 'list', data: input.map((_v, i) => ({ object: 'embedding', index: i, embedding: vectorFor(i) })), model: 'e', usage: { total_tokens: 5 * input.length } });
+    });
+    upstreams.push(up);
+    gateway = await startGateway({ providers: { oa: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', pricing: { input: '0.0000001' }, endpoints: [{ provider: 'oa', model: 'e' }] }] });
+    const out = await client().embeddings.create({ model: 'acme/embed', input: ['a', 'b'], encoding_format: 'float' }).withResponse();
+    expect(out.data.usage).toEqual({ prompt_tokens: 10, total_tokens: 10, cost: 0.000001 });
+    const id = out.response.headers.get('x-sluice-generation-id');
+    const record = await fetch(`${(gateway as Gateway).baseURL}/generation?id=${id}`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    expect(((await record.json()) as { data: unknown }).data).toMatchObject({ native_tokens_prompt: 10, total_cost: 0.000001 });
+    const spans = await (gateway as Gateway).spans(2);
+    expect(attr(spans.find((s) => s.name === 'embeddings e'), 'gen_ai.usage.input_tokens')).toBe(10);
+  });
+
   it('shows the cost of a priced model as usage.cost, in float and base64 answers, and none for an unpriced one', async () => {
     const up = await openaiEmbeddingsUpstream();
     upstreams.push(up);

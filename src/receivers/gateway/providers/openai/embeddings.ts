@@ -34,7 +34,8 @@ export const openaiEmbeddings: EmbeddingAdapter<OpenAIProviderConfig> = {
       vectors[index] = vectorOf(entry?.['embedding'], `data[${index}].embedding`);
     }
     const usage = asObject(parsed?.['usage']);
-    const tokens = usage?.['prompt_tokens'];
+    // Embeddings have no output: a server that reports only total_tokens counts the input there.
+    const tokens = usage?.['prompt_tokens'] ?? usage?.['total_tokens'];
     return { vectors, inputTokens: tokenCount(tokens), model: typeof parsed?.['model'] === 'string' ? parsed['model'] : undefined };
   },
 };
