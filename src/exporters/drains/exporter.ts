@@ -228,6 +228,10 @@ export class DrainsExporter implements Exporter, DrainsController {
       // The transport times the request out itself, after the drains `timeout`, and says so in its error.
       const outcome = await transport.send([encodeRequest(sampleTrace())], 1, new AbortController().signal);
       const latencyMs = Math.round(performance.now() - started);
+      // A partial success that rejects the one span delivered nothing (one that rejects none is the OTLP spec's warning).
+      if (outcome.status === 'success' && outcome.rejectedSpans > 0) {
+        return { ok: false, status: outcome.httpStatus, latencyMs, error: `the destination rejected the test span: ${outcome.rejectedMessage ?? 'no reason given'}` };
+      }
       if (outcome.status === 'success') return { ok: true, status: outcome.httpStatus, latencyMs };
       return { ok: false, status: outcome.httpStatus, latencyMs, error: outcome.error };
     } catch (err) {

@@ -382,6 +382,15 @@ describe('drains API', () => {
     expect(invalidBody.status).toBe(400);
   });
 
+  it('reports a test delivery whose span the destination rejects in a partial success as failed, with the reason it gives', async () => {
+    sink.body = JSON.stringify({ partialSuccess: { rejectedSpans: '1', errorMessage: 'span rejected: the key may not write traces' } });
+    const rejected = await call('POST', '/v1/drains/test', { delivery: drainBody().delivery });
+    expect(rejected.json).toMatchObject({ ok: false, status: 200, error: 'the destination rejected the test span: span rejected: the key may not write traces' });
+    // A partial success that rejects nothing is the OTLP spec's warning: the span was taken.
+    sink.body = JSON.stringify({ partialSuccess: { rejectedSpans: '0', errorMessage: 'attribute values were truncated' } });
+    expect((await call('POST', '/v1/drains/test', { delivery: drainBody().delivery })).json).toMatchObject({ ok: true, status: 200 });
+  });
+
   it('test-delivers over a stored drain with its secret, header values and CA, changing only what the body gives', async () => {
     const created = (await call('POST', '/v1/drains', drainBody())).json;
     const stored = await call('POST', '/v1/drains/test', { drain: created.id });

@@ -11,6 +11,8 @@ export interface Sink {
   readonly requests: SinkRequest[];
   /** Answers with this status while set (default 200); 'hang' never answers. */
   behaviour: number | 'hang';
+  /** The JSON body of each answer (default an empty ExportTraceServiceResponse). */
+  body: string;
   spanIds(): string[];
   traceIds(): Set<string>;
   signatureValid(request: SinkRequest, secret: string): boolean;
@@ -24,12 +26,13 @@ export async function startSink(): Promise<Sink> {
     url: otlp.url,
     requests: otlp.received,
     behaviour: 200,
+    body: '{}',
     spanIds: () => spans().map((s) => s.spanId),
     traceIds: () => new Set(spans().map((s) => s.traceId)),
     signatureValid: (request, secret) => request.headers['x-sluice-signature'] === createHmac('sha256', secret).update(request.raw).digest('hex'),
     close: () => otlp.close(),
   };
-  otlp.respond = () => (sink.behaviour === 'hang' ? 'hang' : { status: sink.behaviour, headers: { 'content-type': 'application/json' }, body: '{}' });
+  otlp.respond = () => (sink.behaviour === 'hang' ? 'hang' : { status: sink.behaviour, headers: { 'content-type': 'application/json' }, body: sink.body });
   return sink;
 }
 
