@@ -4,15 +4,17 @@
 const HTTP_DATE = [
   /^[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT$/,
   /^[A-Za-z]{6,9}, \d{2}-[A-Za-z]{3}-\d{2} \d{2}:\d{2}:\d{2} GMT$/,
-  /^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/,
 ];
+/** asctime names no zone, yet is GMT as every HTTP-date (RFC 9110 5.6.7): Date.parse alone would read it in local time. */
+const ASCTIME = /^[A-Za-z]{3} [A-Za-z]{3} [ \d]\d \d{2}:\d{2}:\d{2} \d{4}$/;
 
 export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (text === undefined || text === '') return undefined;
   if (/^\d+$/.test(text)) return Number(text) * 1000;
-  if (!HTTP_DATE.some((form) => form.test(text))) return undefined;
-  const date = Date.parse(text);
+  const zoned = ASCTIME.test(text) ? `${text} GMT` : HTTP_DATE.some((form) => form.test(text)) ? text : undefined;
+  if (zoned === undefined) return undefined;
+  const date = Date.parse(zoned);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
 }

@@ -255,6 +255,34 @@ describe('the OTLP/HTTP transport', () => {
     expect(result).toEqual({ status: 'failure', httpStatus: 400, error: 'HTTP 400: resource attribute service.name is required' });
   });
 
+  it("reads a Retry-After in asctime's form as UTC, as HTTP dates are, whatever the daemon's time zone", async () => {
+    const savedTz = process.env['TZ'];
+    process.env['TZ'] = 'America/New_York';
+    try {
+      // asctime: `Sun Nov  6 08:49:37 1994`, the day padded with a space; in GMT though it names no zone (RFC 9110 5.6.7).
+      const at = new Date(Date.now() + 120_000);
+      const [weekday, day, month, year, time] = at.toUTCString().replace(',', '').split(' ').map(String);
+      const asctime = `${weekday} ${month} ${(day ?? '').replace(/^0/, ' ')} ${time} ${year}`;
+      const server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => res.writeHead(503, { 'retry-after': asctime }).end());
+      });
+      servers.push(server);
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const t = transport(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`, 5_000);
+      const result = await t.send(records, 0, new AbortController().signal);
+      await t.close();
+      expect(result).toMatchObject({ status: 'retryable', httpStatus: 503 });
+      // Two minutes, less the second the date drops and the time the answer took; five hours more read as New York's time.
+      const retryInMs = (result as { retryInMs?: number }).retryInMs ?? 0;
+      expect(retryInMs).toBeGreaterThan(60_000);
+      expect(retryInMs).toBeLessThanOrEqual(120_000);
+    } finally {
+      if (savedTz === undefined) delete process.env['TZ'];
+      else process.env['TZ'] = savedTz;
+    }
+  });
+
   it('counts no spans rejected when a partial_success reports a negative rejected_spans', async () => {
     const server = createServer((req, res) => {
       req.resume();
