@@ -478,7 +478,8 @@ export function stringifyResponse(response: ExportTraceServiceResponse): string 
 
 export function parseJsonResponse(body: string): ExportTraceServiceResponse {
   return readExact(body, function response(json): ExportTraceServiceResponse {
-    const parsed = object(json, '$');
+    // As in a request, the proto's field names (`partial_success`, `rejected_spans`) read as their lowerCamelCase ones.
+    const parsed = object(camelCaseKeys(json), '$');
     if (parsed.partialSuccess === undefined || parsed.partialSuccess === null) return {};
     const p = object(parsed.partialSuccess, 'partialSuccess');
     return {

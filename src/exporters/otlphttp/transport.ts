@@ -201,14 +201,16 @@ export function createHttpTransport(options: HttpTransportOptions): Transport {
         }
         const responseBody = await boundedBody(response.body);
         const status = response.statusCode;
+        // Media types are case-insensitive: `Application/JSON` is JSON.
+        const contentType = response.headers['content-type']?.toString().toLowerCase();
         if (status >= 200 && status < 300) {
-          const { rejectedSpans, rejectedMessage } = partialSuccess(response.headers['content-type']?.toString(), responseBody);
+          const { rejectedSpans, rejectedMessage } = partialSuccess(contentType, responseBody);
           return rejectedMessage === undefined ? { status: 'success', httpStatus: status, rejectedSpans } : { status: 'success', httpStatus: status, rejectedSpans, rejectedMessage: redact(rejectedMessage) };
         }
         const location = response.headers['location'];
         const error = REDIRECT_STATUS.has(status) || (status >= 300 && status < 400 && location !== undefined)
           ? `HTTP ${status}: redirected to ${redact(redactUrl(String(location ?? '(no location)')))}, not followed (${whyNotFollowed(status)}): configure the new URL`
-          : `HTTP ${status}: ${redact(errorText(response.headers['content-type']?.toString(), responseBody)).slice(0, ERROR_BODY_PREVIEW)}`;
+          : `HTTP ${status}: ${redact(errorText(contentType, responseBody)).slice(0, ERROR_BODY_PREVIEW)}`;
         if (RETRYABLE_STATUS.has(status)) {
           const retryInMs = parseRetryAfter(response.headers['retry-after']);
           return retryInMs === undefined ? { status: 'retryable', httpStatus: status, error } : { status: 'retryable', httpStatus: status, retryInMs, error };

@@ -283,6 +283,24 @@ describe('the OTLP/HTTP transport', () => {
     }
   });
 
+  it("reads a JSON partial_success written in the proto's field names, or under a media type in capitals, as the collector does", async () => {
+    const answers = [
+      { 'content-type': 'application/json', body: JSON.stringify({ partial_success: { rejected_spans: '2', error_message: 'two spans too old' } }) },
+      { 'content-type': 'Application/JSON; charset=UTF-8', body: JSON.stringify({ partialSuccess: { rejectedSpans: '1', errorMessage: 'one span too old' } }) },
+    ];
+    const server = createServer((req, res) => {
+      req.resume();
+      const answer = answers.shift();
+      req.on('end', () => res.writeHead(200, { 'content-type': answer?.['content-type'] ?? 'application/json' }).end(answer?.body ?? '{}'));
+    });
+    const t = createHttpTransport({ url: await listen(server), headers: {}, encoding: 'json', compression: 'none', insecure: true, timeoutMs: 5_000, userAgent: 'sluice-test' });
+    const snakeCase = await t.send(records, 3, new AbortController().signal);
+    const capitals = await t.send(records, 3, new AbortController().signal);
+    await t.close();
+    expect(snakeCase).toMatchObject({ status: 'success', httpStatus: 200, rejectedSpans: 2, rejectedMessage: 'two spans too old' });
+    expect(capitals).toMatchObject({ status: 'success', httpStatus: 200, rejectedSpans: 1, rejectedMessage: 'one span too old' });
+  });
+
   it('counts no spans rejected when a partial_success reports a negative rejected_spans', async () => {
     const server = createServer((req, res) => {
       req.resume();
