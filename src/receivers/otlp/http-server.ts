@@ -73,7 +73,8 @@ export class OtlpHttpServer {
   constructor(options: HttpReceiverOptions) {
     this.#options = options;
     this.#limit = options.config.max_request_body_size;
-    this.#cors = options.config.cors === undefined ? undefined : new CorsPolicy(options.config.cors, ['POST']);
+    // Retry-After is no CORS-safelisted header: exposed, a browser exporter (the SDK's fetch transport) can wait as a 429 asks.
+    this.#cors = options.config.cors === undefined ? undefined : new CorsPolicy(options.config.cors, ['POST'], ['Retry-After']);
     this.#listener = new HttpListener({
       name: `${options.id}/http`,
       endpoint: options.config.endpoint,

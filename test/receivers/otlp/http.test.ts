@@ -453,6 +453,19 @@ describe('OTLP/HTTP receiver', () => {
     expect(stranger.headers['access-control-allow-credentials']).toBeUndefined();
   });
 
+  it("lets a browser exporter's script read the Retry-After of a cross-origin 429, as the SDK's fetch transport does to wait", async () => {
+    const { tracesUrl, consumer } = await startReceiver({ http: { endpoint: '127.0.0.1:0', cors: { allowed_origins: ['https://app.example.com'] } } });
+    consumer.behaviour = () => {
+      throw new ResourceExhaustedError('queue drains/acme is full', { retryAfterMs: 5000 });
+    };
+    const answer = await send(tracesUrl, jsonBody(), { origin: 'https://app.example.com', 'content-type': JSON_TYPE });
+    expect(answer.status).toBe(429);
+    expect(answer.headers['retry-after']).toBe('5');
+    // Retry-After is no CORS-safelisted response header: unexposed, fetch() shows the script none, and the SDK retries on its own backoff (a second), not as asked.
+    const exposed = String(answer.headers['access-control-expose-headers'] ?? '').toLowerCase().split(/\s*,\s*/);
+    expect(exposed).toContain('retry-after');
+  });
+
   it('matches a wildcard origin on its host part only', async () => {
     const { tracesUrl } = await startReceiver({ http: { endpoint: '127.0.0.1:0', cors: { allowed_origins: ['https://*.example.com'] } } });
     const allowed = await send(tracesUrl, undefined, { origin: 'https://a.example.com', 'access-control-request-method': 'POST' }, 'OPTIONS');
