@@ -30,9 +30,11 @@ export interface CarriedWindows {
   readonly windows: readonly RateWindow[];
 }
 
-export type RateDecision = { readonly allowed: true } | { readonly allowed: false; readonly retryAfterMs: number };
+/** Allowed: the points left in the window and when it ends (0 when none is open); refused: when it ends. */
+export type RateDecision = { readonly allowed: true; readonly remaining: number; readonly resetMs: number } | { readonly allowed: false; readonly retryAfterMs: number };
 
 export interface RateLimiter {
+  readonly options: RateLimitOptions;
   /** Takes `points` for `key` now, or refuses when that would pass the window's allowance. */
   consume(key: string, points: number): Promise<RateDecision>;
   /** Refuses when the window's allowance is already used up; takes nothing. */
@@ -45,8 +47,6 @@ export interface RateLimiter {
 export function limiterId(options: RateLimitOptions): string {
   return `${options.name}:${options.points}:${options.windowMs}`;
 }
-
-const ALLOWED: RateDecision = { allowed: true };
 
 /** A RateLimiter over any rate-limiter-flexible backend (memory here, Redis in redis/rate-limiter.ts). */
 export class FlexibleRateLimiter implements RateLimiter {
@@ -63,8 +63,8 @@ export class FlexibleRateLimiter implements RateLimiter {
   async consume(key: string, points: number): Promise<RateDecision> {
     this.#keys.add(key);
     try {
-      await this.#limiter.consume(key, points);
-      return ALLOWED;
+      const state = await this.#limiter.consume(key, points);
+      return { allowed: true, remaining: state.remainingPoints, resetMs: state.msBeforeNext };
     } catch (err) {
       if (err instanceof RateLimiterRes) return { allowed: false, retryAfterMs: err.msBeforeNext };
       throw err;
@@ -73,7 +73,8 @@ export class FlexibleRateLimiter implements RateLimiter {
 
   async check(key: string): Promise<RateDecision> {
     const state = await this.#limiter.get(key);
-    if (state === null || state.consumedPoints < this.options.points) return ALLOWED;
+    if (state === null) return { allowed: true, remaining: this.options.points, resetMs: 0 };
+    if (state.consumedPoints < this.options.points) return { allowed: true, remaining: this.options.points - state.consumedPoints, resetMs: state.msBeforeNext };
     return { allowed: false, retryAfterMs: state.msBeforeNext };
   }
 

@@ -4,7 +4,7 @@
 // per minute) and record the generation when the response ends.
 import type { Logger } from 'pino';
 import type { GenerationStore } from '../cluster/generation-store.js';
-import type { RateLimiter, RateLimitOptions } from '../cluster/rate-limiter.js';
+import type { RateDecision, RateLimiter, RateLimitOptions } from '../cluster/rate-limiter.js';
 import type { SpendLedger } from '../cluster/spend-ledger.js';
 import { errorMessage } from '../shared/errors.js';
 import type { GenerationRecord } from '../shared/generation.js';
@@ -36,6 +36,21 @@ export type Refusal =
   | { readonly reason: 'budget_exceeded'; readonly period: BudgetPeriod }
   | { readonly reason: 'requests_per_minute' | 'tokens_per_minute'; readonly retryAfterMs: number };
 
+/** What a key's limit leaves of its window: the allowance, what is left of it, and the ms until the window ends. */
+export interface RateAllowance {
+  readonly limit: number;
+  readonly remaining: number;
+  readonly resetMs: number;
+}
+
+/** Whether a request may go on, and what its key's per-minute limit leaves (undefined for a key without that limit). */
+export interface Admission {
+  readonly refusal: Refusal | undefined;
+  readonly allowance: RateAllowance | undefined;
+}
+
+export const UNLIMITED: Admission = { refusal: undefined, allowance: undefined };
+
 export interface AccountantDeps {
   readonly rateLimiter: (options: RateLimitOptions) => RateLimiter;
   readonly ledger: SpendLedger;
@@ -66,23 +81,22 @@ export class Accountant {
   }
 
   /** Counts one request against requests_per_minute; any route with a key pays it. */
-  async admitRequest(key: AccountKey): Promise<Refusal | undefined> {
-    if (key.requests === undefined) return undefined;
-    const decision = await key.requests.consume(key.name, 1);
-    return decision.allowed ? undefined : { reason: 'requests_per_minute', retryAfterMs: decision.retryAfterMs };
+  async admitRequest(key: AccountKey): Promise<Admission> {
+    if (key.requests === undefined) return UNLIMITED;
+    return admission(key.requests, await key.requests.consume(key.name, 1), 'requests_per_minute');
   }
 
   /** A generation is refused once the key's budget for this period is spent, or its tokens for this minute are. */
-  async admitGeneration(key: AccountKey, nowMs: number): Promise<Refusal | undefined> {
+  async admitGeneration(key: AccountKey, nowMs: number): Promise<Admission> {
     const budget = key.budget;
     // Asked together: with shared state each is a Redis command, and they travel in one round trip's time.
     const [spent, tokens] = await Promise.all([
       budget === undefined ? undefined : this.#deps.ledger.spent(key.name, budget.period, nowMs),
       key.tokens?.check(key.name),
     ]);
-    if (budget !== undefined && spent !== undefined && spent >= budget.cost) return { reason: 'budget_exceeded', period: budget.period };
-    if (tokens !== undefined && !tokens.allowed) return { reason: 'tokens_per_minute', retryAfterMs: tokens.retryAfterMs };
-    return undefined;
+    const byTokens = key.tokens === undefined || tokens === undefined ? UNLIMITED : admission(key.tokens, tokens, 'tokens_per_minute');
+    if (budget !== undefined && spent !== undefined && spent >= budget.cost) return { refusal: { reason: 'budget_exceeded', period: budget.period }, allowance: byTokens.allowance };
+    return byTokens;
   }
 
   /** One attempt that reported usage: its cost, counted in metrics, spend and tokens per minute. */
@@ -102,4 +116,10 @@ export class Accountant {
   record(generation: GenerationRecord): void {
     this.#deps.generations.add(generation);
   }
+}
+
+function admission(limiter: RateLimiter, decision: RateDecision, reason: 'requests_per_minute' | 'tokens_per_minute'): Admission {
+  const limit = limiter.options.points;
+  if (decision.allowed) return { refusal: undefined, allowance: { limit, remaining: decision.remaining, resetMs: decision.resetMs } };
+  return { refusal: { reason, retryAfterMs: decision.retryAfterMs }, allowance: { limit, remaining: 0, resetMs: decision.retryAfterMs } };
 }

@@ -29,6 +29,8 @@ export class UsageMeter {
   finishReason = '';
   tokens: TokenCounts = NO_TOKENS;
   cost: Cost = 0n;
+  /** What the key's per-minute limits leave, as an answer's headers (refusal.ts); undefined without limits. */
+  limits: Record<string, string> | undefined = undefined;
   /** True once an attempt at a priced endpoint was charged: only then do answers show a cost. */
   priced = false;
   #attempted = false;

@@ -18,12 +18,12 @@ import type { ResolvedProvider } from './core/attempt.js';
 import { SHUTTING_DOWN } from './core/attempt-failure.js';
 import { providerSecretsRedactor } from './core/provider-secrets.js';
 import type { PlanEnv } from './core/attempt-loop.js';
-import { Accountant, type AccountKey, type KeyLimits } from '../../usage/accountant.js';
+import { Accountant, type AccountKey, type Admission, type KeyLimits, UNLIMITED } from '../../usage/accountant.js';
 import { newGenerationId } from '../../shared/generation-id.js';
 import { UsageMeter } from '../../usage/meter.js';
 import { usageMetrics } from '../../usage/metrics.js';
 import { ApiKeys, bearerKey, isKey } from './core/auth.js';
-import { refusalError } from './core/refusal.js';
+import { RATE_LIMIT_HEADERS, rateLimitHeaders, refusalError } from './core/refusal.js';
 import { Catalog } from './core/catalog.js';
 import { ClientLink } from './core/client-link.js';
 import { GatewayHttpError, openaiErrors, sendError } from './core/http-error.js';
@@ -44,7 +44,7 @@ import { gatewayRoutes } from './routes.js';
 
 /** Response headers a browser script may read (CORS). */
 /** What browser scripts may read: the generation id is how a page looks up its usage (GET /v1/generation). */
-const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'x-sluice-generation-id', 'retry-after', 'x-should-retry'];
+const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'x-sluice-generation-id', 'retry-after', 'x-should-retry', ...RATE_LIMIT_HEADERS];
 
 /**
  * What an open stream is told, in its protocol's error event, when the
@@ -323,14 +323,16 @@ export class GatewayReceiver implements Receiver {
     const key = services.keys.authorize(presented);
     // Every limit is asked at once: in cluster mode their Redis commands share one round trip's wait.
     // A key without limits skips the asking (and its promises) altogether.
-    const [limited, refused] = !limitedKey(key)
+    const [requests, generation] = !limitedKey(key)
       ? NOT_LIMITED
-      : await Promise.all([services.accountant.admitRequest(key), route.generates === true ? services.accountant.admitGeneration(key, now) : undefined]);
-    if (limited !== undefined) throw refusalError(limited);
+      : await Promise.all([services.accountant.admitRequest(key), route.generates === true ? services.accountant.admitGeneration(key, now) : UNLIMITED]);
+    const limits = rateLimitHeaders(requests.allowance, generation.allowance);
+    if (requests.refusal !== undefined) throw refusalError(requests.refusal, limits);
     let meter: UsageMeter | undefined;
     if (route.generates === true) {
-      if (refused !== undefined) throw refusalError(refused);
+      if (generation.refusal !== undefined) throw refusalError(generation.refusal, limits);
       meter = new UsageMeter(services.accountant, key, now, slot.generationId);
+      meter.limits = limits;
       // Answers name it in their head (answer-head.ts), errors as they are sent.
       slot.meter = meter;
     }
@@ -362,7 +364,7 @@ export class GatewayReceiver implements Receiver {
   }
 }
 
-const NOT_LIMITED: readonly [undefined, undefined] = [undefined, undefined];
+const NOT_LIMITED: readonly [Admission, Admission] = [UNLIMITED, UNLIMITED];
 
 function limitedKey(key: AccountKey): boolean {
   return key.requests !== undefined || key.tokens !== undefined || key.budget !== undefined;

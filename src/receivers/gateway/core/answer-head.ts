@@ -14,13 +14,16 @@ const SSE_HEAD = ['content-type', 'text/event-stream; charset=utf-8', 'cache-con
 /** What an answer's head says of its request. */
 export interface AnsweredRequest {
   readonly attempts: number;
-  readonly meter: { readonly generationId: string } | undefined;
+  readonly meter: { readonly generationId: string; readonly limits: Record<string, string> | undefined } | undefined;
 }
 
 /** The head as writeHead's flat list: names and values in turn. */
 function answerHead(state: AnsweredRequest, slug: string): string[] {
   const head = ['x-sluice-provider', slug, 'x-sluice-attempts', String(state.attempts)];
-  if (state.meter !== undefined) head.push('x-sluice-generation-id', state.meter.generationId);
+  const meter = state.meter;
+  if (meter === undefined) return head;
+  head.push('x-sluice-generation-id', meter.generationId);
+  if (meter.limits !== undefined) for (const name of Object.keys(meter.limits)) head.push(name, meter.limits[name] as string);
   return head;
 }
 

@@ -250,6 +250,37 @@ describe('gateway usage and cost', () => {
   });
 });
 
+describe("a key's per-minute limits in answers' headers", () => {
+  const RESET = /^(\d+ms|\d+(\.\d+)?s|\d+m\d+(\.\d+)?s)$/;
+
+  it('tells what requests_per_minute and tokens_per_minute leave, as OpenAI names them, on whole and streamed answers and on the 429', async () => {
+    await setup([{ key: KEY_A, name: 'limited', requests_per_minute: 3, tokens_per_minute: 100000 }, { key: KEY_B, name: 'free' }]);
+    const first = await client(KEY_A).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    const head = first.response.headers;
+    expect([head.get('x-ratelimit-limit-requests'), head.get('x-ratelimit-remaining-requests')]).toEqual(['3', '2']);
+    expect([head.get('x-ratelimit-limit-tokens'), head.get('x-ratelimit-remaining-tokens')]).toEqual(['100000', '100000']);
+    expect(head.get('x-ratelimit-reset-requests')).toMatch(RESET);
+    expect(head.get('x-ratelimit-reset-tokens')).toMatch(RESET);
+
+    // Tokens are counted once reported: the next request sees the first one's 1,801.
+    const streamed = await client(KEY_A).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }], stream: true }).withResponse();
+    for await (const _ of streamed.data);
+    expect(streamed.response.headers.get('x-ratelimit-remaining-requests')).toBe('1');
+    expect(streamed.response.headers.get('x-ratelimit-remaining-tokens')).toBe(String(100000 - 1801));
+
+    await ask(KEY_A);
+    const refused = await ask(KEY_A).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(OpenAI.RateLimitError);
+    const refusedHead = (refused as InstanceType<typeof OpenAI.RateLimitError>).headers;
+    expect([refusedHead?.get('x-ratelimit-limit-requests'), refusedHead?.get('x-ratelimit-remaining-requests')]).toEqual(['3', '0']);
+    expect(refusedHead?.get('x-ratelimit-reset-requests')).toMatch(RESET);
+
+    // A key without limits is told none.
+    const free = await client(KEY_B).chat.completions.create({ model: 'openai/gpt-cache', messages: [{ role: 'user', content: 'hi' }] }).withResponse();
+    expect([...free.response.headers.keys()].filter((name) => name.startsWith('x-ratelimit-'))).toEqual([]);
+  });
+});
+
 describe('generation ids of refused requests', () => {
   async function post(path: string, key: string, body: Record<string, unknown>): Promise<Response> {
     return fetch(`${(gateway as Gateway).baseURL}${path}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
