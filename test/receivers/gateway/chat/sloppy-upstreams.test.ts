@@ -290,3 +290,36 @@ describe('an OpenAI-compatible upstream whose usage chunk has no choices (Vertex
     expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 4, completion_tokens: 1, total_tokens: 5 } });
   });
 });
+
+describe('an OpenAI-compatible upstream that reports a failure as an SSE event named error', () => {
+  // The Responses API's shape: the event's type says error, its data is the error itself.
+  const errorEvent = (res: import('node:http').ServerResponse, before: readonly unknown[]) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    for (const event of before) res.write(`data: ${JSON.stringify(event)}\n\n`);
+    res.end(`event: error\ndata: ${JSON.stringify({ type: 'error', code: 'server_is_overloaded', message: 'The server is overloaded' })}\n\n`);
+  };
+
+  it('ends the stream with that error after the text before it, not with [DONE]', async () => {
+    const client = await setup((_body, res) => errorEvent(res, [chunk({ role: 'assistant', content: 'Hel' })]));
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    let text = '';
+    const err = await failure(
+      (async () => {
+        for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+      })(),
+    );
+    expect(text).toBe('Hel');
+    expect(err.message).toContain('Provider first failed: The server is overloaded');
+  });
+
+  it('falls back when it comes first, instead of answering 200 with its data as a chunk', async () => {
+    const client = await setup(
+      (_body, res) => errorEvent(res, []),
+      (_body, res) => textStream(res, ['from ', 'second']),
+    );
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    expect(text).toBe('from second');
+  });
+});

@@ -14,7 +14,9 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
     throw new UpstreamStreamError('upstream sent an event that is not JSON');
   }
   if (!isObject(parsed)) throw new UpstreamStreamError('upstream sent an event that is not a JSON object');
-  const error = inBandError(parsed, event.data);
+  // An event typed `error` is one whether or not its data wraps the error in
+  // an `error` key (the Responses API's shape, `{type, code, message}`, does not).
+  const error = inBandError(event.event === 'error' && parsed['error'] == null ? { error: parsed } : parsed, event.data);
   if (error !== undefined) throw error;
   const choices = parsed['choices'];
   // Some servers (Vertex AI's Mistral, Bedrock's OpenAI-compatible endpoints) leave choices out of a usage-only chunk.
