@@ -59,7 +59,8 @@ export class UpstreamAgents {
 }
 
 /**
- * The adapter's headers (often one frozen object per provider), plus the
+ * The adapter's headers (often one frozen object per provider), after
+ * `Accept-Encoding: identity` (a provider's `headers` may say otherwise), plus the
  * Basic authorization that credentials in base_url stand for (undici would
  * drop them; config validation refuses them beside another Authorization),
  * plus W3C Trace Context naming the attempt's CLIENT span as the parent, as
@@ -71,6 +72,9 @@ export class UpstreamAgents {
  */
 function sentHeaders(headers: Record<string, string>, url: UpstreamUrl, span: SpanRecord | undefined): Record<string, string> {
   const sent: Record<string, string> = { ...headers };
+  // The gateway reads answers as they come and decodes no content coding; a
+  // request without Accept-Encoding takes any (RFC 9110, 12.5.3), so it says so.
+  if (!Object.keys(headers).some((name) => name.toLowerCase() === 'accept-encoding')) sent['accept-encoding'] = 'identity';
   const authorization = url.authorization;
   if (authorization !== undefined && !hasAuthorization(headers)) sent['authorization'] = authorization;
   if (span === undefined) return sent;

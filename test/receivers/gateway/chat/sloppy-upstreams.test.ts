@@ -2,6 +2,7 @@
 // Groq, Together) that stray from OpenAI's own answers, through the official
 // openai SDK.
 import OpenAI from 'openai';
+import { gzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { API_KEY, attr, chunk, completion, openaiProvider, sendJson, startGateway, startUpstream, textStream, type Gateway, type Upstream, type UpstreamHandler } from '../harness.js';
 
@@ -321,5 +322,39 @@ describe('an OpenAI-compatible upstream that reports a failure as an SSE event n
     let text = '';
     for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
     expect(text).toBe('from second');
+  });
+});
+
+describe('an upstream that compresses its answer unless told not to', () => {
+  // RFC 9110, 12.5.3: a request without Accept-Encoding takes any coding, so a server may gzip.
+  const gzipUnlessIdentity = (send: (res: import('node:http').ServerResponse, encoded: (text: string) => Buffer | string) => void): UpstreamHandler =>
+    function answer(_body, res, req) {
+      const identity = req.headers['accept-encoding'] === 'identity';
+      if (!identity) res.setHeader('content-encoding', 'gzip');
+      send(res, (text) => (identity ? text : gzipSync(text)));
+    };
+
+  it('is asked for an uncompressed stream, which reaches the client whole', async () => {
+    const client = await setup(
+      gzipUnlessIdentity((res, encoded) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.end(encoded([chunk({ role: 'assistant', content: 'plain' }), chunk({}, 'stop')].map((c) => `data: ${JSON.stringify(c)}\n\n`).join('') + 'data: [DONE]\n\n'));
+      }),
+    );
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    let text = '';
+    for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    expect(text).toBe('plain');
+  });
+
+  it('is asked for an uncompressed whole answer', async () => {
+    const client = await setup(
+      gzipUnlessIdentity((res, encoded) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(encoded(JSON.stringify(completion('plain'))));
+      }),
+    );
+    const answer = await client.chat.completions.create({ model: 'sloppy/m', messages });
+    expect(answer.choices[0]?.message.content).toBe('plain');
   });
 });
