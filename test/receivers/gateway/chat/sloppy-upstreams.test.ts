@@ -167,6 +167,20 @@ describe('an OpenAI-compatible upstream that ends its body without [DONE]', () =
     expect(err.message).toContain('ended before choice 0 finished');
   });
 
+  it('ends the stream with an error when its choice said only finish_reason "" (SGLang, old Ollama: "" for null)', async () => {
+    const unfinished = (content: string) => ({ ...chunk({ content }), choices: [{ index: 0, delta: { content }, finish_reason: '' }] });
+    const client = await setup((_body, res) => write(res, [unfinished('Hel'), unfinished('lo')]));
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    let text = '';
+    const err = await failure(
+      (async () => {
+        for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+      })(),
+    );
+    expect(text).toBe('Hello');
+    expect(err.message).toContain('ended before choice 0 finished');
+  });
+
   it('falls back when nothing but the opening role chunk came', async () => {
     const client = await setup(
       (_body, res) => write(res, [chunk({ role: 'assistant', content: '' })]),

@@ -48,7 +48,7 @@ class OpenAIEvents implements SseEventMapper {
       this.#release(out);
       return true;
     }
-    for (const choice of chunk.choices) this.#finished.set(choice.index, this.#finished.get(choice.index) === true || choice.finish_reason != null);
+    for (const choice of chunk.choices) this.#finished.set(choice.index, this.#finished.get(choice.index) === true || saysFinished(choice.finish_reason));
     if (this.#first) {
       this.#first = false;
       if (saysOnlyRole(chunk)) {
@@ -78,6 +78,11 @@ class OpenAIEvents implements SseEventMapper {
     out.push(this.#held);
     this.#held = undefined;
   }
+}
+
+/** Whether a choice's finish_reason ends it: some servers (SGLang, older Ollama) send "" where OpenAI sends null, for a choice still going. */
+function saysFinished(reason: unknown): boolean {
+  return typeof reason === 'string' && reason !== '';
 }
 
 /** A chunk with nothing for the client but the role: no text, calls, finish or usage. */
