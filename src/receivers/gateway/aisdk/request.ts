@@ -40,7 +40,7 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
     const openai = asRecord(options['openai']);
     if (openai !== undefined) options['openai'] = openaiWireOptions(openai);
     const anthropic = asRecord(options['anthropic']);
-    if (anthropic !== undefined) options['anthropic'] = withoutKeys(anthropic, ANTHROPIC_CLIENT_SWITCHES);
+    if (anthropic !== undefined) options['anthropic'] = anthropicWireOptions(anthropic);
     const google = asRecord(options['google']);
     if (google !== undefined) options['google'] = withoutKeys(google, GOOGLE_CLIENT_SWITCHES);
     const bedrock = asRecord(options['bedrock']);
@@ -124,6 +124,18 @@ const ANTHROPIC_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['sendReasoning',
 
 /** @ai-sdk/google's switch between a responseSchema and a schema-less JSON answer, which it applies itself. */
 const GOOGLE_CLIENT_SWITCHES: ReadonlySet<string> = new Set(['structuredOutputs']);
+
+/**
+ * providerOptions.anthropic as @ai-sdk/anthropic names its options, in the
+ * Messages API's shapes: `effort` (checked by the call schema) is
+ * `output_config.effort`, as that provider sends it, and its client-side
+ * switches are left out.
+ */
+function anthropicWireOptions(options: Record<string, unknown>): Record<string, unknown> {
+  const { effort, ...out } = withoutKeys(options, ANTHROPIC_CLIENT_SWITCHES);
+  if (effort !== undefined) out['outputConfig'] = { ...asRecord(out['outputConfig']), effort };
+  return out;
+}
 
 function withoutKeys(options: Record<string, unknown>, keys: ReadonlySet<string>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(options).filter(([key]) => !keys.has(key)));

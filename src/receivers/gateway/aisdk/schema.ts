@@ -77,6 +77,12 @@ const tool = z.discriminatedUnion('type', [
 
 export const aiGatewayOptionsSchema = z.looseObject({ order: slugList.optional(), only: slugList.optional(), models: slugList.optional() });
 
+/** @ai-sdk/anthropic's efforts, which the Messages API takes as output_config.effort (xhigh and max on the models that have them; Anthropic refuses them on others). */
+const anthropicEfforts = ['low', 'medium', 'high', 'xhigh', 'max'] as const;
+
+/** The providerOptions.anthropic keys the gateway reads; the others go to the provider as given. */
+const anthropicOptionsSchema = z.looseObject({ effort: z.enum(anthropicEfforts).optional() });
+
 /** The signed reasoning a provider returned, in the gateway's reasoning_details shape, replayed by the client. */
 export const reasoningDetailsSchema = z
   .array(
@@ -116,7 +122,7 @@ export const languageModelCallSchema = z.object({
     ])
     .optional(),
   reasoning: z.enum(reasoningLevels).optional(),
-  providerOptions: z.looseObject({ gateway: aiGatewayOptionsSchema.optional() }).optional(),
+  providerOptions: z.looseObject({ gateway: aiGatewayOptionsSchema.optional(), anthropic: anthropicOptionsSchema.optional() }).optional(),
   includeRawChunks: z.boolean().optional(),
   headers: z.record(z.string(), z.unknown()).optional(),
 });

@@ -173,6 +173,24 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect(body['tool_choice']).toEqual({ type: 'auto', disable_parallel_tool_use: true });
   });
 
+  it("anthropic: @ai-sdk/anthropic's effort goes as the Messages API's output_config.effort, as that provider sends it", async () => {
+    const gw = await setup(client, 'anthropic', (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'ok' }], 'end_turn')));
+    const out = await ai.generateText({ model: gw('acme/model'), prompt: 'Hi', providerOptions: { anthropic: { effort: 'low' } }, maxRetries: 0 });
+    expect(out.text).toBe('ok');
+    expect(out.warnings).toEqual([]);
+    const body = fake?.requests[0]?.body as Record<string, unknown>;
+    expect(body['output_config']).toEqual({ effort: 'low' });
+    expect(body['effort']).toBeUndefined();
+  });
+
+  it("anthropic: an effort @ai-sdk/anthropic does not know is GatewayInvalidRequestError naming the option, and nothing goes upstream", async () => {
+    const gw = await setup(client, 'anthropic', (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'unused' }], 'end_turn')));
+    const error = await ai.generateText({ model: gw('acme/model'), prompt: 'Hi', providerOptions: { anthropic: { effort: 'extreme' } }, maxRetries: 0 }).catch((err: unknown) => err);
+    expect(error).toMatchObject({ name: 'GatewayInvalidRequestError', statusCode: 400 });
+    expect((error as Error).message).toContain('providerOptions.anthropic.effort: must be one of "low", "medium", "high", "xhigh", "max"');
+    expect(fake?.requests).toHaveLength(0);
+  });
+
   it("google: @ai-sdk/google's imageConfig goes under generationConfig, and its client-side structuredOutputs stays out of the body", async () => {
     const gw = await setup(client, 'google', (_seen, res) => sendResponse(res, [{ text: 'ok' }]));
     const out = await ai.generateText({

@@ -47,6 +47,7 @@ export const messagesRequest = z.strictObject({
   stream: z.boolean().optional(),
   thinking: z.discriminatedUnion('type', [z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }), z.strictObject({ type: z.literal('disabled') })]).optional(),
   metadata: z.strictObject({ user_id: z.string() }).optional(),
+  output_config: z.strictObject({ effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional() }).optional(),
   tools: z.array(z.strictObject({ name: toolName, description: z.string().optional(), input_schema: z.looseObject({ type: z.literal('object') }), cache_control: cacheControl })).optional(),
   tool_choice: z
     .discriminatedUnion('type', [
