@@ -9,6 +9,7 @@ import type { RequestState } from '../core/attempt.js';
 import { calledWith, contentText, firstChoice, reasoningText, type ChatCompletion } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { aiSdkUsage, answerMetadata, filePart, finishReason, gatewayMetadata, logprobsOf, reasoningMetadata, REFUSED, responseTimestamp, sourceParts, type FilePart, type SourcePart } from './result.js';
+import type { AttemptLog } from './routing.js';
 import { AiSdkStream } from './stream.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
@@ -16,13 +17,15 @@ type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: s
 
 export class AiSdkAnswer implements CompletionAnswer {
   readonly #modelId: string;
+  readonly #log: AttemptLog;
   readonly #warnings: readonly object[];
   readonly #tagged: boolean;
   readonly #raw: boolean;
 
-  /** `tagged`: the client speaks V4, whose file parts tag their data. `raw`: a stream also sends each upstream chunk (includeRawChunks). */
-  constructor(modelId: string, warnings: readonly object[], tagged: boolean, raw: boolean) {
+  /** `log`: the request's attempts. `tagged`: the client speaks V4, whose file parts tag their data. `raw`: a stream also sends each upstream chunk (includeRawChunks). */
+  constructor(modelId: string, log: AttemptLog, warnings: readonly object[], tagged: boolean, raw: boolean) {
     this.#modelId = modelId;
+    this.#log = log;
     this.#warnings = warnings;
     this.#tagged = tagged;
     this.#raw = raw;
@@ -56,14 +59,14 @@ export class AiSdkAnswer implements CompletionAnswer {
       content,
       finishReason: refused ? REFUSED : finishReason(choice?.finish_reason),
       usage: aiSdkUsage(completion.usage),
-      providerMetadata: answerMetadata(gatewayMetadata(state, this.#modelId, slug), logprobsOf(choice?.logprobs)),
+      providerMetadata: answerMetadata(gatewayMetadata(state, this.#log.answered(this.#modelId)), logprobsOf(choice?.logprobs)),
       warnings: this.#warnings,
       response: { id: completion.id, modelId: this.#modelId, timestamp: responseTimestamp(completion.created) },
     });
     writeJsonAnswer(res, state, slug, payload);
   }
 
-  openStream(_state: RequestState, slug: string): StreamEncoder {
-    return new AiSdkStream(this.#modelId, slug, this.#warnings, this.#tagged, this.#raw);
+  openStream(_state: RequestState, _slug: string): StreamEncoder {
+    return new AiSdkStream(this.#modelId, this.#log, this.#warnings, this.#tagged, this.#raw);
   }
 }

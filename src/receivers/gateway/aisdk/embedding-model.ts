@@ -12,6 +12,7 @@ import { parseJsonBody, validated } from '../core/json-body.js';
 import type { EmbeddingResult } from '../providers/shared/types.js';
 import { checkSpecVersion, inClientClasses, planFor, requiredHeader } from './language-model.js';
 import { gatewayMetadata } from './result.js';
+import { AttemptLog, logged } from './routing.js';
 import { aiGatewayOptionsSchema } from './schema.js';
 import { embeddingText } from '../embeddings/schema.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
@@ -35,17 +36,18 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
   const call = parseCall(await readBody(req, services.bodyLimit));
   const options = call.providerOptions?.gateway;
   const plan = planFor(services.env.router, model, { order: options?.order, only: options?.only, models: options?.models }, 'embedding');
+  const log = new AttemptLog();
   const state: EmbeddingState = {
     request: { input: call.values, dimensions: call.dimensions ?? dimensionsOption(call), user: userOption(call), providerOptions: call.providerOptions },
     res: request.res,
-    answer: answerEmbeddings(model),
+    answer: answerEmbeddings(model, log),
     meter: request.meter,
     server,
     spans: request.spans,
     client: request.client,
     attempts: 0,
   };
-  await runPlan(services.env, plan, state, runEmbeddingAttempt).catch(function reportFailure(err: unknown) {
+  await runPlan(services.env, plan, state, logged(log, runEmbeddingAttempt)).catch(function reportFailure(err: unknown) {
     throw inClientClasses(err, model);
   });
 }
@@ -72,13 +74,13 @@ function parseCall(body: Buffer): EmbeddingCall {
   return validated(embeddingCallSchema, parseJsonBody(body));
 }
 
-function answerEmbeddings(modelId: string) {
+function answerEmbeddings(modelId: string, log: AttemptLog) {
   return function answer(res: ServerResponse, result: EmbeddingResult, state: EmbeddingState, slug: string): void {
     const payload = JSON.stringify({
       embeddings: result.vectors,
       usage: { tokens: result.inputTokens },
       warnings: [],
-      providerMetadata: { gateway: gatewayMetadata(state, modelId, slug) },
+      providerMetadata: { gateway: gatewayMetadata(state, log.answered(modelId)) },
     });
     writeJsonAnswer(res, state, slug, payload);
   };

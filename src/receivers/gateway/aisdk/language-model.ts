@@ -14,6 +14,7 @@ import { parseJsonBody, validated } from '../core/json-body.js';
 import { AiSdkAnswer } from './answer.js';
 import { PROMPT_PARAMS, toChatRequest } from './request.js';
 import { inClientTerms } from '../core/param-origin.js';
+import { AttemptLog, logged } from './routing.js';
 import { languageModelCallSchema, type LanguageModelCall } from './schema.js';
 
 const OPTIONS_PARAM = 'providerOptions.gateway';
@@ -37,10 +38,11 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
   const chat = toChatRequest(call, model, stream);
   const options = call.providerOptions?.gateway;
   const plan = planFor(env.router, model, { order: options?.order, only: options?.only, models: options?.models }, 'language');
+  const log = new AttemptLog();
   const state: RequestState = {
     request: chat,
     res: request.res,
-    answer: new AiSdkAnswer(model, [], tagged, call.includeRawChunks === true),
+    answer: new AiSdkAnswer(model, log, [], tagged, call.includeRawChunks === true),
     meter: request.meter,
     includeUsage: true,
     inputMessages: env.captureContent ? captureInput(chat.messages) : undefined,
@@ -51,7 +53,7 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
   };
   // An attempt's error about the translated request names the prompt's fields.
   const attempt: TryEndpoint<RequestState> = async (attemptEnv, provider, endpoint, attemptState) => inClientTerms(await runAttempt(attemptEnv, provider, endpoint, attemptState), chat, PROMPT_PARAMS);
-  await runPlan(env, plan, state, attempt).catch(function reportFailure(err: unknown) {
+  await runPlan(env, plan, state, logged(log, attempt)).catch(function reportFailure(err: unknown) {
     throw inClientClasses(err, model);
   });
 }

@@ -4,6 +4,7 @@
 import { costToNumber } from '../../../shared/money.js';
 import { tokensOf } from '../../../shared/tokens.js';
 import type { UsageMeter } from '../../../usage/meter.js';
+import type { GatewayRouting } from './routing.js';
 import type { FinishReason, ImageOutput, ReasoningDetail, UrlCitation, Usage } from '../providers/shared/openai-types.js';
 
 export type UnifiedFinishReason = 'stop' | 'length' | 'content-filter' | 'tool-calls' | 'error' | 'other';
@@ -63,11 +64,13 @@ export interface GatewayMetadata {
   attempts: number;
   generationId?: string;
   cost?: number;
+  /** Each attempt, and the provider and model that answered. */
+  routing: GatewayRouting;
 }
 
 /** The usage meter's generation id and cost join the routing once the request has a meter. */
-export function gatewayMetadata(state: { readonly attempts: number; readonly meter: UsageMeter | undefined }, modelId: string, slug: string): GatewayMetadata {
-  const metadata: GatewayMetadata = { modelId, provider: slug, attempts: state.attempts };
+export function gatewayMetadata(state: { readonly attempts: number; readonly meter: UsageMeter | undefined }, routing: GatewayRouting): GatewayMetadata {
+  const metadata: GatewayMetadata = { modelId: routing.originalModelId, provider: routing.finalProvider, attempts: state.attempts, routing };
   const meter = state.meter;
   if (meter !== undefined) {
     metadata.generationId = meter.generationId;

@@ -9,6 +9,7 @@ import { contentText, firstChoice, reasoningText, toolCallKey, type ChatCompleti
 import type { StreamEncoder } from '../core/protocol.js';
 import { startsAnotherCall, type StreamedCall } from '../core/tool-call-split.js';
 import { aiSdkErrorPart } from './errors.js';
+import type { AttemptLog } from './routing.js';
 import { aiSdkUsage, answerMetadata, filePart, finishReason, gatewayMetadata, logprobsOf, reasoningMetadata, REFUSED, responseTimestamp, sourceParts } from './result.js';
 
 interface OpenToolCall extends StreamedCall {
@@ -25,7 +26,7 @@ function event(part: object): string {
 
 export class AiSdkStream implements StreamEncoder {
   readonly #modelId: string;
-  readonly #slug: string;
+  readonly #log: AttemptLog;
   readonly #warnings: readonly object[];
   #started = false;
   #blocks = 0;
@@ -44,9 +45,9 @@ export class AiSdkStream implements StreamEncoder {
   readonly #raw: boolean;
 
   /** `raw`: the call asked for includeRawChunks, so each upstream chunk also goes out as a `raw` part. */
-  constructor(modelId: string, slug: string, warnings: readonly object[], tagged: boolean, raw: boolean) {
+  constructor(modelId: string, log: AttemptLog, warnings: readonly object[], tagged: boolean, raw: boolean) {
     this.#modelId = modelId;
-    this.#slug = slug;
+    this.#log = log;
     this.#warnings = warnings;
     this.#tagged = tagged;
     this.#raw = raw;
@@ -126,7 +127,7 @@ export class AiSdkStream implements StreamEncoder {
       type: 'finish',
       finishReason: this.#refused ? REFUSED : finishReason(finish),
       usage: aiSdkUsage(this.#usage),
-      providerMetadata: answerMetadata(gatewayMetadata(state, this.#modelId, this.#slug), this.#logprobs),
+      providerMetadata: answerMetadata(gatewayMetadata(state, this.#log.answered(this.#modelId)), this.#logprobs),
     });
     return out;
   }

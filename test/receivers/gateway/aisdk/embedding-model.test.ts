@@ -173,6 +173,29 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     expect(fake.requests.map((r) => (r.body as { requests: unknown[] }).requests.length)).toEqual([100, 100, 50]);
   });
 
+  it('names in providerMetadata.gateway.routing each attempt and the provider that answered after a fallback', async () => {
+    const down = await startUpstream((_b, res) => sendJson(res, 503, { error: { message: 'overloaded', type: 'api_error' } }));
+    const up = await startUpstream((_b, res) => sendJson(res, 200, { object: 'list', data: [{ object: 'embedding', index: 0, embedding: [1, 2] }], model: 'e-up', usage: { prompt_tokens: 1, total_tokens: 1 } }));
+    upstreams.push(down, up);
+    gateway = await startGateway({ providers: { first: openaiProvider(down), second: openaiProvider(up) }, models: [{ id: 'acme/embed', type: 'embedding', endpoints: [{ provider: 'first', model: 'e-down' }, { provider: 'second', model: 'e-up' }] }] });
+    const gw = ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+    const out = await ai.embed({ model: gw.embeddingModel('acme/embed'), value: 'x', maxRetries: 0 });
+    expect(out.providerMetadata?.['gateway']).toMatchObject({
+      modelId: 'acme/embed',
+      provider: 'second',
+      attempts: 2,
+      routing: {
+        originalModelId: 'acme/embed',
+        finalProvider: 'second',
+        finalModelId: 'acme/embed',
+        attempts: [
+          { provider: 'first', modelId: 'acme/embed', providerApiModelId: 'e-down', success: false, statusCode: 503 },
+          { provider: 'second', modelId: 'acme/embed', providerApiModelId: 'e-up', success: true },
+        ],
+      },
+    });
+  });
+
   it('maps a provider refusing the gateway credentials to GatewayFailedDependencyError', async () => {
     const up = await startUpstream((_b, res) => sendJson(res, 401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } }));
     upstreams.push(up);

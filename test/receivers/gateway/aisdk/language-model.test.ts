@@ -435,6 +435,52 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(b.requests[0]?.body['providerOptions']).toBeUndefined();
   });
 
+  it('names in providerMetadata.gateway.routing each attempt and the provider and model that answered after a fallback, generated and streamed', async () => {
+    const { gw } = await setup(
+      client,
+      (_b, res) => sendJson(res, 503, { error: { message: 'overloaded', type: 'api_error' } }),
+      (body, res) => (body['stream'] === true ? textStream(res, ['from beta']) : sendJson(res, 200, completion('from beta'))),
+    );
+    const routing = {
+      originalModelId: 'acme/chat',
+      finalProvider: 'beta',
+      finalModelId: 'acme/chat',
+      attempts: [
+        { provider: 'alpha', modelId: 'acme/chat', providerApiModelId: 'up-alpha', success: false, statusCode: 503 },
+        { provider: 'beta', modelId: 'acme/chat', providerApiModelId: 'up-beta', success: true },
+      ],
+    };
+    const generated = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 });
+    expect(generated.providerMetadata?.['gateway']).toMatchObject({ modelId: 'acme/chat', provider: 'beta', attempts: 2, routing });
+    const streamed = ai.streamText({ model: gw('acme/chat'), prompt: 'Hi', maxRetries: 0 });
+    expect(await streamed.text).toBe('from beta');
+    expect((await streamed.providerMetadata)?.['gateway']).toMatchObject({ provider: 'beta', attempts: 2, routing });
+  });
+
+  it('names the fallback model that answered in providerMetadata.gateway.routing', async () => {
+    const { gw } = await setup(
+      client,
+      (_b, res) => sendJson(res, 500, { error: { message: 'down', type: 'api_error' } }),
+      (_b, res) => sendJson(res, 200, completion('from backup')),
+      { models: [{ id: 'acme/chat', endpoints: [{ provider: 'alpha', model: 'up-alpha' }] }, { id: 'acme/backup', endpoints: [{ provider: 'beta', model: 'up-backup' }] }] },
+    );
+    const out = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions: { gateway: { models: ['acme/backup'] } }, maxRetries: 0 });
+    expect(out.text).toBe('from backup');
+    expect(out.providerMetadata?.['gateway']).toMatchObject({
+      modelId: 'acme/chat',
+      provider: 'beta',
+      routing: {
+        originalModelId: 'acme/chat',
+        finalProvider: 'beta',
+        finalModelId: 'acme/backup',
+        attempts: [
+          { provider: 'alpha', modelId: 'acme/chat', providerApiModelId: 'up-alpha', success: false, statusCode: 500 },
+          { provider: 'beta', modelId: 'acme/backup', providerApiModelId: 'up-backup', success: true },
+        ],
+      },
+    });
+  });
+
   it('falls back to the next endpoint before the first stream part', async () => {
     const { gw, a, b } = await setup(
       client,
