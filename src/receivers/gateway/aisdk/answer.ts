@@ -11,6 +11,7 @@ import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { aiSdkUsage, answerMetadata, filePart, finishReason, gatewayMetadata, logprobsOf, reasoningMetadata, REFUSED, responseTimestamp, sourceParts, type FilePart, type SourcePart } from './result.js';
 import type { AttemptLog } from './routing.js';
 import { AiSdkStream } from './stream.js';
+import type { AiSdkWarning } from './warnings.js';
 import { writeJsonAnswer } from '../core/answer-head.js';
 
 type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: string; providerMetadata?: object } | { type: 'tool-call'; toolCallId: string; toolName: string; input: string } | FilePart | SourcePart;
@@ -18,15 +19,15 @@ type ContentPart = { type: 'text'; text: string } | { type: 'reasoning'; text: s
 export class AiSdkAnswer implements CompletionAnswer {
   readonly #modelId: string;
   readonly #log: AttemptLog;
-  readonly #warnings: readonly object[];
   readonly #tagged: boolean;
   readonly #raw: boolean;
+  /** Set before each attempt: the call settings the gateway drops or changes for that attempt's provider. */
+  warnings: readonly AiSdkWarning[] = [];
 
   /** `log`: the request's attempts. `tagged`: the client speaks V4, whose file parts tag their data. `raw`: a stream also sends each upstream chunk (includeRawChunks). */
-  constructor(modelId: string, log: AttemptLog, warnings: readonly object[], tagged: boolean, raw: boolean) {
+  constructor(modelId: string, log: AttemptLog, tagged: boolean, raw: boolean) {
     this.#modelId = modelId;
     this.#log = log;
-    this.#warnings = warnings;
     this.#tagged = tagged;
     this.#raw = raw;
   }
@@ -60,13 +61,13 @@ export class AiSdkAnswer implements CompletionAnswer {
       finishReason: refused ? REFUSED : finishReason(choice?.finish_reason),
       usage: aiSdkUsage(completion.usage),
       providerMetadata: answerMetadata(gatewayMetadata(state, this.#log.answered(this.#modelId)), logprobsOf(choice?.logprobs)),
-      warnings: this.#warnings,
+      warnings: this.warnings,
       response: { id: completion.id, modelId: this.#modelId, timestamp: responseTimestamp(completion.created) },
     });
     writeJsonAnswer(res, state, slug, payload);
   }
 
   openStream(_state: RequestState, _slug: string): StreamEncoder {
-    return new AiSdkStream(this.#modelId, this.#log, this.#warnings, this.#tagged, this.#raw);
+    return new AiSdkStream(this.#modelId, this.#log, this.warnings, this.#tagged, this.#raw);
   }
 }

@@ -15,6 +15,7 @@ import { AiSdkAnswer } from './answer.js';
 import { PROMPT_PARAMS, toChatRequest } from './request.js';
 import { inClientTerms } from '../core/param-origin.js';
 import { AttemptLog, logged } from './routing.js';
+import { callWarnings } from './warnings.js';
 import { languageModelCallSchema, type LanguageModelCall } from './schema.js';
 
 const OPTIONS_PARAM = 'providerOptions.gateway';
@@ -39,10 +40,11 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
   const options = call.providerOptions?.gateway;
   const plan = planFor(env.router, model, { order: options?.order, only: options?.only, models: options?.models }, 'language');
   const log = new AttemptLog();
+  const answer = new AiSdkAnswer(model, log, tagged, call.includeRawChunks === true);
   const state: RequestState = {
     request: chat,
     res: request.res,
-    answer: new AiSdkAnswer(model, log, [], tagged, call.includeRawChunks === true),
+    answer,
     meter: request.meter,
     includeUsage: true,
     inputMessages: env.captureContent ? captureInput(chat.messages) : undefined,
@@ -51,8 +53,11 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
     client: request.client,
     attempts: 0,
   };
-  // An attempt's error about the translated request names the prompt's fields.
-  const attempt: TryEndpoint<RequestState> = async (attemptEnv, provider, endpoint, attemptState) => inClientTerms(await runAttempt(attemptEnv, provider, endpoint, attemptState), chat, PROMPT_PARAMS);
+  const attempt: TryEndpoint<RequestState> = async (attemptEnv, provider, endpoint, attemptState) => {
+    answer.warnings = callWarnings(call, chat, provider.slug, provider.config.type);
+    // An attempt's error about the translated request names the prompt's fields.
+    return inClientTerms(await runAttempt(attemptEnv, provider, endpoint, attemptState), chat, PROMPT_PARAMS);
+  };
   await runPlan(env, plan, state, logged(log, attempt)).catch(function reportFailure(err: unknown) {
     throw inClientClasses(err, model);
   });

@@ -10,6 +10,7 @@ import type { StreamEncoder } from '../core/protocol.js';
 import { startsAnotherCall, type StreamedCall } from '../core/tool-call-split.js';
 import { aiSdkErrorPart } from './errors.js';
 import type { AttemptLog } from './routing.js';
+import type { AiSdkWarning } from './warnings.js';
 import { aiSdkUsage, answerMetadata, filePart, finishReason, gatewayMetadata, logprobsOf, reasoningMetadata, REFUSED, responseTimestamp, sourceParts } from './result.js';
 
 interface OpenToolCall extends StreamedCall {
@@ -27,7 +28,7 @@ function event(part: object): string {
 export class AiSdkStream implements StreamEncoder {
   readonly #modelId: string;
   readonly #log: AttemptLog;
-  readonly #warnings: readonly object[];
+  readonly #warnings: readonly AiSdkWarning[];
   #started = false;
   #blocks = 0;
   #text: string | undefined;
@@ -45,7 +46,7 @@ export class AiSdkStream implements StreamEncoder {
   readonly #raw: boolean;
 
   /** `raw`: the call asked for includeRawChunks, so each upstream chunk also goes out as a `raw` part. */
-  constructor(modelId: string, log: AttemptLog, warnings: readonly object[], tagged: boolean, raw: boolean) {
+  constructor(modelId: string, log: AttemptLog, warnings: readonly AiSdkWarning[], tagged: boolean, raw: boolean) {
     this.#modelId = modelId;
     this.#log = log;
     this.#warnings = warnings;

@@ -49,6 +49,8 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(out.finishReason).toBe('stop');
     expect(out.usage).toMatchObject({ inputTokens: 11, outputTokens: 7, totalTokens: 18 });
     expect(out.providerMetadata?.['gateway']).toMatchObject({ modelId: 'acme/chat', provider: 'alpha', attempts: 1, generationId: expect.stringMatching(/^gen_/) });
+    // Every setting reached the provider as asked: nothing to warn of.
+    expect(out.warnings).toEqual([]);
     expect(a.requests[0]?.headers['authorization']).toBe('Bearer sk-upstream');
     expect(a.requests[0]?.body).toEqual({
       model: 'up-alpha',
@@ -479,6 +481,46 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
         ],
       },
     });
+  });
+
+  it("warns of the provider options the answering provider did not get, the provider that answered after a fallback, generated and streamed", async () => {
+    const { gw, b } = await setup(
+      client,
+      (_b, res) => sendJson(res, 503, { error: { message: 'overloaded', type: 'api_error' } }),
+      (body, res) => (body['stream'] === true ? textStream(res, ['ok']) : sendJson(res, 200, completion('ok'))),
+    );
+    // alpha's own options, and Anthropic's, are not beta's; beta reads its own (by slug) and not openai's (by type).
+    const providerOptions = { alpha: { user: 'u-alpha' }, beta: { user: 'u-beta' }, openai: { user: 'u-openai' }, anthropic: { effort: 'low' as const } };
+    const warnings = ['alpha', 'openai', 'anthropic'].map((key) => ({ type: 'unsupported', feature: `providerOptions.${key}`, details: `provider beta (type openai) answered; the options for ${key} were not sent to it` }));
+    const generated = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions, maxRetries: 0 });
+    // In no particular order.
+    expect(generated.warnings).toHaveLength(3);
+    expect(generated.warnings).toEqual(expect.arrayContaining(warnings));
+    expect(b.requests[0]?.body['user']).toBe('u-beta');
+    const streamed = ai.streamText({ model: gw('acme/chat'), prompt: 'Hi', providerOptions, maxRetries: 0 });
+    expect(await streamed.text).toBe('ok');
+    expect(await streamed.warnings).toHaveLength(3);
+    expect(await streamed.warnings).toEqual(expect.arrayContaining(warnings));
+  });
+
+  it('warns that prompt-caching breakpoints were left out for a provider that caches by itself, and not of reasoning options every provider maps', async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('ok')));
+    const out = await ai.generateText({
+      model: gw('acme/chat'),
+      messages: [{ role: 'user', content: 'Hi', providerOptions: { anthropic: { cacheControl: { type: 'ephemeral' } } } }],
+      providerOptions: { google: { thinkingConfig: { thinkingLevel: 'low' } } },
+      maxRetries: 0,
+    });
+    expect(a.requests[0]?.body['reasoning_effort']).toBe('low');
+    expect(out.warnings).toEqual([{ type: 'unsupported', feature: 'cacheControl', details: 'provider alpha (type openai) caches prompts by itself; the prompt-caching breakpoints were left out' }]);
+    expect(JSON.stringify(a.requests[0]?.body)).not.toContain('cache_control');
+  });
+
+  it.runIf(client.specVersion === '4')('warns that reasoning xhigh and max were sent as high', async () => {
+    const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('ok')));
+    const out = await ai.generateText({ model: gw('acme/chat'), prompt: 'Hi', ...({ reasoning: 'max' } as object), maxRetries: 0 });
+    expect(a.requests[0]?.body['reasoning_effort']).toBe('high');
+    expect(out.warnings).toEqual([{ type: 'unsupported', feature: 'reasoning', details: 'reasoning max was sent as high, the highest effort this gateway asks of a provider' }]);
   });
 
   it('falls back to the next endpoint before the first stream part', async () => {

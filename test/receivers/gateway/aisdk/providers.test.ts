@@ -191,6 +191,19 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect(fake?.requests).toHaveLength(0);
   });
 
+  it('anthropic: penalties of 0, which Anthropic has no setting for and the gateway leaves out, come back as warnings, generated and streamed', async () => {
+    const gw = await setup(client, 'anthropic', (seen, res) => SCRIPTS.anthropic.text(res, 'Hello', isStream(seen)));
+    const warnings = [
+      { type: 'unsupported', feature: 'presencePenalty', details: 'provider anthropic (type anthropic) has no presencePenalty; 0 was left out' },
+      { type: 'unsupported', feature: 'frequencyPenalty', details: 'provider anthropic (type anthropic) has no frequencyPenalty; 0 was left out' },
+    ];
+    const generated = await ai.generateText({ model: gw('acme/model'), prompt: 'Hi', presencePenalty: 0, frequencyPenalty: 0, maxRetries: 0 });
+    expect(generated.warnings).toEqual(warnings);
+    const streamed = ai.streamText({ model: gw('acme/model'), prompt: 'Hi', presencePenalty: 0, frequencyPenalty: 0, maxRetries: 0 });
+    expect(await streamed.text).toBe('Hello');
+    expect(await streamed.warnings).toEqual(warnings);
+  });
+
   it("google: @ai-sdk/google's imageConfig goes under generationConfig, and its client-side structuredOutputs stays out of the body", async () => {
     const gw = await setup(client, 'google', (_seen, res) => sendResponse(res, [{ text: 'ok' }]));
     const out = await ai.generateText({
