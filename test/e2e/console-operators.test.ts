@@ -106,6 +106,22 @@ describe('web console shared by operators', () => {
     expect(after.delivery).toMatchObject({ compression: 'none', secret: true, headers: ['x-api-key'] });
   });
 
+  it('says a Save the network failed in the words it says so elsewhere, with no "Error: " before them', async () => {
+    const created = await drainsApi('POST', '', { name: 'unsaved', delivery: { endpoint: { traces: 'https://collector.example.com/v1/traces' } } });
+    expect(created.status).toBe(201);
+    await signIn();
+    await page.getByRole('row').filter({ hasText: 'unsaved' }).getByRole('button', { name: 'Edit' }).click();
+    await page.getByLabel('Name').fill('never-saved');
+    await page.route(`**/v1/drains/${created.json.id}`, (route) => (route.request().method() === 'PATCH' ? route.abort() : route.fallback()));
+    try {
+      await page.getByRole('button', { name: 'Save' }).click();
+      await poll(() => page.getByRole('alert').allTextContents()).toEqual(['Could not reach the admin endpoint (Failed to fetch). Is the daemon running?']);
+    } finally {
+      await page.unroute(`**/v1/drains/${created.json.id}`);
+    }
+    expect((await drainsApi('GET', `/${created.json.id}`)).json.name).toBe('unsaved');
+  });
+
   it('keeps a long unbroken name and a narrow window from widening the page: tables scroll in their own box', async () => {
     const name = `${'ü'.repeat(40)}${'x'.repeat(80)}`;
     expect((await drainsApi('POST', '', { name, delivery: { endpoint: { traces: 'https://collector.example.com/v1/traces' } } })).status).toBe(201);

@@ -121,7 +121,7 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
       onDone();
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return onUnauthorized();
-      setProblems(err instanceof ApiError ? err.problems : [String(err)]);
+      setProblems(err instanceof ApiError ? err.problems : [err instanceof Error ? err.message : String(err)]);
     } finally {
       setBusy(false);
     }
@@ -146,7 +146,7 @@ export function DrainForm({ drain, onDone, onUnauthorized }: Props) {
       setTestResult({ body: JSON.stringify(body), result: await api<TestResult>('POST', '/v1/drains/test', body) });
     } catch (err) {
       if (err instanceof ApiError && err.status === 401) return onUnauthorized();
-      setProblems(err instanceof ApiError ? err.problems : [String(err)]);
+      setProblems(err instanceof ApiError ? err.problems : [err instanceof Error ? err.message : String(err)]);
     } finally {
       setTesting(false);
     }
