@@ -6,7 +6,7 @@
 // custom, ping, `interrupted`) is ever sent to either.
 import type { ServerResponse } from 'node:http';
 import type { RequestState } from '../core/attempt.js';
-import { calledWith, contentText, firstChoice, reasoningText, type ChatCompletion } from '../providers/shared/openai-types.js';
+import { calledWith, contentText, firstChoice, reasoningText, type ChatCompletion, type Usage } from '../providers/shared/openai-types.js';
 import type { CompletionAnswer, StreamEncoder } from '../core/protocol.js';
 import { aiSdkUsage, answerMetadata, filePart, finishReason, gatewayMetadata, logprobsOf, reasoningMetadata, REFUSED, responseTimestamp, sourceParts, type FilePart, type SourcePart } from './result.js';
 import type { AttemptLog } from './routing.js';
@@ -32,7 +32,8 @@ export class AiSdkAnswer implements CompletionAnswer {
     this.#raw = raw;
   }
 
-  complete(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string): void {
+  /** The usage is what was charged: an estimate where the upstream reported none, as the span says. */
+  complete(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string, charged: Usage): void {
     const choice = firstChoice(completion.choices);
     const content: ContentPart[] = [];
     const message = choice?.message;
@@ -59,7 +60,7 @@ export class AiSdkAnswer implements CompletionAnswer {
     const payload = JSON.stringify({
       content,
       finishReason: refused ? REFUSED : finishReason(choice?.finish_reason),
-      usage: aiSdkUsage(completion.usage),
+      usage: aiSdkUsage(charged),
       providerMetadata: answerMetadata(gatewayMetadata(state, this.#log.answered(this.#modelId)), logprobsOf(choice?.logprobs)),
       warnings: this.warnings,
       response: { id: completion.id, modelId: this.#modelId, timestamp: responseTimestamp(completion.created) },

@@ -6,7 +6,7 @@ import { servedBy, type Endpoint } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import { captureOutput, choicesOf } from './capture.js';
 import { GatewayHttpError } from './http-error.js';
-import type { ChatCompletion, ChatCompletionRequest } from '../providers/shared/openai-types.js';
+import type { ChatCompletion, ChatCompletionRequest, Usage } from '../providers/shared/openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/shared/types.js';
 import type { CompletionAnswer } from './protocol.js';
 import { recordUsage } from './span-usage.js';
@@ -90,12 +90,12 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
     if (adapter.passthrough === true) {
       const text = bodyText(response.body);
       const completion = adapter.parseResponseText === undefined ? adapter.parseResponse(response.body, ctx, state.request) : adapter.parseResponseText(text, ctx);
-      recordCompletion(span, completion, env.captureContent, state, served);
-      state.answer.complete(state.res, completion, text, state, provider.slug);
+      const charged = recordCompletion(span, completion, env.captureContent, state, served);
+      state.answer.complete(state.res, completion, text, state, provider.slug, charged);
     } else {
       const completion = adapter.parseResponse(response.body, ctx, state.request);
-      recordCompletion(span, completion, env.captureContent, state, served);
-      state.answer.complete(state.res, completion, undefined, state, provider.slug);
+      const charged = recordCompletion(span, completion, env.captureContent, state, served);
+      state.answer.complete(state.res, completion, undefined, state, provider.slug, charged);
     }
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
@@ -192,8 +192,8 @@ function retryHints(headers: Record<string, string | string[] | undefined>): Rec
   return hints;
 }
 
-/** Spans and metering for a whole completion, before it is written (its answer carries the cost). */
-function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureContent: boolean, state: RequestState, served: Served): void {
+/** Spans and metering for a whole completion, before it is written (its answer carries the cost); returns the usage charged. */
+function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureContent: boolean, state: RequestState, served: Served): Usage {
   if (typeof completion.model === 'string') span.str('gen_ai.response.model', completion.model);
   if (typeof completion.id === 'string') span.str('gen_ai.response.id', completion.id);
   const meter = state.meter;
@@ -208,4 +208,5 @@ function recordCompletion(span: SpanRecord, completion: ChatCompletion, captureC
   }
   span.strings('gen_ai.response.finish_reasons', completion.choices.map((c) => c.finish_reason ?? ''));
   if (captureContent) span.str('gen_ai.output.messages', captureOutput(choicesOf(completion)));
+  return usage;
 }

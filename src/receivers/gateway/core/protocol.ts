@@ -10,7 +10,7 @@ import type { ApiKeys } from './auth.js';
 import type { Catalog } from './catalog.js';
 import type { ClientLink } from './client-link.js';
 import type { GatewayHttpError } from './http-error.js';
-import type { ChatCompletion, ChatCompletionChunk } from '../providers/shared/openai-types.js';
+import type { ChatCompletion, ChatCompletionChunk, Usage } from '../providers/shared/openai-types.js';
 import type { RequestState } from './attempt.js';
 import type { PlanEnv } from './attempt-loop.js';
 import type { SpanRecord } from './spans.js';
@@ -80,8 +80,10 @@ export interface CompletionAnswer {
   /**
    * Writes a non-streaming answer. `text` is the upstream body as it came
    * when the adapter is a passthrough (already the Chat Completions shape).
+   * `charged`: the usage the attempt was charged, the upstream's or, where
+   * it reported none, the gateway's estimate.
    */
-  complete(res: ServerResponse, completion: ChatCompletion, text: string | undefined, state: RequestState, slug: string): void;
+  complete(res: ServerResponse, completion: ChatCompletion, text: string | undefined, state: RequestState, slug: string, charged: Usage): void;
   /** Called once the first upstream chunk exists; the encoder writes every event of this stream. */
   openStream(state: RequestState, slug: string): StreamEncoder;
 }

@@ -206,8 +206,9 @@ class MessagesStreamEncoder implements StreamEncoder {
 }
 
 export const messagesAnswer: CompletionAnswer = {
-  complete: function answerMessage(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string): void {
-    const message = toMessage(completion, state.request.model, state.request.stop);
+  // The usage is what was charged: an estimate where the upstream reported none, as the span says.
+  complete: function answerMessage(res: ServerResponse, completion: ChatCompletion, _text: string | undefined, state: RequestState, slug: string, charged: Usage): void {
+    const message = toMessage({ ...completion, usage: charged }, state.request.model, state.request.stop);
     if (state.meter?.priced === true) message.usage.cost = state.meter.costUsd;
     const payload = JSON.stringify(message);
     writeJsonAnswer(res, state, slug, payload);

@@ -76,6 +76,16 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(out.usage).toMatchObject({ inputTokens: 0, outputTokens: 0 });
   });
 
+  it('gives a whole answer from an upstream that reported no usage the estimate it was charged, as the CLIENT span says', async () => {
+    const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('Bonjour tout le monde, comment allez-vous ?', { usage: null })));
+    const out = await ai.generateText({ model: gw('acme/chat'), prompt: 'Say hello in French, politely, to everyone.', maxRetries: 0 });
+    const attempt = ((await gateway?.spans(2)) ?? []).find((s) => s.name === 'chat up-alpha');
+    expect(attr(attempt, 'sluice.usage.source')).toBe('estimate');
+    expect(out.usage.inputTokens).toBeGreaterThan(0);
+    expect(out.usage.outputTokens).toBeGreaterThan(0);
+    expect([out.usage.inputTokens, out.usage.outputTokens]).toEqual([attr(attempt, 'gen_ai.usage.input_tokens'), attr(attempt, 'gen_ai.usage.output_tokens')]);
+  });
+
   it('streams text parts in order, with usage and the gateway metadata on finish', async () => {
     const { gw } = await setup(client, (_b, res) => textStream(res, ['Hel', 'lo', '!']));
     const result = ai.streamText({ model: gw('acme/chat'), system: 'Be terse.', prompt: 'Hi', maxRetries: 0 });

@@ -417,6 +417,16 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect([attr(attempt, 'gen_ai.usage.input_tokens'), attr(attempt, 'gen_ai.usage.output_tokens'), attr(attempt, 'gen_ai.usage.cache_read.input_tokens')]).toEqual([0, 0, 0]);
   });
 
+  it('gives a whole Message from an upstream that reported no usage the estimate it was charged, as the CLIENT span says', async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Bonjour tout le monde, comment allez-vous ?', { usage: null })) });
+    const answer = await client.messages.create({ model: 'openai/gpt-test', max_tokens: 10, messages: [{ role: 'user', content: 'Say hello in French, politely, to everyone.' }] });
+    const attempt = ((await gateway?.spans(2)) ?? []).find((s) => s.name === 'chat gpt-upstream');
+    expect(attr(attempt, 'sluice.usage.source')).toBe('estimate');
+    expect(answer.usage.input_tokens).toBeGreaterThan(0);
+    expect(answer.usage.output_tokens).toBeGreaterThan(0);
+    expect([answer.usage.input_tokens, answer.usage.output_tokens]).toEqual([attr(attempt, 'gen_ai.usage.input_tokens'), attr(attempt, 'gen_ai.usage.output_tokens')]);
+  });
+
   it('creates a message with a system prompt and an image: Chat Completions upstream, a Message back', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Une image.', { usage: { prompt_tokens: 120, completion_tokens: 5, total_tokens: 125, prompt_tokens_details: { cached_tokens: 100 } } })) });
     const { data, response } = await client.messages
