@@ -27,15 +27,15 @@ function answerHead(state: AnsweredRequest, slug: string): string[] {
   return head;
 }
 
-/** A whole JSON answer: the head and `payload`, in one write. */
-export function writeJsonAnswer(res: ServerResponse, state: AnsweredRequest, slug: string, payload: string): void {
-  const head = answerHead(state, slug);
+/** A whole JSON answer: the head (and `upstreamHead`, names and values in turn) and `payload`, in one write. */
+export function writeJsonAnswer(res: ServerResponse, state: AnsweredRequest, slug: string, payload: string, upstreamHead: readonly string[] = []): void {
+  const head = answerHead(state, slug).concat(upstreamHead);
   head.push('content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload)));
   res.writeHead(200, head);
   res.end(payload);
 }
 
-/** A stream's head, written before its first event. */
-export function writeStreamHead(res: ServerResponse, state: AnsweredRequest, slug: string): void {
-  res.writeHead(200, answerHead(state, slug).concat(SSE_HEAD));
+/** A stream's head (and `upstreamHead`), written before its first event. */
+export function writeStreamHead(res: ServerResponse, state: AnsweredRequest, slug: string, upstreamHead: readonly string[] = []): void {
+  res.writeHead(200, answerHead(state, slug).concat(upstreamHead, SSE_HEAD));
 }

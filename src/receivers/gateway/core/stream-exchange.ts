@@ -14,6 +14,8 @@ import type { AttemptClock } from './upstream.js';
 /** ms an upstream whose stream is complete has to end its body before its connection is dropped. */
 const LINGER_MS = 1_000;
 
+const NO_HEADERS: IncomingHttpHeaders = Object.freeze({});
+
 /** What one protocol does with a 2xx streaming body. */
 export interface StreamPipe<T> {
   /**
@@ -106,6 +108,8 @@ export class StreamExchange<T> implements ResendableHandler {
   #controller: Dispatcher.DispatchController | undefined;
   /** Set when a 2xx answer began: its body goes to the pipe. */
   #piping = false;
+  /** The 2xx answer's headers, once it began. */
+  #headers: IncomingHttpHeaders = NO_HEADERS;
   /** A non-2xx answer's status, headers and body parts. */
   #refused: { statusCode: number; headers: IncomingHttpHeaders; parts: Buffer[]; size: number } | undefined;
   #settled = false;
@@ -133,6 +137,11 @@ export class StreamExchange<T> implements ResendableHandler {
       // ends now; onRequestStart aborts the request if it ever starts.
       else this.#fail(reason);
     };
+  }
+
+  /** The headers of the 2xx answer whose body the pipe reads. */
+  get headers(): IncomingHttpHeaders {
+    return this.#headers;
   }
 
   /** True once the attempt's outcome is decided (a pipe stops mapping then). */
@@ -181,8 +190,10 @@ export class StreamExchange<T> implements ResendableHandler {
     // An informational answer (103 Early Hints) comes before the real one.
     if (statusCode < 200) return;
     this.#span.int('http.response.status_code', statusCode);
-    if (statusCode < 300) this.#piping = true;
-    else this.#refused = { statusCode, headers, parts: [], size: 0 };
+    if (statusCode < 300) {
+      this.#piping = true;
+      this.#headers = headers;
+    } else this.#refused = { statusCode, headers, parts: [], size: 0 };
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, part: Buffer): void {

@@ -4,7 +4,7 @@
 // answer comes back byte for byte, a stream event for event. The body is read
 // on the way only for the CLIENT span (usage, stop reason) and so that an
 // error before the first event can still fall back.
-import type { ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import { writeJsonAnswer, writeStreamHead } from '../core/answer-head.js';
 import { failedAttempt, httpFailure, type AttemptEnv, type AttemptResult, type ResolvedProvider } from '../core/attempt.js';
 import { attemptFailure } from '../core/attempt-failure.js';
@@ -99,7 +99,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
     charge(span, observed, state.meter, served);
     const answer = state.meter?.priced === true && observed.cost !== undefined ? insertUsageCost(text, state.meter.costUsd) : text;
     state.meter?.firstByte();
-    writeJsonAnswer(state.res, state, provider.slug, answer);
+    writeJsonAnswer(state.res, state, provider.slug, answer, requestIdHead(response.headers));
     env.countAttempt(provider.slug, 'success');
     return { answered: true };
   } catch (err) {
@@ -142,6 +142,17 @@ function carriesRefusedId(block: unknown): boolean {
   const b = block as Record<string, unknown>;
   const id = b['type'] === 'tool_use' ? b['id'] : b['type'] === 'tool_result' ? b['tool_use_id'] : undefined;
   return typeof id === 'string' && anthropicToolCallId(id) !== id;
+}
+
+/**
+ * Anthropic's id for the request (`req_...`), which its SDKs show as
+ * `_request_id` and its support asks for: the one upstream header an answer
+ * passes on (others tell of the provider's account, or set its cookies).
+ */
+function requestIdHead(headers: IncomingHttpHeaders): string[] {
+  const value = headers['request-id'];
+  const id = Array.isArray(value) ? value[0] : value;
+  return id !== undefined && /^[\w-]{1,128}$/.test(id) ? ['request-id', id] : [];
 }
 
 /** A 2xx body is passed on only if it is what the operation answers: a Message, or count_tokens' {input_tokens}. */
@@ -233,7 +244,7 @@ class NativeStreamPipe implements StreamPipe<AttemptResult> {
     if (type === 'error' && !this.#committed) throw errorEvent(data, event.data);
     observeEvent(type, data, this.#options.observed);
     if (!this.#committed) {
-      writeStreamHead(state.res, state, this.#options.slug);
+      writeStreamHead(state.res, state, this.#options.slug, requestIdHead(exchange.headers));
       this.#committed = true;
       state.meter?.firstByte();
     }

@@ -279,6 +279,26 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect(message.content).toEqual([{ type: 'text', text: 'Hello' }]);
   });
 
+  it("passes on Anthropic's request-id (the SDK's _request_id), whole and streamed, and no other upstream header", async () => {
+    const upstreamHeaders = { 'request-id': 'req_011CSHoEeqs5C35K2UUqR7Fy', 'set-cookie': 'session=upstream', 'anthropic-organization-id': 'org-upstream', 'x-envoy-upstream-service-time': '12' };
+    const client = await setup({
+      anthropic: (seen, res) => {
+        if ((seen.body as { stream?: boolean }).stream === true) sendEvents(res, [messageStart(), ...textBlock(0, ['Hi.']), ...messageEnd('end_turn')], { headers: upstreamHeaders });
+        else json(res, 200, anthropicMessage([{ type: 'text', text: 'Hi.' }], 'end_turn'), upstreamHeaders);
+      },
+    });
+    const params = { model: 'anthropic/claude-test', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hi' }] };
+    expect((await client.messages.create(params))._request_id).toBe('req_011CSHoEeqs5C35K2UUqR7Fy');
+    const whole = await client.messages.create(params).withResponse();
+    expect(whole.request_id).toBe('req_011CSHoEeqs5C35K2UUqR7Fy');
+    const streamed = await client.messages.create({ ...params, stream: true }).withResponse();
+    for await (const _event of streamed.data);
+    expect(streamed.request_id).toBe('req_011CSHoEeqs5C35K2UUqR7Fy');
+    for (const response of [whole.response, streamed.response]) {
+      expect([response.headers.get('set-cookie'), response.headers.get('anthropic-organization-id'), response.headers.get('x-envoy-upstream-service-time')]).toEqual([null, null, null]);
+    }
+  });
+
   it('counts tokens at Anthropic', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 200, { input_tokens: 42 }) });
     const counted = await client.messages.countTokens({ model: 'anthropic/claude-test', messages: [{ role: 'user', content: 'How many?' }] });

@@ -41,6 +41,6 @@ export function messageEnd(stopReason: string, outputTokens = 15): Event[] {
   ];
 }
 
-export function sendEvents(res: ServerResponse, events: Event[], options: { cut?: boolean } = {}): void {
+export function sendEvents(res: ServerResponse, events: Event[], options: { cut?: boolean; headers?: Record<string, string> } = {}): void {
   sse(res, events, options);
 }

@@ -81,9 +81,9 @@ export function json(res: ServerResponse, status: number, body: unknown, headers
 }
 
 /** SSE events written one by one; `cut` drops the connection instead of ending the response. */
-/** `cut` drops the connection after the events; `hold` leaves the body open. */
-export function sse(res: ServerResponse, events: ReadonlyArray<{ event?: string; data: unknown }>, options: { cut?: boolean; hold?: boolean } = {}): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream' });
+/** `cut` drops the connection after the events; `hold` leaves the body open; `headers` join the head. */
+export function sse(res: ServerResponse, events: ReadonlyArray<{ event?: string; data: unknown }>, options: { cut?: boolean; hold?: boolean; headers?: Record<string, string> } = {}): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', ...options.headers });
   for (const e of events) res.write(`${e.event !== undefined ? `event: ${e.event}\n` : ''}data: ${JSON.stringify(e.data)}\n\n`);
   // Let the written events reach the client first, then drop the connection mid-response.
   if (options.cut === true) setTimeout(() => res.socket?.destroy(), 30);
