@@ -5,6 +5,7 @@ import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage
 import { ProviderRequestError } from '../providers/shared/inputs.js';
 import { fromOrigin, type ParamStyle } from '../core/param-origin.js';
 import type { MessagesRequest } from './schema.js';
+import { meetsOpenAiStrict } from './strict-schema.js';
 
 type Block = Record<string, unknown> & { type: string };
 
@@ -241,8 +242,9 @@ function functionTool(tool: NonNullable<MessagesRequest['tools']>[number], param
   const schema = tool['input_schema'] as Record<string, unknown> | undefined;
   const description = tool['description'];
   const fn: FunctionTool = { type: 'function', function: { name: tool.name, ...(typeof description === 'string' ? { description } : {}), parameters: schema ?? { type: 'object', properties: {} } } };
-  // Inputs that follow the schema: OpenAI's strict function calling says the same.
-  if (typeof tool['strict'] === 'boolean') fn.function.strict = tool['strict'];
+  // Inputs that follow the schema: OpenAI's strict function calling says the same, of the
+  // schemas it takes; for another the tool goes without it rather than the request failing.
+  if (tool['strict'] === false || (tool['strict'] === true && meetsOpenAiStrict(fn.function.parameters))) fn.function.strict = tool['strict'];
   const cache = cacheControlOf(tool as unknown as Block);
   return cache === undefined ? fn : { ...fn, cache_control: cache };
 }

@@ -701,6 +701,24 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     ]);
   });
 
+  it("leaves out strict for a tool whose schema OpenAI's strict mode refuses (an optional property, an object left open), which Anthropic's takes", async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Ok.')) });
+    const optional = { type: 'object' as const, properties: { city: { type: 'string' }, unit: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    const openNested = { type: 'object' as const, properties: { place: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }, required: ['place'], additionalProperties: false };
+    const closedNested = { ...openNested, properties: { place: { ...openNested.properties.place, additionalProperties: false } } };
+    const tools = [
+      { name: 'optional_unit', strict: true, input_schema: optional },
+      { name: 'open_place', strict: true, input_schema: openNested },
+      { name: 'closed_place', strict: true, input_schema: closedNested },
+    ];
+    await client.messages.create({ model: 'openai/gpt-test', max_tokens: 100, tools, messages: [{ role: 'user', content: 'Oslo?' }] });
+    expect(sentOpenAI()['tools']).toEqual([
+      { type: 'function', function: { name: 'optional_unit', parameters: optional } },
+      { type: 'function', function: { name: 'open_place', parameters: openNested } },
+      { type: 'function', function: { name: 'closed_place', parameters: closedNested, strict: true } },
+    ]);
+  });
+
   it('sends the images a tool_result holds as a user message after the tool messages, ahead of the turn\'s own blocks', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('A chart.')) });
     const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: PNG_BASE64 } };
