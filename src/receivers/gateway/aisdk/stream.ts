@@ -36,7 +36,6 @@ export class AiSdkStream implements StreamEncoder {
   #details: ReasoningDetail[] = [];
   readonly #tools: OpenToolCall[] = [];
   #finish: FinishReason | null = null;
-  #usage: Usage | undefined;
   #refused = false;
   #sources = 0;
   /** The chunks' token logprobs, when the upstream gave any (the app asked for them). */
@@ -62,7 +61,6 @@ export class AiSdkStream implements StreamEncoder {
       out += event({ type: 'response-metadata', id: chunk.id, modelId: this.#modelId, timestamp: responseTimestamp(chunk.created) });
     }
     if (this.#raw) out += event({ type: 'raw', rawValue: chunk });
-    if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = chunk.usage;
     const choice = firstChoice(chunk.choices);
     if (choice === undefined) return out;
     const delta = choice.delta;
@@ -117,7 +115,8 @@ export class AiSdkStream implements StreamEncoder {
     return out;
   }
 
-  end(state: RequestState): string {
+  /** The usage is what was charged: an estimate where the upstream reported none, as the span says. */
+  end(state: RequestState, charged: Usage | undefined): string {
     let out = this.#closeReasoning() + this.#closeText();
     for (const call of this.#tools) {
       out += event({ type: 'tool-input-end', id: call.id });
@@ -127,7 +126,7 @@ export class AiSdkStream implements StreamEncoder {
     out += event({
       type: 'finish',
       finishReason: this.#refused ? REFUSED : finishReason(finish),
-      usage: aiSdkUsage(this.#usage),
+      usage: aiSdkUsage(charged),
       providerMetadata: answerMetadata(gatewayMetadata(state, this.#log.answered(this.#modelId)), this.#logprobs),
     });
     return out;

@@ -91,8 +91,8 @@ export interface CompletionAnswer {
 export interface StreamEncoder {
   /** The text to write for one chunk ('' writes nothing). */
   chunk(chunk: ChatCompletionChunk, state: RequestState): string;
-  /** The text that ends a complete stream. */
-  end(state: RequestState): string;
+  /** The text that ends a complete stream; `charged`: its usage as charged (the upstream's last report, or the estimate). */
+  end(state: RequestState, charged: Usage | undefined): string;
   /** The in-band error event that ends a failed stream after its first byte. */
   error(error: GatewayHttpError, state: RequestState): string;
 }

@@ -183,7 +183,7 @@ export class ChatStreamPipe implements StreamPipe<StreamResult> {
     if (encoder === undefined) throw new UpstreamStreamError('upstream stream ended without a chunk');
     // An upstream that never reports usage (one ignoring stream_options.include_usage) is charged the estimate.
     this.#settle(this.#unreported());
-    state.res.end(encoder.end(state));
+    state.res.end(encoder.end(state, this.#observer.usage));
     this.#record();
     exchange.complete({ answered: true, outcome: 'success' });
   }

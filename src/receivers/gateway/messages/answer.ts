@@ -55,7 +55,6 @@ class MessagesStreamEncoder implements StreamEncoder {
   #stopSequence: string | null = null;
   /** The upstream streamed a refusal: the message stops for that reason. */
   #refused = false;
-  #usage: Usage | undefined;
 
   chunk(chunk: ChatCompletionChunk, state: RequestState): string {
     let out = '';
@@ -66,7 +65,6 @@ class MessagesStreamEncoder implements StreamEncoder {
       const start = { id: messageId(chunk.id), type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 0, output_tokens: 0 } };
       out += sseEvent('message_start', { type: 'message_start', message: start }) + sseEvent('ping', { type: 'ping' });
     }
-    if (chunk.usage !== undefined && chunk.usage !== null) this.#usage = chunk.usage;
     const choice = firstChoice(chunk.choices);
     if (choice === undefined) return out;
     const delta = choice.delta;
@@ -108,8 +106,9 @@ class MessagesStreamEncoder implements StreamEncoder {
     return out;
   }
 
-  end(): string {
-    const usage = messageUsage(this.#usage);
+  /** The usage is what was charged: an estimate where the upstream reported none, as the span says. */
+  end(_state: RequestState, charged: Usage | undefined): string {
+    const usage = messageUsage(charged);
     const stopReason = this.#refused ? 'refusal' : (stopReasonOf(this.#finish, this.#calls.size > 0, this.#stopSequence) ?? 'end_turn');
     let out = '';
     while (this.#waiting.length > 0) out += this.#startWaiting();

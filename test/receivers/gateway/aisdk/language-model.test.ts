@@ -76,14 +76,19 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(out.usage).toMatchObject({ inputTokens: 0, outputTokens: 0 });
   });
 
-  it('gives a whole answer from an upstream that reported no usage the estimate it was charged, as the CLIENT span says', async () => {
-    const { gw } = await setup(client, (_b, res) => sendJson(res, 200, completion('Bonjour tout le monde, comment allez-vous ?', { usage: null })));
-    const out = await ai.generateText({ model: gw('acme/chat'), prompt: 'Say hello in French, politely, to everyone.', maxRetries: 0 });
+  it.each([false, true])('gives an answer (streamed: %s) from an upstream that reported no usage the estimate it was charged, as the CLIENT span says', async (stream) => {
+    const text = 'Bonjour tout le monde, comment allez-vous ?';
+    const { gw } = await setup(client, (body, res) => {
+      if (body['stream'] === true) sendStream(res, [chunk({ role: 'assistant', content: text }), chunk({}, 'stop')]);
+      else sendJson(res, 200, completion(text, { usage: null }));
+    });
+    const call = { model: gw('acme/chat'), prompt: 'Say hello in French, politely, to everyone.', maxRetries: 0 };
+    const usage = stream ? await ai.streamText(call).usage : (await ai.generateText(call)).usage;
     const attempt = ((await gateway?.spans(2)) ?? []).find((s) => s.name === 'chat up-alpha');
     expect(attr(attempt, 'sluice.usage.source')).toBe('estimate');
-    expect(out.usage.inputTokens).toBeGreaterThan(0);
-    expect(out.usage.outputTokens).toBeGreaterThan(0);
-    expect([out.usage.inputTokens, out.usage.outputTokens]).toEqual([attr(attempt, 'gen_ai.usage.input_tokens'), attr(attempt, 'gen_ai.usage.output_tokens')]);
+    expect(usage.inputTokens).toBeGreaterThan(0);
+    expect(usage.outputTokens).toBeGreaterThan(0);
+    expect([usage.inputTokens, usage.outputTokens]).toEqual([attr(attempt, 'gen_ai.usage.input_tokens'), attr(attempt, 'gen_ai.usage.output_tokens')]);
   });
 
   it('streams text parts in order, with usage and the gateway metadata on finish', async () => {

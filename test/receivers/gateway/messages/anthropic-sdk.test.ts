@@ -437,9 +437,16 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect([attr(attempt, 'gen_ai.usage.input_tokens'), attr(attempt, 'gen_ai.usage.output_tokens'), attr(attempt, 'gen_ai.usage.cache_read.input_tokens')]).toEqual([0, 0, 0]);
   });
 
-  it('gives a whole Message from an upstream that reported no usage the estimate it was charged, as the CLIENT span says', async () => {
-    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Bonjour tout le monde, comment allez-vous ?', { usage: null })) });
-    const answer = await client.messages.create({ model: 'openai/gpt-test', max_tokens: 10, messages: [{ role: 'user', content: 'Say hello in French, politely, to everyone.' }] });
+  it.each([false, true])('gives a Message (streamed: %s) from an upstream that reported no usage the estimate it was charged, as the CLIENT span says', async (stream) => {
+    const text = 'Bonjour tout le monde, comment allez-vous ?';
+    const client = await setup({
+      openai: (body, res) => {
+        if (body['stream'] === true) sendStream(res, [chunk({ role: 'assistant', content: text }), chunk({}, 'stop')]);
+        else sendJson(res, 200, completion(text, { usage: null }));
+      },
+    });
+    const params = { model: 'openai/gpt-test', max_tokens: 10, messages: [{ role: 'user' as const, content: 'Say hello in French, politely, to everyone.' }] };
+    const answer = stream ? await client.messages.stream(params).finalMessage() : await client.messages.create(params);
     const attempt = ((await gateway?.spans(2)) ?? []).find((s) => s.name === 'chat gpt-upstream');
     expect(attr(attempt, 'sluice.usage.source')).toBe('estimate');
     expect(answer.usage.input_tokens).toBeGreaterThan(0);
