@@ -27,15 +27,19 @@ function answerHead(state: AnsweredRequest, slug: string): string[] {
   return head;
 }
 
+/** No upstream header to pass on. */
+const NO_HEAD: readonly string[] = [];
+
 /** A whole JSON answer: the head (and `upstreamHead`, names and values in turn) and `payload`, in one write. */
-export function writeJsonAnswer(res: ServerResponse, state: AnsweredRequest, slug: string, payload: string, upstreamHead: readonly string[] = []): void {
-  const head = answerHead(state, slug).concat(upstreamHead);
+export function writeJsonAnswer(res: ServerResponse, state: AnsweredRequest, slug: string, payload: string, upstreamHead = NO_HEAD): void {
+  const head = answerHead(state, slug);
+  if (upstreamHead.length > 0) head.push(...upstreamHead);
   head.push('content-type', 'application/json', 'content-length', String(Buffer.byteLength(payload)));
   res.writeHead(200, head);
   res.end(payload);
 }
 
 /** A stream's head (and `upstreamHead`), written before its first event. */
-export function writeStreamHead(res: ServerResponse, state: AnsweredRequest, slug: string, upstreamHead: readonly string[] = []): void {
+export function writeStreamHead(res: ServerResponse, state: AnsweredRequest, slug: string, upstreamHead = NO_HEAD): void {
   res.writeHead(200, answerHead(state, slug).concat(upstreamHead, SSE_HEAD));
 }
