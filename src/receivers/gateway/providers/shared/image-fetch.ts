@@ -8,7 +8,7 @@ import { abortableRequest } from '../../../../shared/abortable-request.js';
 import { z } from 'zod';
 import { positiveByteSize, positiveTimerDuration } from '../../../../shared/units.js';
 import { guardedLookup, isPublicAddress } from './address-guard.js';
-import { imageMediaType, invalidRequest, type InlineImage } from './inputs.js';
+import { imageMediaType, invalidRequest, sniffImageType, type InlineImage } from './inputs.js';
 
 export interface ImageFetchConfig {
   /** bytes, one image */
@@ -111,7 +111,7 @@ async function fetchImage(url: string, config: ImageFetchConfig, signal: AbortSi
       invalidRequest(param, `image fetch answered content-type ${mediaType === '' ? '(none)' : mediaType}, not image/*`);
     }
     const bytes = await readBounded(response, config, param, signal, take);
-    return { mediaType, data: bytes.toString('base64') };
+    return { mediaType: sniffImageType(bytes) ?? mediaType, data: bytes.toString('base64') };
   }
   invalidRequest(param, `image fetch redirected more than ${MAX_REDIRECTS} times`);
 }

@@ -31,7 +31,31 @@ export function parseDataUrl(url: string, param: string): InlineImage | undefine
     invalidRequest(param, 'expected data:image/<type>;base64,<data>');
   }
   if (!isBase64(data)) invalidRequest(param, 'the image data is not valid base64');
-  return { mediaType, data };
+  // 16 base64 characters are the 12 bytes sniffImageType reads.
+  return { mediaType: sniffImageType(Buffer.from(data.slice(0, 16), 'base64')) ?? mediaType, data };
+}
+
+const HEIC_BRANDS: ReadonlySet<string> = new Set(['heic', 'heix', 'heim', 'heis']);
+const HEIF_BRANDS: ReadonlySet<string> = new Set(['mif1', 'msf1', 'heif']);
+
+/**
+ * The image type an image's first bytes (at least 12) show, for the types the
+ * providers read; undefined for any other. What an image says of itself wins
+ * over what its data URL or server says: OpenAI reads a PNG sent as
+ * `data:image/jpeg` (apps label every image alike), while Anthropic refuses
+ * an image whose bytes are not of its media type ("The image was specified
+ * using the image/jpeg media type, but the image appears to be a image/png
+ * image"), and Converse's format must match the bytes too.
+ */
+export function sniffImageType(head: Uint8Array): string | undefined {
+  const ascii = (from: number, to: number): string => String.fromCharCode(...head.subarray(from, to));
+  if (head[0] === 0x89 && ascii(1, 4) === 'PNG') return 'image/png';
+  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
+  if (ascii(0, 4) === 'GIF8') return 'image/gif';
+  if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
+  if (ascii(4, 8) === 'ftyp' && HEIC_BRANDS.has(ascii(8, 12))) return 'image/heic';
+  if (ascii(4, 8) === 'ftyp' && HEIF_BRANDS.has(ascii(8, 12))) return 'image/heif';
+  return undefined;
 }
 
 /**

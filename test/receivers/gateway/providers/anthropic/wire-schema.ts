@@ -2,7 +2,7 @@
 // https://docs.anthropic.com/en/api/messages
 import { z } from 'zod';
 import type { Seen } from '../shared/fake-upstream.js';
-import { zodProblems } from '../shared/fake-upstream.js';
+import { imageTypeOfBytes, zodProblems } from '../shared/fake-upstream.js';
 
 // https://docs.anthropic.com/en/docs/build-with-claude/prompt-caching
 const cacheControl = z.strictObject({ type: z.literal('ephemeral'), ttl: z.enum(['5m', '1h']).optional() }).optional();
@@ -80,6 +80,12 @@ export function validateAnthropic(seen: Seen): string[] {
   const last = body.messages.at(-1);
   const lastBlock = typeof last?.content === 'string' ? { type: 'text', text: last.content } : last?.content.at(-1);
   if (last?.role === 'assistant' && lastBlock?.type === 'text' && /\s$/.test(lastBlock.text)) problems.push('body messages: final assistant content cannot end with trailing whitespace');
+  // Anthropic reads an image's type from its bytes and refuses a media_type that says otherwise.
+  for (const image of imageBlocks(body)) {
+    if (image.source.type !== 'base64') continue;
+    const actual = imageTypeOfBytes(image.source.data);
+    if (actual !== undefined && `image/${actual}` !== image.source.media_type) problems.push(`body image.source.base64: The image was specified using the ${image.source.media_type} media type, but the image appears to be a image/${actual} image`);
+  }
   const breakpoints = JSON.stringify(body).split('"cache_control"').length - 1;
   if (breakpoints > 4) problems.push(`body: ${breakpoints} cache_control breakpoints, at most 4 are allowed`);
   // Every tool_use must be answered by tool_result blocks at the start of the very next (user) turn.
@@ -98,4 +104,15 @@ export function validateAnthropic(seen: Seen): string[] {
     if (results.join(',') !== ids.join(',')) problems.push(`body messages.${i + 1}: must start with tool_result blocks for ${ids.join(', ')}`);
   });
   return problems;
+}
+
+type ImageBlock = z.output<typeof imageBlock>;
+
+/** The request's image blocks, in tool results too. */
+function imageBlocks(body: MessagesRequest): ImageBlock[] {
+  return body.messages.flatMap((message) =>
+    typeof message.content === 'string'
+      ? []
+      : message.content.flatMap((b): ImageBlock[] => (b.type === 'image' ? [b] : b.type === 'tool_result' && Array.isArray(b.content) ? b.content.filter((c): c is ImageBlock => c.type === 'image') : [])),
+  );
 }

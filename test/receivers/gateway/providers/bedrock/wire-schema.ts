@@ -3,7 +3,7 @@
 import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { z } from 'zod';
-import { zodProblems, type Seen } from '../shared/fake-upstream.js';
+import { imageTypeOfBytes, zodProblems, type Seen } from '../shared/fake-upstream.js';
 
 const oneOf = (keys: readonly string[]) => (block: Record<string, unknown>) => keys.filter((k) => block[k] !== undefined).length === 1;
 
@@ -116,6 +116,11 @@ export function conversationProblems(body: ConverseRequest): string[] {
   const forced = body.toolConfig?.toolChoice;
   if (thinking !== undefined && forced !== undefined && !('auto' in forced)) problems.push('body toolConfig.toolChoice: thinking may not be used with a forced tool choice (any or tool)');
   if (body.messages[0]?.role !== 'user') problems.push('body messages.0: the conversation must start with a user message');
+  // Converse checks an image's bytes against its format.
+  for (const block of body.messages.flatMap((m) => m.content)) {
+    const actual = block.image === undefined ? undefined : imageTypeOfBytes(block.image.source.bytes);
+    if (actual !== undefined && actual !== block.image?.format) problems.push(`body image: the format ${block.image?.format} does not match the image's bytes (${actual})`);
+  }
   const usesTools = body.messages.some((m) => m.content.some((b) => b.toolUse !== undefined || b.toolResult !== undefined));
   if (usesTools && body.toolConfig === undefined) problems.push('body: toolConfig is required when messages hold toolUse or toolResult blocks');
   body.messages.forEach((message, i) => {

@@ -3,7 +3,7 @@ import { startSilentServer } from '../../../../helpers/silent-server.js';
 import { googleAdapter } from '../../../../../src/receivers/gateway/providers/google/index.js';
 import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/shared/inputs.js';
 import { UpstreamStreamError } from '../../../../../src/receivers/gateway/providers/shared/types.js';
-import { assemble, complete, context, json, PNG_BASE64, PNG_DATA_URL, servePng, startFake, stream, type FakeUpstream, type Handler, type Seen } from '../shared/fake-upstream.js';
+import { assemble, complete, context, json, JPEG_BASE64, PNG_BASE64, PNG_DATA_URL, servePng, startFake, stream, type FakeUpstream, type Handler, type Seen } from '../shared/fake-upstream.js';
 import { response, sendResponse, sendStream, usageMetadata } from './fixtures.js';
 import { generateContentRequest, validateGemini, type GenerateContentRequest } from './wire-schema.js';
 import { OPENAI_ONLY, OPENAI_ONLY_NEUTRAL } from '../shared/openai-only.js';
@@ -394,15 +394,15 @@ describe('google adapter', () => {
       (seen, res) => {
         if (!seen.path.startsWith('/images/')) return sendResponse(res, [{ text: 'Two photos.' }]);
         res.writeHead(200, { 'content-type': 'image/jpg' });
-        res.end(Buffer.from(PNG_BASE64, 'base64'));
+        res.end(Buffer.from(JPEG_BASE64, 'base64'));
       },
       { image_fetch: { allow_private_addresses: true } },
     );
     const out = await complete(googleAdapter, ctx, {
-      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/JPG;base64,${PNG_BASE64}` } }, { type: 'image_url', image_url: { url: `${fake?.url}/images/photo.jpg` } }] }],
+      messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: `data:image/JPG;base64,${JPEG_BASE64}` } }, { type: 'image_url', image_url: { url: `${fake?.url}/images/photo.jpg` } }] }],
     });
     expect(out.ok).toBe(true);
-    expect(sent().contents[0]?.parts).toEqual([{ inlineData: { mimeType: 'image/jpeg', data: PNG_BASE64 } }, { inlineData: { mimeType: 'image/jpeg', data: PNG_BASE64 } }]);
+    expect(sent().contents[0]?.parts).toEqual([{ inlineData: { mimeType: 'image/jpeg', data: JPEG_BASE64 } }, { inlineData: { mimeType: 'image/jpeg', data: JPEG_BASE64 } }]);
   });
 
   it('refuses a GIF, which Gemini cannot read, naming the image, so that another provider type may take it', async () => {

@@ -90,9 +90,24 @@ export function sse(res: ServerResponse, events: ReadonlyArray<{ event?: string;
   else if (options.hold !== true) res.end();
 }
 
+/**
+ * The image type base64 bytes are, by their magic numbers, as Anthropic and
+ * Bedrock check them against the type a request declares; undefined for others.
+ */
+export function imageTypeOfBytes(base64: string): 'png' | 'jpeg' | 'gif' | 'webp' | undefined {
+  const bytes = Buffer.from(base64, 'base64');
+  if (bytes.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return 'png';
+  if (bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) return 'jpeg';
+  if (bytes.subarray(0, 6).toString('latin1') === 'GIF89a' || bytes.subarray(0, 6).toString('latin1') === 'GIF87a') return 'gif';
+  if (bytes.subarray(0, 4).toString('latin1') === 'RIFF' && bytes.subarray(8, 12).toString('latin1') === 'WEBP') return 'webp';
+  return undefined;
+}
+
 /** A 1x1 PNG. */
 export const PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 export const PNG_DATA_URL = `data:image/png;base64,${PNG_BASE64}`;
+/** The first bytes of a JPEG (SOI, then an APP0 "JFIF" segment): what providers read an image's type from. */
+export const JPEG_BASE64 = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]).toString('base64');
 
 export function servePng(res: ServerResponse): void {
   const bytes = Buffer.from(PNG_BASE64, 'base64');

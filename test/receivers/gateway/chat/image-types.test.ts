@@ -1,0 +1,84 @@
+// Images whose data URL or server names another type than their bytes are,
+// sent with the openai SDK to the provider types that read them inline:
+// Anthropic and Converse check the bytes against the declared type.
+import type { ServerResponse } from 'node:http';
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY, startGateway, type Gateway } from '../harness.js';
+import { sendMessage } from '../providers/anthropic/fixtures.js';
+import { messagesRequest, validateAnthropic } from '../providers/anthropic/wire-schema.js';
+import { sendConverse } from '../providers/bedrock/fixtures.js';
+import { converseRequest, CREDENTIALS, REGION, requestProblems } from '../providers/bedrock/wire-schema.js';
+import { sendResponse } from '../providers/google/fixtures.js';
+import { generateContentRequest, validateGemini } from '../providers/google/wire-schema.js';
+import { JPEG_BASE64, PNG_BASE64, startFake, type FakeUpstream, type Seen } from '../providers/shared/fake-upstream.js';
+
+let gateway: Gateway | undefined;
+const fakes: FakeUpstream[] = [];
+
+afterEach(async () => {
+  const problems = fakes.flatMap((fake) => fake.problems);
+  await gateway?.close();
+  for (const fake of fakes.splice(0)) await fake.close();
+  gateway = undefined;
+  expect(problems).toEqual([]);
+});
+
+/** Images under /images/ answer PNG bytes as image/jpeg, as a server that names every image so would; `answer` the rest. */
+function servingMislabelled(answer: (res: ServerResponse) => void): (seen: Seen, res: ServerResponse) => void {
+  return function serve(seen, res) {
+    if (!seen.path.startsWith('/images/')) return answer(res);
+    res.writeHead(200, { 'content-type': 'image/jpeg' });
+    res.end(Buffer.from(PNG_BASE64, 'base64'));
+  };
+}
+
+async function setup(): Promise<{ client: OpenAI; anthropic: FakeUpstream; google: FakeUpstream; bedrock: FakeUpstream }> {
+  const anthropic = await startFake(validateAnthropic, (_seen, res) => sendMessage(res, [{ type: 'text', text: 'two pixels' }]));
+  const google = await startFake(validateGemini, servingMislabelled((res) => sendResponse(res, [{ text: 'two pixels' }])));
+  const bedrock = await startFake(requestProblems, servingMislabelled((res) => sendConverse(res, [{ text: 'two pixels' }])));
+  fakes.push(anthropic, google, bedrock);
+  const fetch = { image_fetch: { allow_private_addresses: true } };
+  gateway = await startGateway({
+    providers: {
+      claude: { type: 'anthropic', base_url: anthropic.url, api_key: 'sk-ant-test' },
+      gemini: { type: 'google', base_url: google.url, api_key: 'gm-test-key', ...fetch },
+      converse: { type: 'bedrock', base_url: bedrock.url, region: REGION, access_key_id: CREDENTIALS.accessKeyId, secret_access_key: CREDENTIALS.secretAccessKey, ...fetch },
+    },
+    models: [
+      { id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-x' }] },
+      { id: 'acme/gemini', endpoints: [{ provider: 'gemini', model: 'gemini-x' }] },
+      { id: 'acme/converse', endpoints: [{ provider: 'converse', model: 'anthropic.claude-x' }] },
+    ],
+  });
+  return { client: new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 }), anthropic, google, bedrock };
+}
+
+function imageMessage(urls: readonly string[]): OpenAI.ChatCompletionMessageParam[] {
+  return [{ role: 'user', content: [{ type: 'text', text: 'What are these?' }, ...urls.map((url) => ({ type: 'image_url' as const, image_url: { url } }))] }];
+}
+
+function upstreamRequest(fake: FakeUpstream): unknown {
+  return fake.requests.find((seen) => !seen.path.startsWith('/images/'))?.body;
+}
+
+describe('an image labelled with another type than its bytes are', () => {
+  it('goes to every provider type as the type its bytes are, in a data URL and from a server', async () => {
+    const { client, anthropic, google, bedrock } = await setup();
+    const mislabelled = [`data:image/jpeg;base64,${PNG_BASE64}`, `data:image/png;base64,${JPEG_BASE64}`];
+
+    const fromClaude = await client.chat.completions.create({ model: 'acme/claude', messages: imageMessage(mislabelled) });
+    expect(fromClaude.choices[0]?.message.content).toBe('two pixels');
+    const claudeContent = messagesRequest.parse(upstreamRequest(anthropic)).messages[0]?.content;
+    expect(Array.isArray(claudeContent) ? claudeContent.flatMap((block) => (block.type === 'image' && block.source.type === 'base64' ? [block.source.media_type] : [])) : []).toEqual(['image/png', 'image/jpeg']);
+
+    const served = [...mislabelled, `${google.url}/images/photo.jpg`];
+    const fromGemini = await client.chat.completions.create({ model: 'acme/gemini', messages: imageMessage(served) });
+    expect(fromGemini.choices[0]?.message.content).toBe('two pixels');
+    expect(generateContentRequest.parse(upstreamRequest(google)).contents[0]?.parts.flatMap((part) => (part.inlineData !== undefined ? [part.inlineData.mimeType] : []))).toEqual(['image/png', 'image/jpeg', 'image/png']);
+
+    const fromConverse = await client.chat.completions.create({ model: 'acme/converse', messages: imageMessage([...mislabelled, `${bedrock.url}/images/photo.jpg`]) });
+    expect(fromConverse.choices[0]?.message.content).toBe('two pixels');
+    expect(converseRequest.parse(upstreamRequest(bedrock)).messages[0]?.content.flatMap((block) => (block.image !== undefined ? [block.image.format] : []))).toEqual(['png', 'jpeg', 'png']);
+  });
+});
