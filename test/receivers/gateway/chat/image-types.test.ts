@@ -24,12 +24,19 @@ afterEach(async () => {
   expect(problems).toEqual([]);
 });
 
-/** Images under /images/ answer PNG bytes as image/jpeg, as a server that names every image so would; `answer` the rest. */
+/**
+ * Under /images/ a server that types images carelessly: PNG bytes as
+ * image/jpeg (photo.jpg), as S3's default for an object stored without a type
+ * (upload.png: binary/octet-stream), without a type (bare.png), and a body
+ * that is no image as application/octet-stream (notes.bin); `answer` the rest.
+ */
 function servingMislabelled(answer: (res: ServerResponse) => void): (seen: Seen, res: ServerResponse) => void {
+  const types: Record<string, string | undefined> = { '/images/photo.jpg': 'image/jpeg', '/images/upload.png': 'binary/octet-stream', '/images/bare.png': undefined, '/images/notes.bin': 'application/octet-stream' };
   return function serve(seen, res) {
     if (!seen.path.startsWith('/images/')) return answer(res);
-    res.writeHead(200, { 'content-type': 'image/jpeg' });
-    res.end(Buffer.from(PNG_BASE64, 'base64'));
+    const type = types[seen.path];
+    res.writeHead(200, type === undefined ? {} : { 'content-type': type });
+    res.end(seen.path === '/images/notes.bin' ? 'plain words, no picture' : Buffer.from(PNG_BASE64, 'base64'));
   };
 }
 
@@ -80,5 +87,31 @@ describe('an image labelled with another type than its bytes are', () => {
     const fromConverse = await client.chat.completions.create({ model: 'acme/converse', messages: imageMessage([...mislabelled, `${bedrock.url}/images/photo.jpg`]) });
     expect(fromConverse.choices[0]?.message.content).toBe('two pixels');
     expect(converseRequest.parse(upstreamRequest(bedrock)).messages[0]?.content.flatMap((block) => (block.image !== undefined ? [block.image.format] : []))).toEqual(['png', 'jpeg', 'png']);
+  });
+});
+
+describe('an image server that gives no image type', () => {
+  it('is read, and its image goes as the type its bytes are, on the provider types that fetch images', async () => {
+    const { client, google, bedrock } = await setup();
+    for (const [model, fake] of [['acme/gemini', google], ['acme/converse', bedrock]] as const) {
+      const out = await client.chat.completions.create({ model, messages: imageMessage([`${fake.url}/images/upload.png`, `${fake.url}/images/bare.png`]) });
+      expect(out.choices[0]?.message.content).toBe('two pixels');
+    }
+    expect(generateContentRequest.parse(upstreamRequest(google)).contents[0]?.parts.flatMap((part) => (part.inlineData !== undefined ? [part.inlineData] : []))).toEqual([
+      { mimeType: 'image/png', data: PNG_BASE64 },
+      { mimeType: 'image/png', data: PNG_BASE64 },
+    ]);
+    expect(converseRequest.parse(upstreamRequest(bedrock)).messages[0]?.content.flatMap((block) => (block.image !== undefined ? [block.image.format] : []))).toEqual(['png', 'png']);
+  });
+
+  it('is refused, naming the part, when its bytes are no image', async () => {
+    const { client, google, bedrock } = await setup();
+    for (const [model, fake] of [['acme/gemini', google], ['acme/converse', bedrock]] as const) {
+      const error = await client.chat.completions.create({ model, messages: imageMessage([`${fake.url}/images/notes.bin`]) }).catch((err: unknown) => err);
+      expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ param: 'messages[0].content[1].image_url.url' });
+      expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toContain('application/octet-stream');
+      expect(upstreamRequest(fake)).toBeUndefined();
+    }
   });
 });

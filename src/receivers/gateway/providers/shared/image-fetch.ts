@@ -34,6 +34,13 @@ const MAX_REDIRECTS = 3;
 /** Images one request fetches at once; the others wait for a free slot. */
 const CONCURRENT_FETCHES = 4;
 
+/**
+ * What a server says of bytes it has no type for (S3's default for an object
+ * stored without one is binary/octet-stream): such a body is read, and taken
+ * when its bytes show an image type (sniffImageType), as OpenAI takes it.
+ */
+const UNTYPED: ReadonlySet<string> = new Set(['', 'application/octet-stream', 'binary/octet-stream']);
+
 const guardedAgent = new Agent({ connect: { lookup: guardedLookup }, connections: 16 });
 const openAgent = new Agent({ connections: 16 });
 
@@ -106,12 +113,15 @@ async function fetchImage(url: string, config: ImageFetchConfig, signal: AbortSi
       invalidRequest(param, `image fetch answered HTTP ${response.statusCode}`);
     }
     const mediaType = imageMediaType(String(response.headers['content-type'] ?? ''));
-    if (!mediaType.startsWith('image/')) {
+    const named = mediaType === '' ? '(none)' : mediaType;
+    if (!mediaType.startsWith('image/') && !UNTYPED.has(mediaType)) {
       await response.body.dump();
-      invalidRequest(param, `image fetch answered content-type ${mediaType === '' ? '(none)' : mediaType}, not image/*`);
+      invalidRequest(param, `image fetch answered content-type ${named}, not image/*`);
     }
     const bytes = await readBounded(response, config, param, signal, take);
-    return { mediaType: sniffImageType(bytes) ?? mediaType, data: bytes.toString('base64') };
+    const type = sniffImageType(bytes) ?? mediaType;
+    if (!type.startsWith('image/')) invalidRequest(param, `image fetch answered content-type ${named}, and bytes of no image type the providers read`);
+    return { mediaType: type, data: bytes.toString('base64') };
   }
   invalidRequest(param, `image fetch redirected more than ${MAX_REDIRECTS} times`);
 }
