@@ -1,7 +1,7 @@
 // OpenAI chat request -> Anthropic Messages request.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
-import { OPENAI_ONLY_PARAMS, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, claudeSampling, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
@@ -33,8 +33,9 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
     body.thinking = { type: 'enabled', budget_tokens: budget };
     body.max_tokens = maxTokens;
   }
+  const sampling = claudeSampling(request);
   for (const field of RANGED_FIELDS) {
-    const value = request[field.from];
+    const value = sampling[field.from];
     if (value === undefined) continue;
     if (value < field.min || value > field.max) invalidRequest(field.from, `must be between ${field.min} and ${field.max} for provider type anthropic`);
     body[field.to] = value;

@@ -1,7 +1,7 @@
 // OpenAI chat request -> Bedrock Converse / ConverseStream request, signed.
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { RequestImages } from '../shared/image-fetch.js';
-import { OPENAI_ONLY_PARAMS, asObject, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
+import { OPENAI_ONLY_PARAMS, asObject, claudeSampling, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
 import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
@@ -123,8 +123,9 @@ function isClaude(model: string): boolean {
 
 function mapInferenceConfig(request: ChatCompletionRequest, ctx: AttemptContext<BedrockProviderConfig>): ConverseInferenceConfig {
   const config: ConverseInferenceConfig = {};
+  const sampling = isClaude(ctx.model) ? claudeSampling(request) : request;
   for (const field of RANGED_FIELDS) {
-    const value = request[field.from];
+    const value = sampling[field.from];
     if (value === undefined) continue;
     if (value < field.min || value > field.max) invalidRequest(field.from, `must be between ${field.min} and ${field.max} for provider type bedrock`);
     config[field.to] = value;

@@ -232,6 +232,21 @@ export function claudeStopList(stop: string | string[] | undefined, providerType
   return list;
 }
 
+/**
+ * `temperature` and `top_p` as Claude takes them, on Anthropic's API and on
+ * Bedrock alike: Claude Sonnet 4.5 and later refuse the two together
+ * ("`temperature` and `top_p` cannot both be specified for this model"),
+ * and OpenAI clients send `top_p: 1` beside a temperature. A value at
+ * Claude's default (`top_p` 1, no truncation; `temperature` 1) beside the
+ * other asks for nothing, so it is left out.
+ */
+export function claudeSampling(request: ChatCompletionRequest): Pick<ChatCompletionRequest, 'temperature' | 'top_p'> {
+  const { temperature, top_p: topP } = request;
+  if (temperature !== undefined && topP === 1) return { temperature };
+  if (topP !== undefined && temperature === 1) return { top_p: topP };
+  return { ...(temperature !== undefined ? { temperature } : {}), ...(topP !== undefined ? { top_p: topP } : {}) };
+}
+
 /** Empty or whitespace only: text Claude refuses in a text block or a stop sequence, and Converse in any text block. */
 export function isBlank(text: string): boolean {
   return text.trim() === '';

@@ -305,7 +305,9 @@ describe('anthropic adapter', () => {
     expect(tryBuild({ tool_choice: { type: 'function', function: { name: 'get_weather' } } })).toThrow(ProviderRequestError);
     expect(fake?.requests).toHaveLength(0);
     await complete(anthropicAdapter, ctx, { ...thinking, temperature: 1, top_p: 0.95, tool_choice: 'auto' });
-    expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1600 }, temperature: 1, top_p: 0.95, tool_choice: { type: 'auto' } });
+    expect(sent()).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 1600 }, top_p: 0.95, tool_choice: { type: 'auto' } });
+    // temperature 1 is Claude's default, left out beside a top_p (claude-sampling.test.ts).
+    expect(sent().temperature).toBeUndefined();
     await complete(anthropicAdapter, ctx, { ...thinking, reasoning_effort: 'none', temperature: 0.2, top_k: 40, tool_choice: 'required' });
     expect(sent(1)).toMatchObject({ temperature: 0.2, top_k: 40, tool_choice: { type: 'any' } });
   });

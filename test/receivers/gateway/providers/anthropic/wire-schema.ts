@@ -80,6 +80,7 @@ export function validateAnthropic(seen: Seen): string[] {
   const last = body.messages.at(-1);
   const lastBlock = typeof last?.content === 'string' ? { type: 'text', text: last.content } : last?.content.at(-1);
   if (last?.role === 'assistant' && lastBlock?.type === 'text' && /\s$/.test(lastBlock.text)) problems.push('body messages: final assistant content cannot end with trailing whitespace');
+  if (refusesTemperatureWithTopP(body.model) && body.temperature !== undefined && body.top_p !== undefined) problems.push('body: `temperature` and `top_p` cannot both be specified for this model. Please use only one.');
   // Anthropic reads an image's type from its bytes and refuses a media_type that says otherwise.
   for (const image of imageBlocks(body)) {
     if (image.source.type !== 'base64') continue;
@@ -115,4 +116,9 @@ function imageBlocks(body: MessagesRequest): ImageBlock[] {
       ? []
       : message.content.flatMap((b): ImageBlock[] => (b.type === 'image' ? [b] : b.type === 'tool_result' && Array.isArray(b.content) ? b.content.filter((c): c is ImageBlock => c.type === 'image') : [])),
   );
+}
+
+/** Claude Sonnet 4.5, Haiku 4.5, Opus 4.1 and later take temperature or top_p, not both (on Bedrock too). */
+export function refusesTemperatureWithTopP(model: string): boolean {
+  return /claude-(?:(?:sonnet|haiku|opus)-4-[5-9]|opus-4-1)/.test(model);
 }

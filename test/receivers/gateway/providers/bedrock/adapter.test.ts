@@ -321,7 +321,9 @@ describe('bedrock adapter', () => {
     await expect(build({ tool_choice: { type: 'function', function: { name: 'get_weather' } } })).rejects.toThrow(ProviderRequestError);
     expect(fake?.requests).toHaveLength(0);
     await complete(bedrockAdapter, ctx, { ...thinking, temperature: 1, top_p: 0.95, tool_choice: 'auto' });
-    expect(sent()).toMatchObject({ additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 1600 } }, inferenceConfig: { temperature: 1, topP: 0.95 }, toolConfig: { toolChoice: { auto: {} } } });
+    expect(sent()).toMatchObject({ additionalModelRequestFields: { thinking: { type: 'enabled', budget_tokens: 1600 } }, inferenceConfig: { topP: 0.95 }, toolConfig: { toolChoice: { auto: {} } } });
+    // temperature 1 is Claude's default, left out beside a top_p (claude-sampling.test.ts).
+    expect(sent().inferenceConfig?.temperature).toBeUndefined();
     await complete(bedrockAdapter, ctx, { ...thinking, reasoning_effort: 'none', temperature: 0.2, top_p: 0.5, tool_choice: 'required' });
     expect(sent(1)).toMatchObject({ inferenceConfig: { temperature: 0.2, topP: 0.5 }, toolConfig: { toolChoice: { any: {} } } });
     expect(sent(1).additionalModelRequestFields).toBeUndefined();

@@ -4,6 +4,7 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { z } from 'zod';
 import { imageTypeOfBytes, zodProblems, type Seen } from '../shared/fake-upstream.js';
+import { refusesTemperatureWithTopP } from '../anthropic/wire-schema.js';
 
 const oneOf = (keys: readonly string[]) => (block: Record<string, unknown>) => keys.filter((k) => block[k] !== undefined).length === 1;
 
@@ -147,13 +148,14 @@ export function requestProblems(seen: Seen): string[] {
   const body = converseRequest.parse(seen.body);
   problems.push(...conversationProblems(body));
   const model = decodeURIComponent(seen.path.split('/')[2] ?? '');
-  if (/anthropic\.|claude/i.test(model)) problems.push(...claudeProblems(body));
+  if (/anthropic\.|claude/i.test(model)) problems.push(...claudeProblems(body, model));
   return problems;
 }
 
 /** What Claude refuses beyond Converse's own checks, as Anthropic's API does (Bedrock answers them as "The model returned the following errors: ..."). */
-function claudeProblems(body: ConverseRequest): string[] {
+function claudeProblems(body: ConverseRequest, model: string): string[] {
   const problems: string[] = [];
+  if (refusesTemperatureWithTopP(model) && body.inferenceConfig?.temperature !== undefined && body.inferenceConfig.topP !== undefined) problems.push('body: The model returned the following errors: `temperature` and `top_p` cannot both be specified for this model. Please use only one.');
   if (body.inferenceConfig?.stopSequences?.some((stop) => stop.trim() === '') === true) problems.push('body inferenceConfig.stopSequences: each stop sequence must contain non-whitespace');
   // A cachePoint is a marker after the block it caches, not content.
   const last = body.messages.at(-1);

@@ -1,0 +1,58 @@
+// temperature beside top_p, as OpenAI clients send them, to Claude models that
+// take only one of the two (Sonnet 4.5 and later), on anthropic and bedrock.
+import OpenAI from 'openai';
+import { afterEach, describe, expect, it } from 'vitest';
+import { API_KEY, startGateway, type Gateway } from '../harness.js';
+import { sendMessage } from '../providers/anthropic/fixtures.js';
+import { messagesRequest, validateAnthropic } from '../providers/anthropic/wire-schema.js';
+import { sendConverse } from '../providers/bedrock/fixtures.js';
+import { converseRequest, CREDENTIALS, REGION, requestProblems } from '../providers/bedrock/wire-schema.js';
+import { startFake, type FakeUpstream } from '../providers/shared/fake-upstream.js';
+
+let gateway: Gateway | undefined;
+const fakes: FakeUpstream[] = [];
+
+afterEach(async () => {
+  const problems = fakes.flatMap((fake) => fake.problems);
+  await gateway?.close();
+  for (const fake of fakes.splice(0)) await fake.close();
+  gateway = undefined;
+  expect(problems).toEqual([]);
+});
+
+async function setup(): Promise<{ client: OpenAI; anthropic: FakeUpstream; bedrock: FakeUpstream }> {
+  const anthropic = await startFake(validateAnthropic, (_seen, res) => sendMessage(res, [{ type: 'text', text: 'hi' }]));
+  const bedrock = await startFake(requestProblems, (_seen, res) => sendConverse(res, [{ text: 'hi' }]));
+  fakes.push(anthropic, bedrock);
+  gateway = await startGateway({
+    providers: {
+      claude: { type: 'anthropic', base_url: anthropic.url, api_key: 'sk-ant-test' },
+      converse: { type: 'bedrock', base_url: bedrock.url, region: REGION, access_key_id: CREDENTIALS.accessKeyId, secret_access_key: CREDENTIALS.secretAccessKey },
+    },
+    models: [
+      { id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-sonnet-4-5' }] },
+      { id: 'acme/converse', endpoints: [{ provider: 'converse', model: 'us.anthropic.claude-sonnet-4-5-20250929-v1:0' }] },
+    ],
+  });
+  return { client: new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 }), anthropic, bedrock };
+}
+
+describe('temperature and top_p together, for a Claude model that takes only one', () => {
+  it.each([
+    { given: { temperature: 0.2, top_p: 1 }, sent: { temperature: 0.2 } },
+    { given: { temperature: 1, top_p: 0.9 }, sent: { top_p: 0.9 } },
+  ])('leaves out the one at its default: $given sends $sent', async ({ given, sent }) => {
+    const { client, anthropic, bedrock } = await setup();
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: 'Hello' }];
+
+    const fromClaude = await client.chat.completions.create({ model: 'acme/claude', messages, ...given });
+    expect(fromClaude.choices[0]?.message.content).toBe('hi');
+    const body = messagesRequest.parse(anthropic.requests[0]?.body);
+    expect({ temperature: body.temperature, top_p: body.top_p }).toEqual({ temperature: undefined, top_p: undefined, ...sent });
+
+    const fromConverse = await client.chat.completions.create({ model: 'acme/converse', messages, ...given });
+    expect(fromConverse.choices[0]?.message.content).toBe('hi');
+    const config = converseRequest.parse(bedrock.requests[0]?.body).inferenceConfig;
+    expect({ temperature: config?.temperature, top_p: config?.topP }).toEqual({ temperature: undefined, top_p: undefined, ...sent });
+  });
+});
