@@ -1,12 +1,22 @@
 // Gemini error responses ({"error": google.rpc.Status}) -> the gateway's error info.
 // https://ai.google.dev/gemini-api/docs/troubleshooting
-import type { UpstreamErrorInfo } from '../shared/types.js';
+import { UNSUPPORTED_VALUE, type UpstreamErrorInfo } from '../shared/types.js';
 import { asObject, isFallbackStatus } from '../shared/inputs.js';
 import type { GeminiError } from './wire.js';
 
 const decoder = new TextDecoder();
 
 const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
+
+/**
+ * Gemini checks a request against what its model can do, and refuses what it
+ * cannot with an INVALID_ARGUMENT that says so: "Penalty is not enabled for
+ * models/gemini-2.5-flash" (penalties, which 2.0 took), "Developer
+ * instruction is not enabled for models/gemma-3-27b-it" (system messages),
+ * "JSON mode is not enabled for ...", "Function calling with a response mime
+ * type: 'application/json' is unsupported". Another model may take the request.
+ */
+const UNSUPPORTED = /\bnot enabled for (?:this model|models\/)|\bunsupported\b|\bnot supported\b/i;
 
 /** google.rpc.Code name -> OpenAI error type. */
 const ERROR_TYPES: Readonly<Record<string, string>> = {
@@ -29,6 +39,10 @@ export function classifyGoogleError(status: number, body: Uint8Array): UpstreamE
   const details = detailsOf(error);
   const badKey = details.some((detail) => detail['reason'] === 'API_KEY_INVALID');
   const effective = badKey ? 401 : status;
+  // What this model cannot take, another model may: answered as a provider type's own refusal, so the next endpoint is tried.
+  if (!badKey && status === 400 && error?.status === 'INVALID_ARGUMENT' && typeof error.message === 'string' && UNSUPPORTED.test(error.message)) {
+    return { status: 400, message: error.message, type: 'invalid_request_error', code: UNSUPPORTED_VALUE, param: null, fallback: true };
+  }
   return {
     status: effective,
     message: error?.message ?? (text.trim() === '' ? `google answered HTTP ${status}` : `google answered HTTP ${status}: ${text.trim().slice(0, 500)}`),
