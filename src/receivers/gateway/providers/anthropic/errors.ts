@@ -1,7 +1,7 @@
 // Anthropic error responses -> the gateway's error info.
 // https://docs.anthropic.com/en/api/errors
 import { asObject, isFallbackStatus } from '../shared/inputs.js';
-import type { UpstreamErrorInfo } from '../shared/types.js';
+import { UNSUPPORTED_VALUE, type UpstreamErrorInfo } from '../shared/types.js';
 
 const decoder = new TextDecoder();
 
@@ -16,6 +16,13 @@ const ERROR_TYPES: Readonly<Record<string, string>> = {
   api_error: 'api_error',
   overloaded_error: 'api_error',
 };
+
+/**
+ * What one Claude model cannot take and another may, as Anthropic words it:
+ * "`temperature` and `top_p` cannot both be specified for this model"
+ * (Sonnet 4.5 and later), "... is not supported on this model".
+ */
+const UNSUPPORTED = /\bthis model\b/i;
 
 /** The HTTP status Anthropic answers each error type with: an `error` event in a stream carries none. */
 const TYPE_STATUS: Readonly<Record<string, number>> = {
@@ -42,6 +49,10 @@ export function classifyAnthropicError(status: number, body: Uint8Array): Upstre
   const text = decoder.decode(body);
   const wire = readError(text);
   const known = wire === undefined ? undefined : ERROR_TYPES[wire.type];
+  // Answered as a provider type's own refusal, so the next endpoint is tried.
+  if (status === 400 && wire?.type === 'invalid_request_error' && UNSUPPORTED.test(wire.message)) {
+    return { status: 400, message: wire.message, type: 'invalid_request_error', code: UNSUPPORTED_VALUE, param: null, fallback: true };
+  }
   return {
     // 529 is Anthropic's own; clients know 503 as "overloaded, try again later".
     status: status === 529 ? 503 : status,

@@ -38,9 +38,11 @@ const FALLBACK_TYPES = new Set(['modelerrorexception', 'modelstreamerrorexceptio
  * a model-specific field the model does not take (Nova's reasoningConfig sent
  * to Llama) is "Malformed input request: #: extraneous key [reasoningConfig] is not permitted";
  * Llama and Mistral take no text beside tool results in a turn ("Conversation
- * blocks and tool result blocks cannot be provided in the same turn").
+ * blocks and tool result blocks cannot be provided in the same turn"); Claude
+ * Sonnet 4.5 and later take temperature or top_p, not both ("The model returned
+ * the following errors: `temperature` and `top_p` cannot both be specified for this model").
  */
-const UNSUPPORTED = /n(?:o|'|\u2019)t support(?:ed)?\b|extraneous key \[|cannot be provided in the same turn/i;
+const UNSUPPORTED = /n(?:o|'|\u2019)t support(?:ed)?\b|extraneous key \[|cannot be provided in the same turn|\bfor this model\b/i;
 
 /** Exception name (lower case) -> the HTTP status Bedrock answers it with; a ConverseStream exception frame carries none. */
 const EXCEPTION_STATUS: Readonly<Record<string, number>> = {
