@@ -33,10 +33,12 @@ async function setup(message: string, endpoints: Array<{ provider: string; model
 }
 
 describe('a Gemini model refusing what it cannot do', () => {
-  it.each([
+  it.each<[string, Pick<OpenAI.ChatCompletionCreateParamsNonStreaming, 'frequency_penalty' | 'reasoning_effort'>]>([
     ['Penalty is not enabled for models/gemini-2.5-flash', { frequency_penalty: 0.5 }],
     ['Developer instruction is not enabled for models/gemma-3-27b-it', {}],
     ["Function calling with a response mime type: 'application/json' is unsupported", {}],
+    ['Budget 0 is invalid. This model only works in thinking mode.', { reasoning_effort: 'none' }],
+    ['The model does not support setting thinking_budget to 0.', { reasoning_effort: 'none' }],
   ])('lets the next endpoint answer (%s)', async (message, params) => {
     const client = await setup(message, [
       { provider: 'gemini', model: 'gemini-2.5-flash' },

@@ -14,9 +14,12 @@ const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
  * models/gemini-2.5-flash" (penalties, which 2.0 took), "Developer
  * instruction is not enabled for models/gemma-3-27b-it" (system messages),
  * "JSON mode is not enabled for ...", "Function calling with a response mime
- * type: 'application/json' is unsupported". Another model may take the request.
+ * type: 'application/json' is unsupported"; thinking turned off (`reasoning_effort:
+ * "none"`) on a model that always thinks: "Budget 0 is invalid. This model only works
+ * in thinking mode", "The model does not support setting thinking_budget to 0".
+ * Another model may take the request.
  */
-const UNSUPPORTED = /\bnot enabled for (?:this model|models\/)|\bunsupported\b|\bnot supported\b/i;
+const UNSUPPORTED = /\bnot enabled for (?:this model|models\/)|\bunsupported\b|\bn(?:o|'|\u2019)t support(?:ed)?\b|\bthis model\b/i;
 
 /** google.rpc.Code name -> OpenAI error type. */
 const ERROR_TYPES: Readonly<Record<string, string>> = {
