@@ -101,3 +101,22 @@ describe('temperature and top_p together, neither at its default, for a Claude m
     expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toContain(refusal);
   });
 });
+
+describe('reasoning for a Claude model without extended thinking', () => {
+  it.each(["'claude-3-5-haiku-20241022' does not support thinking.", '"thinking.type.enabled" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.'])(
+    'is refused by the model as what it cannot do, and the next endpoint answers (%s)',
+    async (refusal) => {
+      const anthropic = await startFake(() => [], (_seen, res) => json(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: refusal } }));
+      fakes.push(anthropic);
+      upstream = await startUpstream((_body, res) => sendJson(res, 200, completion('from openai')));
+      gateway = await startGateway({
+        providers: { claude: { type: 'anthropic', base_url: anthropic.url, api_key: 'sk-ant-test' }, oa: openaiProvider(upstream) },
+        models: [{ id: 'acme/claude', endpoints: [{ provider: 'claude', model: 'claude-3-5-haiku-20241022' }, { provider: 'oa', model: 'gpt' }] }],
+      });
+      const client = new OpenAI({ baseURL: gateway.baseURL, apiKey: API_KEY, maxRetries: 0 });
+      const response = await client.chat.completions.create({ model: 'acme/claude', messages: [{ role: 'user', content: 'Hello' }], reasoning_effort: 'low' }).withResponse();
+      expect(response.data.choices[0]?.message.content).toBe('from openai');
+      expect(response.response.headers.get('x-sluice-provider')).toBe('oa');
+    },
+  );
+});

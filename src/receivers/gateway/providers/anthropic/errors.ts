@@ -20,9 +20,10 @@ const ERROR_TYPES: Readonly<Record<string, string>> = {
 /**
  * What one Claude model cannot take and another may, as Anthropic words it:
  * "`temperature` and `top_p` cannot both be specified for this model"
- * (Sonnet 4.5 and later), "... is not supported on this model".
+ * (Sonnet 4.5 and later), "\"thinking.type.enabled\" is not supported for this
+ * model", "'claude-3-5-haiku-20241022' does not support thinking."
  */
-const UNSUPPORTED = /\bthis model\b/i;
+const UNSUPPORTED = /\bthis model\b|^'[^']+' does not support\b/i;
 
 /** The HTTP status Anthropic answers each error type with: an `error` event in a stream carries none. */
 const TYPE_STATUS: Readonly<Record<string, number>> = {
