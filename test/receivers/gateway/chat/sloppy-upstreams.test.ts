@@ -258,6 +258,22 @@ describe('an OpenAI-compatible upstream that fails right after its opening role 
     expect(upstreams[1]?.requests).toHaveLength(1);
   });
 
+  it('falls back too when the role chunk says finish_reason "" (SGLang, old Ollama: "" for null)', async () => {
+    const client = await setup(
+      (_body, res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(`data: ${JSON.stringify({ ...chunk({}), choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: '' }] })}\n\n`);
+        res.end(`data: ${JSON.stringify({ error: { message: 'provider returned error', code: 502 } })}\n\n`);
+      },
+      (_body, res) => textStream(res, ['from ', 'second']),
+    );
+    const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
+    const chunks = [];
+    for await (const c of stream) chunks.push(c);
+    expect(chunks.map((c) => c.choices[0]?.delta.content).join('')).toBe('from second');
+    expect(upstreams[1]?.requests).toHaveLength(1);
+  });
+
   it('still sends the role chunk, first, once content follows it', async () => {
     const client = await setup((_body, res) => textStream(res, ['Hi']));
     const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });

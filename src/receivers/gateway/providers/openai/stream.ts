@@ -88,7 +88,7 @@ function saysFinished(reason: unknown): boolean {
 /** A chunk with nothing for the client but the role: no text, calls, finish or usage. */
 function saysOnlyRole(chunk: ChatCompletionChunk): boolean {
   if (chunk.usage != null || chunk.choices.length === 0) return false;
-  return chunk.choices.every((choice) => choice.finish_reason == null && Object.entries(choice.delta).every(([key, value]) => key === 'role' || value === '' || value === null));
+  return chunk.choices.every((choice) => !saysFinished(choice.finish_reason) && Object.entries(choice.delta).every(([key, value]) => key === 'role' || value === '' || value === null));
 }
 
 export function openAIStreamMapper(): StreamMapper {
