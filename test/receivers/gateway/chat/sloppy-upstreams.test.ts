@@ -355,6 +355,20 @@ describe('an OpenAI-compatible upstream that reports a failure as an SSE event n
   });
 });
 
+describe('an OpenAI-compatible upstream whose SSE event named error names its kind', () => {
+  it('answers with its code and the status it stands for, as for an error wrapped in an error key', async () => {
+    const client = await setup((_body, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.end(`event: error\ndata: ${JSON.stringify({ type: 'requests', code: 'rate_limit_exceeded', message: 'Rate limit reached for requests' })}\n\n`);
+    });
+    const err = await failure(client.chat.completions.create({ model: 'sloppy/m', messages, stream: true }));
+    expect(err.status).toBe(429);
+    expect(err.code).toBe('rate_limit_exceeded');
+    expect(err.type).toBe('requests');
+    expect(err.message).toContain('Rate limit reached for requests');
+  });
+});
+
 describe('an upstream that compresses its answer unless told not to', () => {
   // RFC 9110, 12.5.3: a request without Accept-Encoding takes any coding, so a server may gzip.
   const gzipUnlessIdentity = (send: (res: import('node:http').ServerResponse, encoded: (text: string) => Buffer | string) => void): UpstreamHandler =>

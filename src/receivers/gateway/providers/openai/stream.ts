@@ -15,8 +15,10 @@ function toChunk(event: SseEvent): ChatCompletionChunk | undefined {
   }
   if (!isObject(parsed)) throw new UpstreamStreamError('upstream sent an event that is not a JSON object');
   // An event typed `error` is one whether or not its data wraps the error in
-  // an `error` key (the Responses API's shape, `{type, code, message}`, does not).
-  const error = inBandError(event.event === 'error' && parsed['error'] == null ? { error: parsed } : parsed, event.data);
+  // an `error` key (the Responses API's shape, `{type, code, message}`, does
+  // not): wrapped here, so its type and code are read as a wrapped one's.
+  const bare = event.event === 'error' && parsed['error'] == null;
+  const error = bare ? inBandError({ error: parsed }, JSON.stringify({ error: parsed })) : inBandError(parsed, event.data);
   if (error !== undefined) throw error;
   const choices = parsed['choices'];
   // Some servers (Vertex AI's Mistral, Bedrock's OpenAI-compatible endpoints) leave choices out of a usage-only chunk.
