@@ -64,10 +64,13 @@ export class FlexibleRateLimiter implements RateLimiter {
     this.#keys.add(key);
     try {
       const state = await this.#limiter.consume(key, points);
+      this.counted(key, points, state.msBeforeNext);
       return { allowed: true, remaining: state.remainingPoints, resetMs: state.msBeforeNext };
     } catch (err) {
-      if (err instanceof RateLimiterRes) return { allowed: false, retryAfterMs: err.msBeforeNext };
-      throw err;
+      if (!(err instanceof RateLimiterRes)) throw err;
+      // A refused request counts too (rate-limiter-flexible's backends all take its points).
+      this.counted(key, points, err.msBeforeNext);
+      return { allowed: false, retryAfterMs: err.msBeforeNext };
     }
   }
 
@@ -80,8 +83,13 @@ export class FlexibleRateLimiter implements RateLimiter {
 
   async record(key: string, points: number): Promise<void> {
     this.#keys.add(key);
-    if (points > 0) await this.#limiter.penalty(key, points);
+    if (points <= 0) return;
+    const state = await this.#limiter.penalty(key, points);
+    this.counted(key, points, state.msBeforeNext);
   }
+
+  /** Points this instance counted for `key` in the window that ends in `msBeforeNext`; a backend that needs them keeps them. */
+  protected counted(_key: string, _points: number, _msBeforeNext: number): void {}
 
   /** The open windows of the keys counted here, as the backend counts them. */
   async windows(): Promise<CarriedWindows> {

@@ -165,6 +165,24 @@ describe('a reload that changes service.cluster and the rate-limit windows', () 
     expect(Number(await client.get('failed-off:rate:rpm:limited'))).toBe(LIMIT);
   });
 
+  it('keeps its own count of a key, made through Redis, when a reload turns cluster mode off while Redis is down', async () => {
+    const own = await startRedis();
+    try {
+      const port = await freePort();
+      await service.start(config(port, `{ redis: { url: "${own.url}", key_prefix: "own:" } }`));
+      await redisUp();
+      // The key's window is used up through Redis, which then goes away.
+      expect([await ask(port), await ask(port)]).toEqual([200, 200]);
+      await own.stop();
+      await waitUntil(async () => (await clusterView()).redis?.status === 'down', 10_000, 'the outage');
+
+      expect(await service.reload(() => config(port, undefined))).toBe(true);
+      expect(await ask(port)).toBe(429);
+    } finally {
+      await own.remove();
+    }
+  });
+
   it('adds the points counted while Redis was down to the fleet\'s counter when cluster mode is turned off and on again', async () => {
     const own = await startRedis({ persistent: true });
     const ownClient = new Redis(own.url);

@@ -13,12 +13,13 @@
 // state closes, the connection may stay), it shares what it still holds once
 // more and then listens for reconnections no longer. Its windows (for a reload
 // that turns cluster mode off) are the fleet's counts, read after it shares
-// (its own, which Redis does not have, while Redis does not answer).
+// (while Redis does not answer, its own: every point it counted in the key's
+// open window, through Redis or alone, of which Redis has all but the missed).
 import { ReplyError } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, type IRateLimiterOptions, type RateLimiterRes } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import { errorMessage } from '../../shared/errors.js';
-import { FlexibleRateLimiter, type CarriedWindows, type RateLimitOptions } from '../rate-limiter.js';
+import { FlexibleRateLimiter, type CarriedWindows, type RateLimitOptions, type RateWindow } from '../rate-limiter.js';
 import type { RedisConnection } from './connection.js';
 
 const SHARE_AFTER_FALLBACK_MS = 1_000;
@@ -90,6 +91,8 @@ export class RedisRateLimiter extends FlexibleRateLimiter {
   readonly #backends: RedisBackends;
   readonly #share: () => Promise<void>;
   readonly #close: () => Promise<void>;
+  /** Every point this instance counted per key, through Redis or alone, until its window ends: its own count when Redis does not answer. */
+  readonly #own = new Map<string, Missed>();
 
   constructor(backends: RedisBackends, options: RateLimitOptions, share: () => Promise<void>, close: () => Promise<void>) {
     super(backends.limiter, options);
@@ -109,10 +112,25 @@ export class RedisRateLimiter extends FlexibleRateLimiter {
     try {
       return { options: this.options, windows: await this.windowsIn(direct, (_key, points) => points) };
     } catch {
-      const windows = await this.windowsIn(insurance, (key, points) => Math.max(0, points - insurance.missedPoints(key)));
+      const now = Date.now();
+      const windows: RateWindow[] = [];
+      for (const [key, own] of this.#own) {
+        if (own.until > now) windows.push({ key, points: own.points, until: own.until, inRedis: Math.max(0, own.points - insurance.missedPoints(key)) });
+      }
       // The points Redis missed go with the windows (their next state carries them): sharing them too, at a reconnection before the close, would count them twice.
       insurance.missed.clear();
       return { options: this.options, windows };
+    }
+  }
+
+  protected override counted(key: string, points: number, msBeforeNext: number): void {
+    // As the missed points are kept: a window that has ended starts again, and points of Redis's window and of one counted alone end with the later.
+    const now = Date.now();
+    const own = this.#own.get(key);
+    if (own === undefined || own.until <= now) this.#own.set(key, { points, until: now + msBeforeNext });
+    else {
+      own.points += points;
+      own.until = Math.max(own.until, now + msBeforeNext);
     }
   }
 
