@@ -71,6 +71,8 @@ export class Service {
   #cluster: Cluster | undefined;
   /** Without service.cluster.instance_id, one random id for the process's life (reloads keep it). */
   readonly #defaultInstanceId = newInstanceId();
+  /** When this process's service was made: GET /v1/cluster's startedAt, which a reload that reopens the cluster keeps. */
+  readonly #startedAt = Date.now();
   #listeners: ListenerGroup | undefined;
   /** The receivers' bound ports: a reload hands them from the old listeners to the new ones. */
   readonly #ports = new PortKeeper();
@@ -385,6 +387,7 @@ export class Service {
       logger: this.logger.child({ component: 'cluster' }),
       telemetry: this.telemetry,
       version: this.#version,
+      startedAt: this.#startedAt,
       address: () => this.#adminAddress(),
     });
     cluster.start();

@@ -19,7 +19,7 @@ beforeEach(async () => {
   admin = new AdminServer({ telemetry, logger, isReady: () => true, apiKey: () => KEY });
   await admin.listen('127.0.0.1:0');
   base = `http://127.0.0.1:${admin.address()?.port ?? 0}`;
-  const cluster = new Cluster(undefined, 'solo', { logger, telemetry, version: '1.2.3', address: () => `127.0.0.1:${admin.address()?.port ?? 0}` });
+  const cluster = new Cluster(undefined, 'solo', { logger, telemetry, version: '1.2.3', startedAt: Date.now(), address: () => `127.0.0.1:${admin.address()?.port ?? 0}` });
   unmountLocalCluster = mountClusterApi(admin, () => cluster.status());
 });
 afterEach(() => admin.close());
@@ -48,7 +48,7 @@ describe('GET /v1/cluster with a stalled Redis', () => {
     const proxy = await stallingRedisProxy(redis.port);
     const telemetry = new Telemetry({ defaultMetrics: false });
     const logger = pino({ level: 'silent' });
-    const cluster = new Cluster({ redis: { url: proxy.url, key_prefix: 'stalled:', timeout: 300 }, instance_id: 'stuck' }, 'stuck', { logger, telemetry, version: '1.2.3', address: () => 'stuck:8888' });
+    const cluster = new Cluster({ redis: { url: proxy.url, key_prefix: 'stalled:', timeout: 300 }, instance_id: 'stuck' }, 'stuck', { logger, telemetry, version: '1.2.3', startedAt: Date.now(), address: () => 'stuck:8888' });
     try {
       const redisConnection = cluster.redis;
       if (redisConnection === undefined) throw new Error('no cluster connection');

@@ -85,7 +85,7 @@ async function ask(port: number): Promise<number> {
 interface ClusterView {
   instance: string;
   redis: { status: string } | null;
-  instances: Array<{ id: string }>;
+  instances: Array<{ id: string; startedAt: number; self: boolean }>;
 }
 
 async function clusterView(): Promise<ClusterView> {
@@ -120,6 +120,22 @@ describe('a reload that changes service.cluster and the rate-limit windows', () 
     expect(view.instance).toBe('two');
     expect((await client.zrange('same:instances', 0, -1))).toEqual(['two']);
     expect(await client.exists('same:instance:one')).toBe(0);
+  });
+
+  it('keeps the instance\'s startedAt in GET /v1/cluster through reloads that reopen the cluster: the process did not restart', async () => {
+    const port = await freePort();
+    await service.start(config(port, `{ redis: { url: "${redis.url}", key_prefix: "started:" } }`));
+    await redisUp();
+    const startedAt = (await clusterView()).instances.find((i) => i.self)?.startedAt;
+    expect(startedAt).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 50));
+
+    expect(await service.reload(() => config(port, `{ redis: { url: "${redis.url}", key_prefix: "started-moved:" } }`))).toBe(true);
+    await redisUp();
+    await waitUntil(async () => (await clusterView()).instances.some((i) => i.self), 10_000, 'the heartbeat under the new prefix');
+    expect((await clusterView()).instances.find((i) => i.self)?.startedAt).toBe(startedAt);
+    expect(await service.reload(() => config(port, undefined))).toBe(true);
+    expect((await clusterView()).instances.find((i) => i.self)?.startedAt).toBe(startedAt);
   });
 
   it('adds the local window to the fleet\'s counter when a reload turns cluster mode on', async () => {

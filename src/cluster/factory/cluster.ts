@@ -23,6 +23,8 @@ export interface ClusterOptions {
   /** The service's Telemetry (typed through RedisConnection so this folder needs nothing from core). */
   readonly telemetry: ConstructorParameters<typeof RedisConnection>[1]['telemetry'];
   readonly version: string;
+  /** When the instance started (ms since the epoch): a reload that opens a new Cluster keeps it. */
+  readonly startedAt: number;
   /** Where this instance's admin endpoint is reached. */
   readonly address: () => string;
 }
@@ -48,7 +50,6 @@ export class Cluster {
   #id: string;
   readonly #options: ClusterOptions;
   readonly #heartbeats: Heartbeats | undefined;
-  readonly #startedAt = Date.now();
 
   /** `config` undefined: one instance, local state. */
   constructor(config: ClusterConfig | undefined, id: string, options: ClusterOptions) {
@@ -117,6 +118,6 @@ export class Cluster {
   }
 
   #self(): Omit<InstanceInfo, 'lastHeartbeat'> {
-    return { id: this.id, version: this.#options.version, address: this.#options.address(), startedAt: this.#startedAt };
+    return { id: this.id, version: this.#options.version, address: this.#options.address(), startedAt: this.#options.startedAt };
   }
 }
