@@ -318,9 +318,6 @@ function assistantMessage(message: Extract<PromptMessage, { role: 'assistant' }>
   const out: AssistantMessage = { role: 'assistant', content: text === '' && calls.length > 0 ? null : cachedText(text, cache) };
   if (calls.length > 0) out.tool_calls = calls;
   if (reasoning !== '') out.reasoning = reasoning;
-  // DeepSeek and Kimi refuse a conversation whose tool-calling turn comes back without its thinking, as reasoning_content:
-  // openai-type upstreams get it (reasoning and reasoning_details they do not), the other types leave it out.
-  if (reasoning !== '' && calls.length > 0) out.reasoning_content = reasoning;
   if (details.length > 0) out.reasoning_details = details;
   if (images.length > 0) out.images = images;
   return out;

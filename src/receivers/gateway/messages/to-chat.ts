@@ -225,12 +225,6 @@ function assistantTurn(content: string | Block[], param: string, providerType: s
   const message: AssistantMessage = { role: 'assistant', content: text.length === 0 ? null : text.some((part) => part.cache_control !== undefined) ? text : text.map((part) => part.text).join('') };
   if (calls.length > 0) message.tool_calls = calls;
   if (details.length > 0) message.reasoning_details = details;
-  if (providerType === 'openai' && calls.length > 0) {
-    // DeepSeek and Kimi refuse a conversation whose tool-calling turn comes back without its thinking, as reasoning_content
-    // (the openai adapter passes it on, reasoning_details it leaves out); a turn that called no tool needs none.
-    const thinking = details.map((detail) => (detail.type === 'reasoning.text' ? detail.text : '')).join('');
-    if (thinking !== '') message.reasoning_content = thinking;
-  }
   if (message.content === null && calls.length === 0) message.content = '';
   return message;
 }

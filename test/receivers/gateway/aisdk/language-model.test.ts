@@ -388,24 +388,30 @@ describe.each(aiClients)('POST /v1/ai/language-model with $name', (client) => {
     expect(await streamed.text).toBe('42');
   });
 
-  it('sends the reasoning of a turn that called tools back as its reasoning_content (DeepSeek and Kimi require it), and leaves it out of a turn that called none', async () => {
+  it('sends the reasoning of a turn that called tools back as its reasoning_content to DeepSeek and Kimi models, which require it, and to no other', async () => {
     const { gw, a } = await setup(client, (_b, res) => sendJson(res, 200, completion('Sunny.')));
-    await ai.generateText({
-      model: gw('acme/chat'),
-      messages: [
-        { role: 'user', content: 'Hi' },
-        { role: 'assistant', content: [{ type: 'reasoning', text: 'A greeting.' }, { type: 'text', text: 'Hello.' }] },
-        { role: 'user', content: 'Weather in Oslo?' },
-        { role: 'assistant', content: [{ type: 'reasoning', text: 'I need the weather for Oslo.' }, { type: 'tool-call', toolCallId: 'call_1', toolName: 'get_weather', input: { city: 'Oslo' } }] },
-        { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'get_weather', output: { type: 'text', value: 'sunny' } }] },
-      ],
-      maxRetries: 0,
-    });
+    const ask = (model: string) =>
+      ai.generateText({
+        model: gw(model),
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: [{ type: 'reasoning', text: 'A greeting.' }, { type: 'text', text: 'Hello.' }] },
+          { role: 'user', content: 'Weather in Oslo?' },
+          { role: 'assistant', content: [{ type: 'reasoning', text: 'I need the weather for Oslo.' }, { type: 'tool-call', toolCallId: 'call_1', toolName: 'get_weather', input: { city: 'Oslo' } }] },
+          { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'call_1', toolName: 'get_weather', output: { type: 'text', value: 'sunny' } }] },
+        ],
+        maxRetries: 0,
+      });
+    const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } };
+    await ask('alpha/Kimi-K2-Thinking');
     expect(messagesOf(a.requests[0]).slice(1, 4)).toEqual([
       { role: 'assistant', content: 'Hello.' },
       { role: 'user', content: [{ type: 'text', text: 'Weather in Oslo?' }] },
-      { role: 'assistant', content: null, reasoning_content: 'I need the weather for Oslo.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      { role: 'assistant', content: null, reasoning_content: 'I need the weather for Oslo.', tool_calls: [call] },
     ]);
+    // Other servers may refuse the field: a model not known to need it goes without.
+    await ask('acme/chat');
+    expect(messagesOf(a.requests[1])[3]).toEqual({ role: 'assistant', content: null, tool_calls: [call] });
   });
 
   it('turns provider reasoning options into the reasoning request and passes other provider options on', async () => {

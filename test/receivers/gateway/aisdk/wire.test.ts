@@ -99,7 +99,6 @@ describe('the /v1/ai/language-model wire protocol', () => {
       {
         role: 'assistant',
         content: null,
-        reasoning_content: 'thinking',
         tool_calls: ['c1', 'c2', 'c3', 'c4', 'c5', 'c6'].map((id, i) => ({ id, type: 'function', function: { name: 't', arguments: i === 0 ? '{"a":1}' : '{}' } })),
       },
       { role: 'tool', tool_call_id: 'c1', content: 'plain' },

@@ -677,25 +677,25 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     ]);
   });
 
-  it('sends the thinking of a turn that called tools back as its reasoning_content (DeepSeek and Kimi require it), and leaves it out of a turn that called none', async () => {
+  it('sends the thinking of a turn that called tools back as its reasoning_content to DeepSeek and Kimi models, which require it, and to no other', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Sunny.')) });
-    await client.messages.create({
-      model: 'openai/gpt-test',
-      max_tokens: 300,
-      tools: [weatherTool],
-      messages: [
-        { role: 'user', content: 'Hi' },
-        { role: 'assistant', content: [{ type: 'thinking', thinking: 'A greeting.', signature: '' }, { type: 'text', text: 'Hello.' }] },
-        { role: 'user', content: 'Weather in Oslo?' },
-        { role: 'assistant', content: [{ type: 'thinking', thinking: 'I need the weather ', signature: '' }, { type: 'thinking', thinking: 'for Oslo.', signature: '' }, { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Oslo' } }] },
-        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'sunny' }] },
-      ],
-    });
+    const messages: Anthropic.MessageParam[] = [
+      { role: 'user', content: 'Hi' },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'A greeting.', signature: '' }, { type: 'text', text: 'Hello.' }] },
+      { role: 'user', content: 'Weather in Oslo?' },
+      { role: 'assistant', content: [{ type: 'thinking', thinking: 'I need the weather ', signature: '' }, { type: 'thinking', thinking: 'for Oslo.', signature: '' }, { type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Oslo' } }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1', content: 'sunny' }] },
+    ];
+    const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } };
+    await client.messages.create({ model: 'openai/deepseek-chat', max_tokens: 300, tools: [weatherTool], messages });
     expect((sentOpenAI()['messages'] as unknown[]).slice(1, 4)).toEqual([
       { role: 'assistant', content: 'Hello.' },
       { role: 'user', content: 'Weather in Oslo?' },
-      { role: 'assistant', content: null, reasoning_content: 'I need the weather for Oslo.', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } }] },
+      { role: 'assistant', content: null, reasoning_content: 'I need the weather for Oslo.', tool_calls: [call] },
     ]);
+    // Other servers may refuse the field: a model not known to need it goes without.
+    await client.messages.create({ model: 'openai/gpt-test', max_tokens: 300, tools: [weatherTool], messages });
+    expect((sentOpenAI(1)['messages'] as unknown[])[3]).toEqual({ role: 'assistant', content: null, tool_calls: [call] });
   });
 
   it("carries a tool's strict: true (inputs that follow its schema) as the function's strict", async () => {

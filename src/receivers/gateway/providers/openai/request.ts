@@ -23,7 +23,7 @@ export function buildOpenAIRequest(request: ChatCompletionRequest, ctx: AttemptC
   for (const key of Object.keys(source)) {
     if (GATEWAY_FIELDS.has(key)) continue;
     if (key === 'model') body[key] = ctx.model;
-    else if (key === 'messages') body[key] = withPortableIds(withoutExtensions(request.messages));
+    else if (key === 'messages') body[key] = withPortableIds(withoutExtensions(request.messages, REPLAYS_THINKING.test(ctx.model)));
     // A Messages tool's cache_control, like a part's, is not OpenAI's.
     else if (key === 'tools' && request.tools?.some((tool) => tool.type === 'function' && tool.cache_control !== undefined)) body[key] = request.tools.map((tool) => (tool.type === 'function' ? withoutCacheControl(tool) : tool));
     else body[key] = source[key];
@@ -48,17 +48,31 @@ function mapReasoning(request: ChatCompletionRequest, body: Record<string, unkno
 }
 
 /**
+ * Models that refuse a conversation whose tool-calling turn comes back without
+ * its thinking as `reasoning_content` (DeepSeek's, Kimi's). Other servers
+ * may refuse the field ("reasoning_content was unexpected"), so it goes only
+ * to these, by the upstream model's name.
+ */
+const REPLAYS_THINKING = /deepseek|kimi|moonshot/i;
+
+/**
  * The gateway's extensions to the message shapes (cache_control on parts,
  * reasoning, reasoning_details and images on assistant turns) are for the providers
  * that use them; OpenAI caches prompts by itself and keeps reasoning server
- * side. The array is returned as it is when no message carries them.
+ * side. With `replayThinking`, a turn that called tools keeps its thinking
+ * text as `reasoning_content` (a client's own is kept as it came). The array
+ * is returned as it is when no message carries them.
  */
-function withoutExtensions(messages: ChatMessage[]): ChatMessage[] {
+function withoutExtensions(messages: ChatMessage[], replayThinking: boolean): ChatMessage[] {
   if (!messages.some(hasExtension)) return messages;
   return messages.map(function strip(message): ChatMessage {
     if (!hasExtension(message)) return message;
     if (message.role === 'assistant') {
-      const { reasoning: _reasoning, reasoning_details: _details, images: _images, ...rest } = message;
+      const { reasoning, reasoning_details: details, images: _images, ...rest } = message;
+      if (replayThinking && rest.tool_calls !== undefined && rest.tool_calls.length > 0 && rest.reasoning_content == null) {
+        const thinking = reasoning ?? details?.map((detail) => (detail.type === 'reasoning.text' ? detail.text : '')).join('') ?? '';
+        if (thinking !== '') rest.reasoning_content = thinking;
+      }
       return typeof rest.content === 'string' || rest.content == null ? rest : { ...rest, content: rest.content.map((part) => (part.type === 'text' ? withoutCacheControl(part) : part)) };
     }
     if (message.role === 'function' || typeof message.content === 'string') return message;
