@@ -9,6 +9,7 @@ import { GatewayHttpError } from './http-error.js';
 import type { ChatCompletion, ChatCompletionRequest, Usage } from '../providers/shared/openai-types.js';
 import type { AttemptContext, BaseProviderConfig, ProviderAdapter } from '../providers/shared/types.js';
 import type { CompletionAnswer } from './protocol.js';
+import { recordRequestSettings } from './span-request.js';
 import { recordUsage } from './span-usage.js';
 import { recordCost } from './usage-cost.js';
 import type { Served, UsageMeter } from '../../../usage/meter.js';
@@ -60,6 +61,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   state.attempts += 1;
   const started = performance.now();
   const span = startAttemptSpan('chat', provider, endpoint, state);
+  recordRequestSettings(span, state.request);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const served = servedBy(endpoint, provider.slug);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);

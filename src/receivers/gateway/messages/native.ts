@@ -17,6 +17,7 @@ import type { Served, UsageMeter } from '../../../usage/meter.js';
 import type { Cost } from '../../../shared/money.js';
 import { tokenCount, tokensOf } from '../../../shared/tokens.js';
 import { estimateMessagesInputTokens, tokensForChars } from '../core/token-estimate.js';
+import { recordMessagesSettings } from '../core/span-request.js';
 import { startClientSpan, type SpanRecord } from '../core/spans.js';
 import { SseParser, type SseEvent } from '../providers/shared/sse.js';
 import { endFailedStream, StreamExchange, type StreamPipe } from '../core/stream-exchange.js';
@@ -70,6 +71,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
   const span = startClientSpan(`${state.operation} ${endpoint.model}`, state.server);
   state.spans.push(span);
   span.str('gen_ai.operation.name', state.operation).str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
+  if (state.operation === 'chat') recordMessagesSettings(span, state.body);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const observed: Observed = state.inputMessages === undefined ? { usage: {} } : { usage: {}, output: { content: '', toolCalls: [], finishReason: null } };

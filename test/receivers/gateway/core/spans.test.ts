@@ -86,6 +86,32 @@ describe('gateway spans', () => {
     expect(attr(ok, 'error.type')).toBeUndefined();
   });
 
+  it('records what the request asked for with the GenAI names and types: seed, choice count, output type, sampling settings', async () => {
+    const client = await setup();
+    await client.chat.completions.create({ model: 'acme/model', messages, seed: 42, n: 2, response_format: { type: 'json_object' }, max_completion_tokens: 100, temperature: 1, top_p: 0.5, frequency_penalty: 0.25, presence_penalty: 0, stop: 'END' });
+    const ok = (await gateway!.spans(3)).filter((s) => s.kind === SpanKind.CLIENT)[1];
+    expect(attr(ok, 'gen_ai.request.seed')).toBe(42);
+    expect(attr(ok, 'gen_ai.request.choice.count')).toBe(2);
+    expect(attr(ok, 'gen_ai.output.type')).toBe('json');
+    expect(attr(ok, 'gen_ai.request.max_tokens')).toBe(100);
+    expect(attr(ok, 'gen_ai.request.stop_sequences')).toEqual(['END']);
+    // Doubles on the wire, whole or not: a temperature of 1 is not an int attribute.
+    const value = (key: string) => ok?.attributes?.find((a) => a.key === key)?.value;
+    expect(value('gen_ai.request.temperature')).toEqual({ doubleValue: 1 });
+    expect(value('gen_ai.request.top_p')).toEqual({ doubleValue: 0.5 });
+    expect(value('gen_ai.request.frequency_penalty')).toEqual({ doubleValue: 0.25 });
+    expect(value('gen_ai.request.presence_penalty')).toEqual({ doubleValue: 0 });
+  });
+
+  it('leaves out what the request did not ask for, and a choice count of 1', async () => {
+    const client = await setup();
+    await client.chat.completions.create({ model: 'acme/model', messages, n: 1, response_format: { type: 'text' } });
+    const ok = (await gateway!.spans(3)).filter((s) => s.kind === SpanKind.CLIENT)[1];
+    const keys = ok?.attributes?.map((a) => a.key).filter((k) => k.startsWith('gen_ai.request.')) ?? [];
+    expect(keys).toEqual(['gen_ai.request.model']);
+    expect(attr(ok, 'gen_ai.output.type')).toBe('text');
+  });
+
   it('records usage and finish reasons of a streamed attempt', async () => {
     const client = await setup();
     const stream = await client.chat.completions.create({ model: 'acme/model', messages, stream: true });

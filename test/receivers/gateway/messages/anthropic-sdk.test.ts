@@ -362,6 +362,18 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     ]);
     expect([attr(clients[1], 'gen_ai.usage.input_tokens'), attr(clients[1], 'gen_ai.usage.output_tokens'), attr(clients[1], 'gen_ai.operation.name')]).toEqual([30, 12, 'chat']);
   });
+  it('records the settings a native request asked for on its CLIENT span with the GenAI names and types', async () => {
+    const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'ok' }], 'end_turn')) });
+    // The SDK's types no longer list the sampling settings; the Messages API still takes them.
+    const params = { model: 'anthropic/claude-test', max_tokens: 100, temperature: 1, top_k: 5, stop_sequences: ['END'], messages: [{ role: 'user' as const, content: 'Hi' }] };
+    await client.messages.create(params as Anthropic.MessageCreateParamsNonStreaming);
+    const span = (await gateway?.spans(2))?.find((s) => s.name === 'chat claude-upstream-1');
+    expect(attr(span, 'gen_ai.request.max_tokens')).toBe(100);
+    expect(attr(span, 'gen_ai.request.stop_sequences')).toEqual(['END']);
+    const value = (key: string) => span?.attributes?.find((a) => a.key === key)?.value;
+    expect(value('gen_ai.request.temperature')).toEqual({ doubleValue: 1 });
+    expect(value('gen_ai.request.top_k')).toEqual({ doubleValue: 5 });
+  });
   it('names the provider on the SERVER span of a native stream, and keeps serving when an upstream sends a stop_reason that is not a string', async () => {
     const client = await setup({
       anthropic: (_seen, res) =>
