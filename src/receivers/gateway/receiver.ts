@@ -35,6 +35,7 @@ import { forMethod, RouteTable } from './core/route-table.js';
 import { createRouter } from './core/routing.js';
 import { SpanBatcher } from './core/span-batcher.js';
 import type { ResourcePairs } from './core/span-export.js';
+import { recordHttpRequest, serverSpanName } from './core/http-span.js';
 import { startServerSpan, type SpanRecord } from './core/spans.js';
 import { parseTraceparent, traceContextPropagated } from './core/trace-context.js';
 import { UpstreamAgents } from './core/upstream.js';
@@ -242,8 +243,8 @@ export class GatewayReceiver implements Receiver {
     const onPath = this.#routes.onPath(path);
     const route = forMethod(onPath, method);
     const routeName = onPath[0]?.route;
-    const server = startServerSpan(routeName === undefined ? method : `${method} ${routeName}`, this.#traceContext ? parseTraceparent(header(req, 'traceparent'), header(req, 'tracestate')) : undefined);
-    server.str('http.request.method', method).str('url.path', path);
+    const server = startServerSpan(serverSpanName(method, routeName), this.#traceContext ? parseTraceparent(header(req, 'traceparent'), header(req, 'tracestate')) : undefined);
+    recordHttpRequest(server, req, method, path, queryAt === -1 ? undefined : rawUrl.slice(queryAt + 1));
     if (routeName !== undefined) server.str('http.route', routeName);
     const spans: SpanRecord[] = [server];
     const client = new ClientLink();

@@ -1,7 +1,9 @@
+import { request as httpsRequest } from 'node:https';
 import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpanKind, StatusCode } from '../../../../src/otlp/model.js';
 import { API_KEY, attr, chunk, completion, openaiProvider, sendJson, sendStream, startGateway, startUpstream, textStream, type Gateway, type Upstream } from '../harness.js';
+import { issueCert, testTls } from '../../../helpers/tls.js';
 
 let gateway: Gateway | undefined;
 const upstreams: Upstream[] = [];
@@ -51,9 +53,46 @@ describe('gateway spans', () => {
     expect(attr(server, 'url.path')).toBe('/v1/chat/completions');
     expect(attr(server, 'http.route')).toBe('/v1/chat/completions');
     expect(attr(server, 'http.response.status_code')).toBe(200);
+    expect(attr(server, 'url.scheme')).toBe('http');
+    expect(attr(server, 'url.query')).toBeUndefined();
+    expect(attr(server, 'network.protocol.version')).toBe('1.1');
+    expect(attr(server, 'user_agent.original')).toMatch(/^OpenAI\/JS /);
     expect(attr(server, 'sluice.model')).toBe('acme/model');
     // UNSET is proto3's default: the decoded status leaves the code (and any message) out.
     expect(server?.status).toEqual({});
+  });
+
+  it('records url.query with signed-URL credentials redacted, as the HTTP conventions ask', async () => {
+    await setup();
+    await fetch(`${gateway!.baseURL}/models?beta=true&sig=secret-signature&Signature=x`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    const [server] = await gateway!.spans(1);
+    expect(attr(server, 'url.path')).toBe('/v1/models');
+    expect(attr(server, 'url.query')).toBe('beta=true&sig=REDACTED&Signature=REDACTED');
+  });
+
+  it('records a method the conventions do not know as _OTHER, with the method as sent, and names its span HTTP', async () => {
+    await setup();
+    await fetch(`${gateway!.baseURL}/chat/completions`, { method: 'PROPFIND', headers: { authorization: `Bearer ${API_KEY}` } });
+    const [server] = await gateway!.spans(1);
+    expect(server?.name).toBe('HTTP /v1/chat/completions');
+    expect(attr(server, 'http.request.method')).toBe('_OTHER');
+    expect(attr(server, 'http.request.method_original')).toBe('PROPFIND');
+  });
+
+  it('records url.scheme https on a TLS listener', async () => {
+    const cert = issueCert('localhost', 'server');
+    await setup({ tls: { cert_file: cert.certFile, key_file: cert.keyFile } });
+    const status = await new Promise<number | undefined>((resolve, reject) => {
+      const req = httpsRequest({ host: '127.0.0.1', port: gateway!.port, path: '/v1/models', ca: testTls().ca, headers: { authorization: `Bearer ${API_KEY}` } }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(200);
+    const [server] = await gateway!.spans(1);
+    expect(attr(server, 'url.scheme')).toBe('https');
   });
 
   it('cuts a requested model id of megabytes at 256 characters on the SERVER span (chat, messages, embeddings)', async () => {
