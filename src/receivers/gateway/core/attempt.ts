@@ -49,6 +49,8 @@ export interface RequestState {
   readonly meter: UsageMeter | undefined;
   readonly includeUsage: boolean;
   readonly inputMessages: string | undefined;
+  /** gen_ai.system_instructions when capture_content is on and the client's API gives them apart (Messages). */
+  readonly systemInstructions?: string | undefined;
   readonly server: SpanRecord;
   readonly spans: SpanRecord[];
   readonly client: ClientLink;
@@ -62,6 +64,7 @@ export async function runAttempt(env: AttemptEnv, provider: ResolvedProvider, en
   const started = performance.now();
   const span = startAttemptSpan('chat', provider, endpoint, state);
   recordRequestSettings(span, state.request);
+  if (state.systemInstructions !== undefined) span.str('gen_ai.system_instructions', state.systemInstructions);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const served = servedBy(endpoint, provider.slug);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);

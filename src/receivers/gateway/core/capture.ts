@@ -52,6 +52,24 @@ export function captureInput(messages: readonly ChatMessage[]): string {
   return JSON.stringify(captured);
 }
 
+/** A conversation captured from an API that takes system instructions apart from the chat history (Messages' `system`). */
+export interface CapturedConversation {
+  /** gen_ai.system_instructions: the parts of the instructions, when there are any. */
+  readonly systemInstructions: string | undefined;
+  readonly inputMessages: string;
+}
+
+/**
+ * Captures messages whose first, when its role is system, stands for
+ * instructions given apart from the history: the conventions record those in
+ * gen_ai.system_instructions (a list of parts), not gen_ai.input.messages.
+ */
+export function captureWithInstructions(messages: readonly ChatMessage[]): CapturedConversation {
+  const first = messages[0];
+  if (first?.role !== 'system') return { systemInstructions: undefined, inputMessages: captureInput(messages) };
+  return { systemInstructions: JSON.stringify(contentParts(first.content)), inputMessages: captureInput(messages.slice(1)) };
+}
+
 export interface CapturedChoice {
   content: string;
   /** The model's refusal (`message.refusal`, streamed as `delta.refusal`), recorded as text as a refusal part of the input is. */

@@ -8,7 +8,7 @@ import { runAttempt, type AttemptEnv, type AttemptResult, type RequestState, typ
 import { runPlan } from '../core/attempt-loop.js';
 import { UNSUPPORTED_VALUE } from '../core/attempt-failure.js';
 import { readBody } from '../core/body.js';
-import { captureInput } from '../core/capture.js';
+import { captureWithInstructions, type CapturedConversation } from '../core/capture.js';
 import type { Endpoint } from '../core/catalog.js';
 import { GatewayHttpError } from '../core/http-error.js';
 import { parseJsonBody } from '../core/json-body.js';
@@ -53,7 +53,7 @@ export async function handleMessages(services: GatewayServices, request: RouteRe
     client: request.client,
     captureContent: env.captureContent,
     meter: request.meter,
-    inputMessages: env.captureContent ? capturedInput(parsed) : undefined,
+    ...(env.captureContent ? capturedInput(parsed) : NOT_CAPTURED),
     translated: new Map(),
     attempts: 0,
   };
@@ -91,7 +91,7 @@ function translated(state: MessagesState, providerType: string): RequestState | 
       answer: messagesAnswer,
       meter: state.meter,
       includeUsage: true,
-      inputMessages: state.captureContent ? captureInput(request.messages) : undefined,
+      ...(state.captureContent ? captureWithInstructions(request.messages) : NOT_CAPTURED),
       server: state.server,
       spans: state.spans,
       client: state.client,
@@ -105,12 +105,15 @@ function translated(state: MessagesState, providerType: string): RequestState | 
   return known;
 }
 
-/** The conversation for gen_ai.input.messages, read through the translation; one it cannot read (documents, server tools) is not captured. */
-function capturedInput(request: MessagesRequest): string | undefined {
+/** capture_content off, or a conversation the translation cannot read. */
+const NOT_CAPTURED = { systemInstructions: undefined, inputMessages: undefined } as const;
+
+/** The conversation for gen_ai.system_instructions and gen_ai.input.messages, read through the translation; one it cannot read (documents, server tools) is not captured. */
+function capturedInput(request: MessagesRequest): CapturedConversation | typeof NOT_CAPTURED {
   try {
-    return captureInput(toChatRequest(request, 'anthropic').messages);
+    return captureWithInstructions(toChatRequest(request, 'anthropic').messages);
   } catch (err) {
-    if (err instanceof ProviderRequestError) return undefined;
+    if (err instanceof ProviderRequestError) return NOT_CAPTURED;
     throw err;
   }
 }

@@ -45,6 +45,8 @@ export interface NativeState extends PlanState {
   readonly meter: UsageMeter | undefined;
   /** gen_ai.input.messages when capture_content is on. */
   readonly inputMessages: string | undefined;
+  /** gen_ai.system_instructions (the request's `system`) when capture_content is on. */
+  readonly systemInstructions?: string | undefined;
 }
 
 /** What the span learns from an answer, streamed or not. */
@@ -72,6 +74,7 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
   state.spans.push(span);
   span.str('gen_ai.operation.name', state.operation).str('gen_ai.provider.name', provider.adapter.genAiProviderName).str('sluice.provider', provider.slug).str('gen_ai.request.model', endpoint.model);
   if (state.operation === 'chat') recordMessagesSettings(span, state.body);
+  if (state.systemInstructions !== undefined) span.str('gen_ai.system_instructions', state.systemInstructions);
   if (state.inputMessages !== undefined) span.str('gen_ai.input.messages', state.inputMessages);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const observed: Observed = state.inputMessages === undefined ? { usage: {} } : { usage: {}, output: { content: '', toolCalls: [], finishReason: null } };

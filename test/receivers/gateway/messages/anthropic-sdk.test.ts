@@ -414,10 +414,9 @@ describe('capture_content on the native path', () => {
     );
     await client.messages.stream({ model: 'anthropic/claude-test', max_tokens: 100, system: 'Be brief.', tools: [weatherTool], messages: [{ role: 'user', content: 'Oslo?' }] }).finalMessage();
     const span = (await gateway?.spans(2))?.find((s) => s.name === 'chat claude-upstream-1');
-    expect(JSON.parse(String(attr(span, 'gen_ai.input.messages')))).toEqual([
-      { role: 'system', parts: [{ type: 'text', content: 'Be brief.' }] },
-      { role: 'user', parts: [{ type: 'text', content: 'Oslo?' }] },
-    ]);
+    // Messages takes its system prompt apart from the history: the conventions' gen_ai.system_instructions.
+    expect(JSON.parse(String(attr(span, 'gen_ai.system_instructions')))).toEqual([{ type: 'text', content: 'Be brief.' }]);
+    expect(JSON.parse(String(attr(span, 'gen_ai.input.messages')))).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'Oslo?' }] }]);
     expect(JSON.parse(String(attr(span, 'gen_ai.output.messages')))).toEqual([
       { role: 'assistant', parts: [{ type: 'text', content: 'Let me check.' }, { type: 'tool_call', id: 'toolu_1', name: 'get_weather', arguments: '{"city":"Oslo"}' }], finish_reason: 'tool_use' },
     ]);
@@ -425,6 +424,17 @@ describe('capture_content on the native path', () => {
 });
 
 describe('POST /v1/messages translated to an OpenAI-compatible provider', () => {
+  it('records the system prompt as gen_ai.system_instructions, apart from the input messages, when capture_content is on', async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Hi.')) }, { capture_content: true });
+    await client.messages.create({ model: 'openai/gpt-test', max_tokens: 100, system: [{ type: 'text', text: 'Be brief.' }, { type: 'text', text: 'Be kind.' }], messages: [{ role: 'user', content: 'Hello' }] });
+    const span = (await gateway?.spans(2))?.find((s) => s.name === 'chat gpt-upstream');
+    expect(JSON.parse(String(attr(span, 'gen_ai.system_instructions')))).toEqual([
+      { type: 'text', content: 'Be brief.' },
+      { type: 'text', content: 'Be kind.' },
+    ]);
+    expect(JSON.parse(String(attr(span, 'gen_ai.input.messages')))).toEqual([{ role: 'user', parts: [{ type: 'text', content: 'Hello' }] }]);
+  });
+
   it('answers tool_use for tool calls an upstream finished with stop (a named tool_choice), whole and streamed', async () => {
     const call = { id: 'call_a', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Oslo"}' } };
     const client = await setup({
