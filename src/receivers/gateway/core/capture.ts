@@ -3,11 +3,14 @@
 // into a span: data URLs are reduced to their media type.
 import { calledWith, type ChatCompletion, type ChatMessage, type ContentPart, type CustomToolCall, type RefusalPart, type ToolCall } from '../providers/shared/openai-types.js';
 
+/** The conventions' modalities; a file of another kind (a PDF, text) is a document. */
+type Modality = 'image' | 'audio' | 'video' | 'document';
+
 type Part =
   | { type: 'text'; content: string }
   | { type: 'uri'; modality: 'image'; uri: string }
-  | { type: 'blob'; modality: 'image' | 'audio'; mime_type: string; content: '[omitted]' }
-  | { type: 'file'; content: '[omitted]' }
+  | { type: 'blob'; modality: Modality; mime_type?: string; content: '[omitted]' }
+  | { type: 'file'; modality: Modality; file_id: string }
   | { type: 'tool_call'; id: string; name: string; arguments: string }
   | { type: 'tool_call_response'; id: string; response: string };
 
@@ -24,11 +27,26 @@ function contentParts(content: string | ReadonlyArray<ContentPart | RefusalPart>
     if (part.type === 'text') return { type: 'text', content: part.text };
     if (part.type === 'refusal') return { type: 'text', content: part.refusal };
     if (part.type === 'input_audio') return { type: 'blob', modality: 'audio', mime_type: `audio/${part.input_audio.format}`, content: '[omitted]' };
-    if (part.type === 'file') return { type: 'file', content: '[omitted]' };
+    if (part.type === 'file') return filePart(part.file);
     const url = part.image_url.url;
     if (!url.startsWith('data:')) return { type: 'uri', modality: 'image', uri: url };
     return { type: 'blob', modality: 'image', mime_type: url.slice(5, url.indexOf(';')), content: '[omitted]' };
   });
+}
+
+/** A file by id is the conventions' file part; one sent inline a blob, its data omitted as an image's is. */
+function filePart(file: { file_data?: string; file_id?: string }): Part {
+  if (file.file_id !== undefined) return { type: 'file', modality: 'document', file_id: file.file_id };
+  const data = file.file_data;
+  if (data === undefined || !data.startsWith('data:')) return { type: 'blob', modality: 'document', content: '[omitted]' };
+  const end = data.search(/[;,]/);
+  const mimeType = data.slice(5, end === -1 ? undefined : end);
+  return { type: 'blob', modality: modalityOf(mimeType), mime_type: mimeType, content: '[omitted]' };
+}
+
+function modalityOf(mimeType: string): Modality {
+  const kind = mimeType.slice(0, mimeType.indexOf('/'));
+  return kind === 'image' || kind === 'audio' || kind === 'video' ? kind : 'document';
 }
 
 function toolCallParts(calls: ReadonlyArray<ToolCall | CustomToolCall> | undefined): Part[] {

@@ -267,6 +267,35 @@ describe('gateway spans', () => {
     expect(JSON.stringify(ok)).not.toContain('aGVsbG8gaW1hZ2U=');
   });
 
+  it('records files as the conventions\' file part (by id) or blob (inline, data omitted), each with its modality', async () => {
+    const client = await setup({ capture_content: true });
+    await client.chat.completions.create({
+      model: 'acme/model',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'file', file: { file_id: 'file-abc123' } },
+            { type: 'file', file: { filename: 'a.pdf', file_data: 'data:application/pdf;base64,JVBERi0xLjQ=' } },
+            { type: 'file', file: { filename: 'b.png', file_data: 'data:image/png;base64,aGVsbG8gaW1hZ2U=' } },
+          ],
+        },
+      ],
+    });
+    const ok = (await gateway!.spans(3)).filter((s) => s.kind === SpanKind.CLIENT)[1];
+    expect(JSON.parse(String(attr(ok, 'gen_ai.input.messages')))).toEqual([
+      {
+        role: 'user',
+        parts: [
+          { type: 'file', modality: 'document', file_id: 'file-abc123' },
+          { type: 'blob', modality: 'document', mime_type: 'application/pdf', content: '[omitted]' },
+          { type: 'blob', modality: 'image', mime_type: 'image/png', content: '[omitted]' },
+        ],
+      },
+    ]);
+    expect(JSON.stringify(ok)).not.toContain('JVBERi0xLjQ=');
+  });
+
   it('records streamed tool calls in the output messages, those of servers that leave index out told apart by id', async () => {
     const up = await startUpstream((_b, res) =>
       sendStream(res, [
