@@ -19,6 +19,8 @@ export type EmbeddingAnswer = (res: ServerResponse, result: EmbeddingResult, sta
 
 export interface EmbeddingState {
   readonly request: EmbeddingRequest;
+  /** The encoding_format the client asked for (gen_ai.request.encoding_formats), when it gave one. */
+  readonly encodingFormat?: string | undefined;
   readonly res: ServerResponse;
   readonly answer: EmbeddingAnswer;
   /** The request's usage meter (generation id, cost), on routes that generate. */
@@ -33,6 +35,7 @@ export async function runEmbeddingAttempt(env: AttemptEnv, provider: ResolvedPro
   state.attempts += 1;
   const started = performance.now();
   const span = startAttemptSpan('embeddings', provider, endpoint, state);
+  if (state.encodingFormat !== undefined) span.strings('gen_ai.request.encoding_formats', [state.encodingFormat]);
   const served = servedBy(endpoint, provider.slug);
   const clock = new AttemptClock(provider.firstByteMs, provider.idleMs, state.client);
   const ctx = attemptContext(provider, endpoint, clock);

@@ -19,6 +19,7 @@ export async function handleEmbeddings(services: GatewayServices, request: Route
   const plan = services.env.router.plan(body.model, { order: gateway?.order, only: gateway?.only, models: gateway?.models }, 'providerOptions.gateway', 'embedding');
   const state: EmbeddingState = {
     request: normalize(body),
+    encodingFormat: body.encoding_format ?? undefined,
     res: request.res,
     answer: body.encoding_format === 'base64' ? answerBase64(body.model) : answerFloat(body.model),
     meter: request.meter,

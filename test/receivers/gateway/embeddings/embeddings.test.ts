@@ -430,6 +430,7 @@ describe('POST /v1/embeddings', () => {
     expect(attr(failed, 'error.type')).toBe('503');
     expect(attr(answered, 'gen_ai.usage.input_tokens')).toBe(4);
     expect(attr(answered, 'sluice.provider')).toBe('up');
+    expect(attr(answered, 'gen_ai.request.encoding_formats')).toEqual(['float']);
     expect(spans.find((s) => s.name === 'POST /v1/embeddings')).toBeDefined();
   });
 
