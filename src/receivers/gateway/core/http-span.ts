@@ -6,8 +6,13 @@ import type { SpanRecord } from './spans.js';
 /** RFC 9110's methods and PATCH (RFC 5789): the conventions' "known" methods; any other is `_OTHER`. */
 const KNOWN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
 
-/** Query keys whose values the conventions redact by default (signed URLs' credentials). */
-const REDACTED_QUERY_KEYS: ReadonlySet<string> = new Set(['AWSAccessKeyId', 'Signature', 'sig', 'X-Goog-Signature']);
+/**
+ * Query keys whose values are redacted: those the conventions name (signed
+ * URLs' credentials), and the names API keys and tokens go by in a query
+ * (Gemini's `?key=`), which a client may send though this gateway reads
+ * keys from headers only: secrets are never recorded.
+ */
+const REDACTED_QUERY_KEYS: ReadonlySet<string> = new Set(['AWSAccessKeyId', 'Signature', 'sig', 'X-Goog-Signature', 'key', 'api_key', 'apikey', 'api-key', 'token', 'access_token']);
 
 /** The span's name: method and route, and `HTTP` for a method the conventions do not know, so a client cannot mint span names. */
 export function serverSpanName(method: string, route: string | undefined): string {

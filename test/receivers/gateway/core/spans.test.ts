@@ -62,12 +62,12 @@ describe('gateway spans', () => {
     expect(server?.status).toEqual({});
   });
 
-  it('records url.query with signed-URL credentials redacted, as the HTTP conventions ask', async () => {
+  it('records url.query with signed-URL credentials redacted, as the HTTP conventions ask, and keys and tokens a client put there', async () => {
     await setup();
-    await fetch(`${gateway!.baseURL}/models?beta=true&sig=secret-signature&Signature=x`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    await fetch(`${gateway!.baseURL}/models?beta=true&sig=secret-signature&Signature=x&key=sk-secret&access_token=t`, { headers: { authorization: `Bearer ${API_KEY}` } });
     const [server] = await gateway!.spans(1);
     expect(attr(server, 'url.path')).toBe('/v1/models');
-    expect(attr(server, 'url.query')).toBe('beta=true&sig=REDACTED&Signature=REDACTED');
+    expect(attr(server, 'url.query')).toBe('beta=true&sig=REDACTED&Signature=REDACTED&key=REDACTED&access_token=REDACTED');
   });
 
   it('records a method the conventions do not know as _OTHER, with the method as sent, and names its span HTTP', async () => {
