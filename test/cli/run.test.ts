@@ -188,6 +188,8 @@ service:
     await waitFor(async () => (await fetch(`http://127.0.0.1:${adminPort}/readyz`)).status === 200);
     // A stalled upload holds the stop in its grace period.
     const upload = await halfBody(otlpPort);
+    // Stopped before the daemon has taken the upload's connection (a busy machine), the stop would not wait for it.
+    await waitFor(async () => /sluice_listener_connections\{listener="otlp\/http"\} [1-9]/.test(await (await fetch(`http://127.0.0.1:${adminPort}/metrics`)).text()));
     proc.kill('SIGTERM');
     await waitFor(async () => stdout.includes('"msg":"stopping"'));
     proc.kill('SIGHUP');
