@@ -2,7 +2,7 @@
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { OPENAI_ONLY_PARAMS, claudeSampling, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, textOf } from '../shared/inputs.js';
-import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget } from '../shared/reasoning.js';
+import { REASONING_FORMATS, claudeThinking, reasoningOf, replayBlocks, structuredOutputTool } from '../shared/reasoning.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
@@ -28,9 +28,9 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
   if (system.length > 0) body.system = system.some((block) => block.cache_control !== undefined) ? system : system.map((block) => block.text).join('\n\n');
   const reasoning = reasoningOf(request);
   if (reasoning?.on === true) {
-    rejectWithThinking(request, 'anthropic');
-    const { budget, maxTokens } = thinkingBudget(reasoning, body.max_tokens, clientMax !== undefined, request, 'anthropic');
-    body.thinking = { type: 'enabled', budget_tokens: budget };
+    const { thinking, outputConfig, maxTokens } = claudeThinking(reasoning, ctx.model, body.max_tokens, clientMax !== undefined, request, 'anthropic');
+    body.thinking = thinking;
+    if (outputConfig !== undefined) body.output_config = outputConfig;
     body.max_tokens = maxTokens;
   }
   const sampling = claudeSampling(request);

@@ -1,6 +1,8 @@
 // Wire shapes of Anthropic's Messages API (POST /v1/messages), the fields the
 // adapter sends and reads. https://docs.anthropic.com/en/api/messages
 
+import type { ClaudeEffort, ClaudeThinking } from '../shared/reasoning.js';
+
 export type AnthropicImageSource =
   | { type: 'base64'; media_type: string; data: string }
   | { type: 'url'; url: string };
@@ -79,7 +81,8 @@ export interface AnthropicRequest {
   tools?: AnthropicTool[];
   tool_choice?: AnthropicToolChoice;
   metadata?: { user_id: string };
-  thinking?: { type: 'enabled'; budget_tokens: number };
+  thinking?: ClaudeThinking;
+  output_config?: { effort: ClaudeEffort };
 }
 
 export type AnthropicStopReason = 'end_turn' | 'max_tokens' | 'stop_sequence' | 'tool_use' | 'pause_turn' | 'refusal' | 'model_context_window_exceeded';

@@ -2,7 +2,7 @@
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { RequestImages } from '../shared/image-fetch.js';
 import { OPENAI_ONLY_PARAMS, asObject, claudeSampling, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
-import { REASONING_FORMATS, reasoningOf, rejectWithThinking, replayBlocks, structuredOutputTool, thinkingBudget, type Reasoning } from '../shared/reasoning.js';
+import { REASONING_FORMATS, claudeThinking, reasoningOf, replayBlocks, structuredOutputTool, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { authorize } from './signer.js';
@@ -98,18 +98,17 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
 
 /**
  * Converse has no common reasoning field: Claude models take Anthropic's
- * `thinking` and Amazon Nova 2 its `reasoningConfig`, both through
- * additionalModelRequestFields.
+ * `thinking` (and `output_config` with adaptive thinking) and Amazon Nova 2
+ * its `reasoningConfig`, all through additionalModelRequestFields.
  */
 function mapReasoning(reasoning: Reasoning | undefined, request: ChatCompletionRequest, ctx: AttemptContext<BedrockProviderConfig>, config: ConverseInferenceConfig): Record<string, unknown> | undefined {
   if (reasoning === undefined || !reasoning.on) return undefined;
   if (isClaude(ctx.model)) {
     // Converse hands Claude the request as Anthropic's API would have it, and Claude checks it the same way.
-    rejectWithThinking(request, 'bedrock');
     const clientMax = request.max_completion_tokens ?? request.max_tokens;
-    const { budget, maxTokens } = thinkingBudget(reasoning, config.maxTokens ?? THINKING_MAX_TOKENS, clientMax !== undefined, request, 'bedrock');
+    const { thinking, outputConfig, maxTokens } = claudeThinking(reasoning, ctx.model, config.maxTokens ?? THINKING_MAX_TOKENS, clientMax !== undefined, request, 'bedrock');
     config.maxTokens = maxTokens;
-    return { thinking: { type: 'enabled', budget_tokens: budget } };
+    return { thinking, ...(outputConfig !== undefined ? { output_config: outputConfig } : {}) };
   }
   if (reasoning.budget !== undefined) invalidRequest('reasoning.max_tokens', `provider type bedrock takes a thinking budget for Claude models only; use reasoning_effort for ${ctx.model}`);
   if (reasoning.exclude) invalidRequest('reasoning.exclude', 'is not supported by provider type bedrock');

@@ -54,7 +54,7 @@ export interface ConverseRequest {
   inferenceConfig?: ConverseInferenceConfig;
   toolConfig?: ConverseToolConfig;
   /**
-   * Model-specific fields: Claude's `thinking: {type, budget_tokens}`, Nova's
+   * Model-specific fields: Claude's `thinking` and `output_config`, Nova's
    * `reasoningConfig: {type, maxReasoningEffort}`.
    */
   additionalModelRequestFields?: Record<string, unknown>;

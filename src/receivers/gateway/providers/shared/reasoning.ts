@@ -6,7 +6,7 @@
 import type { ChatCompletionRequest, ReasoningDetail, ReasoningEffort } from './openai-types.js';
 import { invalidRequest } from './inputs.js';
 
-/** The efforts every translating adapter maps; `xhigh` and `max` (OpenAI's top levels) are `high` there. */
+/** The efforts every translating adapter maps; `xhigh` and `max` (OpenAI's top levels) are `high` there, but for Claude's adaptive thinking (`requested`). */
 export type Effort = 'minimal' | 'low' | 'medium' | 'high';
 
 export type Reasoning =
@@ -15,6 +15,8 @@ export type Reasoning =
   | {
       readonly on: true;
       readonly effort: Effort;
+      /** The effort as the client gave it (`medium` when it gave a budget or `enabled` alone), `xhigh` and `max` kept. */
+      readonly requested: Exclude<ReasoningEffort, 'none'>;
       /** An explicit budget (`reasoning.max_tokens`); otherwise derived from the effort. */
       readonly budget: number | undefined;
       /** `reasoning.exclude`: think, but leave the reasoning out of the answer. */
@@ -27,8 +29,9 @@ export function reasoningOf(request: ChatCompletionRequest): Reasoning | undefin
   const given: ReasoningEffort | undefined = request.reasoning_effort ?? options?.effort;
   if (given === 'none' || options?.enabled === false) return { on: false };
   if (given === undefined && options?.max_tokens === undefined && options?.enabled !== true) return undefined;
-  const effort: Effort = given === undefined ? 'medium' : given === 'xhigh' || given === 'max' ? 'high' : given;
-  return { on: true, effort, budget: options?.max_tokens, exclude: options?.exclude === true };
+  const requested = given ?? 'medium';
+  const effort: Effort = requested === 'xhigh' || requested === 'max' ? 'high' : requested;
+  return { on: true, effort, requested, budget: options?.max_tokens, exclude: options?.exclude === true };
 }
 
 /** The param a reasoning error names: the field the client set. */
@@ -64,14 +67,76 @@ export function thinkingBudget(reasoning: Extract<Reasoning, { on: true }>, maxT
 }
 
 /**
- * What Claude's extended thinking cannot take, on Anthropic's API and on
- * Bedrock alike: it samples at temperature 1, without top_k, with top_p
+ * How a Claude model takes thinking, read from its id: Anthropic's
+ * (`claude-opus-4-7`, `claude-sonnet-4-6-20260217`) and Bedrock's
+ * (`anthropic.claude-opus-4-6-v1:0`, `us.anthropic.claude-mythos-preview`)
+ * name a family, then a version.
+ * - `budget`: `thinking: {type: "enabled", budget_tokens}` (Claude 4.5 and before);
+ * - `adaptive`: `{type: "adaptive"}` with `output_config.effort`; a budget is
+ *   deprecated but still taken (Claude 4.6);
+ * - `adaptive-only`: `enabled` and `disabled` are a 400 (Claude 4.7 and later,
+ *   and the Mythos and Fable families, Mythos Preview included).
+ * `xhigh`: the model takes that effort (Claude 4.7 and later).
+ * An id naming no family and version (an inference profile's ARN) is `budget`.
+ * https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking
+ * https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-thinking.html
+ */
+export function claudeThinkingMode(model: string): { mode: 'budget' | 'adaptive' | 'adaptive-only'; xhigh: boolean } {
+  // A minor version has one or two digits: `claude-opus-4-20250514` is 4.0, its date no minor.
+  const match = /claude-([a-z]+)(?:-(\d+)(?:[-.](\d{1,2})(?!\d))?)?/i.exec(model);
+  if (match === null) return { mode: 'budget', xhigh: false };
+  const [, family = '', major, minor] = match;
+  const version = major === undefined ? 0 : Number(major) * 100 + Number(minor ?? 0);
+  const xhigh = version >= 407;
+  if (xhigh || /^(mythos|fable)$/i.test(family)) return { mode: 'adaptive-only', xhigh };
+  return { mode: version >= 406 ? 'adaptive' : 'budget', xhigh };
+}
+
+/** Claude's `thinking` (Anthropic's API, and Bedrock's additionalModelRequestFields). */
+export type ClaudeThinking = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive'; display: 'summarized' };
+
+/** The efforts of Claude's `output_config.effort`. */
+export type ClaudeEffort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';
+
+/**
+ * Claude's thinking fields for a request with reasoning on, and the max_tokens
+ * to send. A model with adaptive thinking gets `{type: "adaptive"}` and the
+ * effort (`minimal` is `low`; `xhigh` is `high` where the model has none; every
+ * such model takes `max`), with `display: "summarized"`, since Claude 4.7 and
+ * later leave the thinking text out unless asked. An explicit budget keeps
+ * `enabled` on Claude 4.6, and is a 400 on a model with adaptive thinking only.
+ */
+export function claudeThinking(
+  reasoning: Extract<Reasoning, { on: true }>,
+  model: string,
+  maxTokens: number,
+  clientSetMax: boolean,
+  request: ChatCompletionRequest,
+  providerType: string,
+): { thinking: ClaudeThinking; outputConfig?: { effort: ClaudeEffort }; maxTokens: number } {
+  rejectWithThinking(request, providerType);
+  const { mode, xhigh } = claudeThinkingMode(model);
+  if (mode === 'budget' || (mode === 'adaptive' && reasoning.budget !== undefined)) {
+    const { budget, maxTokens: max } = thinkingBudget(reasoning, maxTokens, clientSetMax, request, providerType);
+    return { thinking: { type: 'enabled', budget_tokens: budget }, maxTokens: max };
+  }
+  if (reasoning.budget !== undefined) invalidRequest('reasoning.max_tokens', `${model} takes adaptive thinking only, without a budget (provider type ${providerType}); use reasoning_effort`);
+  if (reasoning.exclude) invalidRequest('reasoning.exclude', `is not supported by provider type ${providerType}`);
+  const given = reasoning.requested;
+  const effort: ClaudeEffort = given === 'minimal' ? 'low' : given === 'xhigh' && !xhigh ? 'high' : given;
+  return { thinking: { type: 'adaptive', display: 'summarized' }, outputConfig: { effort }, maxTokens };
+}
+
+/**
+ * What Claude's thinking (extended or adaptive) cannot take, on Anthropic's
+ * API and on Bedrock alike: it samples at temperature 1, without top_k, with top_p
  * 0.95-1, and never forces a tool call. Refused rather than dropped, so an
  * endpoint of another type may take the request as it is.
  * https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#feature-compatibility
+ * https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking
  * https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html
  */
-export function rejectWithThinking(request: ChatCompletionRequest, providerType: string): void {
+function rejectWithThinking(request: ChatCompletionRequest, providerType: string): void {
   const why = `with reasoning for provider type ${providerType}`;
   if (request.temperature !== undefined && request.temperature !== 1) invalidRequest('temperature', `must be 1 ${why}`);
   if (request.top_k !== undefined) invalidRequest('top_k', `is not supported ${why}`);

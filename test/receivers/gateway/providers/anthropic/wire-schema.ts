@@ -34,6 +34,13 @@ const block = z.discriminatedUnion('type', [textBlock, imageBlock, toolUseBlock,
 
 const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/);
 
+// https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking: `display` says whether the thinking text comes back.
+export const claudeThinking = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024), display: z.enum(['summarized', 'omitted']).optional() }),
+  z.strictObject({ type: z.literal('adaptive'), display: z.enum(['summarized', 'omitted']).optional() }),
+  z.strictObject({ type: z.literal('disabled') }),
+]);
+
 export const messagesRequest = z.strictObject({
   model: z.string().min(1),
   max_tokens: z.int().min(1),
@@ -45,7 +52,7 @@ export const messagesRequest = z.strictObject({
   // 400 "stop_sequences: each stop sequence must contain non-whitespace".
   stop_sequences: z.array(nonBlank).optional(),
   stream: z.boolean().optional(),
-  thinking: z.discriminatedUnion('type', [z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }), z.strictObject({ type: z.literal('disabled') })]).optional(),
+  thinking: claudeThinking.optional(),
   metadata: z.strictObject({ user_id: z.string() }).optional(),
   output_config: z.strictObject({ effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']).optional() }).optional(),
   tools: z.array(z.strictObject({ name: toolName, description: z.string().optional(), input_schema: z.looseObject({ type: z.literal('object') }), cache_control: cacheControl })).optional(),
@@ -72,11 +79,13 @@ export function validateAnthropic(seen: Seen): string[] {
   if (problems.length > 0) return problems;
   const body = messagesRequest.parse(seen.body);
   if (body.thinking?.type === 'enabled' && body.thinking.budget_tokens >= body.max_tokens) problems.push('body thinking.budget_tokens: must be below max_tokens');
-  if (body.thinking?.type === 'enabled' && (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool')) problems.push('body tool_choice: thinking allows only auto or none');
-  // https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#feature-compatibility
-  if (body.thinking?.type === 'enabled' && body.temperature !== undefined && body.temperature !== 1) problems.push('body temperature: may only be set to 1 when thinking is enabled');
-  if (body.thinking?.type === 'enabled' && body.top_k !== undefined) problems.push('body top_k: not compatible with thinking');
-  if (body.thinking?.type === 'enabled' && body.top_p !== undefined && body.top_p < 0.95) problems.push('body top_p: must be between 0.95 and 1 when thinking is enabled');
+  const thinkingOn = body.thinking !== undefined && body.thinking.type !== 'disabled';
+  if (thinkingOn && (body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool')) problems.push('body tool_choice: thinking allows only auto or none');
+  // https://docs.anthropic.com/en/docs/build-with-claude/extended-thinking#feature-compatibility (adaptive thinking too)
+  if (thinkingOn && body.temperature !== undefined && body.temperature !== 1) problems.push('body temperature: may only be set to 1 when thinking is enabled');
+  if (thinkingOn && body.top_k !== undefined) problems.push('body top_k: not compatible with thinking');
+  if (thinkingOn && body.top_p !== undefined && body.top_p < 0.95) problems.push('body top_p: must be between 0.95 and 1 when thinking is enabled');
+  problems.push(...thinkingModelProblems(body.model, body.thinking?.type, body.output_config?.effort, 'body'));
   const last = body.messages.at(-1);
   const lastBlock = typeof last?.content === 'string' ? { type: 'text', text: last.content } : last?.content.at(-1);
   if (last?.role === 'assistant' && lastBlock?.type === 'text' && /\s$/.test(lastBlock.text)) problems.push('body messages: final assistant content cannot end with trailing whitespace');
@@ -97,7 +106,7 @@ export function validateAnthropic(seen: Seen): string[] {
     if (ids.length === 0) return;
     // With thinking on, the assistant turn of a tool loop must replay its signed thinking first.
     const first = message.content[0]?.type;
-    if (body.thinking?.type === 'enabled' && i === body.messages.length - 2 && first !== 'thinking' && first !== 'redacted_thinking') {
+    if (thinkingOn && i === body.messages.length - 2 && first !== 'thinking' && first !== 'redacted_thinking') {
       problems.push(`body messages.${i}: with thinking enabled, an assistant turn with tool_use must start with its thinking block`);
     }
     const next = body.messages[i + 1]?.content;
@@ -116,6 +125,24 @@ function imageBlocks(body: MessagesRequest): ImageBlock[] {
       ? []
       : message.content.flatMap((b): ImageBlock[] => (b.type === 'image' ? [b] : b.type === 'tool_result' && Array.isArray(b.content) ? b.content.filter((c): c is ImageBlock => c.type === 'image') : [])),
   );
+}
+
+/**
+ * What a model refuses of thinking and effort (on Bedrock too), per the model
+ * lists of https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking,
+ * .../effort and https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-thinking.html:
+ * Opus 4.7 and later, Claude 5 and the Mythos and Fable families take adaptive
+ * thinking only (enabled and disabled are a 400), Opus and Sonnet 4.6 both, older
+ * models enabled only; xhigh is Opus 4.7 and later's and Claude 5's.
+ */
+export function thinkingModelProblems(model: string, type: string | undefined, effort: string | undefined, at: string): string[] {
+  const only = /claude-(?:opus-4-[7-9]|(?:opus|sonnet|haiku)-5|mythos|fable)/.test(model);
+  const adaptive = only || /claude-(?:opus|sonnet)-4-6/.test(model);
+  const problems: string[] = [];
+  if (only && (type === 'enabled' || type === 'disabled')) problems.push(`${at}: "thinking.type.${type}" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`);
+  if (!adaptive && type === 'adaptive') problems.push(`${at}: adaptive thinking is not supported on this model`);
+  if (effort === 'xhigh' && !/claude-(?:opus-4-[7-9]|(?:opus|sonnet|haiku|mythos|fable)-5)/.test(model)) problems.push(`${at}: output_config.effort: "xhigh" is not supported by this model`);
+  return problems;
 }
 
 /** Claude Sonnet 4.5, Haiku 4.5, Opus 4.1 and later take temperature or top_p, not both (on Bedrock too). */

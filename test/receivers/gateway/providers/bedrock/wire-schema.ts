@@ -4,7 +4,7 @@ import { Sha256 } from '@aws-crypto/sha256-js';
 import { SignatureV4 } from '@smithy/signature-v4';
 import { z } from 'zod';
 import { imageTypeOfBytes, zodProblems, type Seen } from '../shared/fake-upstream.js';
-import { refusesTemperatureWithTopP } from '../anthropic/wire-schema.js';
+import { claudeThinking, refusesTemperatureWithTopP, thinkingModelProblems } from '../anthropic/wire-schema.js';
 
 const oneOf = (keys: readonly string[]) => (block: Record<string, unknown>) => keys.filter((k) => block[k] !== undefined).length === 1;
 
@@ -38,7 +38,9 @@ export const converseRequest = z.strictObject({
   // Any model-specific fields (Nova's inferenceConfig.topK, Mistral's top_k); the two the gateway sets are checked.
   additionalModelRequestFields: z
     .looseObject({
-      thinking: z.strictObject({ type: z.literal('enabled'), budget_tokens: z.int().min(1024) }).optional(),
+      thinking: claudeThinking.optional(),
+      // Claude's effort, beside adaptive thinking: https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-thinking.html
+      output_config: z.strictObject({ effort: z.enum(['low', 'medium', 'high', 'xhigh', 'max']) }).optional(),
       reasoningConfig: z.strictObject({ type: z.literal('enabled'), maxReasoningEffort: z.enum(['low', 'medium', 'high']) }).optional(),
     })
     .optional(),
@@ -108,8 +110,9 @@ export async function sigV4Problems(seen: Seen, credentials: { accessKeyId: stri
 
 export function conversationProblems(body: ConverseRequest): string[] {
   const problems: string[] = [];
-  const thinking = body.additionalModelRequestFields?.thinking;
-  if (thinking !== undefined && thinking.budget_tokens >= (body.inferenceConfig?.maxTokens ?? 0)) problems.push('body additionalModelRequestFields.thinking.budget_tokens: must be below inferenceConfig.maxTokens');
+  const fields = body.additionalModelRequestFields;
+  const thinking = fields?.thinking?.type === 'disabled' ? undefined : fields?.thinking;
+  if (thinking?.type === 'enabled' && thinking.budget_tokens >= (body.inferenceConfig?.maxTokens ?? 0)) problems.push('body additionalModelRequestFields.thinking.budget_tokens: must be below inferenceConfig.maxTokens');
   // Claude with thinking, as on Anthropic's API: https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-extended-thinking.html
   const sampling = body.inferenceConfig;
   if (thinking !== undefined && sampling?.temperature !== undefined && sampling.temperature !== 1) problems.push('body inferenceConfig.temperature: may only be set to 1 when thinking is enabled');
@@ -155,6 +158,8 @@ export function requestProblems(seen: Seen): string[] {
 /** What Claude refuses beyond Converse's own checks, as Anthropic's API does (Bedrock answers them as "The model returned the following errors: ..."). */
 function claudeProblems(body: ConverseRequest, model: string): string[] {
   const problems: string[] = [];
+  const fields = body.additionalModelRequestFields;
+  problems.push(...thinkingModelProblems(model, fields?.thinking?.type, fields?.output_config?.effort, 'body: The model returned the following errors'));
   if (refusesTemperatureWithTopP(model) && body.inferenceConfig?.temperature !== undefined && body.inferenceConfig.topP !== undefined) problems.push('body: The model returned the following errors: `temperature` and `top_p` cannot both be specified for this model. Please use only one.');
   if (body.inferenceConfig?.stopSequences?.some((stop) => stop.trim() === '') === true) problems.push('body inferenceConfig.stopSequences: each stop sequence must contain non-whitespace');
   // A cachePoint is a marker after the block it caches, not content.

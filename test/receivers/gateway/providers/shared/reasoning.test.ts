@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ChatCompletionRequest } from '../../../../../src/receivers/gateway/providers/shared/openai-types.js';
 import { ProviderRequestError } from '../../../../../src/receivers/gateway/providers/shared/inputs.js';
-import { reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../../../../../src/receivers/gateway/providers/shared/reasoning.js';
+import { claudeThinkingMode, reasoningOf, replayBlocks, structuredOutputTool, thinkingBudget } from '../../../../../src/receivers/gateway/providers/shared/reasoning.js';
 
 function request(extra: Partial<ChatCompletionRequest>): ChatCompletionRequest {
   return { model: 'x/y', messages: [{ role: 'user', content: 'a' }], ...extra };
@@ -18,8 +18,9 @@ describe('reasoning options', () => {
     expect(reasoningOf(request({}))).toBeUndefined();
     expect(reasoningOf(request({ reasoning_effort: 'none' }))).toEqual({ on: false });
     expect(reasoningOf(request({ reasoning: { enabled: false } }))).toEqual({ on: false });
-    expect(reasoningOf(request({ reasoning: { enabled: true } }))).toEqual({ on: true, effort: 'medium', budget: undefined, exclude: false });
-    expect(reasoningOf(request({ reasoning: { effort: 'low', max_tokens: 3000, exclude: true } }))).toEqual({ on: true, effort: 'low', budget: 3000, exclude: true });
+    expect(reasoningOf(request({ reasoning: { enabled: true } }))).toEqual({ on: true, effort: 'medium', requested: 'medium', budget: undefined, exclude: false });
+    expect(reasoningOf(request({ reasoning: { effort: 'low', max_tokens: 3000, exclude: true } }))).toEqual({ on: true, effort: 'low', requested: 'low', budget: 3000, exclude: true });
+    expect(reasoningOf(request({ reasoning_effort: 'xhigh' }))).toMatchObject({ on: true, effort: 'high', requested: 'xhigh' });
   });
 
   it('derives a budget from the effort as a share of max_tokens, between 1024 and 32000', () => {
@@ -66,6 +67,14 @@ describe('reasoning options', () => {
     expect(() => structuredOutputTool(request({ response_format: { type: 'json_object' } }), 'anthropic', undefined)).toThrow(/json_object/);
     const tools = [{ type: 'function' as const, function: { name: 'f' } }];
     expect(() => structuredOutputTool(request({ response_format: format, tools }), 'anthropic', undefined)).toThrow(/tools/);
-    expect(() => structuredOutputTool(request({ response_format: format }), 'anthropic', { on: true, effort: 'low', budget: undefined, exclude: false })).toThrow(/reasoning/);
+    expect(() => structuredOutputTool(request({ response_format: format }), 'anthropic', { on: true, effort: 'low', requested: 'low', budget: undefined, exclude: false })).toThrow(/reasoning/);
+  });
+
+  it('tells from a Claude model id (Anthropic\'s or Bedrock\'s) whether it takes adaptive thinking, only that, and xhigh', () => {
+    const modes = (ids: string[]) => ids.map((id) => claudeThinkingMode(id));
+    expect(modes(['claude-3-7-sonnet-20250219', 'claude-opus-4-20250514', 'claude-sonnet-4-5', 'anthropic.claude-haiku-4-5-20251001-v1:0', 'claude-opus-4-1', 'claude-test', 'arn:aws:bedrock:us-east-1:1:application-inference-profile/abc'])).toEqual(Array(7).fill({ mode: 'budget', xhigh: false }));
+    expect(modes(['claude-opus-4-6', 'claude-sonnet-4-6-20260217', 'anthropic.claude-opus-4-6-v1:0', 'us.anthropic.claude-sonnet-4-6'])).toEqual(Array(4).fill({ mode: 'adaptive', xhigh: false }));
+    expect(modes(['claude-opus-4-7', 'anthropic.claude-opus-4-7', 'eu.anthropic.claude-opus-4-8-v1:0', 'claude-opus-5', 'anthropic.claude-sonnet-5', 'claude-fable-5', 'anthropic.claude-mythos-5-1'])).toEqual(Array(7).fill({ mode: 'adaptive-only', xhigh: true }));
+    expect(modes(['claude-mythos-preview', 'us.anthropic.claude-mythos-preview'])).toEqual(Array(2).fill({ mode: 'adaptive-only', xhigh: false }));
   });
 });
