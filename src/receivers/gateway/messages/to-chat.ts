@@ -17,8 +17,12 @@ function effortFor(budget: number): 'low' | 'medium' | 'high' {
   return budget <= 4096 ? 'low' : budget <= 16_384 ? 'medium' : 'high';
 }
 
-/** output_config.effort -> reasoning_effort (xhigh and max are the top of the scale elsewhere). */
-const EFFORTS: Readonly<Record<string, ReasoningEffort>> = { low: 'low', medium: 'medium', high: 'high', xhigh: 'high', max: 'high' };
+/**
+ * output_config.effort -> reasoning_effort. xhigh and max stay as they are for
+ * Claude's adaptive thinking on bedrock (the other models there and google take
+ * them as high); for openai they are high, the top of its scale.
+ */
+const EFFORTS: Readonly<Record<string, ReasoningEffort>> = { low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' };
 
 function refuse(param: string, providerType: string, what = 'is not supported'): never {
   throw new ProviderRequestError(param, `${what} when the model is served by provider type ${providerType}`);
@@ -71,7 +75,8 @@ export function toChatRequest(request: MessagesRequest, providerType: string): C
 function mapThinking(request: MessagesRequest, chat: ChatCompletionRequest, providerType: string): void {
   const thinking = request.thinking;
   const rawEffort = request.output_config?.effort;
-  const effort = rawEffort === undefined || rawEffort === null ? undefined : EFFORTS[rawEffort];
+  const given = rawEffort === undefined || rawEffort === null ? undefined : EFFORTS[rawEffort];
+  const effort = providerType === 'openai' && (given === 'xhigh' || given === 'max') ? 'high' : given;
   if (rawEffort !== undefined && rawEffort !== null && effort === undefined) refuse('output_config.effort', providerType, `${rawEffort} is not supported`);
   if (thinking === undefined || thinking.type === 'disabled') {
     if (effort !== undefined) chat.reasoning_effort = effort;

@@ -44,6 +44,7 @@ const MODELS = [
   { id: 'anthropic/claude-test', name: 'Claude Test', endpoints: [{ provider: 'anthropic', model: 'claude-upstream-1' }, { provider: 'bedrock', model: 'anthropic.claude-upstream-v1:0' }] },
   { id: 'openai/gpt-test', name: 'GPT Test', endpoints: [{ provider: 'openai', model: 'gpt-upstream' }] },
   { id: 'bedrock/nova-test', name: 'Nova Test', endpoints: [{ provider: 'bedrock', model: 'anthropic.claude-sonnet-v1:0' }] },
+  { id: 'bedrock/opus-test', name: 'Opus Test', endpoints: [{ provider: 'bedrock', model: 'us.anthropic.claude-opus-4-7' }] },
   { id: 'google/gemini-test', name: 'Gemini Test', endpoints: [{ provider: 'google', model: 'gemini-upstream' }] },
 ];
 
@@ -176,6 +177,13 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect(error).toBeInstanceOf(Anthropic.BadRequestError);
     expect((error as Error).message).toContain('thinking.budget_tokens');
     expect(bedrock?.requests).toHaveLength(0);
+  });
+
+  it("sends adaptive thinking and its effort, max included, to Claude on Bedrock as Converse's additionalModelRequestFields, and its thinking comes back", async () => {
+    const client = await setup({ bedrock: (_seen, res) => sendConverse(res, [{ reasoningContent: { reasoningText: { text: 'Hmm.', signature: SIGNATURE } } }, { text: 'Yes.' }]) });
+    const answer = await client.messages.create({ model: 'bedrock/opus-test', max_tokens: 8000, thinking: { type: 'adaptive' }, output_config: { effort: 'max' }, messages: [{ role: 'user', content: 'Sure?' }] });
+    expect(answer.content).toEqual([{ type: 'thinking', thinking: 'Hmm.', signature: SIGNATURE }, { type: 'text', text: 'Yes.' }]);
+    expect(bedrock?.requests[0]?.body).toMatchObject({ additionalModelRequestFields: { thinking: { type: 'adaptive', display: 'summarized' }, output_config: { effort: 'max' } }, inferenceConfig: { maxTokens: 8000 } });
   });
 
   it('passes on tools that have no name (an MCP toolset), natively and to count_tokens; a translation refuses them by name', async () => {

@@ -31,7 +31,10 @@ describe('Messages -> Chat Completions translation', () => {
   it('maps thinking: a budget for google and bedrock, an effort for openai, adaptive through output_config.effort', () => {
     expect(translate({ max_tokens: 9000, thinking: { type: 'enabled', budget_tokens: 5000 }, messages: [{ role: 'user', content: 'a' }] }).reasoning).toEqual({ max_tokens: 5000 });
     expect(translate({ max_tokens: 9000, thinking: { type: 'enabled', budget_tokens: 5000 }, messages: [{ role: 'user', content: 'a' }] }, 'openai').reasoning_effort).toBe('medium');
-    expect(translate({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' }, messages: [{ role: 'user', content: 'a' }] }).reasoning_effort).toBe('high');
+    expect(translate({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' }, messages: [{ role: 'user', content: 'a' }] }, 'openai').reasoning_effort).toBe('high');
+    // Claude's adaptive thinking on bedrock takes them; google reads them as high.
+    expect(translate({ thinking: { type: 'adaptive' }, output_config: { effort: 'max' }, messages: [{ role: 'user', content: 'a' }] }, 'bedrock').reasoning_effort).toBe('max');
+    expect(translate({ thinking: { type: 'adaptive' }, output_config: { effort: 'xhigh' }, messages: [{ role: 'user', content: 'a' }] }).reasoning_effort).toBe('xhigh');
     expect(translate({ output_config: { format: { type: 'json_schema', schema: { type: 'object' } } }, messages: [{ role: 'user', content: 'a' }] }).response_format).toEqual({ type: 'json_schema', json_schema: { name: 'output', schema: { type: 'object' } } });
   });
 
