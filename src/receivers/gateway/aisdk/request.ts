@@ -37,6 +37,10 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
   if (effort !== undefined) request.reasoning_effort = effort;
   if (call.providerOptions !== undefined) {
     const [options, reasoning] = takeReasoningOptions(call.providerOptions);
+    const anthropicEffort = asRecord(options['anthropic'])?.['effort'];
+    // @ai-sdk/anthropic's effort beside thinking without a budget (adaptive) says how much to think:
+    // the gateway's effort, which Claude's adaptive thinking sends as output_config.effort.
+    if (reasoning.enabled === true && reasoning.effort === undefined && reasoning.max_tokens === undefined && isClaudeEffort(anthropicEffort)) reasoning.effort = anthropicEffort;
     const openai = asRecord(options['openai']);
     if (openai !== undefined) options['openai'] = openaiWireOptions(openai);
     const anthropic = asRecord(options['anthropic']);
@@ -54,6 +58,10 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
 }
 
 const EFFORTS: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium', 'high']);
+
+function isClaudeEffort(value: unknown): value is 'low' | 'medium' | 'high' | 'xhigh' | 'max' {
+  return value === 'low' || value === 'medium' || value === 'high' || value === 'xhigh' || value === 'max';
+}
 
 /**
  * The reasoning controls apps set as provider options (ai 6 has no

@@ -73,7 +73,7 @@ const SCRIPTS: Record<ProviderType, Script> = {
 
 const VALIDATORS: Record<ProviderType, (seen: Seen) => string[] | Promise<string[]>> = { anthropic: validateAnthropic, bedrock: requestProblems, google: validateGemini };
 
-async function setup(client: AiClient, type: ProviderType, handler: (seen: Seen, res: ServerResponse) => void | Promise<void>) {
+async function setup(client: AiClient, type: ProviderType, handler: (seen: Seen, res: ServerResponse) => void | Promise<void>, model = `${type}-model`) {
   fake = await startFake(VALIDATORS[type], handler);
   const provider =
     type === 'anthropic'
@@ -81,7 +81,7 @@ async function setup(client: AiClient, type: ProviderType, handler: (seen: Seen,
       : type === 'google'
         ? { type, base_url: fake.url, api_key: 'gm-test-key' }
         : { type, base_url: fake.url, region: 'us-east-1', api_key: 'bedrock-key' };
-  gateway = await startGateway({ providers: { [type]: provider }, models: [{ id: 'acme/model', endpoints: [{ provider: type, model: `${type}-model` }] }] });
+  gateway = await startGateway({ providers: { [type]: provider }, models: [{ id: 'acme/model', endpoints: [{ provider: type, model }] }] });
   return client.ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
 }
 
@@ -157,6 +157,13 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
       { type: 'thinking', thinking: 'Need the weather.', signature: SIGNATURE },
       { type: 'tool_use', id: 'toolu_1', name: 'weather', input: { city: 'Paris' } },
     ]);
+  });
+
+  it("anthropic: adaptive thinking from providerOptions with @ai-sdk/anthropic's effort, on Opus 4.7, is that effort, and the thinking comes back", async () => {
+    const gw = await setup(client, 'anthropic', (_seen, res) => json(res, 200, anthropicMessage([{ type: 'thinking', thinking: 'Easy.', signature: SIGNATURE }, { type: 'text', text: 'Four.' }], 'end_turn')), 'claude-opus-4-7');
+    const out = await ai.generateText({ model: gw('acme/model'), prompt: 'Two and two?', providerOptions: { anthropic: { thinking: { type: 'adaptive' }, effort: 'max' } }, maxRetries: 0 });
+    expect([out.reasoningText, out.text]).toEqual(['Easy.', 'Four.']);
+    expect(fake?.requests[0]?.body).toMatchObject({ thinking: { type: 'adaptive', display: 'summarized' }, output_config: { effort: 'max' } });
   });
 
   it("anthropic: @ai-sdk/anthropic's disableParallelToolUse is the tool choice's, and its client-side switches stay out of the Messages body", async () => {
