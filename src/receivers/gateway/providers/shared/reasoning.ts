@@ -74,8 +74,10 @@ export function thinkingBudget(reasoning: Extract<Reasoning, { on: true }>, maxT
  * - `budget`: `thinking: {type: "enabled", budget_tokens}` (Claude 4.5 and before);
  * - `adaptive`: `{type: "adaptive"}` with `output_config.effort`; a budget is
  *   deprecated but still taken (Claude 4.6);
- * - `adaptive-only`: `enabled` and `disabled` are a 400 (Claude 4.7 and later,
- *   and the Mythos and Fable families, Mythos Preview included).
+ * - `adaptive-only`: `enabled` is a 400 (Claude 4.7 and later, and the Mythos
+ *   and Fable families, Mythos Preview included), and so is `disabled` on most;
+ *   the gateway leaves thinking out for `none`, which on the models that think
+ *   by default (Opus 5 and later, Mythos, Fable) is adaptive thinking still.
  * `xhigh`: the model takes that effort (Claude 4.7 and later).
  * An id naming no family and version (an inference profile's ARN) is `budget`.
  * https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking
