@@ -43,6 +43,17 @@ async function failure(promise: Promise<unknown>): Promise<APIError> {
   return err as APIError;
 }
 
+/** The first choice's text a stream gave before it failed, and the failure. */
+async function textUntilFailure(stream: AsyncIterable<OpenAI.Chat.ChatCompletionChunk>): Promise<{ text: string; err: APIError }> {
+  let text = '';
+  const err = await failure(
+    (async () => {
+      for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
+    })(),
+  );
+  return { text, err };
+}
+
 describe('an OpenAI-compatible upstream answering 200 with an error object', () => {
   it('gives a whole answer the error with its message and the status its code stands for, not tried elsewhere', async () => {
     const client = await setup((_body, res) => sendJson(res, 200, { error: { message: 'prompt is too long', type: 'invalid_request_error', code: 400 } }), (_body, res) => sendJson(res, 200, completion('from second')));
@@ -112,12 +123,7 @@ describe('an OpenAI-compatible upstream whose connection drops mid-stream', () =
       res.write(`data: ${JSON.stringify(chunk({ role: 'assistant', content: 'Hel' }))}\n\n`, () => setTimeout(() => res.destroy(), 50));
     });
     const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
-    let text = '';
-    const err = await failure(
-      (async () => {
-        for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
-      })(),
-    );
+    const { text, err } = await textUntilFailure(stream);
     expect(text).toBe('Hel');
     expect(err.message).toMatch(/^Provider first broke off its answer \(UND_ERR_SOCKET\)\.$/);
   });
@@ -157,12 +163,7 @@ describe('an OpenAI-compatible upstream that ends its body without [DONE]', () =
   it('ends the stream with an error, not a whole answer, when a choice never finished (a proxy that closed the body cleanly)', async () => {
     const client = await setup((_body, res) => write(res, [chunk({ role: 'assistant', content: 'Hel' }), { ...chunk({ content: '' }), choices: [{ index: 1, delta: { content: 'lo' }, finish_reason: 'stop' }] }]));
     const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true, n: 2 });
-    let text = '';
-    const err = await failure(
-      (async () => {
-        for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
-      })(),
-    );
+    const { text, err } = await textUntilFailure(stream);
     expect(text).toBe('Hello');
     expect(err.message).toContain('ended before choice 0 finished');
   });
@@ -171,12 +172,7 @@ describe('an OpenAI-compatible upstream that ends its body without [DONE]', () =
     const unfinished = (content: string) => ({ ...chunk({ content }), choices: [{ index: 0, delta: { content }, finish_reason: '' }] });
     const client = await setup((_body, res) => write(res, [unfinished('Hel'), unfinished('lo')]));
     const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
-    let text = '';
-    const err = await failure(
-      (async () => {
-        for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
-      })(),
-    );
+    const { text, err } = await textUntilFailure(stream);
     expect(text).toBe('Hello');
     expect(err.message).toContain('ended before choice 0 finished');
   });
@@ -333,12 +329,7 @@ describe('an OpenAI-compatible upstream that reports a failure as an SSE event n
   it('ends the stream with that error after the text before it, not with [DONE]', async () => {
     const client = await setup((_body, res) => errorEvent(res, [chunk({ role: 'assistant', content: 'Hel' })]));
     const stream = await client.chat.completions.create({ model: 'sloppy/m', messages, stream: true });
-    let text = '';
-    const err = await failure(
-      (async () => {
-        for await (const c of stream) text += c.choices[0]?.delta.content ?? '';
-      })(),
-    );
+    const { text, err } = await textUntilFailure(stream);
     expect(text).toBe('Hel');
     expect(err.message).toContain('Provider first failed: The server is overloaded');
   });
