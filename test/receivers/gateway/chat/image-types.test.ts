@@ -115,3 +115,27 @@ describe('an image server that gives no image type', () => {
     }
   });
 });
+
+/**
+ * The start of an AVIF whose ftyp box names the generic HEIF brand `mif1`
+ * first and `avif` among its compatible brands, as some encoders write it.
+ */
+const AVIF_MIF1_BASE64 = Buffer.concat([
+  Buffer.from([0, 0, 0, 0x20]),
+  Buffer.from('ftypmif1', 'latin1'),
+  Buffer.from([0, 0, 0, 0]),
+  Buffer.from('mif1avifmiafMA1B', 'latin1'),
+  Buffer.from([0, 0, 0, 0x10]),
+  Buffer.from('metanot an image', 'latin1'),
+]).toString('base64');
+
+describe('an AVIF whose first brand is the generic mif1', () => {
+  it('is no HEIF: it goes as named, and a provider type that cannot read AVIF refuses it', async () => {
+    const { client, google } = await setup();
+    const error = await client.chat.completions.create({ model: 'acme/gemini', messages: imageMessage([`data:image/avif;base64,${AVIF_MIF1_BASE64}`]) }).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(OpenAI.BadRequestError);
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).error).toMatchObject({ code: 'unsupported_value', param: 'messages[0].content[1].image_url.url' });
+    expect((error as InstanceType<typeof OpenAI.BadRequestError>).message).toContain('image/avif');
+    expect(upstreamRequest(google)).toBeUndefined();
+  });
+});

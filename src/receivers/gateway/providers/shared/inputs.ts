@@ -31,12 +31,14 @@ export function parseDataUrl(url: string, param: string): InlineImage | undefine
     invalidRequest(param, 'expected data:image/<type>;base64,<data>');
   }
   if (!isBase64(data)) invalidRequest(param, 'the image data is not valid base64');
-  // 16 base64 characters are the 12 bytes sniffImageType reads.
-  return { mediaType: sniffImageType(Buffer.from(data.slice(0, 16), 'base64')) ?? mediaType, data };
+  // 64 base64 characters are 48 bytes: the signature, or the ftyp box with its brands.
+  return { mediaType: sniffImageType(Buffer.from(data.slice(0, 64), 'base64')) ?? mediaType, data };
 }
 
 const HEIC_BRANDS: ReadonlySet<string> = new Set(['heic', 'heix', 'heim', 'heis']);
 const HEIF_BRANDS: ReadonlySet<string> = new Set(['mif1', 'msf1', 'heif']);
+/** AVIF is HEIF too: an encoder may name the generic `mif1` first and `avif` only among the compatible brands. */
+const AVIF_BRANDS: ReadonlySet<string> = new Set(['avif', 'avis']);
 
 /**
  * The image type an image's first bytes (at least 12) show, for the types the
@@ -53,9 +55,18 @@ export function sniffImageType(head: Uint8Array): string | undefined {
   if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return 'image/jpeg';
   if (ascii(0, 4) === 'GIF8') return 'image/gif';
   if (ascii(0, 4) === 'RIFF' && ascii(8, 12) === 'WEBP') return 'image/webp';
-  if (ascii(4, 8) === 'ftyp' && HEIC_BRANDS.has(ascii(8, 12))) return 'image/heic';
-  if (ascii(4, 8) === 'ftyp' && HEIF_BRANDS.has(ascii(8, 12))) return 'image/heif';
+  if (ascii(4, 8) !== 'ftyp') return undefined;
+  if (HEIC_BRANDS.has(ascii(8, 12))) return 'image/heic';
+  if (HEIF_BRANDS.has(ascii(8, 12)) && !compatibleBrands(head).some((brand) => AVIF_BRANDS.has(brand))) return 'image/heif';
   return undefined;
+}
+
+/** The compatible brands of an ftyp box (after its size, type, major brand and minor version), as far as `head` holds them. */
+function compatibleBrands(head: Uint8Array): string[] {
+  const end = Math.min(head.length, new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(0));
+  const brands: string[] = [];
+  for (let at = 16; at + 4 <= end; at += 4) brands.push(String.fromCharCode(...head.subarray(at, at + 4)));
+  return brands;
 }
 
 /**
