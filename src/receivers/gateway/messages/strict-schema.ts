@@ -3,10 +3,17 @@
 // asks every object to close its properties (additionalProperties: false)
 // but lets some be optional; OpenAI's refuses the whole request unless every
 // object also lists all its properties as required (an optional one is a
-// required one that may be null).
+// required one that may be null), and takes no composition but anyOf.
 
 /** Keys whose values are data, not schemas: an object there is no object schema. */
 const DATA_KEYS = new Set(['enum', 'const', 'default', 'examples']);
+
+/**
+ * Keywords OpenAI's strict mode refuses wherever they stand ("'allOf' is not
+ * permitted"); Anthropic's takes allOf.
+ * https://platform.openai.com/docs/guides/structured-outputs#supported-schemas
+ */
+const UNSUPPORTED_KEYWORDS = new Set(['allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas']);
 
 export function meetsOpenAiStrict(schema: unknown): boolean {
   if (Array.isArray(schema)) return schema.every(meetsOpenAiStrict);
@@ -15,6 +22,7 @@ export function meetsOpenAiStrict(schema: unknown): boolean {
   if (isObjectSchema(node) && !closesAllProperties(node)) return false;
   for (const [key, value] of Object.entries(node)) {
     if (DATA_KEYS.has(key)) continue;
+    if (UNSUPPORTED_KEYWORDS.has(key)) return false;
     // Under these keys each value is a schema, named by its key.
     if (key === 'properties' || key === '$defs' || key === 'definitions') {
       if (typeof value === 'object' && value !== null && !Object.values(value).every(meetsOpenAiStrict)) return false;

@@ -756,6 +756,14 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     ]);
   });
 
+  it("leaves out strict for a tool whose schema uses a keyword OpenAI's strict mode refuses (allOf), which Anthropic's takes", async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('Ok.')) });
+    const city = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    const combined = { type: 'object' as const, properties: { place: { allOf: [city] } }, required: ['place'], additionalProperties: false };
+    await client.messages.create({ model: 'openai/gpt-test', max_tokens: 100, tools: [{ name: 'combined_place', strict: true, input_schema: combined }], messages: [{ role: 'user', content: 'Oslo?' }] });
+    expect(sentOpenAI()['tools']).toEqual([{ type: 'function', function: { name: 'combined_place', parameters: combined } }]);
+  });
+
   it('sends the images a tool_result holds as a user message after the tool messages, ahead of the turn\'s own blocks', async () => {
     const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('A chart.')) });
     const image = { type: 'image' as const, source: { type: 'base64' as const, media_type: 'image/png' as const, data: PNG_BASE64 } };

@@ -16,6 +16,13 @@ describe('meetsOpenAiStrict', () => {
     expect(meetsOpenAiStrict({ ...closed({ where: { $ref: '#/$defs/place' } }), $defs: { place: { type: 'object', properties: { city: { type: 'string' } } } } })).toBe(false);
   });
 
+  it('refuses the composition keywords OpenAI has no strict mode for, however deep', () => {
+    for (const keyword of ['allOf', 'not', 'if', 'then', 'else', 'dependentRequired', 'dependentSchemas']) {
+      expect(meetsOpenAiStrict(closed({ a: { type: 'string', [keyword]: keyword === 'allOf' ? [{ type: 'string' }] : {} } }))).toBe(false);
+    }
+    expect(meetsOpenAiStrict(closed({ a: { anyOf: [{ type: 'string' }, { type: 'null' }] } }))).toBe(true);
+  });
+
   it('reads enum, const and default values as data, not schemas', () => {
     expect(meetsOpenAiStrict(closed({ mode: { ...closed({}), default: { properties: { x: 1 } }, enum: [{ type: 'object' }] } }))).toBe(true);
   });
