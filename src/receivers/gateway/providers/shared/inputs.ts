@@ -61,9 +61,9 @@ export function sniffImageType(head: Uint8Array): string | undefined {
   return undefined;
 }
 
-/** The compatible brands of an ftyp box (after its size, type, major brand and minor version), as far as `head` holds them. */
+/** The compatible brands of an ftyp box (after its size, type, major brand and minor version), as far as its first 48 bytes and `head` hold them. */
 function compatibleBrands(head: Uint8Array): string[] {
-  const end = Math.min(head.length, new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(0));
+  const end = Math.min(head.length, 48, new DataView(head.buffer, head.byteOffset, head.byteLength).getUint32(0));
   const brands: string[] = [];
   for (let at = 16; at + 4 <= end; at += 4) brands.push(String.fromCharCode(...head.subarray(at, at + 4)));
   return brands;
