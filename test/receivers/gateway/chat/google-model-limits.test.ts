@@ -39,6 +39,7 @@ describe('a Gemini model refusing what it cannot do', () => {
     ["Function calling with a response mime type: 'application/json' is unsupported", {}],
     ['Budget 0 is invalid. This model only works in thinking mode.', { reasoning_effort: 'none' }],
     ['The model does not support setting thinking_budget to 0.', { reasoning_effort: 'none' }],
+    ["The model gemini-2.0-flash-lite doesn't support thinking.", { reasoning_effort: 'high' }],
   ])('lets the next endpoint answer (%s)', async (message, params) => {
     const client = await setup(message, [
       { provider: 'gemini', model: 'gemini-2.5-flash' },

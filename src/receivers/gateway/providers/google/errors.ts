@@ -16,10 +16,11 @@ const RETRY_INFO = 'type.googleapis.com/google.rpc.RetryInfo';
  * "JSON mode is not enabled for ...", "Function calling with a response mime
  * type: 'application/json' is unsupported"; thinking turned off (`reasoning_effort:
  * "none"`) on a model that always thinks: "Budget 0 is invalid. This model only works
- * in thinking mode", "The model does not support setting thinking_budget to 0".
+ * in thinking mode", "The model does not support setting thinking_budget to 0"
+ * ("doesn't support" too, so no word boundary before the n).
  * Another model may take the request.
  */
-const UNSUPPORTED = /\bnot enabled for (?:this model|models\/)|\bunsupported\b|\bn(?:o|'|\u2019)t support(?:ed)?\b|\bthis model\b/i;
+const UNSUPPORTED = /\bnot enabled for (?:this model|models\/)|\bunsupported\b|n(?:o|'|\u2019)t support(?:ed)?\b|\bthis model\b/i;
 
 /** google.rpc.Code name -> OpenAI error type. */
 const ERROR_TYPES: Readonly<Record<string, string>> = {
