@@ -199,6 +199,25 @@ describe('a reload that changes service.cluster and the rate-limit windows', () 
     }
   });
 
+  it('keeps the window it carried into Redis as its own count when a reload turns cluster mode off again while Redis is down', async () => {
+    const own = await startRedis();
+    try {
+      const port = await freePort();
+      // The key's window is used up locally, then carried into Redis, which goes away.
+      await service.start(config(port, undefined));
+      expect([await ask(port), await ask(port)]).toEqual([200, 200]);
+      expect(await service.reload(() => config(port, `{ redis: { url: "${own.url}", key_prefix: "carried:" } }`))).toBe(true);
+      await redisUp();
+      await own.stop();
+      await waitUntil(async () => (await clusterView()).redis?.status === 'down', 10_000, 'the outage');
+
+      expect(await service.reload(() => config(port, undefined))).toBe(true);
+      expect(await ask(port)).toBe(429);
+    } finally {
+      await own.remove();
+    }
+  });
+
   it('adds the points counted while Redis was down to the fleet\'s counter when cluster mode is turned off and on again', async () => {
     const own = await startRedis({ persistent: true });
     const ownClient = new Redis(own.url);

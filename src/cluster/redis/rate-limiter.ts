@@ -134,6 +134,14 @@ export class RedisRateLimiter extends FlexibleRateLimiter {
     }
   }
 
+  /** The windows a reload carried in are this instance's counts too: a reload that turns cluster mode off while Redis does not answer keeps them. */
+  override async carry(windows: readonly RateWindow[]): Promise<RateWindow[]> {
+    const opened = await super.carry(windows);
+    const now = Date.now();
+    for (const window of opened) this.counted(window.key, window.points, window.until - now);
+    return opened;
+  }
+
   /** Shares what it counted alone (when the connection is up) and stops listening for reconnections. Idempotent. */
   close(): Promise<void> {
     return this.#close();
