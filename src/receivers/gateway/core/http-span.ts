@@ -10,9 +10,10 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set(['CONNECT', 'DELETE', 'GET', 
  * Query keys whose values are redacted: those the conventions name (signed
  * URLs' credentials), and the names API keys and tokens go by in a query
  * (Gemini's `?key=`), which a client may send though this gateway reads
- * keys from headers only: secrets are never recorded.
+ * keys from headers only: secrets are never recorded. Matched as a server
+ * reads them: in any case, percent-decoded.
  */
-const REDACTED_QUERY_KEYS: ReadonlySet<string> = new Set(['AWSAccessKeyId', 'Signature', 'sig', 'X-Goog-Signature', 'key', 'api_key', 'apikey', 'api-key', 'token', 'access_token']);
+const REDACTED_QUERY_KEYS: ReadonlySet<string> = new Set(['awsaccesskeyid', 'signature', 'sig', 'x-goog-signature', 'key', 'api_key', 'apikey', 'api-key', 'token', 'access_token']);
 
 /** The span's name: method and route, and `HTTP` for a method the conventions do not know, so a client cannot mint span names. */
 export function serverSpanName(method: string, route: string | undefined): string {
@@ -37,7 +38,16 @@ function redactQuery(query: string): string {
     .split('&')
     .map((pair) => {
       const at = pair.indexOf('=');
-      return at !== -1 && REDACTED_QUERY_KEYS.has(pair.slice(0, at)) ? `${pair.slice(0, at)}=REDACTED` : pair;
+      return at !== -1 && REDACTED_QUERY_KEYS.has(queryKey(pair.slice(0, at))) ? `${pair.slice(0, at)}=REDACTED` : pair;
     })
     .join('&');
+}
+
+/** A query key as a server reads it (percent-decoded), lower-cased: `Key` and `k%65y` are `key`. */
+function queryKey(raw: string): string {
+  try {
+    return decodeURIComponent(raw).toLowerCase();
+  } catch {
+    return raw.toLowerCase(); // not valid percent-encoding
+  }
 }

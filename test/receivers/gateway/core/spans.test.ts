@@ -70,6 +70,13 @@ describe('gateway spans', () => {
     expect(attr(server, 'url.query')).toBe('beta=true&sig=REDACTED&Signature=REDACTED&key=REDACTED&access_token=REDACTED');
   });
 
+  it('redacts a credential in url.query however its name is cased or percent-encoded', async () => {
+    await setup();
+    await fetch(`${gateway!.baseURL}/models?Key=sk-one&k%65y=sk-two&ACCESS%5FTOKEN=t&x-goog-signature=s`, { headers: { authorization: `Bearer ${API_KEY}` } });
+    const [server] = await gateway!.spans(1);
+    expect(attr(server, 'url.query')).toBe('Key=REDACTED&k%65y=REDACTED&ACCESS%5FTOKEN=REDACTED&x-goog-signature=REDACTED');
+  });
+
   it('records a method the conventions do not know as _OTHER, with the method as sent, and names its span HTTP', async () => {
     await setup();
     await fetch(`${gateway!.baseURL}/chat/completions`, { method: 'PROPFIND', headers: { authorization: `Bearer ${API_KEY}` } });
