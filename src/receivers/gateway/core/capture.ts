@@ -37,11 +37,23 @@ function contentParts(content: string | ReadonlyArray<ContentPart | RefusalPart>
 /** A file by id is the conventions' file part; one sent inline a blob, its data omitted as an image's is. */
 function filePart(file: { file_data?: string; file_id?: string }): Part {
   if (file.file_id !== undefined) return { type: 'file', modality: 'document', file_id: file.file_id };
-  const data = file.file_data;
-  if (data === undefined || !data.startsWith('data:')) return { type: 'blob', modality: 'document', content: '[omitted]' };
-  const end = data.search(/[;,]/);
-  const mimeType = data.slice(5, end === -1 ? undefined : end);
+  const mimeType = file.file_data === undefined ? undefined : mediaTypeOf(file.file_data);
+  if (mimeType === undefined) return { type: 'blob', modality: 'document', content: '[omitted]' };
   return { type: 'blob', modality: modalityOf(mimeType), mime_type: mimeType, content: '[omitted]' };
+}
+
+/** A media type's most characters: RFC 6838's type and subtype, 127 each, and the slash. */
+const MEDIA_TYPE_CHARS = 255;
+
+/**
+ * A data URL's media type, before its first `;` or `,`; none for another
+ * string, or when neither comes within a media type's length, so a malformed
+ * URL's data (the schema does not check a file's) is never recorded in its place.
+ */
+function mediaTypeOf(url: string): string | undefined {
+  if (!url.startsWith('data:')) return undefined;
+  const end = url.slice(0, 5 + MEDIA_TYPE_CHARS + 1).search(/[;,]/);
+  return end === -1 ? undefined : url.slice(5, end);
 }
 
 function modalityOf(mimeType: string): Modality {

@@ -303,6 +303,29 @@ describe('gateway spans', () => {
     expect(JSON.stringify(ok)).not.toContain('JVBERi0xLjQ=');
   });
 
+  it('records no media type for a file whose data URL is malformed, never its data', async () => {
+    const client = await setup({ capture_content: true });
+    await client.chat.completions.create({
+      model: 'acme/model',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'file', file: { filename: 'a.pdf', file_data: 'data:JVBERi0secret-document' } },
+          ],
+        },
+      ],
+    });
+    const ok = (await gateway!.spans(3)).filter((s) => s.kind === SpanKind.CLIENT)[1];
+    expect(JSON.parse(String(attr(ok, 'gen_ai.input.messages')))).toEqual([
+      {
+        role: 'user',
+        parts: [{ type: 'blob', modality: 'document', content: '[omitted]' }],
+      },
+    ]);
+    expect(JSON.stringify(ok)).not.toContain('secret');
+  });
+
   it('records streamed tool calls in the output messages, those of servers that leave index out told apart by id', async () => {
     const up = await startUpstream((_b, res) =>
       sendStream(res, [
