@@ -23,8 +23,21 @@ export function recordRequestSettings(span: SpanRecord, request: ChatCompletionR
   if (typeof request.frequency_penalty === 'number') span.double('gen_ai.request.frequency_penalty', request.frequency_penalty);
   if (typeof request.presence_penalty === 'number') span.double('gen_ai.request.presence_penalty', request.presence_penalty);
   const stop = request.stop;
-  if (typeof stop === 'string') span.strings('gen_ai.request.stop_sequences', [stop]);
-  else if (Array.isArray(stop)) span.strings('gen_ai.request.stop_sequences', stop);
+  if (typeof stop === 'string') span.strings('gen_ai.request.stop_sequences', recordedStops([stop]));
+  else if (Array.isArray(stop)) span.strings('gen_ai.request.stop_sequences', recordedStops(stop));
+}
+
+/** Stop sequences recorded, and characters of each: real ones are a few short strings. */
+const STOP_SEQUENCES = 16;
+const STOP_SEQUENCE_CHARS = 256;
+
+/**
+ * The first 16 stop sequences, each cut at 256 characters, as `sluice.model`
+ * is: a request whose stop sequences are megabytes (Messages takes any number)
+ * does not put them on every attempt's span, which every drain then carries.
+ */
+function recordedStops(stops: readonly string[]): string[] {
+  return stops.slice(0, STOP_SEQUENCES).map((stop) => (stop.length > STOP_SEQUENCE_CHARS ? `${stop.slice(0, STOP_SEQUENCE_CHARS)}...` : stop));
 }
 
 /** A native Messages request's settings (its body as Anthropic reads it), as recordRequestSettings records a chat request's. */
@@ -35,7 +48,7 @@ export function recordMessagesSettings(span: SpanRecord, body: Record<string, un
     if (typeof value === 'number') span.double(key, value);
   }
   const stop = body['stop_sequences'];
-  if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) span.strings('gen_ai.request.stop_sequences', stop as string[]);
+  if (Array.isArray(stop) && stop.every((s) => typeof s === 'string')) span.strings('gen_ai.request.stop_sequences', recordedStops(stop as string[]));
   const config = body['output_config'];
   const format = typeof config === 'object' && config !== null ? (config as Record<string, unknown>)['format'] : undefined;
   // Messages' only output format is a JSON schema.

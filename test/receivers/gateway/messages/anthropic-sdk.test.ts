@@ -382,6 +382,13 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     expect(value('gen_ai.request.temperature')).toEqual({ doubleValue: 1 });
     expect(value('gen_ai.request.top_k')).toEqual({ doubleValue: 5 });
   });
+  it('records at most 16 stop sequences, each cut at 256 characters: a client cannot put megabytes on every attempt\'s span', async () => {
+    const client = await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'ok' }], 'end_turn')) });
+    const stops = ['x'.repeat(10_000), ...Array.from({ length: 99 }, (_, i) => `S${i}`)];
+    await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 100, stop_sequences: stops, messages: [{ role: 'user', content: 'Hi' }] });
+    const span = (await gateway?.spans(2))?.find((s) => s.name === 'chat claude-upstream-1');
+    expect(attr(span, 'gen_ai.request.stop_sequences')).toEqual([`${'x'.repeat(256)}...`, ...stops.slice(1, 16)]);
+  });
   it('names the provider on the SERVER span of a native stream, and keeps serving when an upstream sends a stop_reason that is not a string', async () => {
     const client = await setup({
       anthropic: (_seen, res) =>
