@@ -120,8 +120,13 @@ export class FlexibleRateLimiter implements RateLimiter {
     const now = Date.now();
     const open = windows.filter((window) => window.until > now).map((window) => ({ ...window, seconds: Math.ceil((window.until - now) / 1000) }));
     for (const window of open) this.#keys.add(window.key);
-    await Promise.all(open.map((window) => this.#limiter.penalty(window.key, window.points, { customDuration: window.seconds })));
+    await Promise.all(open.map((window) => (this.added(window) > 0 ? this.#limiter.penalty(window.key, this.added(window), { customDuration: window.seconds }) : undefined)));
     return open.map(({ seconds, ...window }) => ({ ...window, until: now + seconds * 1000 }));
+  }
+
+  /** The points of a carried window this backend adds: all of them here; Redis adds only those it does not hold. */
+  protected added(window: RateWindow): number {
+    return window.points;
   }
 }
 
@@ -138,15 +143,15 @@ export class LocalRateLimiter extends FlexibleRateLimiter {
     super(new RateLimiterMemory({ keyPrefix: options.name, points: options.points, duration: options.windowMs / 1000 }), options);
   }
 
-  /** The points counted here: a carried window's own count less what was carried into it. */
+  /** The points counted here, of which Redis holds those carried in from it (which a Redis limiter counts as its own, but does not add again). */
   override async windows(): Promise<CarriedWindows> {
     const counted = await super.windows();
     const now = Date.now();
     const own = counted.windows.map((window) => {
       const carried = this.#carried.get(window.key);
-      return carried !== undefined && carried.until > now ? { ...window, points: window.points - carried.inRedis } : window;
+      return carried !== undefined && carried.until > now ? { ...window, inRedis: Math.min(window.points, carried.inRedis) } : window;
     });
-    return { ...counted, windows: own.filter((window) => window.points > 0) };
+    return { ...counted, windows: own };
   }
 
   override async carry(windows: readonly RateWindow[]): Promise<RateWindow[]> {

@@ -218,6 +218,34 @@ describe('a reload that changes service.cluster and the rate-limit windows', () 
     }
   });
 
+  it('keeps all its own count when cluster mode is turned off during an outage, on again, and off during another', async () => {
+    const own = await startRedis({ persistent: true });
+    try {
+      const port = await freePort();
+      const cluster = `{ redis: { url: "${own.url}", key_prefix: "twice:" } }`;
+      const outage = async () => {
+        await own.stop();
+        await waitUntil(async () => (await clusterView()).redis?.status === 'down', 10_000, 'the outage');
+      };
+      await service.start(config(port, cluster));
+      await redisUp();
+      expect(await ask(port)).toBe(200);
+      await outage();
+      expect(await service.reload(() => config(port, undefined))).toBe(true);
+      await own.start();
+      expect(await service.reload(() => config(port, cluster))).toBe(true);
+      await redisUp();
+      // This instance's second point in the window, through Redis.
+      expect(await ask(port)).toBe(200);
+      await outage();
+
+      expect(await service.reload(() => config(port, undefined))).toBe(true);
+      expect(await ask(port)).toBe(429);
+    } finally {
+      await own.remove();
+    }
+  });
+
   it('adds the points counted while Redis was down to the fleet\'s counter when cluster mode is turned off and on again', async () => {
     const own = await startRedis({ persistent: true });
     const ownClient = new Redis(own.url);

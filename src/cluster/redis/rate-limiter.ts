@@ -134,7 +134,12 @@ export class RedisRateLimiter extends FlexibleRateLimiter {
     }
   }
 
-  /** The windows a reload carried in are this instance's counts too: a reload that turns cluster mode off while Redis does not answer keeps them. */
+  /** Redis holds a carried window's points that came from it already. */
+  protected override added(window: RateWindow): number {
+    return window.points - window.inRedis;
+  }
+
+  /** The windows a reload carried in, those Redis held already too, are this instance's counts: a reload that turns cluster mode off while Redis does not answer keeps them. */
   override async carry(windows: readonly RateWindow[]): Promise<RateWindow[]> {
     const opened = await super.carry(windows);
     const now = Date.now();
