@@ -89,14 +89,14 @@ export async function runNativeAttempt(env: AttemptEnv, provider: ResolvedProvid
       const exchange = new StreamExchange(state.res, clock, span, new NativeStreamPipe({ state, span, clock, slug: provider.slug, redact: provider.redact, observed, served }));
       env.agents.stream(provider.slug, upstream, url, clock, span, exchange);
       const outcome = await exchange.outcome;
-      if ('refused' in outcome) return httpFailure(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
+      if ('refused' in outcome) return refusedAttempt(env, provider, span, outcome.refused.statusCode, outcome.refused.body, outcome.refused.headers);
       const result = outcome.piped;
       env.countAttempt(provider.slug, result.answered ? (span.failed ? 'stream_error' : 'success') : 'stream_error');
       return result;
     }
     const response = await env.agents.exchange(provider.slug, upstream, url, clock, span);
     span.int('http.response.status_code', response.statusCode);
-    if (response.statusCode < 200 || response.statusCode >= 300) return httpFailure(env, provider, span, response.statusCode, response.body, response.headers);
+    if (response.statusCode < 200 || response.statusCode >= 300) return refusedAttempt(env, provider, span, response.statusCode, response.body, response.headers);
     const text = Buffer.from(response.body.buffer, response.body.byteOffset, response.body.byteLength).toString('utf8');
     observeMessage(nativeAnswer(JSON.parse(text), state.operation), observed);
     // Charged before the answer is written, so a priced model's usage carries the cost
@@ -155,9 +155,22 @@ function carriesRefusedId(block: unknown): boolean {
  * passes on (others tell of the provider's account, or set its cookies).
  */
 function requestIdHead(headers: IncomingHttpHeaders): string[] {
+  const id = requestIdOf(headers);
+  return id === undefined ? [] : ['request-id', id];
+}
+
+/** The request-id header's value, if it is a plain id. */
+function requestIdOf(headers: IncomingHttpHeaders): string | undefined {
   const value = headers['request-id'];
   const id = Array.isArray(value) ? value[0] : value;
-  return id !== undefined && /^[\w-]{1,128}$/.test(id) ? ['request-id', id] : [];
+  return id !== undefined && /^[\w-]{1,128}$/.test(id) ? id : undefined;
+}
+
+/** An HTTP error from Anthropic: its request-id goes with it, as with an answer (the SDKs' `APIError.requestID`). */
+function refusedAttempt(env: AttemptEnv, provider: ResolvedProvider, span: SpanRecord, status: number, body: Uint8Array, headers: IncomingHttpHeaders): AttemptResult {
+  const result = httpFailure(env, provider, span, status, body, headers);
+  const id = requestIdOf(headers);
+  return result.answered || id === undefined ? result : { ...result, error: result.error.withHeaders({ 'request-id': id }) };
 }
 
 /** A 2xx body is passed on only if it is what the operation answers: a Message, or count_tokens' {input_tokens}. */

@@ -307,6 +307,30 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     }
   });
 
+  it("passes on Anthropic's request-id with an error it answered (the SDK's APIError.requestID), whole, streamed and counted, and no other upstream header", async () => {
+    const upstreamHeaders = { 'request-id': 'req_011CSHoErrorq5C35K2UUqR7', 'set-cookie': 'session=upstream', 'anthropic-organization-id': 'org-upstream' };
+    const client = await setup({ anthropic: (_seen, res) => json(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too large' } }, upstreamHeaders) });
+    const params = { model: 'anthropic/claude-test', max_tokens: 100, messages: [{ role: 'user' as const, content: 'Hi' }] };
+    const failures = await Promise.all([
+      client.messages.create(params).catch((err: unknown) => err),
+      client.messages.create({ ...params, stream: true }).catch((err: unknown) => err),
+      client.messages.countTokens({ model: params.model, messages: params.messages }).catch((err: unknown) => err),
+    ]);
+    for (const err of failures) {
+      expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+      const error = err as InstanceType<typeof Anthropic.BadRequestError>;
+      expect(error.requestID).toBe('req_011CSHoErrorq5C35K2UUqR7');
+      expect([error.headers?.get('set-cookie'), error.headers?.get('anthropic-organization-id')]).toEqual([null, null]);
+    }
+  });
+
+  it('passes on no request-id with an error when Anthropic\'s is not a plain id', async () => {
+    const client = await setup({ anthropic: (_seen, res) => json(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } }, { 'request-id': 'req_1 <script>' }) });
+    const err = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.BadRequestError);
+    expect((err as InstanceType<typeof Anthropic.BadRequestError>).requestID).toBeNull();
+  });
+
   it('counts tokens at Anthropic', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 200, { input_tokens: 42 }) });
     const counted = await client.messages.countTokens({ model: 'anthropic/claude-test', messages: [{ role: 'user', content: 'How many?' }] });
