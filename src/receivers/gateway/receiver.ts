@@ -43,9 +43,11 @@ import { apiKeyName, type GatewayConfig } from './config.js';
 import { providerAdapters } from './providers/index.js';
 import { gatewayRoutes } from './routes.js';
 
-/** Response headers a browser script may read (CORS). */
-/** What browser scripts may read: the generation id is how a page looks up its usage (GET /v1/generation). */
-const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'x-sluice-generation-id', 'retry-after', 'x-should-retry', ...RATE_LIMIT_HEADERS];
+/**
+ * Response headers browser scripts may read (CORS): the generation id is how a page looks up its usage (GET /v1/generation),
+ * Anthropic's request-id what its support asks for.
+ */
+const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'x-sluice-generation-id', 'request-id', 'retry-after', 'x-should-retry', ...RATE_LIMIT_HEADERS];
 
 /**
  * What an open stream is told, in its protocol's error event, when the

@@ -324,6 +324,19 @@ describe('POST /v1/messages to an anthropic provider (native)', () => {
     }
   });
 
+  it("lets a browser script read Anthropic's request-id when cors is configured", async () => {
+    await setup({ anthropic: (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'Hi.' }], 'end_turn'), { 'request-id': 'req_011CSHoEeqs5C35K2UUqR7Fy' }) }, { cors: { allowed_origins: ['https://app.example.com'] } });
+    const response = await fetch(`http://127.0.0.1:${gateway?.port}/v1/messages`, {
+      method: 'POST',
+      headers: { origin: 'https://app.example.com', 'x-api-key': API_KEY, 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'anthropic/claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    await response.text();
+    expect(response.status).toBe(200);
+    expect(response.headers.get('request-id')).toBe('req_011CSHoEeqs5C35K2UUqR7Fy');
+    expect(response.headers.get('access-control-expose-headers')?.split(', ')).toContain('request-id');
+  });
+
   it('passes on no request-id with an error when Anthropic\'s is not a plain id', async () => {
     const client = await setup({ anthropic: (_seen, res) => json(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'bad' } }, { 'request-id': 'req_1 <script>' }) });
     const err = await client.messages.create({ model: 'anthropic/claude-test', max_tokens: 100, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
