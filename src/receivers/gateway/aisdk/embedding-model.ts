@@ -55,12 +55,13 @@ export async function handleEmbeddingModel(services: GatewayServices, request: R
 /**
  * ai 6 has no `dimensions` call setting: apps pass it as
  * providerOptions.openai.dimensions, google.outputDimensionality, or
- * bedrock.dimensions (Titan) or bedrock.embeddingDimension (Nova).
+ * bedrock.dimensions (Titan), bedrock.embeddingDimension (Nova) or
+ * bedrock.outputDimension (Cohere).
  */
 function dimensionsOption(call: EmbeddingCall): number | undefined {
   const options = call.providerOptions as Record<string, Record<string, unknown> | undefined> | undefined;
   const bedrock = options?.['bedrock'];
-  const value = options?.['openai']?.['dimensions'] ?? options?.['google']?.['outputDimensionality'] ?? bedrock?.['dimensions'] ?? bedrock?.['embeddingDimension'];
+  const value = options?.['openai']?.['dimensions'] ?? options?.['google']?.['outputDimensionality'] ?? bedrock?.['dimensions'] ?? bedrock?.['embeddingDimension'] ?? bedrock?.['outputDimension'];
   return typeof value === 'number' && Number.isInteger(value) && value > 0 ? value : undefined;
 }
 

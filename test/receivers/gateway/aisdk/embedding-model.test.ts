@@ -154,6 +154,30 @@ describe.each(aiClients)('POST /v1/ai/embedding-model with $name', (client) => {
     ]);
   });
 
+  it("sends @ai-sdk/amazon-bedrock's Cohere outputDimension to Cohere Embed v4 as output_dimension, and refuses it before any call for Embed v3", async () => {
+    const fake = await startFake(
+      () => [],
+      (seen, res) => {
+        const texts = (seen.body as { texts: string[] }).texts;
+        json(res, 200, { id: 'c1', response_type: 'embeddings_floats', texts, embeddings: texts.map(() => [1, 2]) });
+      },
+    );
+    upstreams.push(fake);
+    gateway = await startGateway({
+      providers: { br: { type: 'bedrock', region: 'us-east-1', base_url: fake.url, access_key_id: 'AKIDEXAMPLE', secret_access_key: 'secret' } },
+      models: [
+        { id: 'cohere/embed-v4', type: 'embedding', endpoints: [{ provider: 'br', model: 'cohere.embed-v4:0' }] },
+        { id: 'cohere/embed-v3', type: 'embedding', endpoints: [{ provider: 'br', model: 'cohere.embed-english-v3' }] },
+      ],
+    });
+    const gw = ai.createGateway({ baseURL: `${gateway.baseURL}/ai`, apiKey: API_KEY });
+    await ai.embed({ model: gw.embeddingModel('cohere/embed-v4'), value: 'x', maxRetries: 0, providerOptions: { bedrock: { outputDimension: 256 } } });
+    expect(fake.requests.map((r) => r.body)).toEqual([{ texts: ['x'], input_type: 'search_document', output_dimension: 256 }]);
+    const refused = await ai.embed({ model: gw.embeddingModel('cohere/embed-v3'), value: 'y', maxRetries: 0, providerOptions: { bedrock: { outputDimension: 256 } } }).catch((err: unknown) => err);
+    expect(refused).toMatchObject({ name: 'GatewayInvalidRequestError', statusCode: 400, message: expect.stringContaining('Cohere Embed v3 on Bedrock has fixed dimensions') });
+    expect(fake.requests).toHaveLength(1);
+  });
+
   it('embeds more values than Gemini takes in one batchEmbedContents call, in order', async () => {
     const fake = await startFake(
       () => [],
