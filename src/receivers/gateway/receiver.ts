@@ -47,7 +47,7 @@ import { gatewayRoutes } from './routes.js';
  * Response headers browser scripts may read (CORS): the generation id is how a page looks up its usage (GET /v1/generation),
  * Anthropic's request-id what its support asks for.
  */
-const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'x-sluice-generation-id', 'request-id', 'retry-after', 'x-should-retry', ...RATE_LIMIT_HEADERS];
+const EXPOSED_HEADERS = ['x-sluice-provider', 'x-sluice-attempts', 'x-sluice-generation-id', 'retry-after', 'x-should-retry', 'request-id', ...RATE_LIMIT_HEADERS];
 
 /**
  * What an open stream is told, in its protocol's error event, when the
