@@ -117,6 +117,16 @@ describe('reasoning_effort on Claude models with adaptive thinking', () => {
     expect(sent(anthropic, 1)).not.toHaveProperty('output_config');
   });
 
+  it('none is disabled on Opus 5 and Sonnet 5, which think by default and take it, on anthropic and bedrock; Opus 5.5 and Fable 5.1, which refuse it, get no thinking field', async () => {
+    const { client, anthropic, bedrock } = await setup(['claude-opus-5', 'claude-sonnet-5', 'claude-opus-5-5', 'claude-fable-5-1'], ['anthropic.claude-opus-5', 'anthropic.claude-fable-5']);
+    for (const model of ['claude-opus-5', 'claude-sonnet-5', 'claude-opus-5-5', 'claude-fable-5-1']) await client.chat.completions.create({ model: `claude/${model}`, messages, reasoning_effort: 'none' });
+    expect(anthropic.requests.map((request) => (request.body as { thinking?: unknown }).thinking)).toEqual([{ type: 'disabled' }, { type: 'disabled' }, undefined, undefined]);
+    expect(anthropic.requests.every((request) => !('output_config' in (request.body as object)))).toBe(true);
+    for (const model of ['anthropic.claude-opus-5', 'anthropic.claude-fable-5']) await client.chat.completions.create({ model: `converse/${model}`, messages, reasoning_effort: 'none' });
+    expect(sent(bedrock, 0)['additionalModelRequestFields']).toEqual({ thinking: { type: 'disabled' } });
+    expect(sent(bedrock, 1)).not.toHaveProperty('additionalModelRequestFields');
+  });
+
   it('anthropic: with adaptive thinking, a temperature other than 1 is refused as with a budget, and 1 goes through', async () => {
     const { client, anthropic } = await setup(['claude-sonnet-4-6'], []);
     const error = await client.chat.completions.create({ model: 'claude/claude-sonnet-4-6', messages, reasoning_effort: 'low', temperature: 0.3 }).catch((err: unknown) => err);

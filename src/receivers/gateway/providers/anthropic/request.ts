@@ -2,7 +2,7 @@
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { addOptions, providerOptionsFor } from '../shared/provider-options.js';
 import { OPENAI_ONLY_PARAMS, claudeSampling, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, textOf } from '../shared/inputs.js';
-import { REASONING_FORMATS, claudeThinking, reasoningOf, replayBlocks, structuredOutputTool } from '../shared/reasoning.js';
+import { REASONING_FORMATS, claudeThinking, claudeThinkingOff, reasoningOf, replayBlocks, structuredOutputTool } from '../shared/reasoning.js';
 import { anthropicToolCallId } from '../shared/tool-call-id.js';
 import { requireApiKey, type AttemptContext, type UpstreamRequest } from '../shared/types.js';
 import type { AnthropicProviderConfig } from './config.js';
@@ -32,6 +32,9 @@ export function buildAnthropicRequest(request: ChatCompletionRequest, ctx: Attem
     body.thinking = thinking;
     if (outputConfig !== undefined) body.output_config = outputConfig;
     body.max_tokens = maxTokens;
+  } else if (reasoning?.on === false) {
+    const thinking = claudeThinkingOff(ctx.model);
+    if (thinking !== undefined) body.thinking = thinking;
   }
   const sampling = claudeSampling(request);
   for (const field of RANGED_FIELDS) {

@@ -2,7 +2,7 @@
 import type { AssistantMessage, ChatCompletionRequest, ChatMessage, ContentPart, TextPart, ToolChoice } from '../shared/openai-types.js';
 import { RequestImages } from '../shared/image-fetch.js';
 import { OPENAI_ONLY_PARAMS, asObject, claudeSampling, claudeStopList, functionCalls, functionToolChoice, functionTools, invalidRequest, isBlank, isHttpUrl, objectSchema, parseDataUrl, parseToolArguments, assistantContent, rejectWithoutSetting, stopList, textOf } from '../shared/inputs.js';
-import { REASONING_FORMATS, claudeThinking, reasoningOf, replayBlocks, structuredOutputTool, type Reasoning } from '../shared/reasoning.js';
+import { REASONING_FORMATS, claudeThinking, claudeThinkingOff, reasoningOf, replayBlocks, structuredOutputTool, type Reasoning } from '../shared/reasoning.js';
 import type { AttemptContext, UpstreamRequest } from '../shared/types.js';
 import type { BedrockProviderConfig } from './config.js';
 import { authorize } from './signer.js';
@@ -102,7 +102,11 @@ function rejectUnsupported(request: ChatCompletionRequest): void {
  * its `reasoningConfig`, all through additionalModelRequestFields.
  */
 function mapReasoning(reasoning: Reasoning | undefined, request: ChatCompletionRequest, ctx: AttemptContext<BedrockProviderConfig>, config: ConverseInferenceConfig): Record<string, unknown> | undefined {
-  if (reasoning === undefined || !reasoning.on) return undefined;
+  if (reasoning === undefined) return undefined;
+  if (!reasoning.on) {
+    const thinking = isClaude(ctx.model) ? claudeThinkingOff(ctx.model) : undefined;
+    return thinking === undefined ? undefined : { thinking };
+  }
   if (isClaude(ctx.model)) {
     // Converse hands Claude the request as Anthropic's API would have it, and Claude checks it the same way.
     const clientMax = request.max_completion_tokens ?? request.max_tokens;

@@ -75,27 +75,38 @@ export function thinkingBudget(reasoning: Extract<Reasoning, { on: true }>, maxT
  * - `adaptive`: `{type: "adaptive"}` with `output_config.effort`; a budget is
  *   deprecated but still taken (Claude 4.6);
  * - `adaptive-only`: `enabled` is a 400 (Claude 4.7 and later, and the Mythos
- *   and Fable families, Mythos Preview included), and so is `disabled` on most;
- *   the gateway leaves thinking out for `none`, which on the models that think
- *   by default (Opus 5 and later, Mythos, Fable) is adaptive thinking still.
+ *   and Fable families, Mythos Preview included), and so is `disabled` on most.
  * `xhigh`: the model takes that effort (Claude 4.7 and later).
+ * `disabled`: the model thinks by default and takes `{type: "disabled"}` at its
+ * default effort (Opus 5 and Sonnet 5); `none` goes as that. Elsewhere `none`
+ * leaves thinking out, which on the other models that think by default (Opus
+ * 5.5, Sonnet 5.5, Mythos, Fable), which refuse `disabled`, is adaptive thinking still.
  * An id naming no family and version (an inference profile's ARN) is `budget`.
  * https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking
+ * https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5
+ * https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5
  * https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-thinking.html
  */
-export function claudeThinkingMode(model: string): { mode: 'budget' | 'adaptive' | 'adaptive-only'; xhigh: boolean } {
+export function claudeThinkingMode(model: string): { mode: 'budget' | 'adaptive' | 'adaptive-only'; xhigh: boolean; disabled: boolean } {
   // A minor version has one or two digits: `claude-opus-4-20250514` is 4.0, its date no minor.
   const match = /claude-([a-z]+)(?:-(\d+)(?:[-.](\d{1,2})(?!\d))?)?/i.exec(model);
-  if (match === null) return { mode: 'budget', xhigh: false };
+  if (match === null) return { mode: 'budget', xhigh: false, disabled: false };
   const [, family = '', major, minor] = match;
   const version = major === undefined ? 0 : Number(major) * 100 + Number(minor ?? 0);
   const xhigh = version >= 407;
-  if (xhigh || /^(mythos|fable)$/i.test(family)) return { mode: 'adaptive-only', xhigh };
-  return { mode: version >= 406 ? 'adaptive' : 'budget', xhigh };
+  // Opus 5 takes `disabled` at effort high or below (its default is high); Opus 5.5 and Sonnet 5.5 refuse it.
+  const disabled = version === 500 && /^(opus|sonnet)$/i.test(family);
+  if (xhigh || /^(mythos|fable)$/i.test(family)) return { mode: 'adaptive-only', xhigh, disabled };
+  return { mode: version >= 406 ? 'adaptive' : 'budget', xhigh, disabled };
 }
 
 /** Claude's `thinking` (Anthropic's API, and Bedrock's additionalModelRequestFields). */
-export type ClaudeThinking = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive'; display: 'summarized' };
+export type ClaudeThinking = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive'; display: 'summarized' } | { type: 'disabled' };
+
+/** Claude's `thinking` for `none`: `disabled` on a model that thinks by default and takes it, else none (the model's default). */
+export function claudeThinkingOff(model: string): ClaudeThinking | undefined {
+  return claudeThinkingMode(model).disabled ? { type: 'disabled' } : undefined;
+}
 
 /** The efforts of Claude's `output_config.effort`. */
 export type ClaudeEffort = 'low' | 'medium' | 'high' | 'xhigh' | 'max';

@@ -132,16 +132,20 @@ function imageBlocks(body: MessagesRequest): ImageBlock[] {
  * lists of https://platform.claude.com/docs/en/build-with-claude/adaptive-thinking,
  * .../effort and https://docs.aws.amazon.com/bedrock/latest/userguide/claude-messages-adaptive-thinking.html:
  * Opus 4.7 and later, Claude 5 and the Mythos and Fable families take adaptive
- * thinking only (enabled is a 400, and disabled but on Claude 5's Opus and
- * Sonnet), Opus and Sonnet 4.6 both, older models enabled only; xhigh is Opus
+ * thinking only (enabled is a 400, and disabled but on Opus 5 and Sonnet 5
+ * at effort high or below), Opus and Sonnet 4.6 both, older models enabled only; xhigh is Opus
  * 4.7 and later's and Claude 5's.
  */
 export function thinkingModelProblems(model: string, type: string | undefined, effort: string | undefined, at: string): string[] {
   const only = /claude-(?:opus-4-[7-9]|(?:opus|sonnet|haiku)-5|mythos|fable)/.test(model);
   const adaptive = only || /claude-(?:opus|sonnet)-4-6/.test(model);
   const problems: string[] = [];
-  // Opus 5 thinks by default, and keeps disabled: https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5
-  const refusesDisabled = /claude-(?:opus-4-[7-9]|mythos|fable)/.test(model);
+  // Opus 5 and Sonnet 5 think by default, and keep disabled at effort high or below:
+  // https://platform.claude.com/docs/en/about-claude/models/whats-new-opus-5; Opus 5.5, Sonnet 5.5
+  // (https://platform.claude.com/docs/en/models/opus-5-5/whats-new-opus-5-5, .../sonnet-5-5/whats-new-sonnet-5-5),
+  // Mythos and Fable (Fable 5.1 too) refuse it.
+  const keepsDisabled = /claude-(?:opus|sonnet)-5(?![-.][1-9]\d?(?!\d))/.test(model) && effort !== 'xhigh' && effort !== 'max';
+  const refusesDisabled = only && !keepsDisabled;
   if ((only && type === 'enabled') || (refusesDisabled && type === 'disabled')) problems.push(`${at}: "thinking.type.${type}" is not supported for this model. Use "thinking.type.adaptive" and "output_config.effort" to control thinking behavior.`);
   if (!adaptive && type === 'adaptive') problems.push(`${at}: adaptive thinking is not supported on this model`);
   if (effort === 'xhigh' && !/claude-(?:opus-4-[7-9]|(?:opus|sonnet|haiku|mythos|fable)-5)/.test(model)) problems.push(`${at}: output_config.effort: "xhigh" is not supported by this model`);

@@ -72,9 +72,11 @@ describe('reasoning options', () => {
 
   it('tells from a Claude model id (Anthropic\'s or Bedrock\'s) whether it takes adaptive thinking, only that, and xhigh', () => {
     const modes = (ids: string[]) => ids.map((id) => claudeThinkingMode(id));
-    expect(modes(['claude-3-7-sonnet-20250219', 'claude-opus-4-20250514', 'claude-sonnet-4-5', 'anthropic.claude-haiku-4-5-20251001-v1:0', 'claude-opus-4-1', 'claude-test', 'arn:aws:bedrock:us-east-1:1:application-inference-profile/abc'])).toEqual(Array(7).fill({ mode: 'budget', xhigh: false }));
-    expect(modes(['claude-opus-4-6', 'claude-sonnet-4-6-20260217', 'anthropic.claude-opus-4-6-v1:0', 'us.anthropic.claude-sonnet-4-6'])).toEqual(Array(4).fill({ mode: 'adaptive', xhigh: false }));
-    expect(modes(['claude-opus-4-7', 'anthropic.claude-opus-4-7', 'eu.anthropic.claude-opus-4-8-v1:0', 'claude-opus-5', 'anthropic.claude-sonnet-5', 'claude-fable-5', 'anthropic.claude-mythos-5-1'])).toEqual(Array(7).fill({ mode: 'adaptive-only', xhigh: true }));
-    expect(modes(['claude-mythos-preview', 'us.anthropic.claude-mythos-preview'])).toEqual(Array(2).fill({ mode: 'adaptive-only', xhigh: false }));
+    expect(modes(['claude-3-7-sonnet-20250219', 'claude-opus-4-20250514', 'claude-sonnet-4-5', 'anthropic.claude-haiku-4-5-20251001-v1:0', 'claude-opus-4-1', 'claude-test', 'arn:aws:bedrock:us-east-1:1:application-inference-profile/abc'])).toEqual(Array(7).fill({ mode: 'budget', xhigh: false, disabled: false }));
+    expect(modes(['claude-opus-4-6', 'claude-sonnet-4-6-20260217', 'anthropic.claude-opus-4-6-v1:0', 'us.anthropic.claude-sonnet-4-6'])).toEqual(Array(4).fill({ mode: 'adaptive', xhigh: false, disabled: false }));
+    expect(modes(['claude-opus-4-7', 'anthropic.claude-opus-4-7', 'eu.anthropic.claude-opus-4-8-v1:0', 'claude-opus-5-5', 'claude-sonnet-5-5', 'claude-fable-5', 'claude-fable-5-1', 'anthropic.claude-mythos-5-1'])).toEqual(Array(8).fill({ mode: 'adaptive-only', xhigh: true, disabled: false }));
+    // Opus 5 and Sonnet 5 think by default and take `disabled`.
+    expect(modes(['claude-opus-5', 'anthropic.claude-opus-5', 'anthropic.claude-sonnet-5'])).toEqual(Array(3).fill({ mode: 'adaptive-only', xhigh: true, disabled: true }));
+    expect(modes(['claude-mythos-preview', 'us.anthropic.claude-mythos-preview'])).toEqual(Array(2).fill({ mode: 'adaptive-only', xhigh: false, disabled: false }));
   });
 });
