@@ -87,9 +87,10 @@ function mapThinking(request: MessagesRequest, chat: ChatCompletionRequest, prov
     else chat.reasoning = { max_tokens: thinking.budget_tokens };
     return;
   }
-  // The model decides how much to think: the effort says how much it may.
+  // The model decides how much to think: the effort says how much it may, high
+  // unless set (Anthropic's default: https://platform.claude.com/docs/en/build-with-claude/effort).
   if (thinking.type === 'adaptive') {
-    chat.reasoning_effort = effort ?? 'medium';
+    chat.reasoning_effort = effort ?? 'high';
     return;
   }
   refuse('thinking.type', providerType, `${thinking.type} is not supported`);

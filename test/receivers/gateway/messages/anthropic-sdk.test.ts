@@ -834,6 +834,12 @@ describe('POST /v1/messages translated to an OpenAI-compatible provider', () => 
     expect(answer.content).toEqual([{ type: 'thinking', thinking: 'Deep thought.', signature: '' }, { type: 'text', text: '42' }]);
   });
 
+  it("maps adaptive thinking without an effort to reasoning_effort high, Anthropic's default effort", async () => {
+    const client = await setup({ openai: (_body, res) => sendJson(res, 200, completion('42')) });
+    await client.messages.create({ model: 'openai/gpt-test', max_tokens: 20_000, thinking: { type: 'adaptive' }, messages: [{ role: 'user', content: 'Meaning?' }] });
+    expect(sentOpenAI()['reasoning_effort']).toBe('high');
+  });
+
   it('answers an OpenAI refusal as its text with stop_reason refusal, whole and streamed', async () => {
     const client = await setup({
       openai: (body, res) => {
