@@ -12,7 +12,7 @@ import type { GatewayServices, RouteRequest } from '../core/protocol.js';
 import type { Router, RoutingOptions } from '../core/routing.js';
 import { parseJsonBody, validated } from '../core/json-body.js';
 import { AiSdkAnswer } from './answer.js';
-import { PROMPT_PARAMS, toChatRequest } from './request.js';
+import { PROMPT_PARAMS, forEndpoint, toChatRequest } from './request.js';
 import { inClientTerms } from '../core/param-origin.js';
 import { AttemptLog, logged } from './routing.js';
 import { callWarnings } from './warnings.js';
@@ -54,7 +54,8 @@ export async function handleLanguageModel(services: GatewayServices, request: Ro
     attempts: 0,
   };
   const attempt: TryEndpoint<RequestState> = async (attemptEnv, provider, endpoint, attemptState) => {
-    answer.warnings = callWarnings(call, chat, provider.slug, provider.config.type);
+    answer.warnings = callWarnings(call, chat, provider.slug, provider.config.type, endpoint.model);
+    attemptState.request = forEndpoint(chat, call, provider.config.type, endpoint.model);
     // An attempt's error about the translated request names the prompt's fields.
     return inClientTerms(await runAttempt(attemptEnv, provider, endpoint, attemptState), chat, PROMPT_PARAMS);
   };

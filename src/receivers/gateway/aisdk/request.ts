@@ -4,6 +4,7 @@
 import { GatewayHttpError } from '../core/http-error.js';
 import { fromOrigin, type ParamStyle } from '../core/param-origin.js';
 import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ImageOutput, ReasoningDetail, ReasoningEffort, ReasoningOptions, ResponseFormat, TextPart, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
+import { claudeTakesEffort } from '../providers/shared/reasoning.js';
 import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PartOptions, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
 
 export function unsupported(param: string, message: string): GatewayHttpError {
@@ -499,6 +500,24 @@ function toToolChoice(choice: LanguageModelCall['toolChoice'], tools: readonly F
 
 function toReasoningEffort(level: LanguageModelCall['reasoning']): ReasoningEffort | undefined {
   if (level === undefined || level === 'provider-default') return undefined;
-  // The gateway's efforts stop at high.
+  // The gateway's efforts stop at high, but for a model that takes more (takesReasoning).
   return level === 'xhigh' || level === 'max' ? 'high' : level;
+}
+
+/**
+ * Whether the endpoint answering takes the call's `reasoning` as it is: ai 7's
+ * `xhigh` and `max` are `high` but for a Claude model whose adaptive thinking
+ * takes them, on anthropic or bedrock (claudeTakesEffort).
+ */
+export function takesReasoning(call: LanguageModelCall, type: string, model: string): boolean {
+  const level = call.reasoning;
+  if (level !== 'xhigh' && level !== 'max') return true;
+  return (type === 'anthropic' || type === 'bedrock') && claudeTakesEffort(model, level);
+}
+
+/** The request for the endpoint answering: the call's `xhigh` or `max` as it is where the model takes it. */
+export function forEndpoint(request: ChatCompletionRequest, call: LanguageModelCall, type: string, model: string): ChatCompletionRequest {
+  const level = call.reasoning;
+  if ((level !== 'xhigh' && level !== 'max') || request.reasoning_effort !== 'high' || !takesReasoning(call, type, model)) return request;
+  return { ...request, reasoning_effort: level };
 }

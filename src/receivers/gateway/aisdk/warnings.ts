@@ -5,6 +5,7 @@
 // README's tables); what reaches the provider as asked gets no warning, and
 // what a provider type cannot take at all is a 400, not a warning.
 import type { ChatCompletionRequest } from '../providers/shared/openai-types.js';
+import { takesReasoning } from './request.js';
 import type { LanguageModelCall } from './schema.js';
 
 export interface AiSdkWarning {
@@ -19,10 +20,10 @@ const NO_PENALTIES: ReadonlySet<string> = new Set(['anthropic', 'bedrock']);
 /** Provider types that cache prompts by themselves and leave breakpoints out. */
 const OWN_CACHING: ReadonlySet<string> = new Set(['openai', 'google']);
 
-/** The warnings for `call`, translated to `request`, when provider `slug` of type `type` answers it. */
-export function callWarnings(call: LanguageModelCall, request: ChatCompletionRequest, slug: string, type: string): AiSdkWarning[] {
+/** The warnings for `call`, translated to `request`, when provider `slug` of type `type` answers it with `model`. */
+export function callWarnings(call: LanguageModelCall, request: ChatCompletionRequest, slug: string, type: string, model: string): AiSdkWarning[] {
   const warnings: AiSdkWarning[] = [];
-  if (call.reasoning === 'xhigh' || call.reasoning === 'max') {
+  if ((call.reasoning === 'xhigh' || call.reasoning === 'max') && !takesReasoning(call, type, model)) {
     warnings.push({ type: 'unsupported', feature: 'reasoning', details: `reasoning ${call.reasoning} was sent as high, the highest effort this gateway asks of a provider` });
   }
   if (NO_PENALTIES.has(type)) {

@@ -41,7 +41,8 @@ export interface AttemptEnv {
 
 /** One request answered from the Chat Completions lingua franca, whatever protocol the client speaks. */
 export interface RequestState {
-  readonly request: ChatCompletionRequest;
+  /** The request the next attempt sends; a route may fit it to each endpoint before its attempt (the AI SDK's reasoning). */
+  request: ChatCompletionRequest;
   readonly res: ServerResponse;
   /** Writes the answer in the client's protocol. */
   readonly answer: CompletionAnswer;

@@ -166,6 +166,36 @@ describe.each(aiClients)('signed reasoning through the AI SDK protocol, $name', 
     expect(fake?.requests[0]?.body).toMatchObject({ thinking: { type: 'adaptive', display: 'summarized' }, output_config: { effort: 'max' } });
   });
 
+  it.runIf(client.specVersion === '4')('reasoning xhigh and max go as they are, without a warning, to a Claude model whose adaptive thinking takes them, and as high with one where it does not', async () => {
+    const reply = (_seen: Seen, res: ServerResponse) => json(res, 200, anthropicMessage([{ type: 'text', text: 'Four.' }], 'end_turn'));
+    const restart = async () => {
+      expect(fake?.problems).toEqual([]);
+      await gateway?.close();
+      await fake?.close();
+    };
+    let gw = await setup(client, 'anthropic', reply, 'claude-opus-4-7');
+    for (const reasoning of ['xhigh', 'max']) {
+      const out = await ai.generateText({ model: gw('acme/model'), prompt: 'Two and two?', ...({ reasoning } as object), maxRetries: 0 });
+      expect(out.warnings).toEqual([]);
+    }
+    expect(fake?.requests.map((seen) => (seen.body as { output_config?: unknown }).output_config)).toEqual([{ effort: 'xhigh' }, { effort: 'max' }]);
+
+    // Sonnet 4.6 has no xhigh (max it takes); Sonnet 4.5 thinks on a budget.
+    for (const [model, reasoning, effort] of [['claude-sonnet-4-6', 'xhigh', { effort: 'high' }], ['claude-sonnet-4-6', 'max', { effort: 'max' }], ['claude-sonnet-4-5', 'max', undefined]] as const) {
+      await restart();
+      gw = await setup(client, 'anthropic', reply, model);
+      const out = await ai.generateText({ model: gw('acme/model'), prompt: 'Two and two?', ...({ reasoning } as object), maxRetries: 0 });
+      expect((fake?.requests[0]?.body as { output_config?: unknown }).output_config).toEqual(effort);
+      expect(out.warnings).toEqual(effort?.effort === reasoning ? [] : [{ type: 'unsupported', feature: 'reasoning', details: `reasoning ${reasoning} was sent as high, the highest effort this gateway asks of a provider` }]);
+    }
+
+    await restart();
+    gw = await setup(client, 'bedrock', (_seen, res) => SCRIPTS.bedrock.text(res, 'Four.', false), 'us.anthropic.claude-opus-4-7');
+    const out = await ai.generateText({ model: gw('acme/model'), prompt: 'Two and two?', ...({ reasoning: 'xhigh' } as object), maxRetries: 0 });
+    expect(out.warnings).toEqual([]);
+    expect((fake?.requests[0]?.body as { additionalModelRequestFields?: unknown }).additionalModelRequestFields).toEqual({ thinking: { type: 'adaptive', display: 'summarized' }, output_config: { effort: 'xhigh' } });
+  });
+
   it("anthropic: @ai-sdk/anthropic's disableParallelToolUse is the tool choice's, and its client-side switches stay out of the Messages body", async () => {
     const gw = await setup(client, 'anthropic', (_seen, res) => json(res, 200, anthropicMessage([{ type: 'text', text: 'ok' }], 'end_turn')));
     const out = await ai.generateText({

@@ -100,6 +100,12 @@ export function claudeThinkingMode(model: string): { mode: 'budget' | 'adaptive'
   return { mode: version >= 406 ? 'adaptive' : 'budget', xhigh, disabled };
 }
 
+/** Whether Claude `model` takes `effort` as it is: `max` where it has adaptive thinking, `xhigh` where it also has that effort; elsewhere both are `high`. */
+export function claudeTakesEffort(model: string, effort: 'xhigh' | 'max'): boolean {
+  const { mode, xhigh } = claudeThinkingMode(model);
+  return mode !== 'budget' && (effort === 'max' || xhigh);
+}
+
 /** Claude's `thinking` (Anthropic's API, and Bedrock's additionalModelRequestFields). */
 export type ClaudeThinking = { type: 'enabled'; budget_tokens: number } | { type: 'adaptive'; display: 'summarized' } | { type: 'disabled' };
 
