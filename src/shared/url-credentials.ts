@@ -12,7 +12,13 @@ export function basicAuthorization(url: URL): string | undefined {
 
 /** True when `headers` has an Authorization header, in any case. */
 export function hasAuthorization(headers: Readonly<Record<string, string>>): boolean {
-  return Object.keys(headers).some((name) => name.toLowerCase() === 'authorization');
+  return hasHeader(headers, 'authorization');
+}
+
+/** True when `headers` names `lowerName` (written in lower case), in any case. */
+export function hasHeader(headers: Readonly<Record<string, string>>, lowerName: string): boolean {
+  for (const name in headers) if (name.toLowerCase() === lowerName) return true;
+  return false;
 }
 
 function percentDecoded(text: string): string {

@@ -4,7 +4,7 @@
 import { GatewayHttpError } from '../core/http-error.js';
 import { fromOrigin, type ParamStyle } from '../core/param-origin.js';
 import type { AssistantMessage, CacheControl, ChatCompletionRequest, ChatMessage, ContentPart, FunctionTool, ImageOutput, ReasoningDetail, ReasoningEffort, ReasoningOptions, ResponseFormat, TextPart, ToolCall, ToolChoice } from '../providers/shared/openai-types.js';
-import { claudeTakesEffort } from '../providers/shared/reasoning.js';
+import { claudeTakesEffort, type ClaudeEffort } from '../providers/shared/reasoning.js';
 import { reasoningDetailsSchema, type FilePart, type LanguageModelCall, type PartOptions, type PromptMessage, type TaggedData, type ToolContentItem, type ToolOutput } from './schema.js';
 
 export function unsupported(param: string, message: string): GatewayHttpError {
@@ -60,7 +60,7 @@ export function toChatRequest(call: LanguageModelCall, model: string, stream: bo
 
 const EFFORTS: ReadonlySet<string> = new Set(['none', 'minimal', 'low', 'medium', 'high']);
 
-function isClaudeEffort(value: unknown): value is 'low' | 'medium' | 'high' | 'xhigh' | 'max' {
+function isClaudeEffort(value: unknown): value is ClaudeEffort {
   return value === 'low' || value === 'medium' || value === 'high' || value === 'xhigh' || value === 'max';
 }
 

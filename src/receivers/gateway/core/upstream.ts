@@ -3,7 +3,7 @@
 // client that went away) into an abort of that attempt.
 import type { Dispatcher } from 'undici';
 import { outboundAgent } from '../../../shared/outbound-agent.js';
-import { basicAuthorization, hasAuthorization } from '../../../shared/url-credentials.js';
+import { basicAuthorization, hasAuthorization, hasHeader } from '../../../shared/url-credentials.js';
 import type { ClientLink } from './client-link.js';
 import type { UpstreamRequest } from '../providers/shared/types.js';
 import type { SpanRecord } from './spans.js';
@@ -74,7 +74,7 @@ function sentHeaders(headers: Record<string, string>, url: UpstreamUrl, span: Sp
   const sent: Record<string, string> = { ...headers };
   // The gateway reads answers as they come and decodes no content coding; a
   // request without Accept-Encoding takes any (RFC 9110, 12.5.3), so it says so.
-  if (!Object.keys(headers).some((name) => name.toLowerCase() === 'accept-encoding')) sent['accept-encoding'] = 'identity';
+  if (!hasHeader(headers, 'accept-encoding')) sent['accept-encoding'] = 'identity';
   const authorization = url.authorization;
   if (authorization !== undefined && !hasAuthorization(headers)) sent['authorization'] = authorization;
   if (span === undefined) return sent;
